@@ -1,21 +1,40 @@
 import { cloudflareTest } from "@cloudflare/vitest-pool-workers";
 import { defineConfig } from "vitest/config";
 
+/**
+ * Two projects: Node (the gateway, the library over @upstash/redis, the
+ * local stack) and workerd (the Worker and its Durable Objects). The global
+ * setup starts redis-server and the Upstash gateway on free ports once for
+ * both, and stops them after.
+ */
+export const TEST_API_KEYS = "tenant-a=key-aaaaaaaa,tenant-b=key-bbbbbbbb";
+
 export default defineConfig({
+  resolve: { alias: { holdfast: new URL("./src/index.ts", import.meta.url).pathname } },
   test: {
     globalSetup: ["./test/setup/global-stack.ts"],
     projects: [
       {
-        test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+        extends: true,
+        test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node", testTimeout: 20_000 },
       },
       {
+        extends: true,
         plugins: [
           cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
-            miniflare: { bindings: { UPSTASH_REDIS_REST_URL: inject("upstashUrl") } },
+            miniflare: {
+              bindings: {
+                API_KEYS: TEST_API_KEYS,
+                WEBHOOK_SECRET: "test-webhook-secret",
+                TEST_UPSTASH_URL: inject("upstashUrl"),
+                TEST_UPSTASH_TOKEN: inject("upstashToken"),
+                TEST_STACK_CONTROL_URL: inject("stackControlUrl"),
+              },
+            },
           })),
         ],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"] },
+        test: { name: "workers", include: ["test/workers/**/*.test.ts"], testTimeout: 20_000 },
       },
     ],
   },

@@ -1,4 +1,6 @@
-import { DurableObject } from "cloudflare:workers";
-export class LockStateObject extends DurableObject { async ping() { return "pong"; } }
-export class LockRoom extends DurableObject {}
-export default { async fetch(req: Request, env: any) { return new Response(JSON.stringify({ ok: true, url: env.UPSTASH_REDIS_REST_URL ?? null })); } };
+import { app } from "./http/app";
+
+/** The Worker: the Hono app plus the Durable Object classes wrangler binds. */
+export { LockStateObject } from "./store/durable/LockStateObject";
+export { LockRoom } from "./room/LockRoom";
+export default app;

@@ -1,0 +1,18 @@
+-- mutex_inspect: the mutex's state, never its token.
+--
+-- KEYS[1]  lock hash  hf:{mx:<ns>:<name>}
+-- KEYS[2]  last fence hf:{mx:<ns>:<name>}:fence
+--
+-- Returns {held "1"|"0", fence or "", count, remaining ttlMs, expiresAt or ""}.
+-- Read-only.
+
+local t = redis.call('TIME')
+local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence')
+if not lock[1] then
+  return {'0', redis.call('GET', KEYS[2]) or '', '0', '0', ''}
+end
+local pttl = redis.call('PTTL', KEYS[1])
+if pttl < 0 then pttl = 0 end
+return {'1', lock[3], lock[2], string.format('%.0f', pttl), string.format('%.0f', now_ms + pttl)}

@@ -1,0 +1,75 @@
+/**
+ * Typed errors shared by the stores, the primitives and the HTTP layer.
+ * `http/errorResponse.ts` is the one place that maps them to statuses.
+ */
+export class HoldfastError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The lock is held by someone else and was not granted within waitMs. */
+export class LockedError extends HoldfastError {
+  constructor(
+    readonly retryAfterMs: number,
+    message = "the lock is held by someone else",
+  ) {
+    super("locked", message);
+  }
+}
+
+/** The token does not hold the lease (expired, released, or never held). */
+export class LeaseLostError extends HoldfastError {
+  constructor(message = "this token no longer holds the lease") {
+    super("lease_lost", message);
+  }
+}
+
+/** An idempotency key is being worked on by another owner. */
+export class InProgressError extends HoldfastError {
+  constructor(
+    readonly retryAfterMs: number,
+    message = "this key is being processed by another request",
+  ) {
+    super("in_progress", message);
+  }
+}
+
+/** An idempotency key was reused with a different request fingerprint. */
+export class FingerprintMismatchError extends HoldfastError {
+  constructor(message = "this key was used with a different request fingerprint") {
+    super("fingerprint_mismatch", message);
+  }
+}
+
+/** A body or stored response is over the size limit. */
+export class TooLargeError extends HoldfastError {
+  constructor(message = "the body is over 64 KiB") {
+    super("too_large", message);
+  }
+}
+
+/** Bad input: the code names the field or rule (invalid_ttl, invalid_body, ...). */
+export class InvalidInputError extends HoldfastError {
+  constructor(code: string, message: string) {
+    super(code, message);
+  }
+}
+
+/**
+ * The store did not answer in time or answered with an error. `outcome` says
+ * whether a write may have been applied: "unknown" when a request was sent
+ * but its answer never came, "not_applied" when it surely was not.
+ */
+export class StoreUnavailableError extends HoldfastError {
+  constructor(
+    message: string,
+    readonly outcome: "unknown" | "not_applied" = "unknown",
+  ) {
+    super("store_unavailable", message);
+  }
+}

@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import { selectStore } from "../store/selectStore";
+import type { AppEnv } from "./appTypes";
+import { namespaceOf } from "./auth";
+import { errorResponse } from "./errorResponse";
+import { openApiDocument } from "./openapi";
+import { lockRoutes } from "./routes/locks";
+
+/** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
+export const app = new Hono<AppEnv>();
+
+app.onError((err, c) => errorResponse(c, err));
+app.notFound((c) => c.json({ error: "not_found", message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
+
+app.get("/healthz", async (c) => {
+  const store = selectStore(c.env);
+  const started = Date.now();
+  try {
+    await store.ping();
+    return c.json({ status: "ok", store: store.kind, answers: true, latencyMs: Date.now() - started }, 200);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return c.json({ error: "store_unavailable", message, status: "unavailable", store: store.kind, answers: false, latencyMs: Date.now() - started }, 503);
+  }
+});
+
+app.get("/openapi.json", (c) => c.json(openApiDocument()));
+
+app.use("/v1/*", async (c, next) => {
+  c.set("ns", await namespaceOf(c.req.header("authorization"), c.env.API_KEYS));
+  c.set("store", selectStore(c.env));
+  await next();
+});
+
+app.route("/v1/locks", lockRoutes);

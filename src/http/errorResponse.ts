@@ -1,0 +1,32 @@
+import type { Context } from "hono";
+import {
+  FingerprintMismatchError,
+  HoldfastError,
+  InProgressError,
+  InvalidInputError,
+  LeaseLostError,
+  LockedError,
+  StoreUnavailableError,
+  TooLargeError,
+} from "../errors";
+import { NotConfiguredError, UnauthorizedError } from "./auth";
+
+/** The one place where typed errors become HTTP statuses and bodies. */
+export function errorResponse(c: Context, err: unknown): Response {
+  if (err instanceof LockedError || err instanceof InProgressError) {
+    c.header("Retry-After", String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
+    return c.json({ error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, 409);
+  }
+  if (err instanceof LeaseLostError) return c.json({ error: err.code, message: err.message }, 409);
+  if (err instanceof InvalidInputError) return c.json({ error: err.code, message: err.message }, 400);
+  if (err instanceof UnauthorizedError) return c.json({ error: err.code, message: err.message }, 401);
+  if (err instanceof TooLargeError) return c.json({ error: err.code, message: err.message }, 413);
+  if (err instanceof FingerprintMismatchError) return c.json({ error: err.code, message: err.message }, 422);
+  if (err instanceof NotConfiguredError) return c.json({ error: err.code, message: err.message }, 503);
+  if (err instanceof StoreUnavailableError) {
+    return c.json({ error: err.code, message: err.message, outcome: err.outcome }, 503);
+  }
+  if (err instanceof HoldfastError) return c.json({ error: err.code, message: err.message }, 400);
+  console.error("unexpected error", err);
+  return c.json({ error: "internal", message: "an unexpected error occurred" }, 500);
+}

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import * as s from "./schemas";
+
+/**
+ * The OpenAPI 3.1 document, generated from the same zod schemas the routes
+ * validate with, so the two cannot drift apart.
+ */
+type Op = { summary: string; body?: z.ZodType; ok: [number, z.ZodType]; errors: number[] };
+
+const nameParam = { name: "name", in: "path", required: true, schema: z.toJSONSchema(s.nameSchema) };
+
+const operations: Record<string, Record<string, Op>> = {
+  "/v1/locks/{name}/acquire": {
+    post: { summary: "Acquire or re-enter a mutex", body: s.mutexAcquireBody, ok: [200, s.mutexGrant], errors: [400, 401, 409, 413, 503] },
+  },
+  "/v1/locks/{name}/heartbeat": {
+    post: { summary: "Extend a mutex lease", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
+  },
+  "/v1/locks/{name}/release": {
+    post: { summary: "Release one level of a mutex hold", body: s.releaseBody, ok: [200, s.releaseResponse], errors: [400, 401, 409, 413, 503] },
+  },
+  "/v1/locks/{name}": {
+    get: { summary: "Inspect a mutex", ok: [200, s.mutexStateResponse], errors: [400, 401, 503] },
+  },
+};
+
+export function registerOperations(path: string, ops: Record<string, Op>) {
+  operations[path] = ops;
+}
+
+export function openApiDocument() {
+  const paths: Record<string, unknown> = {
+    "/healthz": {
+      get: {
+        summary: "Which store answers",
+        security: [],
+        responses: {
+          "200": { description: "ok", content: { "application/json": { schema: z.toJSONSchema(s.healthResponse) } } },
+          "503": { description: "store_unavailable", content: { "application/json": { schema: z.toJSONSchema(s.errorResponse) } } },
+        },
+      },
+    },
+  };
+  for (const [path, ops] of Object.entries(operations)) {
+    paths[path] = Object.fromEntries(
+      Object.entries(ops).map(([method, op]) => [
+        method,
+        {
+          summary: op.summary,
+          parameters: path.includes("{name}") ? [nameParam] : path.includes("{key}") ? [{ ...nameParam, name: "key" }] : [],
+          ...(op.body && {
+            requestBody: { required: true, content: { "application/json": { schema: z.toJSONSchema(op.body, { io: "input" }) } } },
+          }),
+          responses: {
+            [String(op.ok[0])]: { description: "ok", content: { "application/json": { schema: z.toJSONSchema(op.ok[1]) } } },
+            ...Object.fromEntries(
+              op.errors.map((status) => [
+                String(status),
+                { description: "error", content: { "application/json": { schema: z.toJSONSchema(s.errorResponse) } } },
+              ]),
+            ),
+          },
+        },
+      ]),
+    );
+  }
+  return {
+    openapi: "3.1.0",
+    info: { title: "holdfast", version: "1", description: "Distributed locks for edge and serverless apps. See docs/API.md." },
+    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    security: [{ bearer: [] }],
+    paths,
+  };
+}

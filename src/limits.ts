@@ -1,0 +1,22 @@
+/** Bounds from the HTTP contract; out of range is a 400, never clamped. */
+export const TTL_MIN_MS = 100;
+export const TTL_MAX_MS = 86_400_000;
+export const WAIT_MAX_MS = 60_000;
+export const LIMIT_MAX = 10_000;
+export const BODY_MAX_BYTES = 64 * 1024;
+export const NAME_PATTERN = /^[A-Za-z0-9._:@+=-]{1,200}$/;
+
+/**
+ * How long the last issued fence is kept after a lock goes idle. The next
+ * fence is max(last + 1, store time in microseconds), so once this has passed
+ * the clock alone keeps fences increasing; the kept value only matters for
+ * grants faster than one per microsecond or a clock stepping back a little.
+ */
+export const FENCE_KEEP_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * How long the result of a write is remembered under its request id, so a
+ * retry of the same request (the Upstash client retries after network errors)
+ * gets the same answer instead of counting twice.
+ */
+export const REQUEST_MEMORY_MS = 120_000;

@@ -1,0 +1,96 @@
+import { expect, it } from "vitest";
+import { api, type StoreKind, uniqueName } from "../workers/support/api";
+
+/** The contract's error table: every bad input is a 4xx JSON error and changes nothing. */
+export function badInputConformance(kind: StoreKind) {
+  const { post, get, call } = api(kind);
+
+  const bodies: Array<[string, unknown, string]> = [
+    ["missing ttlMs", {}, "invalid_ttl"],
+    ["ttlMs below 100", { ttlMs: 99 }, "invalid_ttl"],
+    ["ttlMs above a day", { ttlMs: 86_400_001 }, "invalid_ttl"],
+    ["ttlMs not an integer", { ttlMs: 1000.5 }, "invalid_ttl"],
+    ["ttlMs as a string", { ttlMs: "1000" }, "invalid_ttl"],
+    ["waitMs above 60 s", { ttlMs: 1000, waitMs: 60_001 }, "invalid_wait"],
+    ["negative waitMs", { ttlMs: 1000, waitMs: -1 }, "invalid_wait"],
+    ["token of the wrong type", { ttlMs: 1000, token: 5 }, "invalid_token"],
+    ["unknown field", { ttlMs: 1000, colour: "red" }, "invalid_body"],
+    ["an array", [1000], "invalid_body"],
+    ["null", null, "invalid_body"],
+    ["onExpire not a URL", { ttlMs: 1000, onExpire: "not a url" }, "invalid_on_expire"],
+  ];
+
+  for (const [label, body, code] of bodies) {
+    it(`acquire with ${label} is 400 ${code} and changes nothing`, async () => {
+      const name = uniqueName("bad");
+      const res = await post(`/v1/locks/${name}/acquire`, body);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe(code);
+      expect(typeof res.body.message).toBe("string");
+      expect((await get(`/v1/locks/${name}`)).body.held).toBe(false);
+    });
+  }
+
+  it("broken JSON is 400 invalid_body", async () => {
+    const name = uniqueName("json");
+    const res = await call("POST", `/v1/locks/${name}/acquire`, undefined, { raw: '{"ttlMs": 10' });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe("invalid_body");
+    expect((await get(`/v1/locks/${name}`)).body.held).toBe(false);
+  });
+
+  it("a body over 64 KiB is 413 too_large", async () => {
+    const name = uniqueName("huge");
+    const raw = JSON.stringify({ ttlMs: 1000, token: "x".repeat(70 * 1024) });
+    const res = await call("POST", `/v1/locks/${name}/acquire`, undefined, { raw });
+    expect(res.status).toBe(413);
+    expect(res.body.error).toBe("too_large");
+  });
+
+  it("heartbeat and release need a token", async () => {
+    const name = uniqueName("notoken");
+    for (const op of ["heartbeat", "release"]) {
+      const res = await post(`/v1/locks/${name}/${op}`, {});
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe("invalid_token");
+    }
+  });
+
+  for (const [label, segment] of [
+    ["a space", "a%20b"],
+    ["a slash", "a%2Fb"],
+    ["201 characters", "n".repeat(201)],
+    ["a brace", "a%7Bb%7D"],
+  ]) {
+    it(`a name with ${label} is 400 invalid_name`, async () => {
+      const res = await post(`/v1/locks/${segment}/acquire`, { ttlMs: 1000 });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe("invalid_name");
+      expect((await get(`/v1/locks/${segment}`)).body.error).toBe("invalid_name");
+    });
+  }
+
+  it("accepts every character the name pattern allows", async () => {
+    const name = `A-z_0.9:@+=${Date.now()}`;
+    const res = await post(`/v1/locks/${encodeURIComponent(name)}/acquire`, { ttlMs: 1000 });
+    expect(res.status).toBe(200);
+    expect(res.body.name).toBe(name);
+  });
+
+  it("a missing or unknown key is 401 unauthorized", async () => {
+    const name = uniqueName("auth");
+    for (const key of [null, "not-a-key", ""]) {
+      const res = await post(`/v1/locks/${name}/acquire`, { ttlMs: 1000 }, { key });
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe("unauthorized");
+    }
+    expect((await get(`/v1/locks/${name}`)).body.held).toBe(false);
+  });
+
+  it("with no API keys configured every request is refused: 503 not_configured", async () => {
+    const unconfigured = api(kind, { API_KEYS: undefined });
+    const res = await unconfigured.post(`/v1/locks/${uniqueName("cfg")}/acquire`, { ttlMs: 1000 });
+    expect(res.status).toBe(503);
+    expect(res.body.error).toBe("not_configured");
+  });
+}

@@ -1,0 +1,11 @@
+import { describe } from "vitest";
+import { badInputConformance } from "../conformance/badInput";
+import { mutexConformance } from "../conformance/mutex";
+
+// One suite, both stores: the way Hono runs one router suite against every router.
+for (const kind of ["redis", "durable"] as const) {
+  describe(`${kind} store`, () => {
+    describe("mutex", () => mutexConformance(kind));
+    describe("bad input", () => badInputConformance(kind));
+  });
+}

@@ -1,0 +1,11 @@
+import type { Env as HoldfastEnv } from "../../../src/env";
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends HoldfastEnv {
+      TEST_UPSTASH_URL: string;
+      TEST_UPSTASH_TOKEN: string;
+      TEST_STACK_CONTROL_URL: string;
+    }
+  }
+}
