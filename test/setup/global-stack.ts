@@ -1,6 +1,21 @@
+// One shared local stack (redis-server + Upstash REST gateway) for the whole test run, plus
+// the control server that lets tests (including ones inside workerd) make disposable stacks.
 import type { TestProject } from "vitest/node";
+import { startLocalStack, startStackControl } from "../../tools/local-stack/stack.mjs";
+
 export default async function setup(project: TestProject) {
-  project.provide("upstashUrl", "http://127.0.0.1:1234");
-  return async () => {};
+  const stack = await startLocalStack();
+  const control = await startStackControl().catch(async (err) => {
+    await stack.stop();
+    throw err;
+  });
+  project.provide("upstashUrl", stack.url);
+  project.provide("upstashToken", stack.token);
+  project.provide("stackControlUrl", control.url);
+  return async () => {
+    await control.close();
+    await stack.stop();
+  };
 }
-declare module "vitest" { export interface ProvidedContext { upstashUrl: string } }
+
+declare module "vitest" { export interface ProvidedContext { upstashUrl: string; upstashToken: string; stackControlUrl: string } }
