@@ -1,6 +1,6 @@
 -- mutex_acquire: grant a free mutex, or re-enter it with the token you hold.
 --
--- KEYS[1]  lock hash  hf:{mx:<ns>:<name>}          fields owner, count, fence, ttl, watch
+-- KEYS[1]  lock hash  hf:{mx:<ns>:<name>}          fields owner, count, fence, ttl, exp, watch
 -- KEYS[2]  last fence hf:{mx:<ns>:<name>}:fence      kept ARGV[5] ms after every grant
 -- KEYS[3]  request    hf:{mx:<ns>:<name>}:rq:<id>    this request's answer, for retries
 -- ARGV[1]  token: the new owner token, or the held token when re-entering
@@ -39,22 +39,22 @@ if mode == 'reenter' then
   if owner ~= token then return answer({'lost'}) end
   local count = redis.call('HINCRBY', KEYS[1], 'count', 1)
   if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
-  redis.call('HSET', KEYS[1], 'ttl', ttl)
-  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('HSET', KEYS[1], 'ttl', ttl, 'exp', fmt(now_ms + ttl))
+  redis.call('PEXPIREAT', KEYS[1], now_ms + ttl)
   local fence = redis.call('HGET', KEYS[1], 'fence')
   return answer({'granted', token, fence, fmt(ttl), fmt(now_ms + ttl), fmt(count)})
 end
 
 if owner then
   if ARGV[4] == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
-  local pttl = redis.call('PTTL', KEYS[1])
-  if pttl < 0 then pttl = 0 end
-  return answer({'busy', fmt(pttl), fmt(now_ms + pttl)})
+  local exp = tonumber(redis.call('HGET', KEYS[1], 'exp'))
+  return answer({'busy', fmt(math.max(exp - now_ms, 1)), fmt(exp)})
 end
 
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')
 local fence = math.max(last + 1, now_us)
 redis.call('SET', KEYS[2], fmt(fence), 'PX', ARGV[5])
-redis.call('HSET', KEYS[1], 'owner', token, 'count', 1, 'fence', fmt(fence), 'ttl', ttl, 'watch', ARGV[4])
-redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('HSET', KEYS[1], 'owner', token, 'count', 1, 'fence', fmt(fence), 'ttl', ttl, 'exp', fmt(now_ms + ttl), 'watch', ARGV[4])
+-- The key expires at exactly the expiresAt we answer, so every reply agrees.
+redis.call('PEXPIREAT', KEYS[1], now_ms + ttl)
 return answer({'granted', token, fmt(fence), fmt(ttl), fmt(now_ms + ttl), '1'})

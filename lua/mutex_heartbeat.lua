@@ -16,5 +16,6 @@ local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'watch')
 if lock[1] ~= ARGV[1] then return {'lost'} end
 
 local ttl = tonumber(ARGV[2]) or tonumber(lock[2])
-redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('HSET', KEYS[1], 'exp', string.format('%.0f', now_ms + ttl))
+redis.call('PEXPIREAT', KEYS[1], now_ms + ttl)
 return {'ok', string.format('%.0f', now_ms + ttl), string.format('%.0f', ttl), lock[3], lock[4] or '0'}

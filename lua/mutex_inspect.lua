@@ -9,10 +9,9 @@
 local t = redis.call('TIME')
 local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp')
 if not lock[1] then
   return {'0', redis.call('GET', KEYS[2]) or '', '0', '0', ''}
 end
-local pttl = redis.call('PTTL', KEYS[1])
-if pttl < 0 then pttl = 0 end
-return {'1', lock[3], lock[2], string.format('%.0f', pttl), string.format('%.0f', now_ms + pttl)}
+local exp = tonumber(lock[4])
+return {'1', lock[3], lock[2], string.format('%.0f', math.max(exp - now_ms, 0)), lock[4]}

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { selectStore } from "../store/selectStore";
+import { selectStore } from "../store/storeConfig";
 import type { AppEnv } from "./appTypes";
 import { namespaceOf } from "./auth";
 import { errorResponse } from "./errorResponse";
