@@ -30,6 +30,7 @@ export default defineConfig({
                 TEST_UPSTASH_URL: inject("upstashUrl"),
                 TEST_UPSTASH_TOKEN: inject("upstashToken"),
                 TEST_STACK_CONTROL_URL: inject("stackControlUrl"),
+                TEST_RECEIVERS_URL: inject("receiversUrl"),
               },
             },
           })),

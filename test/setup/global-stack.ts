@@ -1,7 +1,9 @@
 // One shared local stack (redis-server + Upstash REST gateway) for the whole test run, plus
-// the control server that lets tests (including ones inside workerd) make disposable stacks.
+// the control server that lets tests (including ones inside workerd) make disposable stacks,
+// and real webhook receivers for expiry notifications.
 import type { TestProject } from "vitest/node";
 import { startLocalStack, startStackControl } from "../../tools/local-stack/stack.mjs";
+import { startWebhookReceivers } from "../../tools/local-stack/webhook-receivers.mjs";
 
 export default async function setup(project: TestProject) {
   const stack = await startLocalStack();
@@ -9,13 +11,23 @@ export default async function setup(project: TestProject) {
     await stack.stop();
     throw err;
   });
+  const receivers = await startWebhookReceivers();
   project.provide("upstashUrl", stack.url);
   project.provide("upstashToken", stack.token);
   project.provide("stackControlUrl", control.url);
+  project.provide("receiversUrl", receivers.url);
   return async () => {
+    await receivers.close();
     await control.close();
     await stack.stop();
   };
 }
 
-declare module "vitest" { export interface ProvidedContext { upstashUrl: string; upstashToken: string; stackControlUrl: string } }
+declare module "vitest" {
+  export interface ProvidedContext {
+    upstashUrl: string;
+    upstashToken: string;
+    stackControlUrl: string;
+    receiversUrl: string;
+  }
+}

@@ -1,11 +1,13 @@
 import { describe } from "vitest";
 import { badInputConformance } from "../conformance/badInput";
 import { mutexConformance } from "../conformance/mutex";
+import { waitingConformance } from "../conformance/waiting";
 
 // One suite, both stores: the way Hono runs one router suite against every router.
 for (const kind of ["redis", "durable"] as const) {
   describe(`${kind} store`, () => {
     describe("mutex", () => mutexConformance(kind));
+    describe("waiting and expiry notifications", () => waitingConformance(kind));
     describe("bad input", () => badInputConformance(kind));
   });
 }

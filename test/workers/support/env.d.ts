@@ -6,6 +6,7 @@ declare global {
       TEST_UPSTASH_URL: string;
       TEST_UPSTASH_TOKEN: string;
       TEST_STACK_CONTROL_URL: string;
+      TEST_RECEIVERS_URL: string;
     }
   }
 }
