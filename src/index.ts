@@ -3,12 +3,18 @@
  * @upstash/redis client.
  *
  *   import { Redis } from "@upstash/redis";
- *   import { Mutex } from "holdfast";
- *   const lock = new Mutex(Redis.fromEnv(), "nightly-report");
+ *   import { Mutex, runOnce } from "holdfast";
+ *   const redis = Redis.fromEnv();
+ *   const lock = new Mutex(redis, "nightly-report");
+ *   await runOnce(`report:${day}`, () => buildReport(day), { redis, ttlMs: 60_000 });
  */
 export { Mutex, type AcquireOptions, type MutexOptions } from "./primitives/Mutex";
+export { Idempotency, type IdempotencyOptions, type BeginOptions, type BeginResult } from "./primitives/Idempotency";
+export { runOnce, type RunOnceOptions, type RunOnceContext } from "./primitives/runOnce";
+export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotency";
+export { fromHeader, fromJsonBody } from "./middleware/idempotencyKeyFrom";
 export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore";
-export type { LockStore, LockRef, MutexGrant, MutexState } from "./store/types";
+export type { LockStore, LockRef, MutexGrant, MutexState, IdempotencyState } from "./store/types";
 export {
   HoldfastError,
   LockedError,

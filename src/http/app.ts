@@ -4,6 +4,7 @@ import type { AppEnv } from "./appTypes";
 import { namespaceOf } from "./auth";
 import { errorResponse } from "./errorResponse";
 import { openApiDocument } from "./openapi";
+import { idempotencyRoutes } from "./routes/idempotency";
 import { lockRoutes } from "./routes/locks";
 
 /** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
@@ -33,3 +34,4 @@ app.use("/v1/*", async (c, next) => {
 });
 
 app.route("/v1/locks", lockRoutes);
+app.route("/v1/idempotency", idempotencyRoutes);

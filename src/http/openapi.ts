@@ -5,7 +5,14 @@ import * as s from "./schemas";
  * The OpenAPI 3.1 document, generated from the same zod schemas the routes
  * validate with, so the two cannot drift apart.
  */
-type Op = { summary: string; body?: z.ZodType; ok: [number, z.ZodType]; errors: number[] };
+type Op = {
+  summary: string;
+  body?: z.ZodType;
+  ok: [number, z.ZodType];
+  /** Further success statuses (begin: 201 started, 200 completed). */
+  alsoOk?: Array<[number, z.ZodType]>;
+  errors: number[];
+};
 
 const nameParam = { name: "name", in: "path", required: true, schema: z.toJSONSchema(s.nameSchema) };
 
@@ -21,6 +28,32 @@ const operations: Record<string, Record<string, Op>> = {
   },
   "/v1/locks/{name}": {
     get: { summary: "Inspect a mutex", ok: [200, s.mutexStateResponse], errors: [400, 401, 503] },
+  },
+  "/v1/idempotency/{key}/begin": {
+    post: {
+      summary: "Begin work on an idempotency key, or get its stored response",
+      body: s.idempotencyBeginBody,
+      ok: [201, s.idempotencyStarted],
+      alsoOk: [[200, s.idempotencyReplay]],
+      errors: [400, 401, 409, 413, 422, 503],
+    },
+  },
+  "/v1/idempotency/{key}/heartbeat": {
+    post: { summary: "Move the in-progress deadline", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
+  },
+  "/v1/idempotency/{key}/complete": {
+    post: {
+      summary: "Store the response; kept retainMs",
+      body: s.idempotencyCompleteBody,
+      ok: [200, s.idempotencyCompleted],
+      errors: [400, 401, 409, 413, 503],
+    },
+  },
+  "/v1/idempotency/{key}/fail": {
+    post: { summary: "Give the work up; the key can be begun again", body: s.idempotencyFailBody, ok: [200, s.idempotencyFailed], errors: [400, 401, 409, 413, 503] },
+  },
+  "/v1/idempotency/{key}": {
+    get: { summary: "Inspect an idempotency key", ok: [200, s.idempotencyStateResponse], errors: [400, 401, 503] },
   },
 };
 
@@ -52,7 +85,12 @@ export function openApiDocument() {
             requestBody: { required: true, content: { "application/json": { schema: z.toJSONSchema(op.body, { io: "input" }) } } },
           }),
           responses: {
-            [String(op.ok[0])]: { description: "ok", content: { "application/json": { schema: z.toJSONSchema(op.ok[1]) } } },
+            ...Object.fromEntries(
+              [op.ok, ...(op.alsoOk ?? [])].map(([status, schema]) => [
+                String(status),
+                { description: "ok", content: { "application/json": { schema: z.toJSONSchema(schema) } } },
+              ]),
+            ),
             ...Object.fromEntries(
               op.errors.map((status) => [
                 String(status),

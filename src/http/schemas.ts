@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { NAME_PATTERN, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "../limits";
+import {
+  FINGERPRINT_MAX_CHARS,
+  NAME_PATTERN,
+  RETAIN_DEFAULT_MS,
+  RETAIN_MAX_MS,
+  RETAIN_MIN_MS,
+  TTL_MAX_MS,
+  TTL_MIN_MS,
+  WAIT_MAX_MS,
+} from "../limits";
 
 /**
  * Request and response schemas, shared by the routes (validation) and the
@@ -40,6 +49,33 @@ export const mutexStateResponse = z.object({
   expiresAt: z.number().int().nullable(),
   waiters: z.number().int(),
 });
+export const retainMs = z.number().int().min(RETAIN_MIN_MS).max(RETAIN_MAX_MS);
+export const fingerprint = z.string().min(1).max(FINGERPRINT_MAX_CHARS);
+
+export const idempotencyBeginBody = z.strictObject({
+  ttlMs,
+  retainMs: retainMs.default(RETAIN_DEFAULT_MS),
+  fingerprint: fingerprint.optional(),
+  onExpire: onExpire.optional(),
+});
+// The response's size is checked as a whole body (413 over 64 KiB) and again as JSON text.
+export const idempotencyCompleteBody = z.strictObject({ token, response: z.json() });
+export const idempotencyFailBody = z.strictObject({ token });
+
+export const idempotencyStarted = z.object({ state: z.literal("started"), token: z.string(), fence: z.number().int() });
+export const idempotencyReplay = z.object({ state: z.literal("completed"), response: z.json(), completedAt: z.number().int() });
+export const idempotencyCompleted = z.object({
+  state: z.literal("completed"),
+  completedAt: z.number().int(),
+  fence: z.number().int(),
+});
+export const idempotencyFailed = z.object({ state: z.literal("absent") });
+export const idempotencyStateResponse = z.discriminatedUnion("state", [
+  z.object({ state: z.literal("absent") }),
+  z.object({ state: z.literal("started"), fence: z.number().int(), expiresAt: z.number().int() }),
+  z.object({ state: z.literal("completed"), fence: z.number().int(), completedAt: z.number().int(), response: z.json() }),
+]);
+
 export const healthResponse = z.object({
   status: z.enum(["ok", "unavailable"]),
   store: z.enum(["redis", "durable"]),
@@ -65,4 +101,5 @@ export const fieldErrorCodes: Record<string, string> = {
   permits: "invalid_permits",
   retainMs: "invalid_retain",
   fingerprint: "invalid_fingerprint",
+  response: "invalid_response",
 };

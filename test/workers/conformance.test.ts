@@ -1,5 +1,6 @@
 import { describe } from "vitest";
 import { badInputConformance } from "../conformance/badInput";
+import { idempotencyConformance } from "../conformance/idempotency";
 import { mutexConformance } from "../conformance/mutex";
 import { waitingConformance } from "../conformance/waiting";
 
@@ -9,5 +10,6 @@ for (const kind of ["redis", "durable"] as const) {
     describe("mutex", () => mutexConformance(kind));
     describe("waiting and expiry notifications", () => waitingConformance(kind));
     describe("bad input", () => badInputConformance(kind));
+    describe("idempotency", () => idempotencyConformance(kind));
   });
 }

@@ -1,5 +1,11 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline";
 import type {
+  IdempotencyBeginInput,
+  IdempotencyBeginResult,
+  IdempotencyCompleteResult,
+  IdempotencyFailResult,
+  IdempotencyHeartbeatResult,
+  IdempotencyState,
   LockRef,
   LockStore,
   MutexAcquireInput,
@@ -41,12 +47,39 @@ export class DurableStore implements LockStore {
     return this.call("mutex_inspect", () => this.mutex(ref).mutexInspect());
   }
 
+  idempotencyBegin(ref: LockRef, input: IdempotencyBeginInput): Promise<IdempotencyBeginResult> {
+    return this.call("idempotency_begin", () => this.idempotency(ref).idempotencyBegin(input));
+  }
+
+  idempotencyHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<IdempotencyHeartbeatResult> {
+    return this.call("idempotency_heartbeat", () => this.idempotency(ref).idempotencyHeartbeat(input));
+  }
+
+  idempotencyComplete(
+    ref: LockRef,
+    input: { token: string; responseJson: string; requestId: string },
+  ): Promise<IdempotencyCompleteResult> {
+    return this.call("idempotency_complete", () => this.idempotency(ref).idempotencyComplete(input));
+  }
+
+  idempotencyFail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult> {
+    return this.call("idempotency_fail", () => this.idempotency(ref).idempotencyFail(input));
+  }
+
+  idempotencyInspect(ref: LockRef): Promise<IdempotencyState> {
+    return this.call("idempotency_inspect", () => this.idempotency(ref).idempotencyInspect());
+  }
+
   async ping(): Promise<void> {
     await this.call("ping", () => this.object("health", { ns: "_", name: "_" }).ping());
   }
 
   private mutex(ref: LockRef) {
     return this.object("mx", ref);
+  }
+
+  private idempotency(ref: LockRef) {
+    return this.object("id", ref);
   }
 
   private object(kind: string, ref: LockRef) {

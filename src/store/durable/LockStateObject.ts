@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import type { MutexAcquireInput } from "../types";
+import type { IdempotencyBeginInput, MutexAcquireInput } from "../types";
+import * as idempotency from "./idempotencyState";
 import * as mutex from "./mutexState";
 import { forgetExpired } from "./requestMemory";
 
@@ -31,6 +32,26 @@ export class LockStateObject extends DurableObject {
     return mutex.inspect(this.kv, Date.now());
   }
 
+  idempotencyBegin(input: IdempotencyBeginInput) {
+    return this.thenTidy(idempotency.begin(this.kv, Date.now(), input));
+  }
+
+  idempotencyHeartbeat(input: { token: string; ttlMs?: number }) {
+    return this.thenTidy(idempotency.heartbeat(this.kv, Date.now(), input));
+  }
+
+  idempotencyComplete(input: { token: string; responseJson: string; requestId: string }) {
+    return this.thenTidy(idempotency.complete(this.kv, Date.now(), input));
+  }
+
+  idempotencyFail(input: { token: string; requestId: string }) {
+    return this.thenTidy(idempotency.fail(this.kv, Date.now(), input));
+  }
+
+  idempotencyInspect() {
+    return idempotency.inspect(this.kv, Date.now());
+  }
+
   ping() {
     return true;
   }
@@ -43,7 +64,11 @@ export class LockStateObject extends DurableObject {
 
   /** Earliest moment something here lapses; expired entries are dropped on the way. */
   private nextDeadline(now: number): number | undefined {
-    const times = [mutex.nextMutexDeadline(this.kv, now), forgetExpired(this.kv, now)].filter(
+    const times = [
+      mutex.nextMutexDeadline(this.kv, now),
+      idempotency.nextIdempotencyDeadline(this.kv, now),
+      forgetExpired(this.kv, now),
+    ].filter(
       (t): t is number => t !== undefined,
     );
     return times.length ? Math.min(...times) : undefined;

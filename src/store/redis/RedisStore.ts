@@ -2,6 +2,12 @@ import type { Redis } from "@upstash/redis";
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline";
 import { FENCE_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits";
 import type {
+  IdempotencyBeginInput,
+  IdempotencyBeginResult,
+  IdempotencyCompleteResult,
+  IdempotencyFailResult,
+  IdempotencyHeartbeatResult,
+  IdempotencyState,
   LockRef,
   LockStore,
   MutexAcquireInput,
@@ -10,7 +16,7 @@ import type {
   MutexReleaseResult,
   MutexState,
 } from "../types";
-import { mutexKeys } from "./keys";
+import { idempotencyKeys, mutexKeys } from "./keys";
 import { luaScripts, type LuaScriptName } from "./scripts.generated";
 
 type Reply = Array<string | number | null>;
@@ -91,6 +97,64 @@ export class RedisStore implements LockStore {
     };
   }
 
+  async idempotencyBegin(ref: LockRef, input: IdempotencyBeginInput): Promise<IdempotencyBeginResult> {
+    const k = idempotencyKeys(ref);
+    const r = await this.run("idempotency_begin", [k.record, k.fence, k.request(input.requestId)], [
+      input.token,
+      input.ttlMs,
+      input.retainMs,
+      input.fingerprint ?? "",
+      FENCE_KEEP_MS,
+      REQUEST_MEMORY_MS,
+    ]);
+    switch (r[0]) {
+      case "started":
+        return { status: "started", token: String(r[1]), fence: num(r[2]), ttlMs: num(r[3]), expiresAt: num(r[4]) };
+      case "completed":
+        return { status: "completed", response: storedResponse(r[1]), completedAt: num(r[2]), fence: num(r[3]) };
+      case "in_progress":
+        return { status: "in_progress", retryAfterMs: num(r[1]), expiresAt: num(r[2]) };
+      default:
+        return { status: "mismatch" };
+    }
+  }
+
+  async idempotencyHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<IdempotencyHeartbeatResult> {
+    const r = await this.run("idempotency_heartbeat", [idempotencyKeys(ref).record], [input.token, input.ttlMs ?? ""]);
+    if (r[0] !== "ok") return { status: "lost" };
+    return { status: "ok", expiresAt: num(r[1]), ttlMs: num(r[2]), fence: num(r[3]) };
+  }
+
+  async idempotencyComplete(
+    ref: LockRef,
+    input: { token: string; responseJson: string; requestId: string },
+  ): Promise<IdempotencyCompleteResult> {
+    const k = idempotencyKeys(ref);
+    const r = await this.run("idempotency_complete", [k.record, k.request(input.requestId)], [
+      input.token,
+      input.responseJson,
+      REQUEST_MEMORY_MS,
+    ]);
+    if (r[0] !== "ok") return { status: "lost" };
+    return { status: "ok", completedAt: num(r[1]), fence: num(r[2]) };
+  }
+
+  async idempotencyFail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult> {
+    const k = idempotencyKeys(ref);
+    const r = await this.run("idempotency_fail", [k.record, k.request(input.requestId)], [input.token, REQUEST_MEMORY_MS]);
+    if (r[0] !== "ok") return { status: "lost" };
+    return { status: "ok", fence: num(r[1]) };
+  }
+
+  async idempotencyInspect(ref: LockRef): Promise<IdempotencyState> {
+    const r = await this.run("idempotency_inspect", [idempotencyKeys(ref).record], []);
+    if (r[0] === "completed") {
+      return { state: "completed", fence: num(r[1]), completedAt: num(r[2]), response: storedResponse(r[3]) };
+    }
+    if (r[0] === "started") return { state: "started", fence: num(r[1]), expiresAt: num(r[2]) };
+    return { state: "absent" };
+  }
+
   async ping(): Promise<void> {
     await withDeadline("ping", this.timeoutMs, () => this.redis.ping());
   }
@@ -121,4 +185,14 @@ function num(v: string | number | null): number {
 
 function flag(v: string | number | null): boolean {
   return String(v) === "1";
+}
+
+/**
+ * A stored response comes back as "json:<JSON text>": the prefix keeps a
+ * client with automatic deserialization from parsing (and so changing) it.
+ */
+function storedResponse(v: string | number | null): unknown {
+  const text = String(v);
+  if (!text.startsWith("json:")) throw new Error("expected a stored response from the store");
+  return JSON.parse(text.slice("json:".length));
 }

@@ -13,3 +13,13 @@ export function mutexKeys(ref: LockRef) {
     request: (requestId: string) => `${base}:rq:${requestId}`,
   };
 }
+
+/** An idempotency key's record, its last fence and its remembered answers. */
+export function idempotencyKeys(ref: LockRef) {
+  const base = `hf:{id:${ref.ns}:${ref.name}}`;
+  return {
+    record: base,
+    fence: `${base}:fence`,
+    request: (requestId: string) => `${base}:rq:${requestId}`,
+  };
+}

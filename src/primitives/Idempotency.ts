@@ -1,0 +1,136 @@
+import type { Redis } from "@upstash/redis";
+import { FingerprintMismatchError, InProgressError, InvalidInputError, LeaseLostError, TooLargeError } from "../errors";
+import {
+  FINGERPRINT_MAX_CHARS,
+  NAME_PATTERN,
+  RESPONSE_MAX_BYTES,
+  RETAIN_DEFAULT_MS,
+  RETAIN_MAX_MS,
+  RETAIN_MIN_MS,
+  TTL_MAX_MS,
+  TTL_MIN_MS,
+} from "../limits";
+import type { IdempotencyState, LockRef, LockStore } from "../store/types";
+import { newOwnerToken, newRequestId } from "../tokens";
+import { storeOf } from "./storeOf";
+
+export interface IdempotencyOptions {
+  /** Keys live inside a namespace; the library default is "default". */
+  namespace?: string;
+  /** Bound on each store call in ms (default 2000). */
+  timeoutMs?: number;
+}
+
+export interface BeginOptions {
+  /** Finish or heartbeat within this, or another begin takes over. */
+  ttlMs: number;
+  /** How long the fingerprint, then the response, is kept (default one day). */
+  retainMs?: number;
+  /** Identifies the request; the key reused with a different one is refused. */
+  fingerprint?: string;
+}
+
+export type BeginResult =
+  | { state: "started"; token: string; fence: number; ttlMs: number; expiresAt: number }
+  | { state: "completed"; response: unknown; completedAt: number; fence: number };
+
+/**
+ * Idempotency keys over any store: begin a key to own its work, complete it
+ * with the result everyone else then gets, or fail it so it can run again.
+ * As a library: `new Idempotency(redis)` with an @upstash/redis client.
+ * Outcomes other than "started" and "completed" are thrown as typed errors.
+ */
+export class Idempotency {
+  private readonly store: LockStore;
+  private readonly ns: string;
+
+  constructor(redisOrStore: Redis | LockStore, options: IdempotencyOptions = {}) {
+    this.store = storeOf(redisOrStore, options.timeoutMs);
+    this.ns = options.namespace ?? "default";
+  }
+
+  /** Throws InProgressError while another owner is within its ttl, FingerprintMismatchError on a different fingerprint. */
+  async begin(key: string, options: BeginOptions): Promise<BeginResult> {
+    checkInt("invalid_ttl", "ttlMs", options.ttlMs, TTL_MIN_MS, TTL_MAX_MS);
+    const retainMs = options.retainMs ?? RETAIN_DEFAULT_MS;
+    checkInt("invalid_retain", "retainMs", retainMs, RETAIN_MIN_MS, RETAIN_MAX_MS);
+    const fp = options.fingerprint;
+    if (fp !== undefined && (typeof fp !== "string" || fp.length < 1 || fp.length > FINGERPRINT_MAX_CHARS)) {
+      throw new InvalidInputError("invalid_fingerprint", `fingerprint is a string of 1..${FINGERPRINT_MAX_CHARS} characters`);
+    }
+    const r = await this.store.idempotencyBegin(this.ref(key), {
+      token: newOwnerToken(),
+      ttlMs: options.ttlMs,
+      retainMs,
+      fingerprint: fp,
+      requestId: newRequestId(),
+    });
+    switch (r.status) {
+      case "started":
+        return { state: "started", token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
+      case "completed":
+        return { state: "completed", response: r.response, completedAt: r.completedAt, fence: r.fence };
+      case "in_progress":
+        throw new InProgressError(r.retryAfterMs);
+      default:
+        throw new FingerprintMismatchError();
+    }
+  }
+
+  /** Moves the owner's deadline to ttlMs (default: the begin's) from the store's now. */
+  async heartbeat(key: string, token: string, ttlMs?: number) {
+    if (ttlMs !== undefined) checkInt("invalid_ttl", "ttlMs", ttlMs, TTL_MIN_MS, TTL_MAX_MS);
+    const r = await this.store.idempotencyHeartbeat(this.ref(key), { token, ttlMs });
+    if (r.status === "lost") throw new LeaseLostError();
+    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
+  }
+
+  /**
+   * Stores the result (any JSON value; undefined is stored as null) for
+   * retainMs. Only the current owner within its deadline may: anyone else
+   * gets LeaseLostError and nothing changes.
+   */
+  async complete(key: string, token: string, response: unknown) {
+    const responseJson = toJsonText(response);
+    if (new TextEncoder().encode(responseJson).byteLength > RESPONSE_MAX_BYTES) {
+      throw new TooLargeError(`the response's JSON is over ${RESPONSE_MAX_BYTES} bytes`);
+    }
+    const r = await this.store.idempotencyComplete(this.ref(key), { token, responseJson, requestId: newRequestId() });
+    if (r.status === "lost") throw new LeaseLostError();
+    return { completedAt: r.completedAt, fence: r.fence };
+  }
+
+  /** Gives the work up: the record is deleted, so the key can be begun again. */
+  async fail(key: string, token: string): Promise<void> {
+    const r = await this.store.idempotencyFail(this.ref(key), { token, requestId: newRequestId() });
+    if (r.status === "lost") throw new LeaseLostError();
+  }
+
+  inspect(key: string): Promise<IdempotencyState> {
+    return this.store.idempotencyInspect(this.ref(key));
+  }
+
+  private ref(key: string): LockRef {
+    // Keys become part of storage keys (a Redis hash tag), so they follow the name rule.
+    if (typeof key !== "string" || !NAME_PATTERN.test(key)) {
+      throw new InvalidInputError("invalid_name", "idempotency keys match ^[A-Za-z0-9._:@+=-]{1,200}$");
+    }
+    return { ns: this.ns, name: key };
+  }
+}
+
+function checkInt(code: string, field: string, value: number, min: number, max: number) {
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidInputError(code, `${field} must be an integer from ${min} to ${max}`);
+  }
+}
+
+function toJsonText(response: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(response);
+  } catch (err) {
+    throw new InvalidInputError("invalid_response", `the response is not JSON-serializable: ${(err as Error).message}`);
+  }
+  return text ?? "null";
+}

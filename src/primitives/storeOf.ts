@@ -1,0 +1,12 @@
+import type { Redis } from "@upstash/redis";
+import { RedisStore } from "../store/redis/RedisStore";
+import type { LockStore } from "../store/types";
+
+/** The primitives take either a store or an @upstash/redis client; this tells them apart. */
+export function storeOf(redisOrStore: Redis | LockStore, timeoutMs?: number): LockStore {
+  return isStore(redisOrStore) ? redisOrStore : new RedisStore(redisOrStore, { timeoutMs });
+}
+
+function isStore(x: Redis | LockStore): x is LockStore {
+  return typeof (x as LockStore).idempotencyBegin === "function";
+}
