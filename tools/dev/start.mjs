@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// `npm start`: the Worker under `wrangler dev` on the embedded Durable store.
+// `npm run start:redis`: the same on the Redis store, with a local
+// redis-server behind the project's Upstash REST gateway (tools/local-stack).
+// Honours PORT (default 8787), API_KEYS and WEBHOOK_SECRET from the
+// environment; with no API_KEYS it uses a documented local-only key.
+import { spawn } from "node:child_process";
+import { startLocalStack } from "../local-stack/stack.mjs";
+
+export const LOCAL_API_KEY = "holdfast-local-dev-key";
+
+const useRedis = process.argv.includes("--redis");
+const port = process.env.PORT || "8787";
+let apiKeys = process.env.API_KEYS;
+if (!apiKeys) apiKeys = `local=${LOCAL_API_KEY}`;
+const webhookSecret = process.env.WEBHOOK_SECRET || "holdfast-local-webhook-secret";
+
+const vars = [`API_KEYS:${apiKeys}`, `WEBHOOK_SECRET:${webhookSecret}`];
+let stack;
+if (useRedis) {
+  stack = await startLocalStack();
+  vars.push(`UPSTASH_REDIS_REST_URL:${stack.url}`, `UPSTASH_REDIS_REST_TOKEN:${stack.token}`);
+  console.log(`redis-server on 127.0.0.1:${stack.redis.port}, Upstash gateway at ${stack.url}`);
+}
+
+const args = ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+for (const v of vars) args.push("--var", v);
+const child = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+
+const url = `http://127.0.0.1:${port}`;
+const key = process.env.API_KEYS ? "<one of your API_KEYS>" : LOCAL_API_KEY;
+console.log(`\nholdfast (${useRedis ? "Redis" : "Durable Object"} store) at ${url}`);
+console.log(`API key: ${key}${process.env.API_KEYS ? "" : "  (local only: set API_KEYS=namespace=key to use your own)"}`);
+console.log(`try: curl -s -X POST ${url}/v1/locks/demo/acquire -H 'authorization: Bearer ${key}' -d '{"ttlMs":30000}'\n`);
+
+let stopping = false;
+async function stop(code) {
+  if (stopping) return;
+  stopping = true;
+  child.kill("SIGTERM");
+  await stack?.stop();
+  process.exit(code);
+}
+child.on("exit", (code) => stop(code ?? 0));
+process.on("SIGINT", () => stop(0));
+process.on("SIGTERM", () => stop(0));
