@@ -2,12 +2,14 @@ import { describe } from "vitest";
 import { badInputConformance } from "../conformance/badInput";
 import { idempotencyConformance } from "../conformance/idempotency";
 import { mutexConformance } from "../conformance/mutex";
+import { retrySafetyConformance } from "../conformance/retrySafety";
 import { waitingConformance } from "../conformance/waiting";
 
 // One suite, both stores: the way Hono runs one router suite against every router.
 for (const kind of ["redis", "durable"] as const) {
   describe(`${kind} store`, () => {
     describe("mutex", () => mutexConformance(kind));
+    describe("retried requests", () => retrySafetyConformance(kind));
     describe("waiting and expiry notifications", () => waitingConformance(kind));
     describe("bad input", () => badInputConformance(kind));
     describe("idempotency", () => idempotencyConformance(kind));
