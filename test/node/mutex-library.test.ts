@@ -1,0 +1,112 @@
+import { Redis } from "@upstash/redis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { LeaseLostError, LockedError, Mutex, RedisStore, StoreUnavailableError } from "holdfast";
+import { startLocalStack } from "../../tools/local-stack/stack.mjs";
+import type { LocalStack } from "../../tools/local-stack/stack.mjs";
+
+/**
+ * The library as an app uses it: `import { Mutex } from "holdfast"` over a
+ * real @upstash/redis client, against a real redis-server behind the
+ * project's Upstash gateway. Round trips are counted at fetch, the only way
+ * the client talks to Upstash.
+ */
+const sharedRedis = () => new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") });
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+
+function countFetches() {
+  const original = globalThis.fetch;
+  const counter = { requests: [] as string[] };
+  globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+    counter.requests.push(String(init?.body ?? ""));
+    return original(input, init);
+  }) as typeof fetch;
+  return { counter, restore: () => (globalThis.fetch = original) };
+}
+
+describe("Mutex over @upstash/redis", () => {
+  it("acquires, re-enters, heartbeats and releases", async () => {
+    const lock = new Mutex(sharedRedis(), unique("lib"));
+    const grant = await lock.acquire({ ttlMs: 5000 });
+    expect(grant.count).toBe(1);
+    await expect(lock.acquire({ ttlMs: 5000 })).rejects.toBeInstanceOf(LockedError);
+    expect((await lock.acquire({ ttlMs: 5000, token: grant.token })).count).toBe(2);
+    expect((await lock.heartbeat(grant.token, 9000)).ttlMs).toBe(9000);
+    expect(await lock.release(grant.token)).toMatchObject({ released: false, count: 1 });
+    expect(await lock.release(grant.token)).toMatchObject({ released: true, count: 0 });
+    await expect(lock.release(grant.token)).rejects.toBeInstanceOf(LeaseLostError);
+  });
+
+  it("withLock releases even when the work throws", async () => {
+    const lock = new Mutex(sharedRedis(), unique("with"));
+    await expect(lock.withLock({ ttlMs: 5000 }, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect((await lock.inspect()).held).toBe(false);
+  });
+
+  it("waitMs polls until the holder releases", async () => {
+    const name = unique("poll");
+    const holder = await new Mutex(sharedRedis(), name).acquire({ ttlMs: 5000 });
+    setTimeout(() => void new Mutex(sharedRedis(), name).release(holder.token), 200);
+    const next = await new Mutex(sharedRedis(), name).acquire({ ttlMs: 5000, waitMs: 3000 });
+    expect(next.fence).toBeGreaterThan(holder.fence);
+  });
+
+  it("namespaces keep the same name apart", async () => {
+    const name = unique("ns");
+    await new Mutex(sharedRedis(), name, { namespace: "a" }).acquire({ ttlMs: 5000 });
+    expect((await new Mutex(sharedRedis(), name, { namespace: "b" }).acquire({ ttlMs: 5000 })).count).toBe(1);
+  });
+});
+
+describe("one round trip per operation, EVAL when the script cache is empty", () => {
+  let stack: LocalStack;
+  beforeAll(async () => {
+    stack = await startLocalStack(); // its own redis: SCRIPT FLUSH must not disturb other tests
+  });
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  it("uses EVALSHA once cached, and falls back to EVAL after SCRIPT FLUSH", async () => {
+    const redis = new Redis({ url: stack.url, token: stack.token });
+    const lock = new Mutex(redis, unique("rt"));
+    // Load every script once (a cold cache costs EVALSHA + EVAL, shown below).
+    const warm = await lock.acquire({ ttlMs: 5000 });
+    await lock.heartbeat(warm.token);
+    await lock.inspect();
+    await lock.release(warm.token);
+
+    const { counter, restore } = countFetches();
+    try {
+      const grant = await lock.acquire({ ttlMs: 5000 });
+      await lock.heartbeat(grant.token);
+      await lock.inspect();
+      await lock.release(grant.token);
+      expect(counter.requests).toHaveLength(4);
+      expect(counter.requests.every((b) => b.startsWith('["evalsha"'))).toBe(true);
+
+      await redis.scriptFlush();
+      counter.requests.length = 0;
+      const again = await lock.acquire({ ttlMs: 5000 });
+      expect(again.count).toBe(1);
+      expect(counter.requests.map((b) => JSON.parse(b)[0])).toEqual(["evalsha", "eval"]);
+      counter.requests.length = 0;
+      await lock.release(again.token);
+      expect(counter.requests.map((b) => JSON.parse(b)[0])).toEqual(["evalsha", "eval"]);
+    } finally {
+      restore();
+    }
+  });
+
+  it("a hung Redis fails the call within the store deadline", async () => {
+    const store = new RedisStore(new Redis({ url: stack.url, token: stack.token, retry: false }), { timeoutMs: 500 });
+    const lock = new Mutex(store, unique("hung"));
+    stack.redis.pause();
+    try {
+      const started = Date.now();
+      await expect(lock.acquire({ ttlMs: 5000 })).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      stack.redis.resume();
+    }
+  });
+});
