@@ -13,7 +13,13 @@ import type { LocalStack } from "../../tools/local-stack/stack.mjs";
 const sharedRedis = () => new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") });
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
-const command = (body: string) => String(JSON.parse(body)[0]).toLowerCase();
+/** The command of one request; with auto-pipelining a request is a one-command pipeline. */
+function command(body: string): string {
+  const parsed = JSON.parse(body);
+  const commands = Array.isArray(parsed[0]) ? parsed : [parsed];
+  expect(commands).toHaveLength(1);
+  return String(commands[0][0]).toLowerCase();
+}
 
 function countFetches() {
   const original = globalThis.fetch;
