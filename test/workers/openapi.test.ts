@@ -1,0 +1,49 @@
+import { describe, expect, it } from "vitest";
+import { api } from "./support/api";
+
+describe("service documents", () => {
+  const { get } = api("durable");
+
+  it("serves the OpenAPI document for every route of the contract, without a key", async () => {
+    const res = await get("/openapi.json", { key: null });
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe("3.1.0");
+    const routes = Object.entries(res.body.paths as Record<string, object>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    expect(routes).toEqual(
+      expect.arrayContaining([
+        "GET /healthz",
+        "POST /v1/locks/{name}/acquire",
+        "POST /v1/locks/{name}/heartbeat",
+        "POST /v1/locks/{name}/release",
+        "GET /v1/locks/{name}",
+        "POST /v1/idempotency/{key}/begin",
+        "POST /v1/idempotency/{key}/heartbeat",
+        "POST /v1/idempotency/{key}/complete",
+        "POST /v1/idempotency/{key}/fail",
+        "GET /v1/idempotency/{key}",
+      ]),
+    );
+  });
+
+  it("documents the acquire body from the same schema the route enforces", async () => {
+    const doc = (await get("/openapi.json", { key: null })).body;
+    const schema = doc.paths["/v1/locks/{name}/acquire"].post.requestBody.content["application/json"].schema;
+    expect(schema.required).toEqual(["ttlMs"]);
+    expect(schema.additionalProperties).toBe(false);
+    expect(schema.properties.ttlMs).toMatchObject({ minimum: 100, maximum: 86_400_000 });
+    expect(schema.properties.waitMs).toMatchObject({ minimum: 0, maximum: 60_000 });
+  });
+
+  it("healthz says which store answers", async () => {
+    expect((await get("/healthz", { key: null })).body).toMatchObject({ status: "ok", store: "durable", answers: true });
+    expect((await api("redis").get("/healthz", { key: null })).body).toMatchObject({ status: "ok", store: "redis", answers: true });
+  });
+
+  it("unknown routes are a JSON 404", async () => {
+    const res = await get("/v1/nope");
+    expect(res.status).toBe(404);
+    expect(res.body.error).toBe("not_found");
+  });
+});
