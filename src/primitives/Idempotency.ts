@@ -101,9 +101,11 @@ export class Idempotency {
   }
 
   /** Gives the work up: the record is deleted, so the key can be begun again. */
-  async fail(key: string, token: string): Promise<void> {
+  /** Gives the key up so it can be begun again; answers the fence of the start it ended. */
+  async fail(key: string, token: string): Promise<{ fence: number }> {
     const r = await this.store.idempotencyFail(this.ref(key), { token, requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
+    return { fence: r.fence };
   }
 
   inspect(key: string): Promise<IdempotencyState> {

@@ -167,18 +167,18 @@ export class LockRoom extends DurableObject<Env> {
   private async checkWatchedLeases(now: number): Promise<void> {
     for (const [key, lease] of this.kv.list<WatchedLease>({ prefix: WATCH })) {
       if (lease.expiresAt > now) continue;
-      let held: { held: boolean; expiresAt?: number };
+      let found: Awaited<ReturnType<typeof leaseStillHeld>>;
       try {
-        held = await leaseStillHeld(storeFrom(lease.store, this.env), lease);
+        found = await leaseStillHeld(storeFrom(lease.store, this.env), lease);
       } catch {
         this.kv.put(key, { ...lease, expiresAt: now + 1000 }); // store down: look again soon
         continue;
       }
       if (!this.kv.get(key)) continue; // released while we asked
-      if (held.held) this.kv.put(key, { ...lease, expiresAt: held.expiresAt ?? now + 1000 });
+      if (found.state === "held") this.kv.put(key, { ...lease, expiresAt: found.expiresAt });
       else {
         this.kv.delete(key);
-        this.kv.put(NOTIFY + lease.fence, notificationFor(lease, now));
+        if (found.state === "lapsed") this.kv.put(NOTIFY + lease.fence, notificationFor(lease, now));
       }
     }
   }

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { verifySignature } from "../../src/room/signature";
 import { api, sleep, type StoreKind, uniqueName } from "../workers/support/api";
-import { deliveries, eventually, fireRoomAlarm, newReceiver, roomAlarm } from "../workers/support/room";
+import { deliveries, eventually, fireRoomAlarm, newReceiver, roomAlarm, runAlarmsUntilQuiet } from "../workers/support/room";
 
 /** Waiting in the LockRoom and expiry notifications, the same on both stores. */
 export function waitingConformance(kind: StoreKind) {
@@ -168,5 +168,27 @@ export function waitingConformance(kind: StoreKind) {
     expect(new Set(got.map((d) => d.body)).size).toBe(1);
     expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(400); // backed off, not hammered
     expect(await roomAlarm(name)).toBeNull();
+  });
+
+  it("notifies when an idempotency key's owner vanishes, and not when it completes or fails", async () => {
+    const receiver = await newReceiver();
+    const begin = (key: string) => post(`/v1/idempotency/${key}/begin`, { ttlMs: 300, onExpire: receiver.url });
+
+    const vanished = uniqueName("idem-vanish");
+    const started = (await begin(vanished)).body;
+    const completed = uniqueName("idem-done");
+    const done = (await begin(completed)).body;
+    await post(`/v1/idempotency/${completed}/complete`, { token: done.token, response: { ok: true } });
+    const failed = uniqueName("idem-fail");
+    const gaveUp = (await begin(failed)).body;
+    await post(`/v1/idempotency/${failed}/fail`, { token: gaveUp.token });
+
+    await sleep(400);
+    for (const key of [vanished, completed, failed]) await runAlarmsUntilQuiet(key, "idempotency");
+    const got = await deliveries(receiver.id);
+    expect(got.map((d) => JSON.parse(d.body))).toEqual([
+      { kind: "idempotency", name: vanished, fence: started.fence, expiredAt: expect.any(Number) },
+    ]);
+    expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
   });
 }

@@ -1,5 +1,7 @@
 import { Hono } from "hono";
 import { Idempotency } from "../../primitives/Idempotency";
+import { roomFor } from "../../room/roomClient";
+import { requireWebhookSecret } from "../onExpire";
 import type { AppEnv } from "../appTypes";
 import { lockName } from "../lockName";
 import { readBody } from "../readBody";
@@ -14,10 +16,17 @@ function idempotencyOf(c: { var: AppEnv["Variables"] }) {
 
 idempotencyRoutes.post("/:key/begin", async (c) => {
   const key = lockName(c, "key");
-  // onExpire is validated by the schema; notifications for it are wired through the room.
   const body = await readBody(c, idempotencyBeginBody);
+  if (body.onExpire) requireWebhookSecret(c.env);
   const r = await idempotencyOf(c).begin(key, { ttlMs: body.ttlMs, retainMs: body.retainMs, fingerprint: body.fingerprint });
-  if (r.state === "started") return c.json({ state: r.state, token: r.token, fence: r.fence }, 201);
+  if (r.state === "started") {
+    // The room's alarm checks the start at its deadline; a heartbeat that moved
+    // the deadline or a completion is seen there, so only fail must tell it.
+    if (body.onExpire) {
+      await roomFor(c.env, c.var.ns, "idempotency", key).watch({ fence: r.fence, expiresAt: r.expiresAt, onExpire: body.onExpire });
+    }
+    return c.json({ state: r.state, token: r.token, fence: r.fence }, 201);
+  }
   return c.json({ state: r.state, response: r.response, completedAt: r.completedAt }, 200);
 });
 
@@ -38,7 +47,9 @@ idempotencyRoutes.post("/:key/complete", async (c) => {
 idempotencyRoutes.post("/:key/fail", async (c) => {
   const key = lockName(c, "key");
   const body = await readBody(c, idempotencyFailBody);
-  await idempotencyOf(c).fail(key, body.token);
+  const { fence } = await idempotencyOf(c).fail(key, body.token);
+  // Given up on purpose is not a vanished owner: no expiry notification.
+  await roomFor(c.env, c.var.ns, "idempotency", key).released(fence);
   return c.json({ state: "absent" }, 200);
 });
 

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
-import { InvalidInputError } from "../../errors";
 import { Mutex } from "../../primitives/Mutex";
 import { roomFor } from "../../room/roomClient";
 import type { AppEnv } from "../appTypes";
 import { lockName } from "../lockName";
+import { requireWebhookSecret } from "../onExpire";
 import { readBody } from "../readBody";
 import { heartbeatBody, mutexAcquireBody, releaseBody } from "../schemas";
 
@@ -17,9 +17,7 @@ function mutexOf(c: { var: AppEnv["Variables"] }, name: string) {
 lockRoutes.post("/:name/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, mutexAcquireBody);
-  if (body.onExpire && !c.env.WEBHOOK_SECRET) {
-    throw new InvalidInputError("invalid_on_expire", "expiry notifications need the service's WEBHOOK_SECRET, which is not set");
-  }
+  if (body.onExpire) requireWebhookSecret(c.env);
   const room = roomFor(c.env, c.var.ns, "mutex", name);
   // Waiting happens in the lock's room (first-come, first-served, woken by
   // release or expiry). A try-lock (waitMs 0) and a re-entry go straight to

@@ -1,17 +1,29 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 
-/** The LockRoom of one mutex of tenant-a (KEY_A). */
-export function mutexRoom(name: string) {
-  return env.LOCK_ROOM.get(env.LOCK_ROOM.idFromName(`mutex:tenant-a:${name}`));
+type RoomKind = "mutex" | "idempotency";
+
+/** The LockRoom of one mutex (or idempotency key) of tenant-a (KEY_A). */
+export function lockRoom(name: string, kind: RoomKind = "mutex") {
+  return env.LOCK_ROOM.get(env.LOCK_ROOM.idFromName(`${kind}:tenant-a:${name}`));
 }
 
-export function roomAlarm(name: string): Promise<number | null> {
-  return runInDurableObject(mutexRoom(name), (_room, state) => state.storage.getAlarm());
+export function roomAlarm(name: string, kind: RoomKind = "mutex"): Promise<number | null> {
+  return runInDurableObject(lockRoom(name, kind), (_room, state) => state.storage.getAlarm());
 }
 
 /** Runs the room's alarm now, as the runtime would at its scheduled time. */
-export function fireRoomAlarm(name: string): Promise<boolean> {
-  return runDurableObjectAlarm(mutexRoom(name));
+export function fireRoomAlarm(name: string, kind: RoomKind = "mutex"): Promise<boolean> {
+  return runDurableObjectAlarm(lockRoom(name, kind));
+}
+
+/** Runs the room's alarms through a lapse and the notification grace that follows. */
+export async function runAlarmsUntilQuiet(name: string, kind: RoomKind, rounds = 3): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    const next = await roomAlarm(name, kind);
+    if (next === null) return;
+    await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now()) + 20));
+    await fireRoomAlarm(name, kind);
+  }
 }
 
 /** Polls a condition the test itself observes (not the system under test). */

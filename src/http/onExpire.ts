@@ -1,0 +1,9 @@
+import type { Env } from "../env";
+import { InvalidInputError } from "../errors";
+
+/** An onExpire watch is refused up front when notifications could not be signed. */
+export function requireWebhookSecret(env: Env): void {
+  if (!env.WEBHOOK_SECRET) {
+    throw new InvalidInputError("invalid_on_expire", "expiry notifications need the service's WEBHOOK_SECRET, which is not set");
+  }
+}
