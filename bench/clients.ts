@@ -1,0 +1,104 @@
+/**
+ * The three ways to take a lock that the bench compares, behind one small
+ * shape each scenario uses: holdfast's library Mutex, @upstash/lock, and the
+ * holdfast Worker's HTTP API. A lock "handle" is a function that releases it.
+ */
+import { Lock } from "@upstash/lock";
+import { Redis } from "@upstash/redis";
+import { LockedError, Mutex } from "../src/index";
+import type { Gateway } from "./stack";
+import { rawFetch } from "./roundTrips";
+
+export const NAMESPACE = "bench";
+export const TTL_MS = 10_000;
+
+export type Release = () => Promise<void>;
+
+/** An @upstash/redis client on the local gateway, as an application would make one. */
+export function upstashRedis(gw: Gateway): Redis {
+  return new Redis({ url: gw.url, token: gw.token, enableTelemetry: false });
+}
+
+// ---- holdfast library ------------------------------------------------------
+
+export function libraryLock(redis: Redis, name: string) {
+  const mutex = new Mutex(redis, name, { namespace: NAMESPACE });
+  return {
+    /** waitMs 0 tries once; > 0 polls with jittered exponential backoff. Null when not acquired in time. */
+    async acquire(waitMs = 0, signal?: AbortSignal): Promise<Release | null> {
+      try {
+        const grant = await mutex.acquire({ ttlMs: TTL_MS, waitMs, signal });
+        return async () => void (await mutex.release(grant.token));
+      } catch (err) {
+        if (err instanceof LockedError) return null;
+        throw err;
+      }
+    },
+  };
+}
+
+// ---- @upstash/lock ---------------------------------------------------------
+
+export interface UpstashRetry {
+  attempts: number;
+  delay: number;
+}
+
+/** One Lock object per client: it keeps the UUID of its own acquire for release(). */
+export function upstashLock(redis: Redis, name: string, retry?: UpstashRetry) {
+  const lock = new Lock({ id: `ul:${name}`, redis, lease: TTL_MS, ...(retry ? { retry } : {}) });
+  return {
+    async acquire(): Promise<Release | null> {
+      if (!(await lock.acquire())) return null;
+      return async () => {
+        if (!(await lock.release())) throw new Error("@upstash/lock release returned false");
+      };
+    },
+  };
+}
+
+// ---- holdfast Worker HTTP API ----------------------------------------------
+
+export class WorkerApi {
+  constructor(
+    readonly base: string,
+    private readonly apiKey: string,
+  ) {}
+
+  private headers() {
+    return { authorization: `Bearer ${this.apiKey}`, "content-type": "application/json" };
+  }
+
+  /** POST /v1/locks/{name}/acquire. Null on 409 locked. */
+  async acquire(name: string, waitMs = 0, signal?: AbortSignal): Promise<Release | null> {
+    const res = await fetch(`${this.base}/v1/locks/${name}/acquire`, {
+      method: "POST",
+      headers: this.headers(),
+      body: JSON.stringify(waitMs ? { ttlMs: TTL_MS, waitMs } : { ttlMs: TTL_MS }),
+      signal,
+    });
+    const body = (await res.json()) as { token?: string; error?: string; message?: string };
+    if (res.status === 409 && body.error === "locked") return null;
+    if (res.status !== 200 || !body.token) throw new Error(`acquire ${name}: ${res.status} ${body.error}: ${body.message}`);
+    const token = body.token;
+    return () => this.release(name, token);
+  }
+
+  async release(name: string, token: string): Promise<void> {
+    const res = await fetch(`${this.base}/v1/locks/${name}/release`, {
+      method: "POST",
+      headers: this.headers(),
+      body: JSON.stringify({ token }),
+    });
+    const body = (await res.json()) as { released?: boolean; error?: string };
+    if (res.status !== 200 || !body.released) throw new Error(`release ${name}: ${res.status} ${JSON.stringify(body)}`);
+  }
+
+  /** GET /v1/locks/{name} .waiters, sent uncounted (it is the bench watching, not the client). */
+  async waiters(name: string): Promise<number> {
+    const res = await rawFetch(`${this.base}/v1/locks/${name}`, { headers: this.headers() });
+    const body = (await res.json()) as { waiters?: number };
+    if (res.status !== 200 || typeof body.waiters !== "number") throw new Error(`inspect ${name}: ${res.status} ${JSON.stringify(body)}`);
+    return body.waiters;
+  }
+}

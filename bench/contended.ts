@@ -1,0 +1,154 @@
+/**
+ * Figure 3: N clients on one lock, each looping acquire (waiting) -> release
+ * with no work in between, for a fixed window. Grants per second, what each
+ * grant costs in requests, how many acquires gave up, and how evenly the
+ * grants were spread over the clients (min..max per client).
+ */
+import type { Redis } from "@upstash/redis";
+import { libraryLock, type Release, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
+import { withTimeout } from "./loop";
+import { scriptCalls } from "./redisInfo";
+import { requestsTo } from "./roundTrips";
+import type { Gateway } from "./stack";
+import { int, ratio } from "./stats";
+
+export const CLIENTS = 8;
+const WAIT_MS = 10_000;
+/** After the window, in-flight acquires get this long before they are aborted. */
+const DRAIN_MS = 5_000;
+const MAX_ERRORS = 20;
+
+export interface ContendedTarget {
+  label: string;
+  settings: string;
+  origin: string;
+  direct: boolean;
+  usesRedis: boolean;
+  /** A client of lock `name`; signal aborts waits still running after the window. */
+  client(name: string, signal: AbortSignal): () => Promise<Release | null>;
+}
+
+export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }): ContendedTarget[] {
+  const worker = (label: string, api: WorkerApi, usesRedis: boolean): ContendedTarget => ({
+    label,
+    settings: `room, waitMs ${WAIT_MS}`,
+    origin: api.base,
+    direct: false,
+    usesRedis,
+    client: (name, signal) => () => api.acquire(name, WAIT_MS, signal),
+  });
+  const ul = (settings: string, retry?: UpstashRetry): ContendedTarget => ({
+    label: "@upstash/lock",
+    settings,
+    origin: gw.url,
+    direct: true,
+    usesRedis: true,
+    client: (name) => {
+      const lock = upstashLock(redis, name, retry);
+      return () => lock.acquire();
+    },
+  });
+  return [
+    worker("holdfast Worker API, Redis store", workers.redis, true),
+    worker("holdfast Worker API, Durable store", workers.durable, false),
+    {
+      label: "holdfast Mutex (library)",
+      settings: `waitMs ${WAIT_MS}, backoff`,
+      origin: gw.url,
+      direct: true,
+      usesRedis: true,
+      client: (name, signal) => {
+        const lock = libraryLock(redis, name);
+        return () => lock.acquire(WAIT_MS, signal);
+      },
+    },
+    ul("retry 60 x 50 ms", { attempts: 60, delay: 50 }),
+    ul("default retry (3 x 100 ms)"),
+  ];
+}
+
+export interface ContendedRow {
+  label: string;
+  settings: string;
+  grantsPerSec: number;
+  httpPerGrant: number;
+  upstashPerGrant?: number;
+  scriptsPerGrant?: number;
+  gaveUp: number;
+  perClient: number[];
+  note?: string;
+}
+
+export async function measureContended(target: ContendedTarget, gw: Gateway, name: string, windowMs: number): Promise<ContendedRow> {
+  const abort = new AbortController();
+  const clients = Array.from({ length: CLIENTS }, () => target.client(name, abort.signal));
+  // Warm-up: one uncontended grant per client.
+  for (const c of clients) await (await c())?.();
+
+  const req0 = requestsTo(target.origin);
+  const gw0 = requestsTo(gw.url);
+  const s0 = target.usesRedis ? await scriptCalls(gw) : 0;
+  const perClient = new Array<number>(CLIENTS).fill(0);
+  let inWindow = 0;
+  let total = 0;
+  let gaveUp = 0;
+  let errors = 0;
+  let firstError: string | undefined;
+  const t0 = performance.now();
+  const end = t0 + windowMs;
+  const drainTimer = setTimeout(() => abort.abort(), windowMs + DRAIN_MS);
+  await withTimeout(
+    Promise.all(
+      clients.map(async (acquire, i) => {
+        while (performance.now() < end && total < 1_000_000 && errors < MAX_ERRORS) {
+          try {
+            const release = await acquire();
+            if (!release) {
+              gaveUp++;
+              continue;
+            }
+            total++;
+            if (performance.now() <= end) {
+              inWindow++;
+              perClient[i]++;
+            }
+            await release();
+          } catch (err) {
+            if (abort.signal.aborted) break;
+            errors++;
+            firstError ??= err instanceof Error ? err.message : String(err);
+          }
+        }
+      }),
+    ),
+    windowMs + DRAIN_MS + 10_000,
+    `contended run of ${target.label}`,
+  ).finally(() => clearTimeout(drainTimer));
+  const s1 = target.usesRedis ? await scriptCalls(gw) : 0;
+  return {
+    label: target.label,
+    settings: target.settings,
+    grantsPerSec: inWindow / (windowMs / 1000),
+    httpPerGrant: (requestsTo(target.origin) - req0) / total,
+    upstashPerGrant: target.direct ? (requestsTo(gw.url) - gw0) / total : undefined,
+    scriptsPerGrant: target.usesRedis ? (s1 - s0) / total : undefined,
+    gaveUp,
+    perClient,
+    note: errors ? `${errors} errors, first: ${firstError}` : undefined,
+  };
+}
+
+export const CONTENDED_HEADER = ["client", "mode", "grants/s", "HTTP/grant", "Upstash/grant", "scripts/grant", "gave up", "per client min..max"];
+
+export function contendedTableRows(rows: ContendedRow[]): string[][] {
+  return rows.map((r) => [
+    r.label,
+    r.settings,
+    int(r.grantsPerSec),
+    ratio(r.httpPerGrant),
+    ratio(r.upstashPerGrant),
+    ratio(r.scriptsPerGrant),
+    String(r.gaveUp),
+    `${Math.min(...r.perClient)}..${Math.max(...r.perClient)}`,
+  ]);
+}
