@@ -62,8 +62,11 @@ export class LockRoom extends DurableObject<Env> {
       }, req.waitMs);
       // The client went away: leave the queue now, not when the lock frees.
       request.signal.addEventListener("abort", () => waiter.finish({ status: "timeout", retryAfterMs: 0 }));
+      // Only a new head tries the store: anyone behind it is woken through
+      // the head (release or expiry), so a try now would only cost a call.
+      const isHead = this.queue.length === 0;
       this.queue.push(waiter);
-      this.pump();
+      if (isHead) this.pump();
     });
   }
 
