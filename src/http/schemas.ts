@@ -97,8 +97,6 @@ export const fieldErrorCodes: Record<string, string> = {
   waitMs: "invalid_wait",
   token: "invalid_token",
   onExpire: "invalid_on_expire",
-  limit: "invalid_limit",
-  permits: "invalid_permits",
   retainMs: "invalid_retain",
   fingerprint: "invalid_fingerprint",
   response: "invalid_response",

@@ -1,9 +1,9 @@
 import type { Redis } from "@upstash/redis";
 import { LeaseLostError, LockedError } from "../errors";
 import { newOwnerToken, newRequestId } from "../tokens";
-import { RedisStore } from "../store/redis/RedisStore";
 import type { LockRef, LockStore, MutexGrant, MutexState } from "../store/types";
 import { pollForGrant } from "./pollForGrant";
+import { storeOf } from "./storeOf";
 
 export interface MutexOptions {
   /** Names live inside a namespace; the library default is "default". */
@@ -32,7 +32,7 @@ export class Mutex {
   private readonly ref: LockRef;
 
   constructor(redisOrStore: Redis | LockStore, name: string, options: MutexOptions = {}) {
-    this.store = isStore(redisOrStore) ? redisOrStore : new RedisStore(redisOrStore, { timeoutMs: options.timeoutMs });
+    this.store = storeOf(redisOrStore, options.timeoutMs);
     this.ref = { ns: options.namespace ?? "default", name };
   }
 
@@ -91,8 +91,4 @@ export class Mutex {
       });
     }
   }
-}
-
-function isStore(x: Redis | LockStore): x is LockStore {
-  return typeof (x as LockStore).mutexAcquire === "function";
 }
