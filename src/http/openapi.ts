@@ -57,10 +57,6 @@ const operations: Record<string, Record<string, Op>> = {
   },
 };
 
-export function registerOperations(path: string, ops: Record<string, Op>) {
-  operations[path] = ops;
-}
-
 export function openApiDocument() {
   const paths: Record<string, unknown> = {
     "/healthz": {

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { IdempotencyBeginInput, MutexAcquireInput } from "../types";
 import * as idempotency from "./idempotencyState";
 import * as mutex from "./mutexState";
+import { REQUEST_MEMORY_MS } from "../../limits";
 import { forgetExpired } from "./requestMemory";
 
 /**
@@ -12,6 +13,15 @@ import { forgetExpired } from "./requestMemory";
  * once even the last fence no longer needs keeping.
  */
 export class LockStateObject extends DurableObject {
+  /**
+   * When the earliest remembered answer lapses (null: none), kept in memory
+   * so a write does not list every remembered answer; undefined until the
+   * first scan after the object wakes. The alarm's scan makes it exact again.
+   */
+  private answersUntil: number | null | undefined;
+  /** The alarm this instance last set, to skip setting the same time again. */
+  private alarmAt: number | undefined;
+
   private get kv(): SyncKvStorage {
     return this.ctx.storage.kv;
   }
@@ -57,27 +67,38 @@ export class LockStateObject extends DurableObject {
   }
 
   async alarm() {
-    const next = this.nextDeadline(Date.now());
+    const now = Date.now();
+    this.alarmAt = undefined; // the runtime has cleared the alarm that woke us
+    this.answersUntil = forgetExpired(this.kv, now) ?? null;
+    const next = this.nextDeadline(now);
     if (next === undefined) await this.ctx.storage.deleteAll();
-    else await this.ctx.storage.setAlarm(next);
+    else {
+      this.alarmAt = next;
+      await this.ctx.storage.setAlarm(next);
+    }
   }
 
-  /** Earliest moment something here lapses; expired entries are dropped on the way. */
+  /** Earliest moment something here lapses; lapsed leases and records are dropped on the way. */
   private nextDeadline(now: number): number | undefined {
     const times = [
       mutex.nextMutexDeadline(this.kv, now),
       idempotency.nextIdempotencyDeadline(this.kv, now),
-      forgetExpired(this.kv, now),
-    ].filter(
-      (t): t is number => t !== undefined,
-    );
+      this.answersUntil ?? undefined,
+    ].filter((t): t is number => t !== undefined);
     return times.length ? Math.min(...times) : undefined;
   }
 
   /** Schedules the clean-up alarm after a write; the output gate holds the reply until it is stored. */
   private thenTidy<T>(result: T): T {
-    const next = this.nextDeadline(Date.now());
-    if (next !== undefined) void this.ctx.storage.setAlarm(next);
+    const now = Date.now();
+    // A write may have remembered an answer until now + REQUEST_MEMORY_MS.
+    if (this.answersUntil === undefined) this.answersUntil = forgetExpired(this.kv, now) ?? null;
+    else this.answersUntil = Math.min(this.answersUntil ?? Infinity, now + REQUEST_MEMORY_MS);
+    const next = this.nextDeadline(now);
+    if (next !== undefined && next !== this.alarmAt) {
+      this.alarmAt = next;
+      void this.ctx.storage.setAlarm(next);
+    }
     return result;
   }
 }
