@@ -27,6 +27,10 @@ export default defineConfig({
               bindings: {
                 API_KEYS: TEST_API_KEYS,
                 WEBHOOK_SECRET: "test-webhook-secret",
+                // The lock objects' own configuration: the shared stack. A test's
+                // Worker env picks the store per request (envFor in test/workers/support/api.ts).
+                UPSTASH_REDIS_REST_URL: inject("upstashUrl"),
+                UPSTASH_REDIS_REST_TOKEN: inject("upstashToken"),
                 TEST_UPSTASH_URL: inject("upstashUrl"),
                 TEST_UPSTASH_TOKEN: inject("upstashToken"),
                 TEST_STACK_CONTROL_URL: inject("stackControlUrl"),

@@ -4,24 +4,20 @@ import { StoreUnavailableError } from "./errors";
 export const DEFAULT_STORE_TIMEOUT_MS = 2000;
 
 /**
- * Races a store call against a timer. A call that times out may still land
- * later, so the error says its outcome is unknown; any other failure of the
- * call is reported the same way unless it is already typed.
+ * Races a call against a timer. A call that times out may still land later,
+ * so its outcome is unknown. Failures of the call itself pass through as they
+ * are: the caller classifies them (a store fault is not a bug).
  */
 export async function withDeadline<T>(what: string, timeoutMs: number, call: () => Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new StoreUnavailableError(`the store did not answer ${what} within ${timeoutMs} ms`)),
+      () => reject(new StoreUnavailableError(`the store did not answer ${what} within ${timeoutMs} ms`, "unknown")),
       timeoutMs,
     );
   });
   try {
     return await Promise.race([call(), timeout]);
-  } catch (err) {
-    if (err instanceof StoreUnavailableError) throw err;
-    const detail = err instanceof Error ? err.message : String(err);
-    throw new StoreUnavailableError(`the store failed ${what}: ${detail.slice(0, 200)}`);
   } finally {
     clearTimeout(timer);
   }

@@ -1,5 +1,4 @@
-import type { LockRoom } from "./room/LockRoom";
-import type { LockStateObject } from "./store/durable/LockStateObject";
+import type { LockObject } from "./lockObject/LockObject";
 
 /** The Worker's bindings and secrets (see wrangler.toml). */
 export interface Env {
@@ -12,6 +11,6 @@ export interface Env {
   WEBHOOK_SECRET?: string;
   /** Bound on one store call in ms (default 2000). */
   STORE_TIMEOUT_MS?: string;
-  LOCK_STATE: DurableObjectNamespace<LockStateObject>;
-  LOCK_ROOM: DurableObjectNamespace<LockRoom>;
+  /** One LockObject per (kind, namespace, name): waiters, watches, and on the Durable store the state. */
+  LOCK_OBJECT: DurableObjectNamespace<LockObject>;
 }

@@ -53,7 +53,7 @@ export class TooLargeError extends HoldfastError {
   }
 }
 
-/** Bad input: the code names the field or rule (invalid_ttl, invalid_body, ...). */
+/** Bad input: the code names the field or rule (invalid_ttl, invalid_name, ...). Nothing was changed. */
 export class InvalidInputError extends HoldfastError {
   constructor(code: string, message: string) {
     super(code, message);
@@ -61,7 +61,7 @@ export class InvalidInputError extends HoldfastError {
 }
 
 /**
- * The store did not answer in time or answered with an error. `outcome` says
+ * The store did not answer in time or could not be reached. `outcome` says
  * whether a write may have been applied: "unknown" when a request was sent
  * but its answer never came, "not_applied" when it surely was not.
  */
@@ -71,5 +71,16 @@ export class StoreUnavailableError extends HoldfastError {
     readonly outcome: "unknown" | "not_applied" = "unknown",
   ) {
     super("store_unavailable", message);
+  }
+}
+
+/**
+ * A bug: the store rejected a command (a Lua error), a reply did not have the
+ * shape we wrote, or our own code threw. Answered 500 with an id that is also
+ * logged, never disguised as an outage.
+ */
+export class InternalError extends HoldfastError {
+  constructor(message: string) {
+    super("internal", message);
   }
 }

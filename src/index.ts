@@ -14,7 +14,9 @@ export { runOnce, type RunOnceOptions, type RunOnceContext } from "./primitives/
 export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotency";
 export { fromHeader, fromJsonBody } from "./middleware/idempotencyKeyFrom";
 export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore";
-export type { LockStore, LockRef, MutexGrant, MutexState, IdempotencyState } from "./store/types";
+export type { LockStore, LockRef } from "./store/types";
+export type { MutexGrant, MutexState } from "./kinds/mutex/types";
+export type { IdempotencyState } from "./kinds/idempotency/types";
 export {
   HoldfastError,
   LockedError,
@@ -23,4 +25,6 @@ export {
   FingerprintMismatchError,
   TooLargeError,
   StoreUnavailableError,
+  InvalidInputError,
+  InternalError,
 } from "./errors";

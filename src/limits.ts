@@ -28,3 +28,22 @@ export const RETAIN_MAX_MS = 2_592_000_000;
 export const FINGERPRINT_MAX_CHARS = 256;
 /** A stored idempotency response's JSON text, in UTF-8 bytes. */
 export const RESPONSE_MAX_BYTES = 65_536;
+
+/**
+ * A grant handed to a queued waiter must be picked up within this: its
+ * answer delivered to the client, or a first heartbeat, re-entry or release.
+ * Otherwise the lock object takes it back, so a waiter whose client is gone
+ * holds the lock for at most this long, not for its whole ttlMs.
+ */
+export const PICKUP_MS = 2000;
+
+/**
+ * A waiter registered in the store (so a release hands the lock straight to
+ * it) stays registered this long past the lease it waits behind; the lock
+ * object renews it while it waits. If the object is gone, the registration
+ * lapses on its own and stops holding try-locks back.
+ */
+export const REGISTRATION_GRACE_MS = 5000;
+
+/** Namespaces become part of storage keys: no ":" and no braces (a Redis hash tag). */
+export const NAMESPACE_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

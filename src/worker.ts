@@ -1,6 +1,5 @@
 import { app } from "./http/app";
 
-/** The Worker: the Hono app plus the Durable Object classes wrangler binds. */
-export { LockStateObject } from "./store/durable/LockStateObject";
-export { LockRoom } from "./room/LockRoom";
+/** The Worker: the Hono app plus the Durable Object class wrangler binds. */
+export { LockObject } from "./lockObject/LockObject";
 export default app;

@@ -4,8 +4,8 @@ import type { AppEnv } from "./appTypes";
 import { namespaceOf } from "./auth";
 import { errorResponse } from "./errorResponse";
 import { openApiDocument } from "./openapi";
-import { idempotencyRoutes } from "./routes/idempotency";
-import { lockRoutes } from "./routes/locks";
+import { idempotencyRoutes } from "../kinds/idempotency/routes";
+import { mutexRoutes } from "../kinds/mutex/routes";
 
 /** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
 export const app = new Hono<AppEnv>();
@@ -33,5 +33,5 @@ app.use("/v1/*", async (c, next) => {
   await next();
 });
 
-app.route("/v1/locks", lockRoutes);
+app.route("/v1/locks", mutexRoutes);
 app.route("/v1/idempotency", idempotencyRoutes);

@@ -1,4 +1,5 @@
 import { HoldfastError } from "../errors";
+import { NAMESPACE_PATTERN } from "../limits";
 
 export class UnauthorizedError extends HoldfastError {
   constructor() {
@@ -12,8 +13,6 @@ export class NotConfiguredError extends HoldfastError {
   }
 }
 
-/** Namespaces become part of storage keys, so ":" and braces are not allowed. */
-const NAMESPACE_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 interface KeyEntry {
   namespace: string;

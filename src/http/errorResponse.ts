@@ -3,6 +3,7 @@ import {
   FingerprintMismatchError,
   HoldfastError,
   InProgressError,
+  InternalError,
   InvalidInputError,
   LeaseLostError,
   LockedError,
@@ -26,7 +27,9 @@ export function errorResponse(c: Context, err: unknown): Response {
   if (err instanceof StoreUnavailableError) {
     return c.json({ error: err.code, message: err.message, outcome: err.outcome }, 503);
   }
-  if (err instanceof HoldfastError) return c.json({ error: err.code, message: err.message }, 400);
-  console.error("unexpected error", err);
-  return c.json({ error: "internal", message: "an unexpected error occurred" }, 500);
+  if (err instanceof HoldfastError && !(err instanceof InternalError)) return c.json({ error: err.code, message: err.message }, 400);
+  // A bug, not an outage: 500 with an id that is also in the log, so the two can be matched.
+  const errorId = `err_${crypto.randomUUID()}`;
+  console.error(`internal error ${errorId}:`, err);
+  return c.json({ error: "internal", message: `an unexpected error occurred (${errorId})`, errorId }, 500);
 }

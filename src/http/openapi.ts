@@ -1,5 +1,9 @@
 import { z } from "zod";
-import * as s from "./schemas";
+import * as idem from "../kinds/idempotency/schemas";
+import * as mutex from "../kinds/mutex/schemas";
+import * as shared from "./schemas";
+
+const s = { ...shared, ...mutex, ...idem };
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas the routes

@@ -1,16 +1,10 @@
 import type { Redis } from "@upstash/redis";
 import { FingerprintMismatchError, InProgressError, InvalidInputError, LeaseLostError, TooLargeError } from "../errors";
-import {
-  FINGERPRINT_MAX_CHARS,
-  NAME_PATTERN,
-  RESPONSE_MAX_BYTES,
-  RETAIN_DEFAULT_MS,
-  RETAIN_MAX_MS,
-  RETAIN_MIN_MS,
-  TTL_MAX_MS,
-  TTL_MIN_MS,
-} from "../limits";
-import type { IdempotencyState, LockRef, LockStore } from "../store/types";
+import { FINGERPRINT_MAX_CHARS, RESPONSE_MAX_BYTES, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../limits";
+import type { IdempotencyState } from "../kinds/idempotency/types";
+import type { LockRef } from "../store/LockRef";
+import type { LockStore } from "../store/types";
+import { checkInt, checkName, checkNamespace, checkToken, checkTtl } from "../validation";
 import { newOwnerToken, newRequestId } from "../tokens";
 import { storeOf } from "./storeOf";
 
@@ -45,13 +39,13 @@ export class Idempotency {
   private readonly ns: string;
 
   constructor(redisOrStore: Redis | LockStore, options: IdempotencyOptions = {}) {
+    this.ns = checkNamespace(options.namespace ?? "default");
     this.store = storeOf(redisOrStore, options.timeoutMs);
-    this.ns = options.namespace ?? "default";
   }
 
   /** Throws InProgressError while another owner is within its ttl, FingerprintMismatchError on a different fingerprint. */
   async begin(key: string, options: BeginOptions): Promise<BeginResult> {
-    checkInt("invalid_ttl", "ttlMs", options.ttlMs, TTL_MIN_MS, TTL_MAX_MS);
+    checkTtl(options.ttlMs);
     const retainMs = options.retainMs ?? RETAIN_DEFAULT_MS;
     checkInt("invalid_retain", "retainMs", retainMs, RETAIN_MIN_MS, RETAIN_MAX_MS);
     const fp = options.fingerprint;
@@ -79,8 +73,8 @@ export class Idempotency {
 
   /** Moves the owner's deadline to ttlMs (default: the begin's) from the store's now. */
   async heartbeat(key: string, token: string, ttlMs?: number) {
-    if (ttlMs !== undefined) checkInt("invalid_ttl", "ttlMs", ttlMs, TTL_MIN_MS, TTL_MAX_MS);
-    const r = await this.store.idempotencyHeartbeat(this.ref(key), { token, ttlMs });
+    if (ttlMs !== undefined) checkTtl(ttlMs);
+    const r = await this.store.idempotencyHeartbeat(this.ref(key), { token: checkToken(token), ttlMs });
     if (r.status === "lost") throw new LeaseLostError();
     return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
@@ -95,15 +89,14 @@ export class Idempotency {
     if (new TextEncoder().encode(responseJson).byteLength > RESPONSE_MAX_BYTES) {
       throw new TooLargeError(`the response's JSON is over ${RESPONSE_MAX_BYTES} bytes`);
     }
-    const r = await this.store.idempotencyComplete(this.ref(key), { token, responseJson, requestId: newRequestId() });
+    const r = await this.store.idempotencyComplete(this.ref(key), { token: checkToken(token), responseJson, requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
     return { completedAt: r.completedAt, fence: r.fence };
   }
 
-  /** Gives the work up: the record is deleted, so the key can be begun again. */
   /** Gives the key up so it can be begun again; answers the fence of the start it ended. */
   async fail(key: string, token: string): Promise<{ fence: number }> {
-    const r = await this.store.idempotencyFail(this.ref(key), { token, requestId: newRequestId() });
+    const r = await this.store.idempotencyFail(this.ref(key), { token: checkToken(token), requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
     return { fence: r.fence };
   }
@@ -114,16 +107,7 @@ export class Idempotency {
 
   private ref(key: string): LockRef {
     // Keys become part of storage keys (a Redis hash tag), so they follow the name rule.
-    if (typeof key !== "string" || !NAME_PATTERN.test(key)) {
-      throw new InvalidInputError("invalid_name", "idempotency keys match ^[A-Za-z0-9._:@+=-]{1,200}$");
-    }
-    return { ns: this.ns, name: key };
-  }
-}
-
-function checkInt(code: string, field: string, value: number, min: number, max: number) {
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new InvalidInputError(code, `${field} must be an integer from ${min} to ${max}`);
+    return { ns: this.ns, name: checkName(key, "idempotency keys") };
   }
 }
 

@@ -1,39 +1,43 @@
 import type { Redis } from "@upstash/redis";
 import { LeaseLostError, LockedError } from "../errors";
+import type { MutexGrant, MutexState } from "../kinds/mutex/types";
+import type { LockRef } from "../store/LockRef";
+import type { LockStore } from "../store/types";
 import { newOwnerToken, newRequestId } from "../tokens";
-import type { LockRef, LockStore, MutexGrant, MutexState } from "../store/types";
+import { checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation";
 import { pollForGrant } from "./pollForGrant";
 import { storeOf } from "./storeOf";
 
 export interface MutexOptions {
-  /** Names live inside a namespace; the library default is "default". */
+  /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
   namespace?: string;
   /** Bound on each store call in ms (default 2000). */
   timeoutMs?: number;
 }
 
 export interface AcquireOptions {
+  /** 100 .. 86_400_000, as in the HTTP contract. */
   ttlMs: number;
-  /** How long to keep trying; 0 tries once. */
+  /** How long to keep trying (0 .. 60_000); 0 tries once. */
   waitMs?: number;
   /** A token you hold, to re-enter. */
   token?: string;
-  /** Mark the lease as watched by its room (server use). */
-  watch?: boolean;
   signal?: AbortSignal;
 }
 
 /**
  * A re-entrant mutex with fencing tokens over any store. As a library:
- * `new Mutex(redis, "job-1")` with an @upstash/redis client.
+ * `new Mutex(redis, "job-1")` with an @upstash/redis client. Arguments are
+ * checked with the HTTP contract's bounds (InvalidInputError naming the
+ * field) before anything reaches the store.
  */
 export class Mutex {
   private readonly store: LockStore;
   private readonly ref: LockRef;
 
   constructor(redisOrStore: Redis | LockStore, name: string, options: MutexOptions = {}) {
+    this.ref = { ns: checkNamespace(options.namespace ?? "default"), name: checkName(name) };
     this.store = storeOf(redisOrStore, options.timeoutMs);
-    this.ref = { ns: options.namespace ?? "default", name };
   }
 
   get name(): string {
@@ -42,38 +46,34 @@ export class Mutex {
 
   /** Acquires or re-enters; throws LockedError when busy past waitMs, LeaseLostError on a stale token. */
   async acquire(options: AcquireOptions): Promise<MutexGrant> {
+    const ttlMs = checkTtl(options.ttlMs);
+    const waitMs = checkWait(options.waitMs ?? 0);
     const reenter = options.token !== undefined;
-    const token = options.token ?? newOwnerToken();
+    const token = reenter ? checkToken(options.token) : newOwnerToken();
     const tryOnce = async () => {
-      const r = await this.store.mutexAcquire(this.ref, {
-        token,
-        reenter,
-        ttlMs: options.ttlMs,
-        requestId: newRequestId(),
-        watch: options.watch ?? false,
-      });
+      const r = await this.store.mutexAcquire(this.ref, { token, mode: reenter ? "reenter" : "new", ttlMs, requestId: newRequestId(), watch: false });
       if (r.status === "lost") throw new LeaseLostError();
       return r.status === "granted"
         ? { done: true as const, value: r.grant }
         : { done: false as const, retryAfterMs: r.retryAfterMs };
     };
-    const result = reenter ? await tryOnce() : await pollForGrant(options.waitMs ?? 0, tryOnce, options.signal);
+    const result = reenter ? await tryOnce() : await pollForGrant(waitMs, tryOnce, options.signal);
     if (!result.done) throw new LockedError(result.retryAfterMs);
     return result.value;
   }
 
   /** Extends the lease to ttlMs (default: the acquire's ttl) from the store's now. */
   async heartbeat(token: string, ttlMs?: number) {
-    const r = await this.store.mutexHeartbeat(this.ref, { token, ttlMs });
+    const r = await this.store.mutexHeartbeat(this.ref, { token: checkToken(token), ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs) });
     if (r.status === "lost") throw new LeaseLostError();
-    return r;
+    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
 
   /** Drops one level of a re-entrant hold; the lock is free when `released` is true. */
   async release(token: string) {
-    const r = await this.store.mutexRelease(this.ref, { token, requestId: newRequestId() });
+    const r = await this.store.mutexRelease(this.ref, { token: checkToken(token), requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
-    return r;
+    return { released: r.released, count: r.count, fence: r.fence };
   }
 
   inspect(): Promise<MutexState> {

@@ -1,37 +1,27 @@
-import type { Env } from "../env";
 import { DEFAULT_STORE_TIMEOUT_MS } from "../deadline";
+import type { Env } from "../env";
 import { DurableStore } from "./durable/DurableStore";
 import { createUpstashClient } from "./redis/createUpstashClient";
 import { RedisStore } from "./redis/RedisStore";
 import type { LockStore } from "./types";
 
-/**
- * Which store answers, as plain data: the Worker hands it to a LockRoom so
- * the room acts on the same store as the request that woke it.
- */
-export interface StoreConfig {
-  upstashUrl?: string;
-  upstashToken?: string;
-  timeoutMs: number;
-}
-
-export function storeConfigOf(env: Env): StoreConfig {
-  const timeoutMs = Number(env.STORE_TIMEOUT_MS) || DEFAULT_STORE_TIMEOUT_MS;
-  const url = env.UPSTASH_REDIS_REST_URL;
-  const token = env.UPSTASH_REDIS_REST_TOKEN;
-  return url && token ? { upstashUrl: url, upstashToken: token, timeoutMs } : { timeoutMs };
-}
-
 let cachedRedis: { key: string; store: RedisStore } | undefined;
 
+export function storeTimeoutMs(env: Pick<Env, "STORE_TIMEOUT_MS">): number {
+  return Number(env.STORE_TIMEOUT_MS) || DEFAULT_STORE_TIMEOUT_MS;
+}
+
 /**
- * The Redis store when both Upstash settings are present, the Durable store
- * otherwise. The Redis store (its client and script cache) is kept per
- * isolate and configuration; the Durable store is only a binding wrapper.
+ * The Redis store when both Upstash settings are present, else undefined.
+ * Built from the Worker's own configuration, in the Worker and in each lock
+ * object alike, and kept per isolate (its client and script cache); nothing
+ * of it is ever stored.
  */
-export function storeFrom(config: StoreConfig, env: Pick<Env, "LOCK_STATE">): LockStore {
-  const { upstashUrl: url, upstashToken: token, timeoutMs } = config;
-  if (!url || !token) return new DurableStore(env.LOCK_STATE, { timeoutMs });
+export function redisStoreOf(env: Env): RedisStore | undefined {
+  const url = env.UPSTASH_REDIS_REST_URL;
+  const token = env.UPSTASH_REDIS_REST_TOKEN;
+  if (!url || !token) return undefined;
+  const timeoutMs = storeTimeoutMs(env);
   const key = `${url} ${token} ${timeoutMs}`;
   if (cachedRedis?.key !== key) {
     cachedRedis = { key, store: new RedisStore(createUpstashClient(url, token, timeoutMs), { timeoutMs }) };
@@ -39,6 +29,7 @@ export function storeFrom(config: StoreConfig, env: Pick<Env, "LOCK_STATE">): Lo
   return cachedRedis.store;
 }
 
+/** The store the Worker uses: Redis when configured, else the Durable store (each lock's LockObject). */
 export function selectStore(env: Env): LockStore {
-  return storeFrom(storeConfigOf(env), env);
+  return redisStoreOf(env) ?? new DurableStore(env.LOCK_OBJECT, { timeoutMs: storeTimeoutMs(env) });
 }

@@ -1,9 +1,9 @@
 import { describe } from "vitest";
 import { badInputConformance } from "../conformance/badInput";
-import { idempotencyConformance } from "../conformance/idempotency";
-import { mutexConformance } from "../conformance/mutex";
-import { retrySafetyConformance } from "../conformance/retrySafety";
-import { waitingConformance } from "../conformance/waiting";
+import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotency";
+import { mutexConformance } from "../../src/kinds/mutex/conformance/mutex";
+import { retrySafetyConformance } from "../../src/kinds/mutex/conformance/retrySafety";
+import { waitingConformance } from "../../src/kinds/mutex/conformance/waiting";
 
 // One suite, both stores: the way Hono runs one router suite against every router.
 for (const kind of ["redis", "durable"] as const) {

@@ -8,9 +8,9 @@ import { sleep, uniqueName } from "./support/api";
  * requests (same request id) and the clean-up alarm of an idle key's object.
  */
 describe("durable store: idempotency internals", () => {
-  const store = new DurableStore(env.LOCK_STATE);
+  const store = new DurableStore(env.LOCK_OBJECT);
   const ns = "tenant-a";
-  const objectOf = (key: string) => env.LOCK_STATE.get(env.LOCK_STATE.idFromName(`id:${ns}:${key}`));
+  const objectOf = (key: string) => env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`idempotency:${ns}:${key}`));
 
   it("a retried begin, complete or fail (same request id) gets the first answer", async () => {
     const ref = { ns, name: uniqueName("retry") };

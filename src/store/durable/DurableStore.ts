@@ -1,92 +1,89 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline";
+import { InternalError, StoreUnavailableError } from "../../errors";
 import type {
-  IdempotencyBeginInput,
   IdempotencyBeginResult,
   IdempotencyCompleteResult,
   IdempotencyFailResult,
   IdempotencyHeartbeatResult,
   IdempotencyState,
-  LockRef,
-  LockStore,
-  MutexAcquireInput,
+  IdempotencyStore,
+} from "../../kinds/idempotency/types";
+import type {
   MutexAcquireResult,
   MutexHeartbeatResult,
   MutexReleaseResult,
   MutexState,
-} from "../types";
-import type { LockStateObject } from "./LockStateObject";
+  MutexStore,
+  MutexWithdrawResult,
+} from "../../kinds/mutex/types";
+import type { LockObject } from "../../lockObject/LockObject";
+import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf";
+import type { LockRef } from "../LockRef";
+import type { LockStore } from "../types";
 
 /**
- * The embedded store: lock state in a Durable Object per (kind, namespace,
- * name), so a Cloudflare-only deployment needs no Upstash account.
+ * The embedded store, as the Worker sees it: each call is an RPC to the
+ * lock's own LockObject, which keeps the state in its storage and acts on its
+ * waiters and watches in the same step. A Cloudflare-only deployment needs no
+ * Upstash account.
  */
 export class DurableStore implements LockStore {
   readonly kind = "durable" as const;
   private readonly timeoutMs: number;
 
   constructor(
-    private readonly objects: DurableObjectNamespace<LockStateObject>,
+    private readonly objects: DurableObjectNamespace<LockObject>,
     options: { timeoutMs?: number } = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   }
 
-  mutexAcquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
-    return this.call("mutex_acquire", () => this.mutex(ref).mutexAcquire(ref.name, input));
-  }
+  // RPC stubs spread a union result over their promise types, so each call names its result type.
+  mutexAcquire: MutexStore["mutexAcquire"] = (ref, input) =>
+    this.call<MutexAcquireResult>("mutex", ref, "acquire", async (o) => o.mutexAcquire(ref, input));
+  mutexHeartbeat: MutexStore["mutexHeartbeat"] = (ref, input) =>
+    this.call<MutexHeartbeatResult>("mutex", ref, "heartbeat", async (o) => o.mutexHeartbeat(ref, input));
+  mutexRelease: MutexStore["mutexRelease"] = (ref, input) =>
+    this.call<MutexReleaseResult>("mutex", ref, "release", async (o) => o.mutexRelease(ref, input));
+  mutexWithdraw: MutexStore["mutexWithdraw"] = (ref, input) =>
+    this.call<MutexWithdrawResult>("mutex", ref, "withdraw", async (o) => o.mutexWithdraw(ref, input));
+  mutexInspect: MutexStore["mutexInspect"] = (ref) => this.call<MutexState>("mutex", ref, "inspect", async (o) => o.mutexInspect(ref));
 
-  mutexHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<MutexHeartbeatResult> {
-    return this.call("mutex_heartbeat", () => this.mutex(ref).mutexHeartbeat(input));
-  }
-
-  mutexRelease(ref: LockRef, input: { token: string; requestId: string }): Promise<MutexReleaseResult> {
-    return this.call("mutex_release", () => this.mutex(ref).mutexRelease(input));
-  }
-
-  mutexInspect(ref: LockRef): Promise<MutexState> {
-    return this.call("mutex_inspect", () => this.mutex(ref).mutexInspect());
-  }
-
-  idempotencyBegin(ref: LockRef, input: IdempotencyBeginInput): Promise<IdempotencyBeginResult> {
-    return this.call("idempotency_begin", () => this.idempotency(ref).idempotencyBegin(input));
-  }
-
-  idempotencyHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<IdempotencyHeartbeatResult> {
-    return this.call("idempotency_heartbeat", () => this.idempotency(ref).idempotencyHeartbeat(input));
-  }
-
-  idempotencyComplete(
-    ref: LockRef,
-    input: { token: string; responseJson: string; requestId: string },
-  ): Promise<IdempotencyCompleteResult> {
-    return this.call("idempotency_complete", () => this.idempotency(ref).idempotencyComplete(input));
-  }
-
-  idempotencyFail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult> {
-    return this.call("idempotency_fail", () => this.idempotency(ref).idempotencyFail(input));
-  }
-
-  idempotencyInspect(ref: LockRef): Promise<IdempotencyState> {
-    return this.call("idempotency_inspect", () => this.idempotency(ref).idempotencyInspect());
-  }
+  idempotencyBegin: IdempotencyStore["idempotencyBegin"] = (ref, input) =>
+    this.call<IdempotencyBeginResult>("idempotency", ref, "begin", async (o) => o.idempotencyBegin(ref, input));
+  idempotencyHeartbeat: IdempotencyStore["idempotencyHeartbeat"] = (ref, input) =>
+    this.call<IdempotencyHeartbeatResult>("idempotency", ref, "heartbeat", async (o) => o.idempotencyHeartbeat(ref, input));
+  idempotencyComplete: IdempotencyStore["idempotencyComplete"] = (ref, input) =>
+    this.call<IdempotencyCompleteResult>("idempotency", ref, "complete", async (o) => o.idempotencyComplete(ref, input));
+  idempotencyFail: IdempotencyStore["idempotencyFail"] = (ref, input) =>
+    this.call<IdempotencyFailResult>("idempotency", ref, "fail", async (o) => o.idempotencyFail(ref, input));
+  idempotencyInspect: IdempotencyStore["idempotencyInspect"] = (ref) =>
+    this.call<IdempotencyState>("idempotency", ref, "inspect", async (o) => o.idempotencyInspect(ref));
 
   async ping(): Promise<void> {
-    await this.call("ping", () => this.object("health", { ns: "_", name: "_" }).ping());
+    await this.call<boolean>("health", { ns: "_", name: "_" }, "ping", async (o) => o.ping());
   }
 
-  private mutex(ref: LockRef) {
-    return this.object("mx", ref);
+  private async call<T>(kind: LockKindName, ref: LockRef, what: string, fn: (o: DurableObjectStub<LockObject>) => Promise<T>): Promise<T> {
+    const stub = lockObjectOf(this.objects, kind, ref);
+    try {
+      return await withDeadline(`${kind} ${what}`, this.timeoutMs, () => fn(stub));
+    } catch (err) {
+      throw classifyObjectFault(`${kind} ${what}`, err);
+    }
   }
+}
 
-  private idempotency(ref: LockRef) {
-    return this.object("id", ref);
-  }
-
-  private object(kind: string, ref: LockRef) {
-    return this.objects.get(this.objects.idFromName(`${kind}:${ref.ns}:${ref.name}`));
-  }
-
-  private call<T>(what: string, call: () => Promise<unknown>): Promise<T> {
-    return withDeadline(what, this.timeoutMs, call as () => Promise<T>);
-  }
+/**
+ * A Durable Object call that failed: the platform's own failures (object
+ * overloaded, reset, connection lost: `retryable`/`overloaded`, or not thrown
+ * by our code at all) are an outage; an exception our object code threw
+ * (`remote` and not retryable) is a bug.
+ */
+export function classifyObjectFault(what: string, err: unknown): Error {
+  if (err instanceof StoreUnavailableError || err instanceof InternalError) return err;
+  const e = err as { message?: string; remote?: boolean; retryable?: boolean; overloaded?: boolean };
+  const message = String(e?.message ?? err).slice(0, 300);
+  if (e?.remote && !e.retryable && !e.overloaded) return new InternalError(`the lock object failed ${what}: ${message}`);
+  return new StoreUnavailableError(`the lock object did not answer ${what}: ${message}`, "unknown");
 }

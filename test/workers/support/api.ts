@@ -39,8 +39,9 @@ export function api(kind: StoreKind, overrides: Partial<Env> = {}) {
     else if (body !== undefined) init.body = JSON.stringify(body);
     const ctx = createExecutionContext();
     const res = await worker.fetch(new Request(`http://holdfast.test${path}`, init), e, ctx);
-    await waitOnExecutionContext(ctx);
+    // Read the answer first, as a client does: some answers confirm their delivery once read.
     const text = await res.text();
+    await waitOnExecutionContext(ctx);
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);

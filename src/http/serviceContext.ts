@@ -1,0 +1,15 @@
+import type { Context } from "hono";
+import { followUpsWith, type ServiceContext } from "../service/ServiceContext";
+import type { AppEnv } from "./appTypes";
+
+/** The service layer's view of one request. */
+export function serviceContext(c: Context<AppEnv>): ServiceContext {
+  let waitUntil: (p: Promise<unknown>) => void;
+  try {
+    const ctx = c.executionCtx;
+    waitUntil = (p) => ctx.waitUntil(p);
+  } catch {
+    waitUntil = (p) => void p; // no execution context: the follow-up still runs
+  }
+  return { env: c.env, ns: c.var.ns, store: c.var.store, later: followUpsWith(waitUntil) };
+}

@@ -1,0 +1,166 @@
+import { FENCE_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits";
+import type {
+  IdempotencyBeginInput,
+  IdempotencyBeginResult,
+  IdempotencyCompleteResult,
+  IdempotencyFailResult,
+  IdempotencyHeartbeatResult,
+  IdempotencyState,
+} from "./types";
+import { recall, remember } from "../../store/durable/answerMemory";
+
+/**
+ * An idempotency key on the Durable store, the same rules as lua/*.lua: each function runs synchronously on the object's
+ * storage, so it is atomic like a script. `now` is the object's clock;
+ * `keepUntil` plays the part of the Redis key's PEXPIREAT.
+ */
+
+interface Started {
+  state: "started";
+  token: string;
+  fence: number;
+  fp: string;
+  deadline: number;
+  ttl: number;
+  retain: number;
+  keepUntil: number;
+}
+
+interface Completed {
+  state: "completed";
+  fence: number;
+  fp: string;
+  /** JSON text, as the Redis store keeps it. */
+  response: string;
+  completedAt: number;
+  keepUntil: number;
+}
+
+type IdemRecord = Started | Completed;
+
+interface FenceRecord {
+  last: number;
+  keepUntil: number;
+}
+
+const RECORD = "idem";
+const FENCE = "idem:fence";
+
+/** The record while it is kept, or undefined; one past its keep time is deleted on sight. */
+function liveRecord(kv: SyncKvStorage, now: number): IdemRecord | undefined {
+  const rec = kv.get<IdemRecord>(RECORD);
+  if (rec && rec.keepUntil <= now) {
+    kv.delete(RECORD);
+    return undefined;
+  }
+  return rec;
+}
+
+function lastFence(kv: SyncKvStorage, now: number): FenceRecord | undefined {
+  const f = kv.get<FenceRecord>(FENCE);
+  if (f && f.keepUntil <= now) {
+    kv.delete(FENCE);
+    return undefined;
+  }
+  return f;
+}
+
+/** The started record of this token, if its deadline has not passed. */
+function ownedBy(kv: SyncKvStorage, now: number, token: string): Started | undefined {
+  const rec = liveRecord(kv, now);
+  return rec?.state === "started" && rec.token === token && rec.deadline > now ? rec : undefined;
+}
+
+export function begin(kv: SyncKvStorage, now: number, input: IdempotencyBeginInput): IdempotencyBeginResult {
+  // Only a start is remembered: the other answers change nothing, so a retry
+  // evaluates them again (see lua/idempotency_begin.lua).
+  const seen = recall<IdempotencyBeginResult>(kv, input.requestId, now);
+  if (seen) return seen;
+
+  const rec = liveRecord(kv, now);
+  const fp = input.fingerprint ?? "";
+  if (rec && rec.fp !== "" && fp !== "" && rec.fp !== fp) return { status: "mismatch" };
+  if (rec?.state === "completed") {
+    return { status: "completed", response: JSON.parse(rec.response), completedAt: rec.completedAt, fence: rec.fence };
+  }
+  if (rec?.state === "started" && rec.deadline > now) {
+    return { status: "in_progress", retryAfterMs: rec.deadline - now, expiresAt: rec.deadline };
+  }
+
+  const fence = Math.max((lastFence(kv, now)?.last ?? 0) + 1, now * 1000);
+  kv.put<FenceRecord>(FENCE, { last: fence, keepUntil: now + FENCE_KEEP_MS });
+  const next: Started = {
+    state: "started",
+    token: input.token,
+    fence,
+    // The first fingerprint sticks: a start without one keeps the vanished owner's.
+    fp: fp || rec?.fp || "",
+    deadline: now + input.ttlMs,
+    ttl: input.ttlMs,
+    retain: input.retainMs,
+    keepUntil: now + Math.max(input.ttlMs, input.retainMs),
+  };
+  kv.put<IdemRecord>(RECORD, next);
+  return remember<IdempotencyBeginResult>(
+    kv,
+    input.requestId,
+    { status: "started", token: next.token, fence, ttlMs: next.ttl, expiresAt: next.deadline },
+    now + REQUEST_MEMORY_MS,
+  );
+}
+
+export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): IdempotencyHeartbeatResult {
+  const rec = ownedBy(kv, now, input.token);
+  if (!rec) return { status: "lost" };
+  const ttl = input.ttlMs ?? rec.ttl;
+  kv.put<IdemRecord>(RECORD, { ...rec, deadline: now + ttl, keepUntil: Math.max(rec.keepUntil, now + ttl) });
+  return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: rec.fence };
+}
+
+export function complete(
+  kv: SyncKvStorage,
+  now: number,
+  input: { token: string; responseJson: string; requestId: string },
+): IdempotencyCompleteResult {
+  const seen = recall<IdempotencyCompleteResult>(kv, input.requestId, now);
+  if (seen) return seen;
+  const answer = (r: IdempotencyCompleteResult) => remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+
+  const rec = ownedBy(kv, now, input.token);
+  if (!rec) return { status: "lost" }; // changes nothing: not remembered
+  kv.put<IdemRecord>(RECORD, {
+    state: "completed",
+    fence: rec.fence,
+    fp: rec.fp,
+    response: input.responseJson,
+    completedAt: now,
+    keepUntil: now + rec.retain,
+  });
+  return answer({ status: "ok", completedAt: now, fence: rec.fence });
+}
+
+export function fail(kv: SyncKvStorage, now: number, input: { token: string; requestId: string }): IdempotencyFailResult {
+  const seen = recall<IdempotencyFailResult>(kv, input.requestId, now);
+  if (seen) return seen;
+  const answer = (r: IdempotencyFailResult) => remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+
+  const rec = ownedBy(kv, now, input.token);
+  if (!rec) return { status: "lost" }; // changes nothing: not remembered
+  kv.delete(RECORD);
+  return answer({ status: "ok", fence: rec.fence });
+}
+
+export function inspect(kv: SyncKvStorage, now: number): IdempotencyState {
+  const rec = liveRecord(kv, now);
+  if (rec?.state === "completed") {
+    return { state: "completed", fence: rec.fence, completedAt: rec.completedAt, response: JSON.parse(rec.response) };
+  }
+  if (rec?.state === "started" && rec.deadline > now) return { state: "started", fence: rec.fence, expiresAt: rec.deadline };
+  return { state: "absent" };
+}
+
+/** When this object next has something to clean up (record keep time, fence horizon). */
+export function nextIdempotencyDeadline(kv: SyncKvStorage, now: number): number | undefined {
+  const times = [liveRecord(kv, now)?.keepUntil, lastFence(kv, now)?.keepUntil].filter((t): t is number => t !== undefined);
+  return times.length ? Math.min(...times) : undefined;
+}

@@ -1,0 +1,74 @@
+-- idempotency_begin: start work on an idempotency key, or say why not.
+--
+-- KEYS[1]  record     hf:{id:<ns>:<key>}          hash: state, token, fence, fp, deadline, ttl, retain,
+--                                                   and once completed: response, completedAt
+-- KEYS[2]  last fence hf:{id:<ns>:<key>}:fence     kept ARGV[5] ms after every start
+-- KEYS[3]  request    hf:{id:<ns>:<key>}:rq:<id>   this request's "started" answer, for retries
+-- ARGV[1]  token: the new owner token, used only if this begin starts the work
+-- ARGV[2]  ttlMs: the owner must complete or heartbeat within this
+-- ARGV[3]  retainMs: how long the record (its fingerprint, later its response) is kept
+-- ARGV[4]  fingerprint, or "" for none
+-- ARGV[5]  fence keep ms
+-- ARGV[6]  request memory ms
+--
+-- Returns name/value pairs (every value a string, so big numbers survive JSON):
+--   status started, token, fence, ttlMs, expiresAt        you own the work now
+--   status completed, response ("json:" .. text), completedAt, fence
+--   status in_progress, retryAfterMs, expiresAt           another owner is within its deadline
+--   status mismatch                                       both fingerprints present and different
+--
+-- The response carries a "json:" prefix so a client that JSON-parses string
+-- replies (@upstash/redis does by default) hands it back untouched.
+--
+-- Safe to run twice: a retry of a begin that started gets the same token back
+-- (without that, it would see its own start as in_progress). The other
+-- answers change nothing, so a retry simply evaluates again; not remembering
+-- them keeps replays of a large response from piling up copies.
+--
+-- A start whose deadline passed (the owner vanished) is taken over with a new
+-- token and fence: the old token can then neither heartbeat, complete nor
+-- fail. The record outlives the deadline by retainMs so a vanished owner's
+-- fingerprint still guards the key.
+
+local token = arg_str(1, 'token', 256)
+local ttl = arg_int(2, 'ttlMs', 1, 86400000)
+local retain = arg_int(3, 'retainMs', 1, 2592000000)
+local fp = ARGV[4]
+if type(fp) ~= 'string' or #fp > 1024 then bad_arg('fingerprint', 'must be at most 1024 bytes') end
+local fence_keep = arg_int(5, 'fence keep ms', 1, 31536000000)
+local memory = arg_int(6, 'request memory ms', 1, 86400000)
+
+local seen = redis.call('GET', KEYS[3])
+if seen then return cjson.decode(seen) end
+
+local now_ms, now_us = redis_now()
+
+local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'deadline', 'fence', 'response', 'completedAt')
+local state, old_fp = rec[1], rec[2] or ''
+
+if state and old_fp ~= '' and fp ~= '' and old_fp ~= fp then return {'status', 'mismatch'} end
+
+if state == 'completed' then
+  return {'status', 'completed', 'response', 'json:' .. (rec[5] or 'null'), 'completedAt', rec[6] or '0', 'fence', rec[4] or '0'}
+end
+
+if state == 'started' then
+  local deadline = tonumber(rec[3]) or 0
+  if deadline > now_ms then return {'status', 'in_progress', 'retryAfterMs', fmt(deadline - now_ms), 'expiresAt', fmt(deadline)} end
+end
+
+-- The first fingerprint sticks: a start without one keeps the vanished owner's.
+if fp == '' then fp = old_fp end
+
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+local fence = math.max(last + 1, now_us)
+redis.call('SET', KEYS[2], fmt(fence), 'PX', fmt(fence_keep))
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'started', 'token', token, 'fence', fmt(fence), 'fp', fp,
+  'deadline', fmt(now_ms + ttl), 'ttl', fmt(ttl), 'retain', fmt(retain))
+-- Absolute expiry, so it matches the deadline we answer to the millisecond.
+redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + math.max(ttl, retain)))
+
+local r = {'status', 'started', 'token', token, 'fence', fmt(fence), 'ttlMs', fmt(ttl), 'expiresAt', fmt(now_ms + ttl)}
+redis.call('SET', KEYS[3], cjson.encode(r), 'PX', fmt(memory))
+return r

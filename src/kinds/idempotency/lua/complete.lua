@@ -1,0 +1,38 @@
+-- idempotency_complete: the current owner stores its result.
+--
+-- KEYS[1]  record  hf:{id:<ns>:<key>}
+-- KEYS[2]  request hf:{id:<ns>:<key>}:rq:<id>
+-- ARGV[1]  token
+-- ARGV[2]  response as JSON text (size checked by the caller)
+-- ARGV[3]  request memory ms
+--
+-- Returns name/value pairs: status ok, completedAt, fence; or status lost.
+--
+-- Only the started owner within its deadline may complete; anyone else gets
+-- "lost" and nothing changes, so a slow owner whose deadline lapsed can never
+-- overwrite the result of the owner that took over. The record is then kept
+-- retainMs (from its begin) counted from now; fingerprint and fence stay.
+--
+-- Safe to run twice: a retry with the same request id returns the first
+-- answer (without it, a retried complete would answer lost). Lost is not
+-- remembered: it changes nothing.
+
+local token = arg_str(1, 'token', 256)
+if type(ARGV[2]) ~= 'string' or #ARGV[2] < 1 or #ARGV[2] > 65536 then bad_arg('response', 'must be 1 to 65536 bytes of JSON') end
+local memory = arg_int(3, 'request memory ms', 1, 86400000)
+
+local seen = redis.call('GET', KEYS[2])
+if seen then return cjson.decode(seen) end
+
+local now_ms = redis_now()
+
+local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'deadline', 'fence', 'retain')
+if rec[1] ~= 'started' or rec[2] ~= token or (tonumber(rec[3]) or 0) <= now_ms then return {'status', 'lost'} end
+
+local completed_at = fmt(now_ms)
+redis.call('HDEL', KEYS[1], 'token', 'deadline', 'ttl')
+redis.call('HSET', KEYS[1], 'state', 'completed', 'response', ARGV[2], 'completedAt', completed_at)
+redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + tonumber(rec[5])))
+local r = {'status', 'ok', 'completedAt', completed_at, 'fence', rec[4]}
+redis.call('SET', KEYS[2], cjson.encode(r), 'PX', fmt(memory))
+return r

@@ -1,0 +1,21 @@
+-- idempotency_inspect: the key's state, never its token.
+--
+-- KEYS[1]  record hf:{id:<ns>:<key>}
+--
+-- Returns name/value pairs, one of
+--   state absent
+--   state started, fence, expiresAt
+--   state completed, fence, completedAt, response ("json:" .. text; prefix: see begin.lua)
+-- A start whose deadline passed is "absent": the next begin starts anew (the
+-- record is only kept for its fingerprint). Read-only.
+
+local now_ms = redis_now()
+
+local rec = redis.call('HMGET', KEYS[1], 'state', 'fence', 'deadline', 'completedAt', 'response')
+if rec[1] == 'completed' then
+  return {'state', 'completed', 'fence', rec[2] or '0', 'completedAt', rec[4] or '0', 'response', 'json:' .. (rec[5] or 'null')}
+end
+if rec[1] == 'started' and (tonumber(rec[3]) or 0) > now_ms then
+  return {'state', 'started', 'fence', rec[2], 'expiresAt', rec[3]}
+end
+return {'state', 'absent'}

@@ -1,0 +1,83 @@
+import { InternalError } from "../../errors";
+import { FENCE_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { numberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
+import { idempotencyKeys } from "./keys";
+import type {
+  IdempotencyBeginResult,
+  IdempotencyCompleteResult,
+  IdempotencyFailResult,
+  IdempotencyHeartbeatResult,
+  IdempotencyState,
+  IdempotencyStore,
+} from "./types";
+
+/** Idempotency keys on the Redis store: one script (lua/<op>.lua) per operation. */
+export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
+  return {
+    async idempotencyBegin(ref, input): Promise<IdempotencyBeginResult> {
+      const k = idempotencyKeys(ref);
+      const r = await scripts.run("idempotency_begin", [k.record, k.fence, k.request(input.requestId)], [
+        input.token,
+        input.ttlMs,
+        input.retainMs,
+        input.fingerprint ?? "",
+        FENCE_KEEP_MS,
+        REQUEST_MEMORY_MS,
+      ]);
+      switch (r.status) {
+        case "started":
+          return { status: "started", token: r.token, fence: numberField(r, "fence"), ttlMs: numberField(r, "ttlMs"), expiresAt: numberField(r, "expiresAt") };
+        case "completed":
+          return { status: "completed", response: storedResponse(r.response), completedAt: numberField(r, "completedAt"), fence: numberField(r, "fence") };
+        case "in_progress":
+          return { status: "in_progress", retryAfterMs: numberField(r, "retryAfterMs"), expiresAt: numberField(r, "expiresAt") };
+        case "mismatch":
+          return { status: "mismatch" };
+        default:
+          throw unexpectedReply("idempotency_begin", r);
+      }
+    },
+
+    async idempotencyHeartbeat(ref, input): Promise<IdempotencyHeartbeatResult> {
+      const r = await scripts.run("idempotency_heartbeat", [idempotencyKeys(ref).record], [input.token, input.ttlMs ?? ""]);
+      if (r.status === "lost") return { status: "lost" };
+      if (r.status !== "ok") throw unexpectedReply("idempotency_heartbeat", r);
+      return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
+    },
+
+    async idempotencyComplete(ref, input): Promise<IdempotencyCompleteResult> {
+      const k = idempotencyKeys(ref);
+      const r = await scripts.run("idempotency_complete", [k.record, k.request(input.requestId)], [input.token, input.responseJson, REQUEST_MEMORY_MS]);
+      if (r.status === "lost") return { status: "lost" };
+      if (r.status !== "ok") throw unexpectedReply("idempotency_complete", r);
+      return { status: "ok", completedAt: numberField(r, "completedAt"), fence: numberField(r, "fence") };
+    },
+
+    async idempotencyFail(ref, input): Promise<IdempotencyFailResult> {
+      const k = idempotencyKeys(ref);
+      const r = await scripts.run("idempotency_fail", [k.record, k.request(input.requestId)], [input.token, REQUEST_MEMORY_MS]);
+      if (r.status === "lost") return { status: "lost" };
+      if (r.status !== "ok") throw unexpectedReply("idempotency_fail", r);
+      return { status: "ok", fence: numberField(r, "fence") };
+    },
+
+    async idempotencyInspect(ref): Promise<IdempotencyState> {
+      const r = await scripts.run("idempotency_inspect", [idempotencyKeys(ref).record], []);
+      if (r.state === "completed") {
+        return { state: "completed", fence: numberField(r, "fence"), completedAt: numberField(r, "completedAt"), response: storedResponse(r.response) };
+      }
+      if (r.state === "started") return { state: "started", fence: numberField(r, "fence"), expiresAt: numberField(r, "expiresAt") };
+      if (r.state === "absent") return { state: "absent" };
+      throw unexpectedReply("idempotency_inspect", r);
+    },
+  };
+}
+
+/**
+ * A stored response comes back as "json:<JSON text>": the prefix keeps a
+ * client with automatic deserialization from parsing (and so changing) it.
+ */
+function storedResponse(text: string | undefined): unknown {
+  if (!text?.startsWith("json:")) throw new InternalError("expected a stored response from the store");
+  return JSON.parse(text.slice("json:".length));
+}

@@ -1,0 +1,55 @@
+import { FingerprintMismatchError, InProgressError } from "../../errors";
+import { lockObjectClient } from "../../lockObject/lockObjectClient";
+import { Idempotency } from "../../primitives/Idempotency";
+import type { ServiceContext } from "../../service/ServiceContext";
+import { newOwnerToken, newRequestId } from "../../tokens";
+
+/**
+ * Idempotency keys as the HTTP API serves them: the store, then the lock
+ * object where a watch is involved (a begin with onExpire goes through the
+ * object, which begins and watches in one step; a fail tells it afterwards).
+ */
+function idempotencyOf(ctx: ServiceContext) {
+  return new Idempotency(ctx.store, { namespace: ctx.ns });
+}
+
+export interface BeginBody {
+  ttlMs: number;
+  retainMs: number;
+  fingerprint?: string;
+  onExpire?: string;
+}
+
+export async function beginIdempotency(ctx: ServiceContext, key: string, body: BeginBody) {
+  if (!body.onExpire) return idempotencyOf(ctx).begin(key, body);
+  const ref = { ns: ctx.ns, name: key };
+  const r = await lockObjectClient(ctx.env, "idempotency", ref).idempotencyBeginWatched(
+    { token: newOwnerToken(), ttlMs: body.ttlMs, retainMs: body.retainMs, fingerprint: body.fingerprint, requestId: newRequestId() },
+    body.onExpire,
+    ctx.store.kind,
+  );
+  switch (r.status) {
+    case "started":
+      return { state: "started" as const, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
+    case "completed":
+      return { state: "completed" as const, response: r.response, completedAt: r.completedAt, fence: r.fence };
+    case "in_progress":
+      throw new InProgressError(r.retryAfterMs);
+    case "mismatch":
+      throw new FingerprintMismatchError();
+  }
+}
+
+export const heartbeatIdempotency = (ctx: ServiceContext, key: string, token: string, ttlMs?: number) =>
+  idempotencyOf(ctx).heartbeat(key, token, ttlMs);
+
+export const completeIdempotency = (ctx: ServiceContext, key: string, token: string, response: unknown) =>
+  idempotencyOf(ctx).complete(key, token, response);
+
+export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
+  const { fence } = await idempotencyOf(ctx).fail(key, token);
+  // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
+  if (ctx.store.kind === "redis") ctx.later("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).ended(fence));
+}
+
+export const inspectIdempotency = (ctx: ServiceContext, key: string) => idempotencyOf(ctx).inspect(key);

@@ -1,0 +1,44 @@
+import type { LockRef } from "../../store/LockRef";
+
+/** What both stores do for idempotency keys; test/conformance holds them to the same behaviour. */
+
+export interface IdempotencyBeginInput {
+  /** The new owner token, used only if this begin starts the work. */
+  token: string;
+  ttlMs: number;
+  /** How long the record (fingerprint, then response) is kept. */
+  retainMs: number;
+  fingerprint?: string;
+  /** Same id on a retry of the same request: the retry gets the first answer. */
+  requestId: string;
+}
+
+export type IdempotencyBeginResult =
+  | { status: "started"; token: string; fence: number; ttlMs: number; expiresAt: number }
+  | { status: "completed"; response: unknown; completedAt: number; fence: number }
+  | { status: "in_progress"; retryAfterMs: number; expiresAt: number }
+  | { status: "mismatch" };
+
+export type IdempotencyHeartbeatResult = { status: "ok"; expiresAt: number; ttlMs: number; fence: number } | { status: "lost" };
+
+export type IdempotencyCompleteResult = { status: "ok"; completedAt: number; fence: number } | { status: "lost" };
+
+export type IdempotencyFailResult = { status: "ok"; fence: number } | { status: "lost" };
+
+/** What GET shows: never the token. A start whose deadline passed is absent. */
+export type IdempotencyState =
+  | { state: "absent" }
+  | { state: "started"; fence: number; expiresAt: number }
+  | { state: "completed"; fence: number; completedAt: number; response: unknown };
+
+export interface IdempotencyStore {
+  idempotencyBegin(ref: LockRef, input: IdempotencyBeginInput): Promise<IdempotencyBeginResult>;
+  idempotencyHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<IdempotencyHeartbeatResult>;
+  /** `responseJson` is the response's JSON text, already size-checked. */
+  idempotencyComplete(
+    ref: LockRef,
+    input: { token: string; responseJson: string; requestId: string },
+  ): Promise<IdempotencyCompleteResult>;
+  idempotencyFail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult>;
+  idempotencyInspect(ref: LockRef): Promise<IdempotencyState>;
+}

@@ -1,0 +1,57 @@
+import { env } from "cloudflare:test";
+import { expect, it } from "vitest";
+import { selectStore } from "../../../store/storeConfig";
+import { newOwnerToken, newRequestId } from "../../../tokens";
+import { envFor, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
+
+/**
+ * The Upstash client retries a request after a network error, so a script
+ * may run twice for one request. Replaying the same request id (what such a
+ * retry does) must not count twice, on either store.
+ */
+export function retrySafetyConformance(kind: StoreKind) {
+  const store = () => selectStore(envFor(kind));
+  const ref = () => ({ ns: "tenant-a", name: uniqueName("retry") });
+
+  it("a repeated acquire gets the same grant and does not count twice", async () => {
+    const r = ref();
+    const input = { token: newOwnerToken(), mode: "new" as const, ttlMs: 5000, requestId: newRequestId(), watch: false };
+    const first = await store().mutexAcquire(r, input);
+    const again = await store().mutexAcquire(r, input);
+    expect(first.status).toBe("granted");
+    expect(again).toEqual(first);
+    expect(await store().mutexInspect(r)).toMatchObject({ held: true, count: 1 });
+  });
+
+  it("a repeated re-entry raises the count once", async () => {
+    const r = ref();
+    const token = newOwnerToken();
+    await store().mutexAcquire(r, { token, mode: "new" as const, ttlMs: 5000, requestId: newRequestId(), watch: false });
+    const reenter = { token, mode: "reenter" as const, ttlMs: 5000, requestId: newRequestId(), watch: false };
+    await store().mutexAcquire(r, reenter);
+    await store().mutexAcquire(r, reenter);
+    expect((await store().mutexInspect(r)).count).toBe(2);
+  });
+
+  it("a repeated release drops one level and answers the same", async () => {
+    const r = ref();
+    const token = newOwnerToken();
+    await store().mutexAcquire(r, { token, mode: "new" as const, ttlMs: 5000, requestId: newRequestId(), watch: false });
+    await store().mutexAcquire(r, { token, mode: "reenter" as const, ttlMs: 5000, requestId: newRequestId(), watch: false });
+    const release = { token, requestId: newRequestId() };
+    const first = await store().mutexRelease(r, release);
+    const again = await store().mutexRelease(r, release);
+    expect(first).toMatchObject({ status: "ok", released: false, count: 1 });
+    expect(again).toEqual(first);
+    expect((await store().mutexInspect(r)).count).toBe(1);
+    const last = { token, requestId: newRequestId() };
+    const final = await store().mutexRelease(r, last);
+    expect(await store().mutexRelease(r, last)).toEqual(final);
+    expect(final).toMatchObject({ status: "ok", released: true, count: 0 });
+  });
+
+  it(`answers from the ${kind} store`, () => {
+    expect(store().kind).toBe(kind);
+    expect(env.LOCK_OBJECT).toBeDefined();
+  });
+}

@@ -1,0 +1,204 @@
+import { env } from "cloudflare:test";
+import { expect, it } from "vitest";
+import { verifySignature } from "../../../lockObject/signature";
+import { api, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
+import { deliveries, eventually, fireObjectAlarm, newReceiver, objectAlarm, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject";
+
+/** Waiting in the LockRoom and expiry notifications, the same on both stores. */
+export function waitingConformance(kind: StoreKind) {
+  const { post, get } = api(kind);
+  const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
+  const waiters = async (name: string) => (await get(path(name))).body.waiters as number;
+  const untilWaiters = (name: string, n: number) => eventually(() => waiters(name), (w) => w === n);
+
+  it("serves waiters first-come, first-served, each woken by the previous release", async () => {
+    const name = uniqueName("fifo");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 10_000 })).body;
+    const order: number[] = [];
+    const pending = [];
+    for (let i = 0; i < 4; i++) {
+      pending.push(post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 20_000 }).then((r) => (order.push(i), r)));
+      await untilWaiters(name, i + 1);
+    }
+    let token = holder.token;
+    const fences = [holder.fence];
+    for (let i = 0; i < 4; i++) {
+      await post(path(name, "release"), { token });
+      const granted = await pending[i];
+      expect(granted.status).toBe(200);
+      fences.push(granted.body.fence);
+      token = granted.body.token;
+    }
+    expect(order).toEqual([0, 1, 2, 3]);
+    for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1]);
+    expect(await waiters(name)).toBe(0);
+  });
+
+  it("a release wakes the head waiter at once", async () => {
+    const name = uniqueName("wake-release");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 30_000 })).body;
+    const waiting = post(path(name, "acquire"), { ttlMs: 5000, waitMs: 30_000 });
+    await untilWaiters(name, 1);
+    const released = Date.now();
+    await post(path(name, "release"), { token: holder.token });
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    // Woken by the release, long before the holder's 30 s lease or the 30 s wait would end.
+    expect(Date.now() - released).toBeLessThan(5000);
+  });
+
+  it("the object's alarm sits at the holder's expiry; a heartbeat keeps the waiter waiting; the lapse wakes it", async () => {
+    const name = uniqueName("wake-expiry");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 1500 })).body;
+    const waiting = post(path(name, "acquire"), { ttlMs: 5000, waitMs: 20_000 });
+    await untilWaiters(name, 1);
+    // Timed from the store's remaining time, so within a few ms of the holder's expiresAt.
+    const alarm = await eventually(() => objectAlarm(name), (a) => a !== null && Math.abs(a - holder.expiresAt) < 250);
+    expect(Math.abs((alarm ?? 0) - holder.expiresAt)).toBeLessThan(250);
+
+    // The holder heartbeats (straight to the store): at the old expiry the object finds the lease moved.
+    const moved = (await post(path(name, "heartbeat"), { token: holder.token, ttlMs: 3000 })).body;
+    expect(moved.expiresAt).toBeGreaterThan(holder.expiresAt + 1000);
+    await sleep(Math.max(0, holder.expiresAt - Date.now()) + 50);
+    await fireObjectAlarm(name);
+    expect((await get(path(name))).body).toMatchObject({ held: true, fence: holder.fence, waiters: 1 });
+    // ...and sets its alarm again for about the new expiry.
+    const near = (a: number | null) => a !== null && a > holder.expiresAt + 50 && Math.abs(a - moved.expiresAt) < 250;
+    expect(near(await eventually(() => objectAlarm(name), near))).toBe(true);
+
+    // The holder vanishes: no release. At its new expiry the alarm wakes the waiter.
+    await sleep(Math.max(0, moved.expiresAt - Date.now()) + 50);
+    await fireObjectAlarm(name);
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect(res.body.fence).toBeGreaterThan(holder.fence);
+  });
+
+  it("a waiter whose waitMs runs out gets 409 locked and leaves the queue", async () => {
+    const name = uniqueName("timeout");
+    await post(path(name, "acquire"), { ttlMs: 10_000 });
+    const res = await post(path(name, "acquire"), { ttlMs: 5000, waitMs: 400 });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe("locked");
+    expect(res.body.retryAfterMs).toBeGreaterThan(0);
+    expect(res.body.retryAfterMs).toBeLessThanOrEqual(10_000);
+    expect(await waiters(name)).toBe(0);
+  });
+
+  it("a waiter that disconnects leaves the queue and the lock goes to the next one", async () => {
+    const name = uniqueName("disconnect");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 10_000 })).body;
+    const gone = new AbortController();
+    const first = post(path(name, "acquire"), { ttlMs: 5000, waitMs: 20_000 }, { signal: gone.signal }).catch((e) => e);
+    await untilWaiters(name, 1);
+    const second = post(path(name, "acquire"), { ttlMs: 5000, waitMs: 20_000 });
+    await untilWaiters(name, 2);
+    gone.abort();
+    await first;
+    expect(await untilWaiters(name, 1)).toBe(1);
+    await post(path(name, "release"), { token: holder.token });
+    const res = await second;
+    expect(res.status).toBe(200);
+    expect((await get(path(name))).body).toMatchObject({ held: true, fence: res.body.fence, waiters: 0 });
+  });
+
+  it("many clients looping acquire -> read-modify-write -> release never overlap and lose no update", async () => {
+    const name = uniqueName("contention");
+    let shared = 0;
+    let inside = 0;
+    let maxInside = 0;
+    const grantOrder: number[] = [];
+    const client = async () => {
+      for (let i = 0; i < 4; i++) {
+        const g = await post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 30_000 });
+        expect(g.status).toBe(200);
+        grantOrder.push(g.body.fence);
+        inside += 1;
+        maxInside = Math.max(maxInside, inside);
+        const read = shared; // deliberately not atomic: only the lock keeps updates apart
+        await sleep(Math.random() * 5);
+        shared = read + 1;
+        inside -= 1;
+        expect((await post(path(name, "release"), { token: g.body.token })).status).toBe(200);
+      }
+    };
+    await Promise.all(Array.from({ length: 6 }, client));
+    expect(shared).toBe(24);
+    expect(maxInside).toBe(1);
+    for (let i = 1; i < grantOrder.length; i++) expect(grantOrder[i]).toBeGreaterThan(grantOrder[i - 1]);
+  });
+
+  it("posts a signed expiry notification when a holder vanishes", async () => {
+    const name = uniqueName("notify");
+    const receiver = await newReceiver();
+    const holder = (await post(path(name, "acquire"), { ttlMs: 300, onExpire: receiver.url })).body;
+    expect(Math.abs(((await objectAlarm(name)) ?? 0) - holder.expiresAt)).toBeLessThan(250);
+    await sleep(Math.max(0, holder.expiresAt - Date.now()) + 50);
+    await fireObjectAlarm(name); // sees the lapse
+    const pendingUntil = await objectAlarm(name);
+    expect(pendingUntil).not.toBeNull();
+    await sleep(Math.max(0, (pendingUntil ?? 0) - Date.now()) + 20);
+    await fireObjectAlarm(name); // delivers
+    const got = await deliveries(receiver.id);
+    expect(got).toHaveLength(1);
+    expect(JSON.parse(got[0].body)).toEqual({ kind: "mutex", name, fence: holder.fence, expiredAt: holder.expiresAt });
+    expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
+    expect(await verifySignature("another-secret", got[0].body, got[0].signature ?? null)).toBe(false);
+  });
+
+  it("sends nothing for a lease that was released", async () => {
+    const name = uniqueName("no-notify");
+    const receiver = await newReceiver();
+    const holder = (await post(path(name, "acquire"), { ttlMs: 300, onExpire: receiver.url })).body;
+    await post(path(name, "release"), { token: holder.token });
+    await sleep(400);
+    await fireObjectAlarm(name);
+    await sleep(1100);
+    await fireObjectAlarm(name);
+    expect(await deliveries(receiver.id)).toHaveLength(0);
+  });
+
+  it("retries a failing receiver with backoff until it accepts", async () => {
+    const name = uniqueName("retry");
+    const receiver = await newReceiver(2);
+    const holder = (await post(path(name, "acquire"), { ttlMs: 200, onExpire: receiver.url })).body;
+    await sleep(Math.max(0, holder.expiresAt - Date.now()) + 50);
+    await fireObjectAlarm(name);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const next = await objectAlarm(name);
+      expect(next).not.toBeNull();
+      await sleep(Math.max(0, (next ?? 0) - Date.now()) + 20);
+      await fireObjectAlarm(name);
+    }
+    const got = await deliveries(receiver.id);
+    expect(got.map((d) => d.answered)).toEqual([500, 500, 200]);
+    expect(new Set(got.map((d) => d.body)).size).toBe(1);
+    expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(400); // backed off, not hammered
+    // Nothing more to deliver: no alarm soon (the Durable store keeps only its fence, for days).
+    const next = await objectAlarm(name);
+    expect(next === null || next > Date.now() + 60_000).toBe(true);
+  });
+
+  it("notifies when an idempotency key's owner vanishes, and not when it completes or fails", async () => {
+    const receiver = await newReceiver();
+    const begin = (key: string) => post(`/v1/idempotency/${key}/begin`, { ttlMs: 300, onExpire: receiver.url });
+
+    const vanished = uniqueName("idem-vanish");
+    const started = (await begin(vanished)).body;
+    const completed = uniqueName("idem-done");
+    const done = (await begin(completed)).body;
+    await post(`/v1/idempotency/${completed}/complete`, { token: done.token, response: { ok: true } });
+    const failed = uniqueName("idem-fail");
+    const gaveUp = (await begin(failed)).body;
+    await post(`/v1/idempotency/${failed}/fail`, { token: gaveUp.token });
+
+    await sleep(400);
+    for (const key of [vanished, completed, failed]) await runAlarmsUntilQuiet(key, "idempotency");
+    const got = await deliveries(receiver.id);
+    expect(got.map((d) => JSON.parse(d.body))).toEqual([
+      { kind: "idempotency", name: vanished, fence: started.fence, expiredAt: expect.any(Number) },
+    ]);
+    expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
+  });
+}

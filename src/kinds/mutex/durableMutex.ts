@@ -1,0 +1,182 @@
+import { FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { recall, remember } from "../../store/durable/answerMemory";
+import type {
+  MutexAcquireInput,
+  MutexAcquireResult,
+  MutexGrant,
+  MutexHeartbeatResult,
+  MutexReleaseResult,
+  MutexState,
+  MutexWithdrawResult,
+} from "./types";
+
+/**
+ * The mutex on the Durable store, the same rules as lua/*.lua: each function
+ * runs synchronously on the lock object's storage, so it is atomic like a
+ * script. `now` is the object's clock.
+ */
+
+interface Lease {
+  owner: string;
+  count: number;
+  fence: number;
+  ttl: number;
+  expiresAt: number;
+  watch: boolean;
+  /** Set on a grant to a queued waiter until its holder shows a sign of life (see withdraw). */
+  pickupBy?: number;
+}
+
+/** The lock object's head waiter: a release hands the lock straight to it. */
+interface Next {
+  /** "": more waiters queue, none registered yet (try-locks stay out). */
+  token: string;
+  more: boolean;
+  ttl: number;
+  watch: boolean;
+  until: number;
+}
+
+interface FenceRecord {
+  last: number;
+  keepUntil: number;
+}
+
+const LEASE = "mutex";
+const FENCE = "mutex:fence";
+const NEXT = "mutex:next";
+
+/** A record while it lives; one past its time is deleted on sight (the PEXPIREAT of the scripts). */
+function live<T>(kv: SyncKvStorage, key: string, now: number, until: (v: T) => number): T | undefined {
+  const v = kv.get<T>(key);
+  if (v !== undefined && until(v) <= now) {
+    kv.delete(key);
+    return undefined;
+  }
+  return v;
+}
+
+const liveLease = (kv: SyncKvStorage, now: number) => live<Lease>(kv, LEASE, now, (l) => l.expiresAt);
+const liveNext = (kv: SyncKvStorage, now: number) => live<Next>(kv, NEXT, now, (n) => n.until);
+const lastFence = (kv: SyncKvStorage, now: number) => live<FenceRecord>(kv, FENCE, now, (f) => f.keepUntil);
+
+function nextFence(kv: SyncKvStorage, now: number): number {
+  const fence = Math.max((lastFence(kv, now)?.last ?? 0) + 1, now * 1000);
+  kv.put<FenceRecord>(FENCE, { last: fence, keepUntil: now + FENCE_KEEP_MS });
+  return fence;
+}
+
+function grantOf(name: string, lease: Lease): MutexGrant {
+  return { name, token: lease.owner, fence: lease.fence, ttlMs: lease.ttl, expiresAt: lease.expiresAt, count: lease.count };
+}
+
+export function acquire(kv: SyncKvStorage, now: number, name: string, input: MutexAcquireInput): MutexAcquireResult {
+  const lease = liveLease(kv, now);
+  if (input.mode === "reenter") {
+    const seen = recall<MutexAcquireResult>(kv, input.requestId, now);
+    if (seen) return seen;
+    if (lease?.owner !== input.token) return { status: "lost" };
+    const next: Lease = { ...lease, count: lease.count + 1, ttl: input.ttlMs, expiresAt: now + input.ttlMs, watch: lease.watch || input.watch };
+    delete next.pickupBy; // the holder is alive: its grant is picked up
+    kv.put(LEASE, next);
+    return remember<MutexAcquireResult>(kv, input.requestId, { status: "granted", grant: grantOf(name, next) }, now + REQUEST_MEMORY_MS);
+  }
+  // A retry of a grant (or the object asking again for its head) finds its own token.
+  if (lease?.owner === input.token) return { status: "granted", grant: grantOf(name, lease) };
+  if (lease) {
+    if (input.mode === "queue") {
+      kv.put<Next>(NEXT, {
+        token: input.token,
+        more: input.waitersBehind ?? false,
+        ttl: input.ttlMs,
+        watch: input.watch,
+        until: lease.expiresAt + REGISTRATION_GRACE_MS,
+      });
+      if (!lease.watch) kv.put<Lease>(LEASE, { ...lease, watch: true });
+    }
+    return { status: "busy", retryAfterMs: Math.max(lease.expiresAt - now, 1), queued: false };
+  }
+  if (input.mode === "new" && liveNext(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
+
+  const granted: Lease = {
+    owner: input.token,
+    count: 1,
+    fence: nextFence(kv, now),
+    ttl: input.ttlMs,
+    expiresAt: now + input.ttlMs,
+    watch: input.watch,
+    ...(input.mode === "queue" ? { pickupBy: now + PICKUP_MS } : {}),
+  };
+  kv.put(LEASE, granted);
+  if (input.mode === "queue") kv.delete(NEXT);
+  return { status: "granted", grant: grantOf(name, granted) };
+}
+
+export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): MutexHeartbeatResult {
+  const lease = liveLease(kv, now);
+  if (lease?.owner !== input.token) return { status: "lost" };
+  const ttl = input.ttlMs ?? lease.ttl;
+  const next: Lease = { ...lease, expiresAt: now + ttl };
+  delete next.pickupBy;
+  kv.put<Lease>(LEASE, next);
+  const waiting = liveNext(kv, now);
+  if (waiting) kv.put<Next>(NEXT, { ...waiting, until: Math.max(waiting.until, now + ttl + REGISTRATION_GRACE_MS) });
+  return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: lease.fence };
+}
+
+export function release(kv: SyncKvStorage, now: number, name: string, input: { token: string; requestId: string }): MutexReleaseResult {
+  const seen = recall<MutexReleaseResult>(kv, input.requestId, now);
+  if (seen) return seen;
+  const answer = (r: MutexReleaseResult) => remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+
+  const lease = liveLease(kv, now);
+  if (lease?.owner !== input.token) return { status: "lost" };
+  if (lease.count > 1) {
+    kv.put<Lease>(LEASE, { ...lease, count: lease.count - 1 });
+    return answer({ status: "ok", released: false, count: lease.count - 1, fence: lease.fence, watched: lease.watch });
+  }
+  kv.delete(LEASE);
+  const waiting = liveNext(kv, now);
+  if (!waiting?.token) return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: lease.watch });
+
+  const handed: Lease = {
+    owner: waiting.token,
+    count: 1,
+    fence: nextFence(kv, now),
+    ttl: waiting.ttl,
+    expiresAt: now + waiting.ttl,
+    watch: waiting.watch,
+    pickupBy: now + PICKUP_MS,
+  };
+  kv.put(LEASE, handed);
+  if (waiting.more) kv.put<Next>(NEXT, { token: "", more: true, ttl: 0, watch: false, until: handed.expiresAt + REGISTRATION_GRACE_MS });
+  else kv.delete(NEXT);
+  return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: true, handedTo: grantOf(name, handed) });
+}
+
+export function withdraw(kv: SyncKvStorage, now: number, input: { token: string }): MutexWithdrawResult {
+  if (input.token && liveNext(kv, now)?.token === input.token) {
+    kv.delete(NEXT);
+    return { status: "unregistered" };
+  }
+  const lease = liveLease(kv, now);
+  if (lease?.owner === input.token && lease.pickupBy !== undefined) {
+    kv.delete(LEASE);
+    return { status: "revoked", fence: lease.fence };
+  }
+  return { status: "none" };
+}
+
+export function inspect(kv: SyncKvStorage, now: number): MutexState {
+  const lease = liveLease(kv, now);
+  if (!lease) return { held: false, fence: lastFence(kv, now)?.last ?? null, count: 0, ttlMs: 0, expiresAt: null };
+  return { held: true, fence: lease.fence, count: lease.count, ttlMs: lease.expiresAt - now, expiresAt: lease.expiresAt };
+}
+
+/** When this object next has something of the mutex to clean up (lease end, registration, fence horizon). */
+export function nextMutexDeadline(kv: SyncKvStorage, now: number): number | undefined {
+  const times = [liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until, lastFence(kv, now)?.keepUntil].filter(
+    (t): t is number => t !== undefined,
+  );
+  return times.length ? Math.min(...times) : undefined;
+}

@@ -1,0 +1,96 @@
+-- mutex acquire: grant a free mutex, re-enter it, or (for the lock object)
+-- queue behind the holder.
+--
+-- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk
+-- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     the last fence, kept ARGV[5] ms after a grant
+-- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more of the lock object's
+--                                                   head waiter; a release hands the lock to it
+--                                                   (token "": more waiters, none registered yet)
+-- KEYS[4]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries
+-- ARGV[1]  token: the new owner token, or the held token when re-entering
+-- ARGV[2]  ttlMs of the lease (1 .. 86400000)
+-- ARGV[3]  mode: "new" (try-lock), "reenter", or "queue" (only the lock object: its head waiter)
+-- ARGV[4]  watch: "1" when the lock object must hear of this lease's release (onExpire), else "0"
+-- ARGV[5]  fence keep ms
+-- ARGV[6]  request memory ms
+-- ARGV[7]  registration grace ms: a queue registration lives this long past the holder's expiry
+-- ARGV[8]  pickup ms: a grant to a queued waiter is marked (pk) until its holder shows a sign
+--          of life, so the lock object may take it back from a waiter that is gone
+-- ARGV[9]  more: "1" when other waiters queue behind this one (queue mode), else "0"
+--
+-- Returns name/value pairs:
+--   status granted, token, fence, ttlMs, expiresAt, count
+--   status busy, retryAfterMs, queued ("1" when the lock is free but a waiter is first)
+--   status lost                      re-entry with a token that does not hold the lock
+--
+-- No barging: while the lock object has a waiter registered in KEYS[3], a
+-- try-lock of a free lock is busy; only "queue" (the object, for its head) may
+-- take it. Safe to run twice: a new or queued acquire whose token already owns
+-- the lock is its own earlier grant and is answered again unchanged; only a
+-- re-entry (which counts) is remembered under its request id. Busy and lost
+-- answers change nothing and are not remembered.
+
+local token = arg_str(1, 'token', 256)
+local ttl = arg_int(2, 'ttlMs', 1, 86400000)
+local mode = arg_one_of(3, 'mode', {'new', 'reenter', 'queue'})
+local watch = arg_one_of(4, 'watch', {'0', '1'})
+local fence_keep = arg_int(5, 'fence keep ms', 1, 31536000000)
+local memory = arg_int(6, 'request memory ms', 1, 86400000)
+local grace = arg_int(7, 'registration grace ms', 1, 86400000)
+local pickup = arg_int(8, 'pickup ms', 1, 86400000)
+local more = arg_one_of(9, 'more', {'0', '1'})
+
+local now_ms, now_us = redis_now()
+
+local function granted(owner, fence, lease_ttl, exp, count)
+  return {'status', 'granted', 'token', owner, 'fence', fence, 'ttlMs', fmt(lease_ttl), 'expiresAt', fmt(exp), 'count', fmt(count)}
+end
+
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'ttl', 'exp')
+local owner = lock[1]
+
+if mode == 'reenter' then
+  local seen = redis.call('GET', KEYS[4])
+  if seen then return cjson.decode(seen) end
+  if owner ~= token then return {'status', 'lost'} end
+  local count = redis.call('HINCRBY', KEYS[1], 'count', 1)
+  redis.call('HSET', KEYS[1], 'ttl', fmt(ttl), 'exp', fmt(now_ms + ttl))
+  if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
+  redis.call('HDEL', KEYS[1], 'pk') -- the holder is alive: its grant is picked up
+  redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
+  local r = granted(token, lock[3], ttl, now_ms + ttl, count)
+  redis.call('SET', KEYS[4], cjson.encode(r), 'PX', fmt(memory))
+  return r
+end
+
+if owner == token then
+  return granted(token, lock[3], tonumber(lock[4]), tonumber(lock[5]), tonumber(lock[2]))
+end
+
+if owner then
+  local exp = tonumber(lock[5])
+  if mode == 'queue' then
+    -- The object's head waiter: the release hands the lock straight to it.
+    redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more)
+    redis.call('PEXPIREAT', KEYS[3], fmt(exp + grace))
+    redis.call('HSET', KEYS[1], 'watch', '1')
+  end
+  return {'status', 'busy', 'retryAfterMs', fmt(math.max(exp - now_ms, 1)), 'queued', '0'}
+end
+
+if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
+  -- Free, but someone waits: the object is about to grant its head.
+  return {'status', 'busy', 'retryAfterMs', '100', 'queued', '1'}
+end
+
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+local fence = math.max(last + 1, now_us)
+redis.call('SET', KEYS[2], fmt(fence), 'PX', fmt(fence_keep))
+redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fmt(fence), 'ttl', fmt(ttl), 'exp', fmt(now_ms + ttl), 'watch', watch)
+-- Exactly the expiresAt we answer, so every reply agrees with the key.
+redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
+if mode == 'queue' then
+  redis.call('DEL', KEYS[3])
+  redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + pickup))
+end
+return granted(token, fmt(fence), ttl, now_ms + ttl, 1)

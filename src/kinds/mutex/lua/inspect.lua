@@ -1,0 +1,15 @@
+-- mutex inspect: the mutex's state, never its token. Read-only.
+--
+-- KEYS[1]  lock   hf:{mx:<ns>:<name>}
+-- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence
+--
+-- Returns name/value pairs: held "1"|"0", fence (or "" when none is
+-- remembered), count, remainingMs, expiresAt (or "" when free).
+
+local now_ms = redis_now()
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp')
+if not lock[1] then
+  return {'held', '0', 'fence', redis.call('GET', KEYS[2]) or '', 'count', '0', 'remainingMs', '0', 'expiresAt', ''}
+end
+local exp = tonumber(lock[4])
+return {'held', '1', 'fence', lock[3], 'count', lock[2], 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', lock[4]}

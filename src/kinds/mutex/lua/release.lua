@@ -1,0 +1,69 @@
+-- mutex release: drop one level of the holder's re-entrant hold; at depth 0
+-- hand the lock to the lock object's registered waiter, or delete it.
+-- Compare-and-delete: never touches another holder's lock.
+--
+-- KEYS[1]  lock     hf:{mx:<ns>:<name>}
+-- KEYS[2]  fence    hf:{mx:<ns>:<name>}:fence
+-- KEYS[3]  next     hf:{mx:<ns>:<name>}:next
+-- KEYS[4]  request  hf:{mx:<ns>:<name>}:rq:<id>
+-- ARGV[1]  token
+-- ARGV[2]  request memory ms
+-- ARGV[3]  fence keep ms
+-- ARGV[4]  pickup ms: how long a handed-over grant may go without a sign of
+--          life before the lock object may take it back
+-- ARGV[5]  registration grace ms (see acquire.lua)
+--
+-- Returns name/value pairs:
+--   status ok, released "1"|"0", count, fence, watched "1"|"0"
+--     and when handed over: handedTo (token), handedFence, handedTtlMs, handedExpiresAt
+--   status lost
+--
+-- Handing over inside the release costs the next waiter no round trip of its
+-- own. Safe to run twice: the answer is remembered under the request id
+-- (a retried inner release would otherwise drop two levels); lost is not.
+
+local token = arg_str(1, 'token', 256)
+local memory = arg_int(2, 'request memory ms', 1, 86400000)
+local fence_keep = arg_int(3, 'fence keep ms', 1, 31536000000)
+local pickup = arg_int(4, 'pickup ms', 1, 86400000)
+local grace = arg_int(5, 'registration grace ms', 1, 86400000)
+
+local seen = redis.call('GET', KEYS[4])
+if seen then return cjson.decode(seen) end
+
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch')
+if lock[1] ~= token then return {'status', 'lost'} end
+local watched = lock[3] or '0'
+
+local function answer(r)
+  redis.call('SET', KEYS[4], cjson.encode(r), 'PX', fmt(memory))
+  return r
+end
+
+local count = redis.call('HINCRBY', KEYS[1], 'count', -1)
+if count > 0 then
+  return answer({'status', 'ok', 'released', '0', 'count', fmt(count), 'fence', lock[2], 'watched', watched})
+end
+
+redis.call('DEL', KEYS[1])
+local nx = redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more')
+if not nx[1] or nx[1] == '' then
+  return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', watched})
+end
+
+local now_ms, now_us = redis_now()
+local ttl = tonumber(nx[2])
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+local fence = math.max(last + 1, now_us)
+redis.call('SET', KEYS[2], fmt(fence), 'PX', fmt(fence_keep))
+redis.call('HSET', KEYS[1], 'owner', nx[1], 'count', '1', 'fence', fmt(fence), 'ttl', fmt(ttl),
+  'exp', fmt(now_ms + ttl), 'watch', nx[3] or '0', 'pk', fmt(now_ms + pickup))
+redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
+redis.call('DEL', KEYS[3])
+if nx[4] == '1' then
+  -- Others wait behind the new holder: hold try-locks back until the object registers its next head.
+  redis.call('HSET', KEYS[3], 'token', '', 'more', '1')
+  redis.call('PEXPIREAT', KEYS[3], fmt(now_ms + ttl + grace))
+end
+return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', '1',
+  'handedTo', nx[1], 'handedFence', fmt(fence), 'handedTtlMs', fmt(ttl), 'handedExpiresAt', fmt(now_ms + ttl)})

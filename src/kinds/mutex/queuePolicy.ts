@@ -1,0 +1,36 @@
+import { InternalError } from "../../errors";
+import type { QueuePolicy } from "../../lockObject/QueuePolicy";
+import { newRequestId } from "../../tokens";
+import type { MutexGrant } from "./types";
+
+export interface MutexWaitRequest {
+  ttlMs: number;
+  /** The lease is watched for onExpire. */
+  watch: boolean;
+}
+
+/**
+ * The mutex's waiting: only the head can be granted. If the lock is held,
+ * the store registers the head so the holder's release hands the lock
+ * straight to it, and answers how long the holder's lease has left.
+ */
+export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
+  async admit(store, ref, waiters) {
+    const head = waiters[0];
+    const r = await store.mutexAcquire(ref, {
+      token: head.token,
+      mode: "queue",
+      ttlMs: head.req.ttlMs,
+      requestId: newRequestId(),
+      watch: head.req.watch,
+      waitersBehind: waiters.length > 1,
+    });
+    if (r.status === "granted") return { granted: [{ token: head.token, grant: r.grant }] };
+    if (r.status === "busy") return { granted: [], retryInMs: r.retryAfterMs };
+    throw new InternalError(`a queued acquire answered ${r.status}`);
+  },
+
+  async withdraw(store, ref, token) {
+    return (await store.mutexWithdraw(ref, { token })).status === "revoked";
+  },
+};

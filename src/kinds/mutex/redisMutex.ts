@@ -1,0 +1,100 @@
+import { FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
+import type { LockRef } from "../../store/LockRef";
+import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
+import { mutexKeys } from "./keys";
+import type {
+  MutexAcquireInput,
+  MutexAcquireResult,
+  MutexGrant,
+  MutexHeartbeatResult,
+  MutexReleaseResult,
+  MutexState,
+  MutexStore,
+  MutexWithdrawResult,
+} from "./types";
+
+/** The mutex on the Redis store: one script (lua/<op>.lua) per operation. */
+export function redisMutex(scripts: ScriptRunner): MutexStore {
+  return {
+    async mutexAcquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
+      const k = mutexKeys(ref);
+      const r = await scripts.run("mutex_acquire", [k.lock, k.fence, k.next, k.request(input.requestId)], [
+        input.token,
+        input.ttlMs,
+        input.mode,
+        input.watch ? "1" : "0",
+        FENCE_KEEP_MS,
+        REQUEST_MEMORY_MS,
+        REGISTRATION_GRACE_MS,
+        PICKUP_MS,
+        input.waitersBehind ? "1" : "0",
+      ]);
+      if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "") };
+      if (r.status === "busy") return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
+      if (r.status === "lost") return { status: "lost" };
+      throw unexpectedReply("mutex_acquire", r);
+    },
+
+    async mutexHeartbeat(ref, input): Promise<MutexHeartbeatResult> {
+      const k = mutexKeys(ref);
+      const r = await scripts.run("mutex_heartbeat", [k.lock, k.next], [input.token, input.ttlMs ?? "", REGISTRATION_GRACE_MS]);
+      if (r.status === "lost") return { status: "lost" };
+      if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
+      return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
+    },
+
+    async mutexRelease(ref, input): Promise<MutexReleaseResult> {
+      const k = mutexKeys(ref);
+      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId)], [
+        input.token,
+        REQUEST_MEMORY_MS,
+        FENCE_KEEP_MS,
+        PICKUP_MS,
+        REGISTRATION_GRACE_MS,
+      ]);
+      if (r.status === "lost") return { status: "lost" };
+      if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
+      return {
+        status: "ok",
+        released: r.released === "1",
+        count: numberField(r, "count"),
+        fence: numberField(r, "fence"),
+        watched: r.watched === "1",
+        ...(r.handedTo ? { handedTo: grantOf(ref, r, "handed") } : {}),
+      };
+    },
+
+    async mutexWithdraw(ref, input): Promise<MutexWithdrawResult> {
+      const k = mutexKeys(ref);
+      const r = await scripts.run("mutex_withdraw", [k.lock, k.next], [input.token]);
+      if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
+      if (r.status === "unregistered" || r.status === "none") return { status: r.status };
+      throw unexpectedReply("mutex_withdraw", r);
+    },
+
+    async mutexInspect(ref): Promise<MutexState> {
+      const k = mutexKeys(ref);
+      const r = await scripts.run("mutex_inspect", [k.lock, k.fence], []);
+      return {
+        held: r.held === "1",
+        fence: optionalNumberField(r, "fence"),
+        count: numberField(r, "count"),
+        ttlMs: numberField(r, "remainingMs"),
+        expiresAt: optionalNumberField(r, "expiresAt"),
+      };
+    },
+  };
+}
+
+/** A grant from a reply: its own fields, or the handed-over waiter's (prefix "handed"). */
+function grantOf(ref: LockRef, r: ScriptReply, prefix: "" | "handed"): MutexGrant {
+  const field = (name: string) => (prefix ? `${prefix}${name[0].toUpperCase()}${name.slice(1)}` : name);
+  return {
+    name: ref.name,
+    token: prefix ? r.handedTo : r.token,
+    fence: numberField(r, field("fence")),
+    ttlMs: numberField(r, field("ttlMs")),
+    expiresAt: numberField(r, field("expiresAt")),
+    count: prefix ? 1 : numberField(r, "count"),
+  };
+}

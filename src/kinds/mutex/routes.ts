@@ -1,0 +1,38 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../../http/appTypes";
+import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed";
+import { lockName } from "../../http/lockName";
+import { requireWebhookSecret } from "../../http/onExpire";
+import { readBody } from "../../http/readBody";
+import { serviceContext } from "../../http/serviceContext";
+import { heartbeatBody, mutexAcquireBody, releaseBody } from "./schemas";
+import { acquireMutex, heartbeatMutex, inspectMutex, releaseMutex } from "./service";
+
+/** /v1/locks/{name}: the re-entrant mutex with fencing tokens. Validation here, everything else in ./service. */
+export const mutexRoutes = new Hono<AppEnv>();
+
+mutexRoutes.post("/:name/acquire", async (c) => {
+  const name = lockName(c);
+  const body = await readBody(c, mutexAcquireBody);
+  if (body.onExpire) requireWebhookSecret(c.env);
+  const { grant, confirmDelivery } = await acquireMutex(serviceContext(c), name, body, c.req.raw.signal);
+  // A grant from the line is confirmed once its answer went out (see deliveryConfirmed).
+  return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
+});
+
+mutexRoutes.post("/:name/heartbeat", async (c) => {
+  const name = lockName(c);
+  const body = await readBody(c, heartbeatBody);
+  return c.json(await heartbeatMutex(serviceContext(c), name, body.token, body.ttlMs), 200);
+});
+
+mutexRoutes.post("/:name/release", async (c) => {
+  const name = lockName(c);
+  const body = await readBody(c, releaseBody);
+  return c.json(await releaseMutex(serviceContext(c), name, body.token), 200);
+});
+
+mutexRoutes.get("/:name", async (c) => {
+  const name = lockName(c);
+  return c.json({ name, ...(await inspectMutex(serviceContext(c), name)) }, 200);
+});

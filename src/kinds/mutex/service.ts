@@ -1,0 +1,94 @@
+import { InternalError, LeaseLostError, LockedError, StoreUnavailableError } from "../../errors";
+import { lockObjectClient } from "../../lockObject/lockObjectClient";
+import type { WaitOutcome } from "../../lockObject/waitProtocol";
+import type { ServiceContext } from "../../service/ServiceContext";
+import { newOwnerToken, newRequestId } from "../../tokens";
+import type { MutexGrant, MutexState } from "./types";
+
+/**
+ * The mutex as the HTTP API serves it: call the store, then tell the lock
+ * object, in this one place. On the Redis store an uncontended acquire,
+ * heartbeat or release is one Upstash round trip and no object call; the
+ * object is involved only to wait, to watch for onExpire, or when a release
+ * handed the lock to its waiter. On the Durable store the store is the
+ * object, which does both in one call.
+ */
+export interface AcquireBody {
+  ttlMs: number;
+  waitMs: number;
+  token?: string;
+  onExpire?: string;
+}
+
+/** A grant, and whether its delivery must be confirmed to the lock object (a grant from the line). */
+export interface AcquireAnswer {
+  grant: MutexGrant;
+  confirmDelivery?: () => Promise<unknown>;
+}
+
+export async function acquireMutex(ctx: ServiceContext, name: string, body: AcquireBody, signal?: AbortSignal): Promise<AcquireAnswer> {
+  const ref = { ns: ctx.ns, name };
+  const object = lockObjectClient(ctx.env, "mutex", ref);
+  if (body.onExpire === undefined && (body.token !== undefined || body.waitMs === 0 || ctx.store.kind === "redis")) {
+    const reenter = body.token !== undefined;
+    const r = await ctx.store.mutexAcquire(ref, {
+      token: body.token ?? newOwnerToken(),
+      mode: reenter ? "reenter" : "new",
+      ttlMs: body.ttlMs,
+      requestId: newRequestId(),
+      watch: false,
+    });
+    if (r.status === "granted") return { grant: r.grant };
+    if (r.status === "lost") throw new LeaseLostError();
+    if (reenter) throw new InternalError("a re-entry answered busy");
+    if (body.waitMs === 0) throw new LockedError(r.retryAfterMs);
+    // Held: wait in the lock object's line (it registers us for the handoff).
+  }
+  const outcome = await object.wait({ kind: "mutex", store: ctx.store.kind, ref, ttlMs: body.ttlMs, waitMs: body.waitMs, token: body.token, onExpire: body.onExpire }, signal);
+  const grant = grantFrom(outcome);
+  const token = grant.token;
+  return outcome.status === "granted" && outcome.pickup ? { grant, confirmDelivery: () => object.pickedUp(token) } : { grant };
+}
+
+function grantFrom(outcome: WaitOutcome): MutexGrant {
+  switch (outcome.status) {
+    case "granted":
+      return outcome.grant;
+    case "locked":
+      throw new LockedError(outcome.retryAfterMs);
+    case "lost":
+      throw new LeaseLostError();
+    case "unavailable":
+      throw new StoreUnavailableError(outcome.message, outcome.outcome);
+    case "internal":
+      throw new InternalError(outcome.message);
+  }
+}
+
+export async function heartbeatMutex(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
+  const r = await ctx.store.mutexHeartbeat({ ns: ctx.ns, name }, { token, ttlMs });
+  if (r.status === "lost") throw new LeaseLostError();
+  // No object call: a lock object waiting behind this lease wakes at the old
+  // end, reads the new remaining time from the store and sleeps again.
+  return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
+}
+
+export async function releaseMutex(ctx: ServiceContext, name: string, token: string) {
+  const ref = { ns: ctx.ns, name };
+  const r = await ctx.store.mutexRelease(ref, { token, requestId: newRequestId() });
+  if (r.status === "lost") throw new LeaseLostError();
+  // Redis store: the object hears of the release after the answer (the
+  // handoff to its waiter already happened in the store). The Durable store's
+  // object did it in the same call.
+  if (ctx.store.kind === "redis" && r.released && r.watched) {
+    const { fence, handedTo } = r;
+    ctx.later("released", () => lockObjectClient(ctx.env, "mutex", ref).released(fence, handedTo));
+  }
+  return { released: r.released, count: r.count };
+}
+
+export async function inspectMutex(ctx: ServiceContext, name: string): Promise<MutexState & { waiters: number }> {
+  const ref = { ns: ctx.ns, name };
+  const [state, waiters] = await Promise.all([ctx.store.mutexInspect(ref), lockObjectClient(ctx.env, "mutex", ref).waiterCount()]);
+  return { ...state, waiters };
+}

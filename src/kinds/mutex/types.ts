@@ -1,0 +1,68 @@
+import type { LockRef } from "../../store/LockRef";
+
+/** What both stores do for the mutex; test/conformance holds them to the same behaviour. */
+
+export interface MutexGrant {
+  name: string;
+  token: string;
+  fence: number;
+  ttlMs: number;
+  expiresAt: number;
+  count: number;
+}
+
+export interface MutexAcquireInput {
+  /** The new owner token, or the token held when re-entering. */
+  token: string;
+  /** "new": a try-lock; "reenter": the holder again; "queue": the lock object for its head waiter. */
+  mode: "new" | "reenter" | "queue";
+  ttlMs: number;
+  /** Same id on a retry of the same re-entry: the retry gets the first answer. */
+  requestId: string;
+  /** The lock object must hear of this lease's release (it watches it for onExpire). */
+  watch: boolean;
+  /** Queue mode: other waiters queue behind this one (a handoff keeps try-locks out for them). */
+  waitersBehind?: boolean;
+}
+
+export type MutexAcquireResult =
+  | { status: "granted"; grant: MutexGrant }
+  /** `queued`: the lock is free but a waiter is first (no barging). */
+  | { status: "busy"; retryAfterMs: number; queued: boolean }
+  | { status: "lost" };
+
+export type MutexHeartbeatResult = { status: "ok"; expiresAt: number; ttlMs: number; fence: number } | { status: "lost" };
+
+export type MutexReleaseResult =
+  | {
+      status: "ok";
+      released: boolean;
+      count: number;
+      fence: number;
+      /** The lock object must hear of this release (waiters or an onExpire watch). */
+      watched: boolean;
+      /** The release handed the lock to the lock object's registered waiter. */
+      handedTo?: MutexGrant;
+    }
+  | { status: "lost" };
+
+/** Taking a queued waiter out of line (see lua/withdraw.lua). */
+export type MutexWithdrawResult = { status: "unregistered" | "none" } | { status: "revoked"; fence: number };
+
+export interface MutexState {
+  held: boolean;
+  /** The current holder's fence, or the last issued one when free (null if none is remembered). */
+  fence: number | null;
+  count: number;
+  /** Remaining lease time, 0 when free. */
+  ttlMs: number;
+  expiresAt: number | null;
+}
+
+export interface MutexStore {
+  mutexAcquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult>;
+  mutexHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<MutexHeartbeatResult>;
+  mutexRelease(ref: LockRef, input: { token: string; requestId: string }): Promise<MutexReleaseResult>;
+  mutexWithdraw(ref: LockRef, input: { token: string }): Promise<MutexWithdrawResult>;
+  mutexInspect(ref: LockRef): Promise<MutexState>;
+}

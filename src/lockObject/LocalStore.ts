@@ -1,0 +1,44 @@
+import * as idempotency from "../kinds/idempotency/durableIdempotency";
+import * as mutex from "../kinds/mutex/durableMutex";
+import { REQUEST_MEMORY_MS } from "../limits";
+import type { LockStore } from "../store/types";
+import { forgetExpired } from "../store/durable/answerMemory";
+
+/**
+ * The Durable store as the lock object itself uses it: the kinds' rules run
+ * synchronously on this object's storage (atomic like a script), with the
+ * object's clock. The Worker reaches it through DurableStore.
+ */
+export class LocalStore implements LockStore {
+  readonly kind = "durable" as const;
+
+  constructor(private readonly kv: SyncKvStorage) {}
+
+  mutexAcquire: LockStore["mutexAcquire"] = async (ref, input) => mutex.acquire(this.kv, Date.now(), ref.name, input);
+  mutexHeartbeat: LockStore["mutexHeartbeat"] = async (_ref, input) => mutex.heartbeat(this.kv, Date.now(), input);
+  mutexRelease: LockStore["mutexRelease"] = async (ref, input) => mutex.release(this.kv, Date.now(), ref.name, input);
+  mutexWithdraw: LockStore["mutexWithdraw"] = async (_ref, input) => mutex.withdraw(this.kv, Date.now(), input);
+  mutexInspect: LockStore["mutexInspect"] = async () => mutex.inspect(this.kv, Date.now());
+
+  idempotencyBegin: LockStore["idempotencyBegin"] = async (_ref, input) => idempotency.begin(this.kv, Date.now(), input);
+  idempotencyHeartbeat: LockStore["idempotencyHeartbeat"] = async (_ref, input) => idempotency.heartbeat(this.kv, Date.now(), input);
+  idempotencyComplete: LockStore["idempotencyComplete"] = async (_ref, input) => idempotency.complete(this.kv, Date.now(), input);
+  idempotencyFail: LockStore["idempotencyFail"] = async (_ref, input) => idempotency.fail(this.kv, Date.now(), input);
+  idempotencyInspect: LockStore["idempotencyInspect"] = async () => idempotency.inspect(this.kv, Date.now());
+
+  async ping(): Promise<void> {}
+
+  /**
+   * When the stored state next has something to clean up; undefined when
+   * nothing is kept. Remembered answers are only scanned (and the lapsed ones
+   * dropped) when `scanAnswers`; otherwise a write's own answer, kept
+   * REQUEST_MEMORY_MS, stands in for them, so a busy lock does not list every
+   * answer on every write.
+   */
+  nextCleanup(now: number, scanAnswers: boolean): number | undefined {
+    const answers = scanAnswers ? forgetExpired(this.kv, now) : now + REQUEST_MEMORY_MS;
+    const times = [mutex.nextMutexDeadline(this.kv, now), idempotency.nextIdempotencyDeadline(this.kv, now), answers];
+    const kept = times.filter((t): t is number => t !== undefined);
+    return kept.length ? Math.min(...kept) : undefined;
+  }
+}

@@ -1,0 +1,29 @@
+import type { LockRef } from "../store/LockRef";
+import type { LockStore } from "../store/types";
+
+/** A waiter as the lock kind sees it: its pre-made owner token and its request. */
+export interface QueuedWaiter<Req> {
+  token: string;
+  req: Req;
+}
+
+/** What one store step for the queue decided. */
+export interface Admission<Grant> {
+  /** Waiters granted now, in order (a read-write lock may grant a batch of readers). */
+  granted: Array<{ token: string; grant: Grant }>;
+  /** Nothing more can be granted for this long (the holder's remaining lease, from the store). */
+  retryInMs?: number;
+}
+
+/**
+ * The part of waiting that belongs to a lock kind: the lock object's queue
+ * asks it which waiters the store grants now and when to try again, and how
+ * to take a waiter out of line. The queue itself (order, timeouts, pickups,
+ * disconnects, store faults, alarms) is the same for every kind.
+ */
+export interface QueuePolicy<Req, Grant> {
+  /** One store step for the waiters at the front: grant what can be, register the head for a handoff. */
+  admit(store: LockStore, ref: LockRef, waiters: ReadonlyArray<QueuedWaiter<Req>>): Promise<Admission<Grant>>;
+  /** A waiter left: unregister it, or take back a grant it never picked up. True when a grant was taken back. */
+  withdraw(store: LockStore, ref: LockRef, token: string): Promise<boolean>;
+}

@@ -1,0 +1,217 @@
+import { StoreUnavailableError } from "../errors";
+import { PICKUP_MS } from "../limits";
+import type { LockRef } from "../store/LockRef";
+import type { LockStore } from "../store/types";
+import { newOwnerToken } from "../tokens";
+import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy";
+
+export type QueueOutcome<Grant> =
+  | { status: "granted"; grant: Grant }
+  | { status: "locked"; retryAfterMs: number }
+  | { status: "unavailable"; message: string }
+  | { status: "internal"; message: string }
+  | { status: "gone" };
+
+interface Waiter<Req, Grant> extends QueuedWaiter<Req> {
+  settled: boolean;
+  /** It was the head in a store step: the store may have it registered or granted. */
+  admitted: boolean;
+  settle(outcome: QueueOutcome<Grant>): void;
+}
+
+/** Never try the store again sooner than this, whatever it answered (no spinning). */
+const MIN_WAKE_MS = 5;
+
+/**
+ * A lock object's waiters, first come, first served, for any lock kind (the
+ * kind's QueuePolicy says what the store grants). Waiters are open requests,
+ * so they live in memory. Every store step (admitting the head, withdrawing a
+ * waiter that left) runs on one loop, one at a time, in order; timing comes
+ * from the store's answers as remaining times, so its clock and ours need not
+ * agree.
+ *
+ * A grant made from the queue must be picked up: the Worker confirms that
+ * the answer reached the client (pickedUp), or the holder heartbeats. If
+ * neither happens within PICKUP_MS the grant is taken back (the store only
+ * takes back a grant still marked not picked up), so a waiter whose client
+ * vanished holds the lock for at most that long.
+ */
+export class WaitQueue<Req, Grant> {
+  private readonly waiters: Array<Waiter<Req, Grant>> = [];
+  private readonly pickups = new Map<string, number>();
+  private readonly withdrawals = new Set<string>();
+  private wakeAt: number | undefined;
+  /** The store failing now: waiters whose wait ends meanwhile get 503, not 409. */
+  private fault: StoreUnavailableError | undefined;
+  private faults = 0;
+  /** Our estimate of when the holder's lease ends, for retryAfterMs. */
+  private holderFreeAt: number | undefined;
+  private running = false;
+  private wanted = false;
+
+  constructor(
+    private readonly policy: QueuePolicy<Req, Grant>,
+    private readonly host: { store(): LockStore; ref: LockRef; changed(): void },
+  ) {}
+
+  get length(): number {
+    return this.waiters.length;
+  }
+
+  /** Waits in line up to waitMs; the signal (client disconnect) takes the waiter out. */
+  wait(req: Req, waitMs: number, signal?: AbortSignal): Promise<QueueOutcome<Grant>> {
+    return new Promise((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waiter: Waiter<Req, Grant> = {
+        token: newOwnerToken(),
+        req,
+        settled: false,
+        admitted: false,
+        settle: (outcome) => {
+          if (waiter.settled) return;
+          waiter.settled = true;
+          clearTimeout(timer);
+          resolve(outcome);
+        },
+      };
+      timer = setTimeout(() => this.leave(waiter, this.timeoutOutcome()), waitMs);
+      signal?.addEventListener("abort", () => this.leave(waiter, { status: "gone" }));
+      this.waiters.push(waiter);
+      // Only a new head tries the store: the rest are reached through it.
+      if (this.waiters.length === 1) this.kick();
+    });
+  }
+
+  /** A release handed the lock to this waiter (the store granted its registered token). */
+  handedOver(token: string, grant: Grant): void {
+    this.deliver(token, grant);
+    this.kick();
+  }
+
+  /** The Worker delivered this grant's answer: the holder has it. */
+  pickedUp(token: string): void {
+    this.pickups.delete(token);
+  }
+
+  /** The lock became free without a handoff (a release, a lapse): let the head try. */
+  kick(): void {
+    this.wanted = true;
+    if (this.running) return;
+    this.running = true;
+    void this.run().finally(() => {
+      this.running = false;
+      this.host.changed();
+    });
+  }
+
+  /** The object's alarm: take back grants nobody picked up, and let the head try again when due. */
+  onAlarm(now: number): void {
+    for (const [token, by] of this.pickups) {
+      if (by <= now) {
+        this.pickups.delete(token);
+        this.withdrawals.add(token);
+      }
+    }
+    if (this.withdrawals.size || (this.waiters.length && this.wakeAt !== undefined && this.wakeAt <= now)) this.kick();
+  }
+
+  /** When the object's alarm should next wake this queue, if at all. */
+  nextWake(): number | undefined {
+    const times = [...this.pickups.values()];
+    if (this.wakeAt !== undefined && (this.waiters.length || this.withdrawals.size)) times.push(this.wakeAt);
+    return times.length ? Math.min(...times) : undefined;
+  }
+
+  private async run(): Promise<void> {
+    while (this.wanted) {
+      this.wanted = false;
+      if (!(await this.runWithdrawals())) return;
+      await this.admitHeads();
+    }
+  }
+
+  /** False when the store failed: the alarm retries. */
+  private async runWithdrawals(): Promise<boolean> {
+    for (const token of [...this.withdrawals]) {
+      try {
+        await this.policy.withdraw(this.host.store(), this.host.ref, token);
+        this.withdrawals.delete(token);
+      } catch (err) {
+        if (this.noteFault(err)) return false;
+        this.withdrawals.delete(token); // a bug, logged: that grant lapses at its own TTL
+      }
+    }
+    return true;
+  }
+
+  private async admitHeads(): Promise<void> {
+    while (this.waiters.length) {
+      const front = this.waiters.slice();
+      const head = front[0];
+      head.admitted = true;
+      let admission;
+      try {
+        admission = await this.policy.admit(this.host.store(), this.host.ref, front);
+      } catch (err) {
+        if (this.noteFault(err)) return;
+        // A bug: the head gets a 500 and the line moves on; nothing loops on it.
+        this.leave(head, { status: "internal", message: String((err as Error)?.message ?? err) });
+        continue;
+      }
+      this.fault = undefined;
+      this.faults = 0;
+      for (const g of admission.granted) this.deliver(g.token, g.grant);
+      if (admission.retryInMs !== undefined) {
+        const now = Date.now();
+        this.holderFreeAt = now + admission.retryInMs;
+        this.wakeAt = now + Math.max(MIN_WAKE_MS, admission.retryInMs);
+        return;
+      }
+      if (!admission.granted.length) {
+        this.leave(head, { status: "internal", message: "the store neither granted nor queued the waiter" });
+      }
+    }
+    this.wakeAt = undefined;
+  }
+
+  private deliver(token: string, grant: Grant): void {
+    const i = this.waiters.findIndex((w) => w.token === token);
+    const waiter = this.waiters[i];
+    if (!waiter || waiter.settled) {
+      // Its client left while the store granted it: take the grant back.
+      this.withdrawals.add(token);
+      this.wanted = true;
+      return;
+    }
+    this.waiters.splice(i, 1);
+    this.pickups.set(token, Date.now() + PICKUP_MS);
+    waiter.settle({ status: "granted", grant });
+  }
+
+  /** A waiter leaves without a grant (its wait ran out, its client went away, a bug). */
+  private leave(waiter: Waiter<Req, Grant>, outcome: QueueOutcome<Grant>): void {
+    if (waiter.settled) return;
+    waiter.settle(outcome);
+    const i = this.waiters.indexOf(waiter);
+    if (i >= 0) this.waiters.splice(i, 1);
+    if (waiter.admitted) this.withdrawals.add(waiter.token);
+    if (waiter.admitted || i === 0) this.kick();
+  }
+
+  private timeoutOutcome(): QueueOutcome<Grant> {
+    if (this.fault) return { status: "unavailable", message: this.fault.message };
+    return { status: "locked", retryAfterMs: Math.max(1, (this.holderFreeAt ?? Date.now()) - Date.now()) };
+  }
+
+  /** A store fault: back off and let the alarm retry. False when the error is not a store fault. */
+  private noteFault(err: unknown): boolean {
+    if (!(err instanceof StoreUnavailableError)) {
+      console.error("lock object queue:", err);
+      return false;
+    }
+    this.fault = err;
+    this.faults += 1;
+    this.wakeAt = Date.now() + Math.min(2000, 50 * 2 ** this.faults);
+    return true;
+  }
+}

@@ -1,0 +1,53 @@
+import { withDeadline } from "../deadline";
+import type { Env } from "../env";
+import type { IdempotencyBeginInput, IdempotencyBeginResult } from "../kinds/idempotency/types";
+import type { MutexGrant } from "../kinds/mutex/types";
+import { classifyObjectFault } from "../store/durable/DurableStore";
+import type { LockRef } from "../store/LockRef";
+import { storeTimeoutMs } from "../store/storeConfig";
+import { type LockKindName, lockObjectOf } from "./lockObjectOf";
+import { type StoreKind, type WaitOutcome, type WaitRequest, waitOutcomeSchema } from "./waitProtocol";
+
+/** How long a quick call to a lock object may take before it counts as unavailable. */
+const OBJECT_CALL_TIMEOUT_MS = 2000;
+
+/** The Worker's typed handle on one lock's LockObject. */
+export function lockObjectClient(env: Env, kind: LockKindName, ref: LockRef) {
+  const stub = lockObjectOf(env.LOCK_OBJECT, kind, ref);
+  const call = async <T>(what: string, fn: () => Promise<T>, timeoutMs = OBJECT_CALL_TIMEOUT_MS): Promise<T> => {
+    try {
+      return await withDeadline(`lock object ${what}`, timeoutMs, fn);
+    } catch (err) {
+      throw classifyObjectFault(what, err);
+    }
+  };
+
+  return {
+    /**
+     * Waits in the object's line (or tries once, with a watch). The request's
+     * signal goes along, so where the platform reports a disconnect the
+     * waiter leaves the line at once.
+     */
+    wait: (req: WaitRequest, signal?: AbortSignal): Promise<WaitOutcome> =>
+      call(
+        "wait",
+        async () => {
+          const res = await stub.fetch("https://lock-object/wait", { method: "POST", body: JSON.stringify(req), signal });
+          return waitOutcomeSchema.parse(await res.json());
+        },
+        req.waitMs + 2 * storeTimeoutMs(env) + 1000,
+      ),
+    released: (fence: number, handedTo?: MutexGrant) => call("released", () => stub.released(ref, fence, handedTo)),
+    pickedUp: (token: string) => call("pickedUp", () => stub.pickedUp(token)),
+    idempotencyBeginWatched: (input: IdempotencyBeginInput, onExpire: string, store: StoreKind) =>
+      call<IdempotencyBeginResult>(
+        "begin",
+        async () => stub.idempotencyBeginWatched(ref, input, onExpire, store),
+        storeTimeoutMs(env) + OBJECT_CALL_TIMEOUT_MS,
+      ),
+    ended: (fence: number) => call("ended", () => stub.ended(fence)),
+    waiterCount: () => call("waiterCount", () => stub.waiterCount()),
+  };
+}
+
+export type LockObjectClient = ReturnType<typeof lockObjectClient>;

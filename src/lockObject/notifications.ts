@@ -1,0 +1,39 @@
+import type { PendingNotification, WatchedLease } from "./watches";
+import { signatureHeader } from "./signature";
+
+/**
+ * How long a lapsed-looking lease waits before its notification goes out:
+ * on the Redis store a release lands a moment before the Worker tells the
+ * lock object, and a notification for a lease that was in fact released
+ * would be a lie.
+ */
+export const RELEASE_GRACE_MS = 1000;
+export const MAX_ATTEMPTS = 10;
+const DELIVERY_TIMEOUT_MS = 5000;
+
+export function notificationFor(lease: WatchedLease, now: number): PendingNotification {
+  const body = JSON.stringify({ kind: lease.kind, name: lease.name, fence: lease.fence, expiredAt: lease.expiresAt });
+  return { url: lease.onExpire, body, fence: lease.fence, attempts: 0, nextAt: now + RELEASE_GRACE_MS };
+}
+
+/** Exponential backoff with jitter: about 1 s, 2 s, 4 s ... capped at 10 minutes. */
+export function retryDelayMs(attempts: number): number {
+  const base = Math.min(600_000, 1000 * 2 ** (attempts - 1));
+  return Math.round(base / 2 + Math.random() * (base / 2));
+}
+
+/** One delivery attempt; true when the receiver answered 2xx. */
+export async function deliver(n: PendingNotification, secret: string): Promise<boolean> {
+  try {
+    const res = await fetch(n.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-lock-signature": await signatureHeader(secret, n.body) },
+      body: n.body,
+      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+    });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}

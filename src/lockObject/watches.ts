@@ -1,0 +1,123 @@
+import type { LockStore } from "../store/types";
+import type { StoreKind } from "./waitProtocol";
+import { deliver, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications";
+
+/**
+ * Leases watched for onExpire, and their undelivered notifications, kept in
+ * the lock object's storage so an alarm after an eviction still finds them.
+ * Nothing here holds credentials: the object builds its store from the
+ * Worker's own configuration each time.
+ */
+
+/** A lease whose lapse (end without release) is reported to onExpire. */
+export interface WatchedLease {
+  kind: "mutex" | "idempotency";
+  /** The store the lease lives in (its kind only; the object has the credentials). */
+  store: StoreKind;
+  ns: string;
+  name: string;
+  fence: number;
+  /** When to look again, on this object's clock. */
+  checkAt: number;
+  /** The lease's end as the store answered it (the notification's expiredAt). */
+  expiresAt: number;
+  onExpire: string;
+}
+
+/** A notification not yet acknowledged by its receiver. */
+export interface PendingNotification {
+  url: string;
+  body: string;
+  fence: number;
+  attempts: number;
+  nextAt: number;
+}
+
+const WATCH = "watch:";
+const NOTIFY = "notify:";
+/** A lease seen still held is looked at again no sooner than this, whatever the clocks say. */
+const MIN_RECHECK_MS = 250;
+
+export function addWatch(kv: SyncKvStorage, lease: WatchedLease): void {
+  kv.put(WATCH + lease.fence, lease);
+}
+
+/** The lease of this fence ended on purpose (released, completed, failed): no notification. */
+export function dropWatch(kv: SyncKvStorage, fence: number): void {
+  kv.delete(WATCH + fence);
+  const pending = kv.get<PendingNotification>(NOTIFY + fence);
+  if (pending && pending.attempts === 0) kv.delete(NOTIFY + fence);
+}
+
+export function watchCount(kv: SyncKvStorage): number {
+  return [...kv.list({ prefix: WATCH })].length + [...kv.list({ prefix: NOTIFY })].length;
+}
+
+/** Watches past their check time: still held ones are looked at again later, lapsed ones become notifications. */
+export async function checkWatches(kv: SyncKvStorage, storeOf: (kind: StoreKind) => LockStore, now: number): Promise<void> {
+  for (const [key, lease] of kv.list<WatchedLease>({ prefix: WATCH })) {
+    if (lease.checkAt > now) continue;
+    let found: Awaited<ReturnType<typeof leaseStillHeld>>;
+    try {
+      found = await leaseStillHeld(storeOf(lease.store), lease);
+    } catch {
+      kv.put(key, { ...lease, checkAt: Date.now() + 1000 }); // store down or failing: look again soon
+      continue;
+    }
+    if (!kv.get(key)) continue; // released while we asked
+    const at = Date.now();
+    if (found.state === "held") {
+      kv.put(key, { ...lease, expiresAt: found.expiresAt, checkAt: at + Math.max(MIN_RECHECK_MS, found.remainingMs) });
+    }
+    else {
+      kv.delete(key);
+      if (found.state === "lapsed") kv.put(NOTIFY + lease.fence, notificationFor(lease, at));
+    }
+  }
+}
+
+export async function deliverDueNotifications(kv: SyncKvStorage, secret: string, now: number): Promise<void> {
+  for (const [key, n] of kv.list<PendingNotification>({ prefix: NOTIFY })) {
+    if (n.nextAt > now) continue;
+    const attempts = n.attempts + 1;
+    const delivered = await deliver(n, secret);
+    if (delivered || attempts >= MAX_ATTEMPTS) {
+      if (!delivered) console.error(`expiry notification for fence ${n.fence} to ${n.url} dropped after ${attempts} attempts`);
+      kv.delete(key);
+    } else kv.put(key, { ...n, attempts, nextAt: Date.now() + retryDelayMs(attempts) });
+  }
+}
+
+/** The earliest watch check or notification retry, if any. */
+export function nextWatchTime(kv: SyncKvStorage): number | undefined {
+  let next: number | undefined;
+  for (const [, w] of kv.list<WatchedLease>({ prefix: WATCH })) next = Math.min(next ?? Infinity, w.checkAt);
+  for (const [, n] of kv.list<PendingNotification>({ prefix: NOTIFY })) next = Math.min(next ?? Infinity, n.nextAt);
+  return next;
+}
+
+/**
+ * Asks the store whether a watched lease still runs and for how long (a
+ * remaining time, so the store's clock and ours need not agree). A lease that
+ * ended on purpose (an idempotency key completed under this fence) is
+ * "ended": no notification. Anything else gone is "lapsed".
+ */
+async function leaseStillHeld(
+  store: LockStore,
+  lease: WatchedLease,
+): Promise<{ state: "held"; remainingMs: number; expiresAt: number } | { state: "ended" } | { state: "lapsed" }> {
+  const ref = { ns: lease.ns, name: lease.name };
+  if (lease.kind === "idempotency") {
+    const s = await store.idempotencyInspect(ref);
+    if (s.state === "started" && s.fence === lease.fence) {
+      // Its answer is an end time on the store's clock; how far it moved past the
+      // end we were waiting for is how long is left (we look at about that end).
+      return { state: "held", remainingMs: s.expiresAt - lease.expiresAt, expiresAt: s.expiresAt };
+    }
+    if (s.state === "completed" && s.fence === lease.fence) return { state: "ended" };
+    return { state: "lapsed" };
+  }
+  const s = await store.mutexInspect(ref);
+  if (s.held && s.fence === lease.fence && s.expiresAt !== null) return { state: "held", remainingMs: s.ttlMs, expiresAt: s.expiresAt };
+  return { state: "lapsed" };
+}

@@ -1,0 +1,38 @@
+import type { Env } from "../env";
+import type { LockStore } from "../store/types";
+
+/** What a kind's service needs of the request it serves. */
+export interface ServiceContext {
+  env: Env;
+  ns: string;
+  store: LockStore;
+  /**
+   * Runs a follow-up after the answer (telling the lock object of a write the
+   * store already committed). Retried a few times; its failure never turns a
+   * committed write into an error: the object's alarm catches up.
+   */
+  later(what: string, step: () => Promise<unknown>): void;
+}
+
+const FOLLOW_UP_ATTEMPTS = 3;
+
+/** A ServiceContext's `later` on top of the platform's waitUntil. */
+export function followUpsWith(waitUntil: (p: Promise<unknown>) => void): ServiceContext["later"] {
+  return (what, step) =>
+    waitUntil(
+      (async () => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await step();
+            return;
+          } catch (err) {
+            if (attempt >= FOLLOW_UP_ATTEMPTS) {
+              console.error(`follow-up ${what} failed ${attempt} times; the lock object's alarm will catch up:`, err);
+              return;
+            }
+            await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+          }
+        }
+      })(),
+    );
+}

@@ -1,0 +1,79 @@
+import type { Redis } from "@upstash/redis";
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline";
+import { InternalError } from "../../errors";
+import { classifyRedisFault } from "./redisFaults";
+import { luaScripts, type LuaScriptName } from "./scripts.generated";
+
+type Script = ReturnType<Redis["createScript"]>;
+
+/** A script's reply: its name/value pairs (see src/store/redis/lua/prelude.lua). */
+export type ScriptReply = Readonly<Record<string, string>>;
+
+/**
+ * Runs the lock kinds' Lua scripts through @upstash/redis: EVALSHA, and EVAL
+ * when Redis lost its script cache, so one HTTP round trip once cached.
+ * Replies are decoded by name, and every failure is sorted into an outage or
+ * a bug before it leaves here.
+ */
+export class ScriptRunner {
+  private readonly scripts = new Map<LuaScriptName, Script>();
+  readonly timeoutMs: number;
+
+  constructor(
+    readonly redis: Redis,
+    timeoutMs?: number,
+  ) {
+    this.timeoutMs = timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+  }
+
+  async run(name: LuaScriptName, keys: string[], args: Array<string | number>): Promise<ScriptReply> {
+    let script = this.scripts.get(name);
+    if (!script) {
+      script = this.redis.createScript(luaScripts[name]);
+      this.scripts.set(name, script);
+    }
+    const s = script;
+    let reply: unknown;
+    try {
+      reply = await withDeadline(name, this.timeoutMs, () => s.exec(keys, args.map(String)));
+    } catch (err) {
+      throw classifyRedisFault(name, err);
+    }
+    return pairsOf(name, reply);
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await withDeadline("ping", this.timeoutMs, () => this.redis.ping());
+    } catch (err) {
+      throw classifyRedisFault("ping", err);
+    }
+  }
+}
+
+function pairsOf(name: string, reply: unknown): ScriptReply {
+  if (!Array.isArray(reply) || reply.length % 2 !== 0) {
+    throw new InternalError(`${name} answered ${JSON.stringify(reply)?.slice(0, 200)}, not name/value pairs`);
+  }
+  const out: Record<string, string> = {};
+  for (let i = 0; i < reply.length; i += 2) out[String(reply[i])] = reply[i + 1] === null ? "" : String(reply[i + 1]);
+  return out;
+}
+
+/** A number field of a reply; a missing or malformed one is a bug, not an outage. */
+export function numberField(reply: ScriptReply, field: string): number {
+  const n = Number(reply[field]);
+  if (reply[field] === undefined || reply[field] === "" || !Number.isFinite(n)) {
+    throw new InternalError(`expected a number in field ${field} of ${JSON.stringify(reply).slice(0, 200)}`);
+  }
+  return n;
+}
+
+/** A number field that may be empty (""): null then. */
+export function optionalNumberField(reply: ScriptReply, field: string): number | null {
+  return reply[field] === "" || reply[field] === undefined ? null : numberField(reply, field);
+}
+
+export function unexpectedReply(name: string, reply: ScriptReply): InternalError {
+  return new InternalError(`${name} answered an unexpected ${JSON.stringify(reply).slice(0, 200)}`);
+}

@@ -1,0 +1,27 @@
+import { HoldfastError, InternalError, StoreUnavailableError } from "../../errors";
+
+/**
+ * Sorts what a Redis call threw into an outage (503) or a bug (500).
+ *
+ * - Redis rejected the command itself (a Lua error, a wrong type): a bug in
+ *   our scripts or their arguments. @upstash/redis reports these as an
+ *   UpstashError whose text is Redis's own, starting with ERR or WRONGTYPE.
+ * - Redis busy, loading, read-only or out of memory, Upstash or the network
+ *   failing, our deadline passing: an outage. Refused connections surely did
+ *   not apply anything; anything else may have.
+ */
+export function classifyRedisFault(what: string, err: unknown): HoldfastError {
+  if (err instanceof HoldfastError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : "";
+  const detail = `${message}${cause}`.slice(0, 300);
+  if (isUpstashError(err) && /^(ERR|WRONGTYPE|NOSCRIPT)\b/.test(message) && !/connect|connection/i.test(message)) {
+    return new InternalError(`the store rejected ${what}: ${detail}`);
+  }
+  const refused = /ECONNREFUSED|connection refused|Unauthorized|WRONGPASS|NOAUTH/i.test(detail);
+  return new StoreUnavailableError(`the store failed ${what}: ${detail}`, refused ? "not_applied" : "unknown");
+}
+
+function isUpstashError(err: unknown): boolean {
+  return err instanceof Error && err.name === "UpstashError";
+}

@@ -1,0 +1,39 @@
+import { InvalidInputError } from "./errors";
+import { NAME_PATTERN, NAMESPACE_PATTERN, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "./limits";
+
+/**
+ * The library's checks, with the HTTP contract's bounds and error codes: bad
+ * input is an InvalidInputError naming the field, thrown before anything
+ * reaches the store.
+ */
+export function checkInt(code: string, field: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidInputError(code, `${field} must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+export const checkTtl = (value: unknown, field = "ttlMs") => checkInt("invalid_ttl", field, value, TTL_MIN_MS, TTL_MAX_MS);
+export const checkWait = (value: unknown) => checkInt("invalid_wait", "waitMs", value, 0, WAIT_MAX_MS);
+
+export function checkName(value: unknown, what = "names"): string {
+  if (typeof value !== "string" || !NAME_PATTERN.test(value)) {
+    throw new InvalidInputError("invalid_name", `${what} match ^[A-Za-z0-9._:@+=-]{1,200}$, got ${JSON.stringify(value)?.slice(0, 80)}`);
+  }
+  return value;
+}
+
+/** Namespaces are part of storage keys: no ":" or braces, so no two (namespace, name) pairs share a key. */
+export function checkNamespace(value: unknown): string {
+  if (typeof value !== "string" || !NAMESPACE_PATTERN.test(value)) {
+    throw new InvalidInputError("invalid_namespace", `namespaces match ^[A-Za-z0-9_-]{1,64}$, got ${JSON.stringify(value)?.slice(0, 80)}`);
+  }
+  return value;
+}
+
+export function checkToken(value: unknown): string {
+  if (typeof value !== "string" || value.length < 1 || value.length > 256) {
+    throw new InvalidInputError("invalid_token", "token must be a string of 1 to 256 characters");
+  }
+  return value;
+}

@@ -1,0 +1,51 @@
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+
+type ObjectKind = "mutex" | "idempotency";
+
+/** The LockObject of one mutex (or idempotency key) of tenant-a (KEY_A). */
+export function lockObject(name: string, kind: ObjectKind = "mutex") {
+  return env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`${kind}:tenant-a:${name}`));
+}
+
+export function objectAlarm(name: string, kind: ObjectKind = "mutex"): Promise<number | null> {
+  return runInDurableObject(lockObject(name, kind), (_o, state) => state.storage.getAlarm());
+}
+
+/** Runs the object's alarm now, as the runtime would at its scheduled time. */
+export function fireObjectAlarm(name: string, kind: ObjectKind = "mutex"): Promise<boolean> {
+  return runDurableObjectAlarm(lockObject(name, kind));
+}
+
+/**
+ * Runs the object's alarms through a lapse and the notification grace that
+ * follows; stops at an alarm further off than that (the Durable store's
+ * clean-up of a kept record or fence).
+ */
+export async function runAlarmsUntilQuiet(name: string, kind: ObjectKind, rounds = 4): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    const next = await objectAlarm(name, kind);
+    if (next === null || next - Date.now() > 5000) return;
+    await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now()) + 20));
+    await fireObjectAlarm(name, kind);
+  }
+}
+
+/** Polls a condition the test itself observes (not the system under test). */
+export async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v) || Date.now() > until) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export async function newReceiver(failFirst = 0): Promise<{ id: string; url: string }> {
+  const res = await fetch(`${env.TEST_RECEIVERS_URL}/receivers`, { method: "POST", body: JSON.stringify({ failFirst }) });
+  return res.json();
+}
+
+export async function deliveries(id: string): Promise<Array<{ at: number; signature?: string; body: string; answered: number }>> {
+  const res = await fetch(`${env.TEST_RECEIVERS_URL}/receivers/${id}`);
+  return ((await res.json()) as { deliveries: any[] }).deliveries;
+}
