@@ -1,4 +1,5 @@
 import { withDeadline } from "../deadline";
+import { InternalError, StoreUnavailableError } from "../errors";
 import type { Env } from "../env";
 import type { IdempotencyBeginInput, IdempotencyBeginResult } from "../kinds/idempotency/types";
 import type { MutexGrant } from "../kinds/mutex/types";
@@ -28,15 +29,23 @@ export function lockObjectClient(env: Env, kind: LockKindName, ref: LockRef) {
      * signal goes along, so where the platform reports a disconnect the
      * waiter leaves the line at once.
      */
-    wait: (req: WaitRequest, signal?: AbortSignal): Promise<WaitOutcome> =>
-      call(
-        "wait",
-        async () => {
+    wait: async (req: WaitRequest, signal?: AbortSignal): Promise<WaitOutcome> => {
+      let body: unknown;
+      try {
+        body = await withDeadline("lock object wait", req.waitMs + 2 * storeTimeoutMs(env) + 1000, async () => {
           const res = await stub.fetch("https://lock-object/wait", { method: "POST", body: JSON.stringify(req), signal });
-          return waitOutcomeSchema.parse(await res.json());
-        },
-        req.waitMs + 2 * storeTimeoutMs(env) + 1000,
-      ),
+          return res.json();
+        });
+      } catch (err) {
+        // The object answers every outcome (bugs included) as JSON, so a throw is the
+        // platform's: the object was reset, overloaded or unreachable.
+        if (err instanceof StoreUnavailableError) throw err;
+        throw new StoreUnavailableError(`the lock object did not answer wait: ${String((err as Error)?.message ?? err).slice(0, 200)}`, "unknown");
+      }
+      const parsed = waitOutcomeSchema.safeParse(body);
+      if (!parsed.success) throw new InternalError(`the lock object answered wait with ${JSON.stringify(body).slice(0, 200)}`);
+      return parsed.data;
+    },
     released: (fence: number, handedTo?: MutexGrant) => call("released", () => stub.released(ref, fence, handedTo)),
     pickedUp: (token: string) => call("pickedUp", () => stub.pickedUp(token)),
     idempotencyBeginWatched: (input: IdempotencyBeginInput, onExpire: string, store: StoreKind) =>

@@ -1,6 +1,6 @@
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { LeaseLostError, LockedError, Mutex, RedisStore, StoreUnavailableError } from "holdfast";
+import { InternalError, InvalidInputError, LeaseLostError, LockedError, Mutex, RedisStore, StoreUnavailableError } from "holdfast";
 import { startLocalStack } from "../../tools/local-stack/stack.mjs";
 import type { LocalStack } from "../../tools/local-stack/stack.mjs";
 
@@ -116,5 +116,88 @@ describe("one round trip per operation, EVAL when the script cache is empty", ()
     } finally {
       stack.redis.resume();
     }
+  });
+});
+
+describe("bad input to the library changes nothing and names the field", () => {
+  const redis = sharedRedis();
+  const lockKey = (ns: string, name: string) => `hf:{mx:${ns}:${name}}`;
+
+  for (const [label, options, code] of [
+    ["a fractional ttlMs", { ttlMs: 1500.5 }, "invalid_ttl"],
+    ["a negative ttlMs", { ttlMs: -1 }, "invalid_ttl"],
+    ["a huge ttlMs", { ttlMs: 1e12 }, "invalid_ttl"],
+    ["ttlMs below 100", { ttlMs: 99 }, "invalid_ttl"],
+    ["ttlMs as a string", { ttlMs: "1000" as unknown as number }, "invalid_ttl"],
+    ["waitMs above 60 s", { ttlMs: 1000, waitMs: 60_001 }, "invalid_wait"],
+    ["a negative waitMs", { ttlMs: 1000, waitMs: -5 }, "invalid_wait"],
+    ["an empty token", { ttlMs: 1000, token: "" }, "invalid_token"],
+  ] as const) {
+    it(`acquire with ${label} throws InvalidInputError ${code}, and the lock stays free`, async () => {
+      const name = unique("bad");
+      const lock = new Mutex(redis, name);
+      const err = await lock.acquire(options as never).catch((e) => e);
+      expect(err).toBeInstanceOf(InvalidInputError);
+      expect(err.code).toBe(code);
+      expect(await redis.exists(lockKey("default", name))).toBe(0);
+      expect((await lock.acquire({ ttlMs: 5000 })).count).toBe(1); // not stuck: no key without an expiry
+    });
+  }
+
+  it("names and namespaces outside the contract's patterns are refused before any key is made", () => {
+    for (const name of ["a b", "a{b}", "", "x".repeat(201), "a/b"]) {
+      expect(() => new Mutex(redis, name)).toThrow(expect.objectContaining({ code: "invalid_name" }));
+    }
+    for (const namespace of ["a:b", "a{b", "a}b", "", "x".repeat(65), "a b"]) {
+      expect(() => new Mutex(redis, "c", { namespace })).toThrow(expect.objectContaining({ code: "invalid_namespace" }));
+    }
+  });
+
+  it("two different (namespace, name) pairs never share a lock: the collision of ns 'a:b' + 'c' with ns 'a' + 'b:c' cannot be made", async () => {
+    const suffix = unique("x");
+    const one = new Mutex(redis, `b:c-${suffix}`, { namespace: "a" });
+    await one.acquire({ ttlMs: 5000 });
+    // The only namespace that would collide with it needs a ":", which is refused.
+    expect(() => new Mutex(redis, `c-${suffix}`, { namespace: "a:b" })).toThrow(InvalidInputError);
+    // Look-alike pairs that are allowed are different locks.
+    expect((await new Mutex(redis, `c-${suffix}`, { namespace: "a-b" }).acquire({ ttlMs: 5000 })).count).toBe(1);
+    expect((await new Mutex(redis, `b-c-${suffix}`, { namespace: "a" }).acquire({ ttlMs: 5000 })).count).toBe(1);
+  });
+
+  it("every grant leaves the lock's key with an expiry (PTTL > 0), re-entry and handoff-free release included", async () => {
+    const name = unique("pttl");
+    const lock = new Mutex(redis, name);
+    const g = await lock.acquire({ ttlMs: 3000 });
+    expect(await redis.pttl(lockKey("default", name))).toBeGreaterThan(0);
+    await lock.acquire({ ttlMs: 4000, token: g.token });
+    expect(await redis.pttl(lockKey("default", name))).toBeGreaterThan(3000);
+    await lock.heartbeat(g.token, 5000);
+    expect(await redis.pttl(lockKey("default", name))).toBeGreaterThan(4000);
+    await lock.release(g.token);
+    expect(await redis.pttl(lockKey("default", name))).toBeGreaterThan(0);
+  });
+
+  it("a script given a bad argument (bypassing the library) fails before its first write: a bug, not an outage, and no key", async () => {
+    const store = new RedisStore(redis);
+    const name = unique("script-args");
+    const err = await store
+      .mutexAcquire({ ns: "default", name }, { token: "hf_x", mode: "new", ttlMs: 1500.5, requestId: "rq_1", watch: false })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(InternalError);
+    expect(err.message).toMatch(/ttlMs must be an integer/);
+    expect(await redis.exists(lockKey("default", name))).toBe(0);
+    expect(await redis.exists(`${lockKey("default", name)}:fence`)).toBe(0);
+  });
+
+  it("busy and lost answers are not remembered: 30 refused try-locks and stale releases leave no request keys", async () => {
+    const name = unique("no-memory");
+    const lock = new Mutex(redis, name);
+    const held = await lock.acquire({ ttlMs: 5000 });
+    for (let i = 0; i < 30; i++) {
+      await expect(lock.acquire({ ttlMs: 1000 })).rejects.toBeInstanceOf(LockedError);
+      await expect(lock.release("hf_not-the-holder")).rejects.toBeInstanceOf(LeaseLostError);
+    }
+    expect(await redis.keys(`${lockKey("default", name)}:rq:*`)).toEqual([]);
+    await lock.release(held.token);
   });
 });

@@ -2,6 +2,7 @@ import { describe } from "vitest";
 import { badInputConformance } from "../conformance/badInput";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotency";
 import { mutexConformance } from "../../src/kinds/mutex/conformance/mutex";
+import { queueConformance } from "../../src/kinds/mutex/conformance/queue";
 import { retrySafetyConformance } from "../../src/kinds/mutex/conformance/retrySafety";
 import { waitingConformance } from "../../src/kinds/mutex/conformance/waiting";
 
@@ -11,6 +12,7 @@ for (const kind of ["redis", "durable"] as const) {
     describe("mutex", () => mutexConformance(kind));
     describe("retried requests", () => retrySafetyConformance(kind));
     describe("waiting and expiry notifications", () => waitingConformance(kind));
+    describe("the lock object's line", () => queueConformance(kind));
     describe("bad input", () => badInputConformance(kind));
     describe("idempotency", () => idempotencyConformance(kind));
   });

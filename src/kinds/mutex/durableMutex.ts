@@ -1,4 +1,5 @@
 import { FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { InternalError } from "../../errors";
 import { recall, remember } from "../../store/durable/answerMemory";
 import type {
   MutexAcquireInput,
@@ -46,10 +47,18 @@ const LEASE = "mutex";
 const FENCE = "mutex:fence";
 const NEXT = "mutex:next";
 
-/** A record while it lives; one past its time is deleted on sight (the PEXPIREAT of the scripts). */
+/**
+ * A record while it lives; one past its time is deleted on sight (the
+ * PEXPIREAT of the scripts). A record of the wrong shape is a bug, not a
+ * lock: it is reported, never read as held or free.
+ */
 function live<T>(kv: SyncKvStorage, key: string, now: number, until: (v: T) => number): T | undefined {
   const v = kv.get<T>(key);
-  if (v !== undefined && until(v) <= now) {
+  if (v === undefined) return undefined;
+  if (typeof v !== "object" || v === null || typeof until(v) !== "number") {
+    throw new InternalError(`the stored ${key} record is not one this code wrote`);
+  }
+  if (until(v) <= now) {
     kv.delete(key);
     return undefined;
   }

@@ -5,7 +5,8 @@ import { HoldfastError, InternalError, StoreUnavailableError } from "../../error
  *
  * - Redis rejected the command itself (a Lua error, a wrong type): a bug in
  *   our scripts or their arguments. @upstash/redis reports these as an
- *   UpstashError whose text is Redis's own, starting with ERR or WRONGTYPE.
+ *   UpstashError whose text is Redis's own, starting with ERR or WRONGTYPE
+ *   (after "Command failed: " when it comes from a script).
  * - Redis busy, loading, read-only or out of memory, Upstash or the network
  *   failing, our deadline passing: an outage. Refused connections surely did
  *   not apply anything; anything else may have.
@@ -15,7 +16,7 @@ export function classifyRedisFault(what: string, err: unknown): HoldfastError {
   const message = err instanceof Error ? err.message : String(err);
   const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : "";
   const detail = `${message}${cause}`.slice(0, 300);
-  if (isUpstashError(err) && /^(ERR|WRONGTYPE|NOSCRIPT)\b/.test(message) && !/connect|connection/i.test(message)) {
+  if (isUpstashError(err) && /^(Command failed: )?(ERR|WRONGTYPE|NOSCRIPT)\b/.test(message) && !/connect|connection/i.test(message)) {
     return new InternalError(`the store rejected ${what}: ${detail}`);
   }
   const refused = /ECONNREFUSED|connection refused|Unauthorized|WRONGPASS|NOAUTH/i.test(detail);

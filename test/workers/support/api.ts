@@ -48,9 +48,23 @@ export function api(kind: StoreKind, overrides: Partial<Env> = {}) {
     } catch {}
     return { status: res.status, body: parsed, headers: res.headers };
   }
+  /** Sends a request and never reads its answer, like a client that went away. */
+  async function raw(method: string, path: string, body?: unknown): Promise<Response> {
+    const ctx = createExecutionContext();
+    return await worker.fetch(
+      new Request(`http://holdfast.test${path}`, {
+        method,
+        headers: { "content-type": "application/json", authorization: `Bearer ${KEY_A}` },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+      e,
+      ctx,
+    );
+  }
   return {
     env: e,
     call,
+    raw,
     post: (path: string, body?: unknown, opts?: Parameters<typeof call>[3]) => call("POST", path, body, opts),
     get: (path: string, opts?: Parameters<typeof call>[3]) => call("GET", path, undefined, opts),
   };

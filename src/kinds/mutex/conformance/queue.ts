@@ -1,0 +1,115 @@
+import { runInDurableObject } from "cloudflare:test";
+import { expect, it } from "vitest";
+import { PICKUP_MS } from "../../../limits";
+import { api, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
+import { eventually, fireObjectAlarm, lockObject, objectAlarm } from "../../../../test/workers/support/lockObject";
+
+/**
+ * The lock object's line, the same on both stores: nobody goes ahead of it,
+ * it keeps arrival order, and a waiter that is gone (it never takes its
+ * grant, or its object restarts) holds the lock no longer than the bounds
+ * in docs/API.md.
+ */
+export function queueConformance(kind: StoreKind) {
+  const { post, get } = api(kind);
+  const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
+  const waiters = async (name: string) => (await get(path(name))).body.waiters as number;
+  const untilWaiters = (name: string, n: number) => eventually(() => waiters(name), (w) => w === n);
+
+  it("no barging: while someone waits, a try-lock is refused, also right after the release", async () => {
+    const name = uniqueName("no-barging");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 10_000 })).body;
+    const waiting = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 20_000 });
+    await untilWaiters(name, 1);
+    const early = await post(path(name, "acquire"), { ttlMs: 10_000 });
+    expect(early.status).toBe(409);
+    expect((await post(path(name, "release"), { token: holder.token })).status).toBe(200);
+    const late = await post(path(name, "acquire"), { ttlMs: 10_000 });
+    expect(late.status).toBe(409);
+    const granted = await waiting;
+    expect(granted.status).toBe(200);
+    expect((await get(path(name))).body).toMatchObject({ held: true, fence: granted.body.fence });
+  });
+
+  it("a burst of 50 waiters is granted strictly in arrival order", async () => {
+    const name = uniqueName("burst");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 30_000 })).body;
+    const order: number[] = [];
+    const pending: Array<Promise<void>> = [];
+    for (let i = 0; i < 50; i++) {
+      pending.push(
+        post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 60_000 }).then(async (r) => {
+          expect(r.status).toBe(200);
+          order.push(i);
+          expect((await post(path(name, "release"), { token: r.body.token })).status).toBe(200);
+        }),
+      );
+      await untilWaiters(name, i + 1); // arrival order is the order the object saw them
+    }
+    await post(path(name, "release"), { token: holder.token });
+    await Promise.all(pending);
+    expect(order).toEqual(Array.from({ length: 50 }, (_, i) => i));
+  }, 60_000);
+
+  it(`a grant whose answer is never taken is taken back after the pickup time (${PICKUP_MS} ms), and the next waiter gets the lock`, async () => {
+    const name = uniqueName("unread");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 30_000 })).body;
+    // This client asks, then never reads its answer: like one whose connection is gone.
+    const ghost = api(kind).raw("POST", path(name, "acquire"), { ttlMs: 30_000, waitMs: 30_000 });
+    await untilWaiters(name, 1);
+    const live = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 30_000 });
+    await untilWaiters(name, 2);
+    await post(path(name, "release"), { token: holder.token });
+    const handedAt = Date.now();
+    const ghostGrant = await eventually(() => get(path(name)), (r) => r.body.held && r.body.fence !== holder.fence);
+    expect(ghostGrant.body.ttlMs).toBeGreaterThan(20_000); // handed over with its full lease...
+    // ...but taken back at the pickup time, by the object's alarm.
+    const alarm = await objectAlarm(name);
+    expect(alarm).not.toBeNull();
+    expect((alarm ?? 0) - handedAt).toBeLessThanOrEqual(PICKUP_MS + 250);
+    await new Promise((r) => setTimeout(r, Math.max(0, (alarm ?? 0) - Date.now()) + 20));
+    await fireObjectAlarm(name);
+    const res = await live;
+    expect(res.status).toBe(200);
+    expect(Date.now() - handedAt).toBeLessThan(PICKUP_MS + 2000);
+    expect(res.body.fence).toBeGreaterThan(ghostGrant.body.fence);
+    void ghost; // never read
+  });
+
+  it("the lock object restarting while clients wait: they get 503, can wait again, and no lock outlives its TTL", async () => {
+    const name = uniqueName("restart");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 1000 })).body;
+    const first = post(path(name, "acquire"), { ttlMs: 1000, waitMs: 20_000 });
+    await untilWaiters(name, 1);
+    await runInDurableObject(lockObject(name), (_o, state) => state.abort("restarted by the test")).catch(() => undefined);
+    const lost = await first;
+    expect(lost.status).toBe(503);
+    expect(lost.body).toMatchObject({ error: "store_unavailable", outcome: "unknown" });
+    // The holder's lease (1 s) and any grant made to the vanished waiter (its 1 s ttl) run out;
+    // a client that waits again gets the lock.
+    const again = await post(path(name, "acquire"), { ttlMs: 5000, waitMs: 10_000 });
+    expect(again.status).toBe(200);
+    expect(again.body.fence).toBeGreaterThan(holder.fence);
+  });
+
+  it("a bug is a 500 with an error id, never a 503: the lock's key holds something our scripts did not write", async () => {
+    const name = uniqueName("bug");
+    if (kind === "redis") {
+      // A real Redis error (WRONGTYPE) from a key of the wrong type.
+      const { env } = api(kind);
+      const res = await fetch(env.UPSTASH_REDIS_REST_URL!, {
+        method: "POST",
+        headers: { authorization: `Bearer ${env.UPSTASH_REDIS_REST_TOKEN}` },
+        body: JSON.stringify(["SET", `hf:{mx:tenant-a:${name}}`, "not-a-hash"]),
+      });
+      expect(res.status).toBe(200);
+    } else {
+      await runInDurableObject(lockObject(name), (_o, state) => state.storage.kv.put("mutex", "not-a-lease"));
+    }
+    const res = await post(path(name, "acquire"), { ttlMs: 1000 });
+    expect(res.status).toBe(500);
+    expect(res.body.error).toBe("internal");
+    expect(res.body.errorId).toMatch(/^err_/);
+    expect(res.body.message).toContain(res.body.errorId);
+  });
+}

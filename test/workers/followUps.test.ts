@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import type { Env } from "../../src/env";
+import { api, sleep, uniqueName } from "./support/api";
+import { eventually, fireObjectAlarm } from "./support/lockObject";
+
+/**
+ * A write the store committed is answered with the store's answer, even when
+ * telling the lock object afterwards fails; the object's alarm catches up.
+ *
+ * The failing lock-object binding is a fake: a Durable Object call that
+ * fails on demand cannot be caused for real inside the test runtime. The
+ * store (Redis behind the gateway) and the waiting lock object are real.
+ */
+const failingObjects = {
+  idFromName: (name: string) => ({ toString: () => name }),
+  get: () =>
+    new Proxy(
+      {},
+      {
+        get: () => () => Promise.reject(new Error("lock object unreachable (test fake)")),
+      },
+    ),
+} as unknown as Env["LOCK_OBJECT"];
+
+describe("follow-ups after a committed write (Redis store)", () => {
+  const { post, get } = api("redis");
+  const broken = api("redis", { LOCK_OBJECT: failingObjects });
+  const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
+
+  it("a release is answered 200 though the lock object cannot be told; its alarm then grants the waiter the release handed the lock to", async () => {
+    const name = uniqueName("follow-up");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 1500 })).body;
+    const waiting = post(path(name, "acquire"), { ttlMs: 5000, waitMs: 20_000 });
+    await eventually(() => get(path(name)), (r) => r.body.waiters === 1);
+
+    const released = await broken.post(path(name, "release"), { token: holder.token });
+    expect(released.status).toBe(200);
+    expect(released.body).toEqual({ released: true, count: 0 });
+
+    // The object never heard of the release. At the holder's old expiry its alarm
+    // asks the store and finds the lock already handed to its waiter.
+    await sleep(Math.max(0, holder.expiresAt - Date.now()) + 50);
+    await fireObjectAlarm(name);
+    const res = await waiting;
+    expect(res.status).toBe(200);
+    expect(res.body.fence).toBeGreaterThan(holder.fence);
+  });
+});
