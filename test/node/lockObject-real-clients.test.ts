@@ -1,0 +1,114 @@
+// The lock object with real clients over real TCP, against the Worker served by workerd
+// (tools/serve-worker: no dev proxy), on both stores: a waiter whose client disconnects,
+// and queued waiters while Redis is paused.
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PICKUP_MS } from "../../src/limits";
+import { startLocalStack, type LocalStack } from "../../tools/local-stack/stack.mjs";
+import { startWorkerServer, type WorkerServer } from "../../tools/serve-worker/serve.mjs";
+
+const KEY = "real-clients-key-123456";
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+
+function client(base: string) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  return { post: (path: string, body: unknown) => call("POST", path, body), get: (path: string) => call("GET", path) };
+}
+
+/** A real client that sends an acquire over its own connection and hangs up after `closeAfterMs`, unanswered. */
+function disconnectingAcquire(base: string, name: string, body: unknown, closeAfterMs: number): Promise<void> {
+  const { port } = new URL(base);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), "127.0.0.1", () => {
+      socket.write(
+        `POST /v1/locks/${name}/acquire HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${KEY}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+      );
+      setTimeout(() => {
+        socket.destroy();
+        resolve();
+      }, closeAfterMs);
+    });
+    socket.on("error", () => resolve());
+  });
+}
+
+async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let stack: LocalStack;
+const servers: Record<"redis" | "durable", WorkerServer> = {} as never;
+
+beforeAll(async () => {
+  stack = await startLocalStack(); // its own redis: this file pauses it
+  const vars = { API_KEYS: `real=${KEY}`, WEBHOOK_SECRET: "real-clients-secret" };
+  [servers.redis, servers.durable] = await Promise.all([
+    startWorkerServer({ vars: { ...vars, UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token } }),
+    startWorkerServer({ vars }),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(Object.values(servers).map((s) => s?.stop()));
+  await stack?.stop();
+});
+
+for (const kind of ["redis", "durable"] as const) {
+  describe(`${kind} store, real clients`, () => {
+    it(`a waiter whose client hangs up holds the lock at most the pickup time (${PICKUP_MS} ms); the next live waiter gets it right after`, async () => {
+      const { post, get } = client(servers[kind].url);
+      const name = unique("hangup");
+      const holder = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      // Like `curl -m1 ... acquire {"ttlMs":8000,"waitMs":20000}`: asks to wait, gives up after a second.
+      const gone = disconnectingAcquire(servers[kind].url, name, { ttlMs: 8000, waitMs: 20_000 }, 1000);
+      await until(() => get(`/v1/locks/${name}`), (r) => r.body.waiters === 1);
+      const live = post(`/v1/locks/${name}/acquire`, { ttlMs: 8000, waitMs: 20_000 });
+      await until(() => get(`/v1/locks/${name}`), (r) => r.body.waiters === 2);
+      await gone; // the first waiter's client is gone; workerd does not tell the Worker
+
+      const releasedAt = Date.now();
+      expect((await post(`/v1/locks/${name}/release`, { token: holder.token })).status).toBe(200);
+      const res = await live;
+      const waited = Date.now() - releasedAt;
+      expect(res.status).toBe(200);
+      // Handed to the vanished waiter first, taken back after the pickup time, not after its 8 s ttl.
+      expect(waited).toBeLessThan(PICKUP_MS + 1500);
+      expect((await get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, fence: res.body.fence, waiters: 0 });
+    }, 30_000);
+
+    if (kind === "redis") {
+      it("queued waiters get 503 store_unavailable when the store stops answering, not 409 locked", async () => {
+        const { post, get } = client(servers.redis.url);
+        const name = unique("outage");
+        await post(`/v1/locks/${name}/acquire`, { ttlMs: 1000 });
+        const waiting = post(`/v1/locks/${name}/acquire`, { ttlMs: 5000, waitMs: 6000 });
+        await until(() => get(`/v1/locks/${name}`), (r) => r.body.waiters === 1);
+        stack.redis.pause();
+        try {
+          const res = await waiting;
+          expect(res.status).toBe(503);
+          expect(res.body.error).toBe("store_unavailable");
+        } finally {
+          stack.redis.resume();
+        }
+        // Once the store answers again, waiting works again.
+        const again = await post(`/v1/locks/${name}/acquire`, { ttlMs: 5000, waitMs: 10_000 });
+        expect(again.status).toBe(200);
+      }, 30_000);
+    }
+  });
+}
