@@ -92,7 +92,8 @@ export function openApiDocument() {
               ]),
             ),
             ...Object.fromEntries(
-              op.errors.map((status) => [
+              // Every operation may answer 500 internal (a bug, with an errorId that is also logged).
+              [...op.errors, 500].map((status) => [
                 String(status),
                 { description: "error", content: { "application/json": { schema: z.toJSONSchema(s.errorResponse) } } },
               ]),
