@@ -1,4 +1,4 @@
-import { FENCE_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { REQUEST_MEMORY_MS } from "../../limits";
 import type {
   IdempotencyBeginInput,
   IdempotencyBeginResult,
@@ -8,6 +8,7 @@ import type {
   IdempotencyState,
 } from "./types";
 import { recall, remember } from "../../store/durable/answerMemory";
+import { fenceKeptUntil, issueFence, live } from "../../store/durable/records";
 
 /**
  * An idempotency key on the Durable store, the same rules as lua/*.lua: each function runs synchronously on the object's
@@ -38,32 +39,11 @@ interface Completed {
 
 type IdemRecord = Started | Completed;
 
-interface FenceRecord {
-  last: number;
-  keepUntil: number;
-}
-
 const RECORD = "idem";
 const FENCE = "idem:fence";
 
 /** The record while it is kept, or undefined; one past its keep time is deleted on sight. */
-function liveRecord(kv: SyncKvStorage, now: number): IdemRecord | undefined {
-  const rec = kv.get<IdemRecord>(RECORD);
-  if (rec && rec.keepUntil <= now) {
-    kv.delete(RECORD);
-    return undefined;
-  }
-  return rec;
-}
-
-function lastFence(kv: SyncKvStorage, now: number): FenceRecord | undefined {
-  const f = kv.get<FenceRecord>(FENCE);
-  if (f && f.keepUntil <= now) {
-    kv.delete(FENCE);
-    return undefined;
-  }
-  return f;
-}
+const liveRecord = (kv: SyncKvStorage, now: number) => live<IdemRecord>(kv, RECORD, now, (r) => r.keepUntil);
 
 /** The started record of this token, if its deadline has not passed. */
 function ownedBy(kv: SyncKvStorage, now: number, token: string): Started | undefined {
@@ -87,8 +67,7 @@ export function begin(kv: SyncKvStorage, now: number, input: IdempotencyBeginInp
     return { status: "in_progress", retryAfterMs: rec.deadline - now, expiresAt: rec.deadline };
   }
 
-  const fence = Math.max((lastFence(kv, now)?.last ?? 0) + 1, now * 1000);
-  kv.put<FenceRecord>(FENCE, { last: fence, keepUntil: now + FENCE_KEEP_MS });
+  const fence = issueFence(kv, FENCE, now);
   const next: Started = {
     state: "started",
     token: input.token,
@@ -161,6 +140,6 @@ export function inspect(kv: SyncKvStorage, now: number): IdempotencyState {
 
 /** When this object next has something to clean up (record keep time, fence horizon). */
 export function nextIdempotencyDeadline(kv: SyncKvStorage, now: number): number | undefined {
-  const times = [liveRecord(kv, now)?.keepUntil, lastFence(kv, now)?.keepUntil].filter((t): t is number => t !== undefined);
+  const times = [liveRecord(kv, now)?.keepUntil, fenceKeptUntil(kv, FENCE, now)].filter((t): t is number => t !== undefined);
   return times.length ? Math.min(...times) : undefined;
 }

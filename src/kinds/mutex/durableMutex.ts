@@ -1,6 +1,6 @@
-import { FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
-import { InternalError } from "../../errors";
+import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
 import { recall, remember } from "../../store/durable/answerMemory";
+import { fenceKeptUntil, issueFence, lastFence, live } from "../../store/durable/records";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,
@@ -38,41 +38,24 @@ interface Next {
   until: number;
 }
 
-interface FenceRecord {
-  last: number;
-  keepUntil: number;
-}
-
 const LEASE = "mutex";
 const FENCE = "mutex:fence";
 const NEXT = "mutex:next";
 
-/**
- * A record while it lives; one past its time is deleted on sight (the
- * PEXPIREAT of the scripts). A record of the wrong shape is a bug, not a
- * lock: it is reported, never read as held or free.
- */
-function live<T>(kv: SyncKvStorage, key: string, now: number, until: (v: T) => number): T | undefined {
-  const v = kv.get<T>(key);
-  if (v === undefined) return undefined;
-  if (typeof v !== "object" || v === null || typeof until(v) !== "number") {
-    throw new InternalError(`the stored ${key} record is not one this code wrote`);
-  }
-  if (until(v) <= now) {
-    kv.delete(key);
-    return undefined;
-  }
-  return v;
-}
-
 const liveLease = (kv: SyncKvStorage, now: number) => live<Lease>(kv, LEASE, now, (l) => l.expiresAt);
 const liveNext = (kv: SyncKvStorage, now: number) => live<Next>(kv, NEXT, now, (n) => n.until);
-const lastFence = (kv: SyncKvStorage, now: number) => live<FenceRecord>(kv, FENCE, now, (f) => f.keepUntil);
 
-function nextFence(kv: SyncKvStorage, now: number): number {
-  const fence = Math.max((lastFence(kv, now)?.last ?? 0) + 1, now * 1000);
-  kv.put<FenceRecord>(FENCE, { last: fence, keepUntil: now + FENCE_KEEP_MS });
-  return fence;
+/** A fresh lease with the next fence; a grant to a queued waiter is marked until picked up. */
+function newLease(kv: SyncKvStorage, now: number, owner: string, ttl: number, watch: boolean, fromQueue: boolean): Lease {
+  return {
+    owner,
+    count: 1,
+    fence: issueFence(kv, FENCE, now),
+    ttl,
+    expiresAt: now + ttl,
+    watch,
+    ...(fromQueue ? { pickupBy: now + PICKUP_MS } : {}),
+  };
 }
 
 function grantOf(name: string, lease: Lease): MutexGrant {
@@ -107,15 +90,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
   }
   if (input.mode === "new" && liveNext(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
 
-  const granted: Lease = {
-    owner: input.token,
-    count: 1,
-    fence: nextFence(kv, now),
-    ttl: input.ttlMs,
-    expiresAt: now + input.ttlMs,
-    watch: input.watch,
-    ...(input.mode === "queue" ? { pickupBy: now + PICKUP_MS } : {}),
-  };
+  const granted = newLease(kv, now, input.token, input.ttlMs, input.watch, input.mode === "queue");
   kv.put(LEASE, granted);
   if (input.mode === "queue") kv.delete(NEXT);
   return { status: "granted", grant: grantOf(name, granted) };
@@ -148,15 +123,7 @@ export function release(kv: SyncKvStorage, now: number, name: string, input: { t
   const waiting = liveNext(kv, now);
   if (!waiting?.token) return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: lease.watch });
 
-  const handed: Lease = {
-    owner: waiting.token,
-    count: 1,
-    fence: nextFence(kv, now),
-    ttl: waiting.ttl,
-    expiresAt: now + waiting.ttl,
-    watch: waiting.watch,
-    pickupBy: now + PICKUP_MS,
-  };
+  const handed = newLease(kv, now, waiting.token, waiting.ttl, waiting.watch, true);
   kv.put(LEASE, handed);
   if (waiting.more) kv.put<Next>(NEXT, { token: "", more: true, ttl: 0, watch: false, until: handed.expiresAt + REGISTRATION_GRACE_MS });
   else kv.delete(NEXT);
@@ -178,13 +145,13 @@ export function withdraw(kv: SyncKvStorage, now: number, input: { token: string 
 
 export function inspect(kv: SyncKvStorage, now: number): MutexState {
   const lease = liveLease(kv, now);
-  if (!lease) return { held: false, fence: lastFence(kv, now)?.last ?? null, count: 0, ttlMs: 0, expiresAt: null };
+  if (!lease) return { held: false, fence: lastFence(kv, FENCE, now) ?? null, count: 0, ttlMs: 0, expiresAt: null };
   return { held: true, fence: lease.fence, count: lease.count, ttlMs: lease.expiresAt - now, expiresAt: lease.expiresAt };
 }
 
 /** When this object next has something of the mutex to clean up (lease end, registration, fence horizon). */
 export function nextMutexDeadline(kv: SyncKvStorage, now: number): number | undefined {
-  const times = [liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until, lastFence(kv, now)?.keepUntil].filter(
+  const times = [liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until, fenceKeptUntil(kv, FENCE, now)].filter(
     (t): t is number => t !== undefined,
   );
   return times.length ? Math.min(...times) : undefined;

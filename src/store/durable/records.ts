@@ -1,0 +1,51 @@
+import { InternalError } from "../../errors";
+import { FENCE_KEEP_MS } from "../../limits";
+
+/**
+ * Stored records of the Durable store, as the kinds keep them: each with a
+ * time past which it is gone (what PEXPIREAT is to the Redis scripts), and
+ * the per-name fence that never goes backwards.
+ */
+
+/**
+ * A record while it lives; one past its time is deleted on sight. A record of
+ * the wrong shape is a bug, not state: it is reported, never read as held or
+ * free.
+ */
+export function live<T>(kv: SyncKvStorage, key: string, now: number, until: (v: T) => number): T | undefined {
+  const v = kv.get<T>(key);
+  if (v === undefined) return undefined;
+  if (typeof v !== "object" || v === null || typeof until(v) !== "number") {
+    throw new InternalError(`the stored ${key} record is not one this code wrote`);
+  }
+  if (until(v) <= now) {
+    kv.delete(key);
+    return undefined;
+  }
+  return v;
+}
+
+interface FenceRecord {
+  last: number;
+  keepUntil: number;
+}
+
+/** The last fence issued under `key`, while it is kept. */
+export function lastFence(kv: SyncKvStorage, key: string, now: number): number | undefined {
+  return live<FenceRecord>(kv, key, now, (f) => f.keepUntil)?.last;
+}
+
+/** When the kept fence may be forgotten (a clean-up time), if one is kept. */
+export function fenceKeptUntil(kv: SyncKvStorage, key: string, now: number): number | undefined {
+  return live<FenceRecord>(kv, key, now, (f) => f.keepUntil)?.keepUntil;
+}
+
+/**
+ * The next fence: max(last + 1, now in microseconds), as the scripts do, so it
+ * grows even after the kept value is forgotten.
+ */
+export function issueFence(kv: SyncKvStorage, key: string, now: number): number {
+  const fence = Math.max((lastFence(kv, key, now) ?? 0) + 1, now * 1000);
+  kv.put<FenceRecord>(key, { last: fence, keepUntil: now + FENCE_KEEP_MS });
+  return fence;
+}
