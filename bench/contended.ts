@@ -1,18 +1,19 @@
 /**
- * Figure 3: N clients on one lock, each looping acquire (waiting) -> release
- * with no work in between, for a fixed window. Grants per second, what each
- * grant costs in requests, how many acquires gave up, and how evenly the
- * grants were spread over the clients (min..max per client).
+ * Figure 3: N clients on one lock, each looping acquire (waiting) -> hold ->
+ * release for a fixed window. With a hold of H ms no lock can grant more than
+ * 1000/H per second, so grants/s is read against that ceiling; with no hold it
+ * measures the handoff machinery alone. Also: what each grant costs in
+ * requests, how many acquires gave up, how evenly the grants were spread over
+ * the clients (max/min per client), and how long a granted acquire waited.
  */
 import type { Redis } from "@upstash/redis";
 import { libraryLock, type Release, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
-import { withTimeout } from "./loop";
+import { sleep, withTimeout } from "./loop";
 import { scriptCalls } from "./redisInfo";
 import { requestsTo } from "./roundTrips";
 import type { Gateway } from "./stack";
-import { int, ratio } from "./stats";
+import { int, ms, percentile, ratio } from "./stats";
 
-export const CLIENTS = 8;
 const WAIT_MS = 10_000;
 /** After the window, in-flight acquires get this long before they are aborted. */
 const DRAIN_MS = 5_000;
@@ -31,7 +32,7 @@ export interface ContendedTarget {
 export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }): ContendedTarget[] {
   const worker = (label: string, api: WorkerApi, usesRedis: boolean): ContendedTarget => ({
     label,
-    settings: `room, waitMs ${WAIT_MS}`,
+    settings: `lock object, waitMs ${WAIT_MS}`,
     origin: api.base,
     direct: false,
     usesRedis,
@@ -67,10 +68,20 @@ export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: Wo
   ];
 }
 
+/** One contended run: how many clients, how long each holds a grant, how long the window is. */
+export interface ContendedShape {
+  clients: number;
+  holdMs: number;
+  windowMs: number;
+}
+
 export interface ContendedRow {
   label: string;
   settings: string;
+  holdMs: number;
   grantsPerSec: number;
+  /** Durations of the acquires that were granted (sent -> grant), in ms. */
+  waits: number[];
   httpPerGrant: number;
   upstashPerGrant?: number;
   scriptsPerGrant?: number;
@@ -79,16 +90,18 @@ export interface ContendedRow {
   note?: string;
 }
 
-export async function measureContended(target: ContendedTarget, gw: Gateway, name: string, windowMs: number): Promise<ContendedRow> {
+export async function measureContended(target: ContendedTarget, gw: Gateway, name: string, shape: ContendedShape): Promise<ContendedRow> {
+  const { windowMs, holdMs } = shape;
   const abort = new AbortController();
-  const clients = Array.from({ length: CLIENTS }, () => target.client(name, abort.signal));
+  const clients = Array.from({ length: shape.clients }, () => target.client(name, abort.signal));
   // Warm-up: one uncontended grant per client.
   for (const c of clients) await (await c())?.();
 
   const req0 = requestsTo(target.origin);
   const gw0 = requestsTo(gw.url);
   const s0 = target.usesRedis ? await scriptCalls(gw) : 0;
-  const perClient = new Array<number>(CLIENTS).fill(0);
+  const perClient = new Array<number>(shape.clients).fill(0);
+  const waits: number[] = [];
   let inWindow = 0;
   let total = 0;
   let gaveUp = 0;
@@ -102,16 +115,20 @@ export async function measureContended(target: ContendedTarget, gw: Gateway, nam
       clients.map(async (acquire, i) => {
         while (performance.now() < end && total < 1_000_000 && errors < MAX_ERRORS) {
           try {
+            const sent = performance.now();
             const release = await acquire();
             if (!release) {
               gaveUp++;
               continue;
             }
             total++;
-            if (performance.now() <= end) {
+            const granted = performance.now();
+            if (granted <= end) {
               inWindow++;
               perClient[i]++;
+              waits.push(granted - sent);
             }
+            if (holdMs) await sleep(holdMs); // the work done under the lock
             await release();
           } catch (err) {
             if (abort.signal.aborted) break;
@@ -128,7 +145,9 @@ export async function measureContended(target: ContendedTarget, gw: Gateway, nam
   return {
     label: target.label,
     settings: target.settings,
+    holdMs,
     grantsPerSec: inWindow / (windowMs / 1000),
+    waits,
     httpPerGrant: (requestsTo(target.origin) - req0) / total,
     upstashPerGrant: target.direct ? (requestsTo(gw.url) - gw0) / total : undefined,
     scriptsPerGrant: target.usesRedis ? (s1 - s0) / total : undefined,
@@ -138,17 +157,29 @@ export async function measureContended(target: ContendedTarget, gw: Gateway, nam
   };
 }
 
-export const CONTENDED_HEADER = ["client", "mode", "grants/s", "HTTP/grant", "Upstash/grant", "scripts/grant", "gave up", "per client min..max"];
+export const CONTENDED_HEADER = [
+  "client", "mode", "grants/s", "of 1000/hold", "max/min", "wait p50 ms", "wait p99 ms",
+  "HTTP/grant", "Upstash/grant", "scripts/grant", "gave up", "per client min..max",
+];
 
 export function contendedTableRows(rows: ContendedRow[]): string[][] {
-  return rows.map((r) => [
-    r.label,
-    r.settings,
-    int(r.grantsPerSec),
-    ratio(r.httpPerGrant),
-    ratio(r.upstashPerGrant),
-    ratio(r.scriptsPerGrant),
-    String(r.gaveUp),
-    `${Math.min(...r.perClient)}..${Math.max(...r.perClient)}`,
-  ]);
+  return rows.map((r) => {
+    const min = Math.min(...r.perClient);
+    const max = Math.max(...r.perClient);
+    return [
+      r.label,
+      r.settings,
+      int(r.grantsPerSec),
+      // A hold of H ms caps any lock at 1000/H grants per second.
+      r.holdMs ? `${Math.round((100 * r.grantsPerSec * r.holdMs) / 1000)}%` : "—",
+      min > 0 ? ratio(max / min) : "∞",
+      ms(percentile(r.waits, 50)),
+      ms(percentile(r.waits, 99)),
+      ratio(r.httpPerGrant),
+      ratio(r.upstashPerGrant),
+      ratio(r.scriptsPerGrant),
+      String(r.gaveUp),
+      `${min}..${max}`,
+    ];
+  });
 }

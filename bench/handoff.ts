@@ -13,6 +13,7 @@ import type { Redis } from "@upstash/redis";
 import { libraryLock, type Release, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
 import { sleep, until, withTimeout } from "./loop";
 import { answeredFrom, requestsTo } from "./roundTrips";
+import type { Floors } from "./floor";
 import type { Gateway } from "./stack";
 import { ms, ratio, summarize, type Summary } from "./stats";
 
@@ -25,17 +26,25 @@ export interface HandoffTarget {
   settings: string;
   /** Origin of the waiter's (and the holder's) requests, to count the waiter's. */
   origin: string;
+  /** p50 of one plain request to the same origin (see floor.ts): the least a handoff can take. */
+  floorP50: number;
   hold(name: string): Promise<Release>;
   wait(name: string): Promise<Release | null>;
   /** Resolves once the waiter is waiting; `answeredBefore` = answers from origin before the waiter started. */
   untilWaiting(name: string, answeredBefore: number): Promise<void>;
 }
 
-export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }): HandoffTarget[] {
-  const worker = (label: string, api: WorkerApi): HandoffTarget => ({
+export function handoffTargets(
+  gw: Gateway,
+  redis: Redis,
+  workers: { redis: WorkerApi; durable: WorkerApi },
+  floors: Floors,
+): HandoffTarget[] {
+  const worker = (label: string, api: WorkerApi, floorP50: number): HandoffTarget => ({
     label,
-    settings: `room, waitMs ${WAIT_MS}`,
+    settings: `lock object, waitMs ${WAIT_MS}`,
     origin: api.base,
+    floorP50,
     hold: async (name) => (await api.acquire(name))!,
     wait: (name) => api.acquire(name, WAIT_MS),
     untilWaiting: (name) => until(async () => (await api.waiters(name)) >= 1, 5000, "the waiter to be queued"),
@@ -44,6 +53,7 @@ export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: Work
     label,
     settings,
     origin: gw.url,
+    floorP50: floors.gatewayPing.p50,
     hold: async (name) => (await libraryLock(redis, name).acquire(0))!,
     wait: (name) => waiter(name)(),
     untilWaiting: (_name, before) => until(() => answeredFrom(gw.url) > before, 5000, "the waiter's first try"),
@@ -53,8 +63,8 @@ export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: Work
     return () => lock.acquire();
   };
   return [
-    worker("holdfast Worker API, Redis store", workers.redis),
-    worker("holdfast Worker API, Durable store", workers.durable),
+    worker("holdfast Worker API, Redis store", workers.redis, floors.worker404.redis.p50),
+    worker("holdfast Worker API, Durable store", workers.durable, floors.worker404.durable.p50),
     polled("holdfast Mutex (library)", `waitMs ${WAIT_MS}, backoff 25ms..1s jittered`, (name) => {
       const lock = libraryLock(redis, name);
       return () => lock.acquire(WAIT_MS);
@@ -72,6 +82,7 @@ function ulHold(redis: Redis) {
 export interface HandoffRow {
   label: string;
   settings: string;
+  floorP50: number;
   summary: Summary;
   gaveUp: number;
   attempts: number;
@@ -86,7 +97,7 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
   let waiterRequests = 0;
   let note: string | undefined;
   const stopAt = performance.now() + bounds.ms;
-  // One warm-up handoff-free cycle: connections, isolates, room and scripts.
+  // One warm-up handoff-free cycle: connections, isolates, lock object and scripts.
   await (await target.hold(name))();
 
   while (attempts < bounds.count && performance.now() < stopAt) {
@@ -133,6 +144,7 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
   return {
     label: target.label,
     settings: target.settings,
+    floorP50: target.floorP50,
     summary: summarize(latencies),
     gaveUp,
     attempts,
@@ -141,7 +153,7 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
   };
 }
 
-export const HANDOFF_HEADER = ["client", "mode", "n", "p50 ms", "p99 ms", "mean ms", "max ms", "gave up", "waiter req"];
+export const HANDOFF_HEADER = ["client", "mode", "n", "p50 ms", "p99 ms", "mean ms", "max ms", "floor p50 ms", "gave up", "waiter req"];
 
 export function handoffTableRows(rows: HandoffRow[]): string[][] {
   return rows.map((r) => [
@@ -152,6 +164,7 @@ export function handoffTableRows(rows: HandoffRow[]): string[][] {
     ms(r.summary.p99),
     ms(r.summary.mean),
     ms(r.summary.max),
+    ms(r.floorP50),
     `${r.gaveUp}/${r.attempts}`,
     ratio(r.waiterRequests, 1),
   ]);

@@ -7,12 +7,12 @@
 import os from "node:os";
 import { measureCeiling, CEILING_CLIENTS, CEILING_REQUESTS } from "./ceiling";
 import { upstashRedis, WorkerApi } from "./clients";
-import { CLIENTS, CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContended, type ContendedRow } from "./contended";
-import { measureFloors } from "./floor";
+import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContended, type ContendedRow, type ContendedShape } from "./contended";
+import { FLOOR_HEADER, floorTableRows, measureFloors } from "./floor";
 import { HANDOFF_HEADER, handoffTableRows, handoffTargets, HOLD_MAX_MS, HOLD_MIN_MS, measureHandoff, type HandoffRow } from "./handoff";
 import { redisVersion } from "./redisInfo";
 import { installFetchCounter } from "./roundTrips";
-import { type BenchStack, startBenchStack, wranglerVersion } from "./stack";
+import { type BenchStack, servingVersions, startBenchStack } from "./stack";
 import { int, ms } from "./stats";
 import { printTable } from "./table";
 import { CYCLE_HEADER, cycleTableRows, cycleTargets, measureCycles, type CycleRow } from "./uncontended";
@@ -21,8 +21,11 @@ const UNCONTENDED_MS = 2000;
 const PARALLEL_LOOPS = 16;
 const HANDOFFS = 100;
 const HANDOFF_MAX_MS = 20_000;
-const CONTENDED_MS = 3000;
-const WATCHDOG_MS = 240_000;
+/** No hold: the handoff machinery alone. */
+const CONTENDED: ContendedShape = { clients: 8, holdMs: 0, windowMs: 3000 };
+/** A 10 ms hold caps any lock at 100 grants/s: how close each client gets, and how fairly. */
+const CONTENDED_HOLD: ContendedShape = { clients: 16, holdMs: 10, windowMs: 5000 };
+const WATCHDOG_MS = 360_000;
 
 let stack: BenchStack | undefined;
 
@@ -57,19 +60,32 @@ async function main(): Promise<void> {
   console.log(`holdfast bench, ${new Date().toISOString()}`);
   console.log(`command : ${command}`);
   console.log(`machine : ${os.cpus().length} cores (${cpu}), ${os.platform()} ${os.arch()}, load avg ${load0.toFixed(2)} at start`);
-  console.log(`software: node ${process.version}, redis-server ${await redisVersion(gw)}, wrangler ${wranglerVersion()} (dev, local workerd)`);
-  console.log(`setup   : redis-server + Upstash REST gateway in a child process; the Worker bundled once and served by`);
-  console.log(`          two \`wrangler dev\` (Redis store / Durable store); clients in this process (fetch, keep-alive)`);
+  console.log(`software: node ${process.version}, redis-server ${await redisVersion(gw)}, ${servingVersions()}`);
+  console.log(`setup   : redis-server + Upstash REST gateway in a child process; the Worker bundled once (wrangler deploy`);
+  console.log(`          --dry-run) and served by workerd through Miniflare (tools/serve-worker: no wrangler dev proxy worker,`);
+  console.log(`          no inspector), one instance per store, DO state in memory; clients in this process (fetch, keep-alive)`);
+
+  // 0. Floors and the ceiling, in the same run, to read every other row against.
+  const floors = await measureFloors(gw, stack.workers);
+  const ceiling = await measureCeiling(gw, redis).catch((err) => ({ ok: false as const, reason: String(err?.message ?? err) }));
+  const rows0 = floorTableRows(floors);
+  const notes0 = [`one request at a time, ~1 s or 300 requests each, after 20 warm-up requests.`];
+  if (ceiling.ok) {
+    rows0.push(["ceiling: redis-benchmark EVALSHA mutex_acquire", ceiling.p50?.replace(" msec", "") ?? "—", "—", int(ceiling.rps)]);
+    notes0.push(`ceiling: ${CEILING_REQUESTS} calls over ${CEILING_CLIENTS} connections, the script, KEYS and ARGV of a library try-lock:`);
+    notes0.push(`  ${ceiling.command}`);
+  } else {
+    notes0.push(`ceiling row skipped: ${ceiling.reason}`);
+  }
+  printTable("0. Floors and ceiling (same run)", FLOOR_HEADER, rows0, notes0);
 
   // 1. Uncontended cycles.
-  const floors = await measureFloors(gw, stack.workers);
   const cycleRows: CycleRow[] = [];
   for (const target of cycleTargets(gw, redis, workers)) {
     const prefix = `${run}-u${cycleRows.length}`;
     cycleRows.push(await measureCycles(target, gw, 1, UNCONTENDED_MS, prefix));
     cycleRows.push(await measureCycles(target, gw, PARALLEL_LOOPS, UNCONTENDED_MS, prefix));
   }
-  const ceiling = await measureCeiling(gw).catch((err) => ({ ok: false as const, reason: String(err?.message ?? err) }));
   const rows1 = cycleTableRows(cycleRows);
   const notes1 = [
     `~${UNCONTENDED_MS / 1000} s each; acquire (try once, ttl 10 s) + release. HTTP = requests the client sent; Upstash = requests this`,
@@ -78,46 +94,60 @@ async function main(): Promise<void> {
   ];
   if (ceiling.ok) {
     rows1.push(["ceiling: redis-benchmark EVALSHA", `${CEILING_CLIENTS} conns`, `${int(ceiling.rps / 2)}`, ceiling.p50?.replace(" msec", "") ?? "—", "—", "—", "—", "—"]);
-    notes1.push(`ceiling: ${int(ceiling.rps)} EVALSHA/s of lua/mutex_acquire.lua (p50 ${ceiling.p50 ?? "?"}), shown as cycles/s = EVALSHA/s / 2:`);
-    notes1.push(`  ${ceiling.command}`);
-  } else {
-    notes1.push(`ceiling row skipped: ${ceiling.reason}`);
+    notes1.push(`ceiling row: table 0's EVALSHA/s of mutex_acquire shown as cycles/s = EVALSHA/s / 2.`);
   }
   notes1.push(
-    `floors (p50): Node -> gateway PING ${ms(floors.gatewayPing)} ms; Worker 404 (no store) ${ms(floors.worker404)} ms; Worker GET /healthz on the`,
-    `  Redis store (one PING subrequest from workerd) ${ms(floors.workerHealthRedis)} ms. wrangler dev keeps a devtools inspector attached, and`,
-    `  workerd reports every subrequest to it (Network events to wrangler's Node process): Redis-store Worker rows pay for that.`,
+    `floors (p50, table 0): gateway PING ${ms(floors.gatewayPing.p50)} ms; Worker 404 ${ms(floors.worker404.redis.p50)} ms (Redis-store instance),`,
+    `  ${ms(floors.worker404.durable.p50)} ms (Durable-store instance).`,
   );
   for (const r of cycleRows) if (r.note) notes1.push(`${r.label} x${r.loops}: ${r.note}`);
   printTable("1. Uncontended acquire+release cycles", CYCLE_HEADER, rows1, notes1);
 
   // 2. Handoff latency.
   const handoffRows: HandoffRow[] = [];
-  for (const target of handoffTargets(gw, redis, workers)) {
+  for (const target of handoffTargets(gw, redis, workers, floors)) {
     handoffRows.push(await measureHandoff(target, `${run}-h${handoffRows.length}`, { count: HANDOFFS, ms: HANDOFF_MAX_MS }));
   }
   const notes2 = [
     `release sent -> waiter's acquire resolves; up to ${HANDOFFS} handoffs or ${HANDOFF_MAX_MS / 1000} s per row. The holder releases once the`,
     `waiter waits (GET reports waiters 1 / first busy answer seen) and ${HOLD_MIN_MS}..${HOLD_MAX_MS} ms (uniform) after the waiter started.`,
-    `waiter req = requests the waiter sent per handoff (the Worker's is one held-open POST).`,
+    `waiter req = requests the waiter sent per handoff (the Worker's is one held-open POST). floor p50 = one plain request to`,
+    `the same origin (table 0): a 404 from the same Worker, or a gateway PING for clients that talk to Upstash themselves.`,
   ];
   for (const r of handoffRows) if (r.note) notes2.push(`${r.label} (${r.settings}): ${r.note}`);
   printTable("2. Handoff latency (release -> next waiter granted)", HANDOFF_HEADER, handoffTableRows(handoffRows), notes2);
 
-  // 3. Contended throughput.
-  const contendedRows: ContendedRow[] = [];
-  for (const target of contendedTargets(gw, redis, workers)) {
-    contendedRows.push(await measureContended(target, gw, `${run}-c${contendedRows.length}`, CONTENDED_MS));
-  }
-  const notes3 = [
-    `${CLIENTS} clients on one lock, each looping acquire (waiting) -> release with no work in between, ${CONTENDED_MS / 1000} s window.`,
-    `gave up = acquires that returned without the lock; per client = grants of each client in the window. Worker on Redis:`,
-    `per grant one release + the room's granting acquire + one busy try when the released client queues again.`,
-  ];
-  for (const r of contendedRows) if (r.note) notes3.push(`${r.label} (${r.settings}): ${r.note}`);
-  printTable(`3. Contended throughput (${CLIENTS} clients, one lock)`, CONTENDED_HEADER, contendedTableRows(contendedRows), notes3);
+  // 3 and 4. Contended throughput, without and with work under the lock.
+  await contendedSection("3", CONTENDED, gw, redis, workers, run);
+  await contendedSection("4", CONTENDED_HOLD, gw, redis, workers, run);
 
   console.log(`\ndone in ${ms((Date.now() - startedAt) / 1000)} s (load avg ${os.loadavg()[0].toFixed(2)} at end)`);
+}
+
+async function contendedSection(
+  no: string,
+  shape: ContendedShape,
+  gw: BenchStack["gateway"],
+  redis: ReturnType<typeof upstashRedis>,
+  workers: { redis: WorkerApi; durable: WorkerApi },
+  run: string,
+): Promise<void> {
+  const rows: ContendedRow[] = [];
+  for (const target of contendedTargets(gw, redis, workers)) {
+    rows.push(await measureContended(target, gw, `${run}-c${no}-${rows.length}`, shape));
+  }
+  const work = shape.holdMs ? `hold ${shape.holdMs} ms` : "no work in between";
+  const notes = [
+    `${shape.clients} clients on one lock, each looping acquire (waiting) -> ${work} -> release, ${shape.windowMs / 1000} s window.`,
+    shape.holdMs
+      ? `of 1000/hold = grants/s against the ${int(1000 / shape.holdMs)}/s a ${shape.holdMs} ms hold allows. max/min = most/fewest grants of one client.`
+      : `max/min = most/fewest grants of one client (∞: a client got none).`,
+    `wait = granted acquire, sent -> grant (includes waiting in line). gave up = acquires that returned without the lock.`,
+    `scripts/grant = EVAL+EVALSHA calls in Redis (INFO commandstats before/after, drain included) / grants (drain included).`,
+  ];
+  for (const r of rows) if (r.note) notes.push(`${r.label} (${r.settings}): ${r.note}`);
+  const title = `${no}. Contended throughput (${shape.clients} clients, one lock, ${work})`;
+  printTable(title, CONTENDED_HEADER, contendedTableRows(rows), notes);
 }
 
 let stopping: Promise<void> | undefined;

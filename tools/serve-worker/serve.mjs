@@ -12,6 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import readline from "node:readline";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
@@ -66,6 +67,7 @@ export async function startWorkerServer({ vars, persistDir }) {
     cf: false,
     // Miniflare's own warnings and errors; the Worker's console output goes to this process's stdio.
     log: new Log(LogLevel.WARN),
+    handleRuntimeStdio: forwardRuntimeOutput,
   });
   let url;
   try {
@@ -76,6 +78,21 @@ export async function startWorkerServer({ vars, persistDir }) {
   }
   let stopping;
   return { url, stop: () => (stopping ??= mf.dispose()) };
+}
+
+/**
+ * workerd's stdout and stderr, line by line, to this process's. Dropped: workerd's own
+ * "warning: NOSENTRY" lines, conditions it handles itself and marks as not worth reporting
+ * (e.g. an alarm run cancelled because the Durable Object moved its alarm later), which
+ * would otherwise interleave with bench tables. Everything the Worker logs, and every
+ * runtime error, is kept.
+ * @param {import("node:stream").Readable} stdout @param {import("node:stream").Readable} stderr
+ */
+function forwardRuntimeOutput(stdout, stderr) {
+  readline.createInterface({ input: stdout }).on("line", (line) => process.stdout.write(`${line}\n`));
+  readline.createInterface({ input: stderr }).on("line", (line) => {
+    if (!/^workerd\/\S+: warning: NOSENTRY /.test(line)) process.stderr.write(`${line}\n`);
+  });
 }
 
 /** @returns {Promise<Bundle>} */
