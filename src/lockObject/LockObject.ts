@@ -15,8 +15,9 @@ import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTi
 
 /**
  * One lock object per (kind, namespace, name). It owns the lock's waiters
- * (FIFO, held-open requests), the lease watches for onExpire and their one
- * alarm, and on the Durable store the lock state itself, so a release hands
+ * (FIFO, held-open requests, with in-memory timers), the lease watches for
+ * onExpire, one alarm for what is stored, and on the Durable store the lock
+ * state itself, so a release hands
  * the lock to the head waiter right here, in the same call.
  *
  * On the Redis store the state lives in Redis: the Worker runs uncontended
@@ -54,7 +55,7 @@ export class LockObject extends DurableObject<Env> {
 
   private queueFor(ref: LockRef, store: StoreKind): WaitQueue<MutexWaitRequest, MutexGrant> {
     this.storeKind = store;
-    this.mutexQueue ??= new WaitQueue(mutexQueuePolicy, { store: () => this.store(), ref, changed: () => this.schedule() });
+    this.mutexQueue ??= new WaitQueue(mutexQueuePolicy, { store: () => this.store(), ref });
     return this.mutexQueue;
   }
 
@@ -206,11 +207,10 @@ export class LockObject extends DurableObject<Env> {
   async alarm(): Promise<void> {
     const now = Date.now();
     this.alarmAt = undefined;
-    this.mutexQueue?.onAlarm(now);
     await checkWatches(this.kv, (kind) => this.storeOf(kind), now);
     await deliverDueNotifications(this.kv, this.env.WEBHOOK_SECRET ?? "", Date.now());
     this.cleanupAt = this.local.nextCleanup(Date.now(), true);
-    if (this.cleanupAt === undefined && !this.waiterCount() && !watchCount(this.kv) && !this.mutexQueue?.nextWake()) {
+    if (this.cleanupAt === undefined && !watchCount(this.kv)) {
       await this.ctx.storage.deleteAll(); // nothing left to keep, not even a fence
       return;
     }
@@ -239,13 +239,13 @@ export class LockObject extends DurableObject<Env> {
   }
 
   /**
-   * One alarm for everything: the queue's next try or pickup check, watch
-   * checks and notification retries, clean-up. Only ever moved earlier
-   * between alarms (the alarm itself recomputes), so a busy lock does not
-   * pay a storage write per request.
+   * One alarm for what is stored: watch checks, notification retries,
+   * clean-up (the waiters' timers live with them, in memory). Only ever moved
+   * earlier between alarms (the alarm itself recomputes), so a busy lock does
+   * not pay a storage write per request.
    */
   private schedule(): void {
-    const times = [this.mutexQueue?.nextWake(), nextWatchTime(this.kv), this.cleanupAt].filter((t): t is number => t !== undefined);
+    const times = [nextWatchTime(this.kv), this.cleanupAt].filter((t): t is number => t !== undefined);
     if (!times.length) return;
     const next = Math.min(...times);
     if (this.alarmAt !== undefined && this.alarmAt <= next && this.alarmAt > Date.now()) return;

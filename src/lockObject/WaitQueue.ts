@@ -25,10 +25,12 @@ const MIN_WAKE_MS = 5;
 /**
  * A lock object's waiters, first come, first served, for any lock kind (the
  * kind's QueuePolicy says what the store grants). Waiters are open requests,
- * so they live in memory. Every store step (admitting the head, withdrawing a
- * waiter that left) runs on one loop, one at a time, in order; timing comes
- * from the store's answers as remaining times, so its clock and ours need not
- * agree.
+ * so they live in memory, and so do their timers: the object is alive while
+ * they wait, and a storage write (an alarm) on the handoff path would hold
+ * the waiter's answer back until it is stored. Every store step (admitting
+ * the head, withdrawing a waiter that left) runs on one loop, one at a time,
+ * in order; timing comes from the store's answers as remaining times, so its
+ * clock and ours need not agree.
  *
  * A grant made from the queue must be picked up: the Worker confirms that
  * the answer reached the client (pickedUp), or the holder heartbeats. If
@@ -38,9 +40,10 @@ const MIN_WAKE_MS = 5;
  */
 export class WaitQueue<Req, Grant> {
   private readonly waiters: Array<Waiter<Req, Grant>> = [];
-  private readonly pickups = new Map<string, number>();
+  /** Grants handed out and not yet picked up: their take-back timers. */
+  private readonly pickups = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly withdrawals = new Set<string>();
-  private wakeAt: number | undefined;
+  private wakeTimer: ReturnType<typeof setTimeout> | undefined;
   /** The store failing now: waiters whose wait ends meanwhile get 503, not 409. */
   private fault: StoreUnavailableError | undefined;
   private faults = 0;
@@ -51,7 +54,7 @@ export class WaitQueue<Req, Grant> {
 
   constructor(
     private readonly policy: QueuePolicy<Req, Grant>,
-    private readonly host: { store(): LockStore; ref: LockRef; changed(): void },
+    private readonly host: { store(): LockStore; ref: LockRef },
   ) {}
 
   get length(): number {
@@ -88,8 +91,9 @@ export class WaitQueue<Req, Grant> {
     this.kick();
   }
 
-  /** The Worker delivered this grant's answer: the holder has it. */
+  /** The Worker delivered this grant's answer (or the holder heartbeated): the holder has it. */
   pickedUp(token: string): void {
+    clearTimeout(this.pickups.get(token));
     this.pickups.delete(token);
   }
 
@@ -100,26 +104,16 @@ export class WaitQueue<Req, Grant> {
     this.running = true;
     void this.run().finally(() => {
       this.running = false;
-      this.host.changed();
     });
   }
 
-  /** The object's alarm: take back grants nobody picked up, and let the head try again when due. */
-  onAlarm(now: number): void {
-    for (const [token, by] of this.pickups) {
-      if (by <= now) {
-        this.pickups.delete(token);
-        this.withdrawals.add(token);
-      }
-    }
-    if (this.withdrawals.size || (this.waiters.length && this.wakeAt !== undefined && this.wakeAt <= now)) this.kick();
-  }
-
-  /** When the object's alarm should next wake this queue, if at all. */
-  nextWake(): number | undefined {
-    const times = [...this.pickups.values()];
-    if (this.wakeAt !== undefined && (this.waiters.length || this.withdrawals.size)) times.push(this.wakeAt);
-    return times.length ? Math.min(...times) : undefined;
+  /** Try the store again in `ms` (the holder's remaining lease, or a back-off). */
+  private wakeIn(ms: number): void {
+    clearTimeout(this.wakeTimer);
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      if (this.waiters.length || this.withdrawals.size) this.kick();
+    }, Math.max(MIN_WAKE_MS, ms));
   }
 
   private async run(): Promise<void> {
@@ -162,16 +156,15 @@ export class WaitQueue<Req, Grant> {
       this.faults = 0;
       for (const g of admission.granted) this.deliver(g.token, g.grant);
       if (admission.retryInMs !== undefined) {
-        const now = Date.now();
-        this.holderFreeAt = now + admission.retryInMs;
-        this.wakeAt = now + Math.max(MIN_WAKE_MS, admission.retryInMs);
+        this.holderFreeAt = Date.now() + admission.retryInMs;
+        this.wakeIn(admission.retryInMs);
         return;
       }
       if (!admission.granted.length) {
         this.leave(head, { status: "internal", message: "the store neither granted nor queued the waiter" });
       }
     }
-    this.wakeAt = undefined;
+    clearTimeout(this.wakeTimer);
   }
 
   private deliver(token: string, grant: Grant): void {
@@ -184,7 +177,15 @@ export class WaitQueue<Req, Grant> {
       return;
     }
     this.waiters.splice(i, 1);
-    this.pickups.set(token, Date.now() + PICKUP_MS);
+    this.pickups.set(
+      token,
+      setTimeout(() => {
+        // Nobody picked it up: take it back, and the line moves on.
+        this.pickups.delete(token);
+        this.withdrawals.add(token);
+        this.kick();
+      }, PICKUP_MS),
+    );
     waiter.settle({ status: "granted", grant });
   }
 
@@ -203,7 +204,7 @@ export class WaitQueue<Req, Grant> {
     return { status: "locked", retryAfterMs: Math.max(1, (this.holderFreeAt ?? Date.now()) - Date.now()) };
   }
 
-  /** A store fault: back off and let the alarm retry. False when the error is not a store fault. */
+  /** A store fault: back off and try again. False when the error is not a store fault. */
   private noteFault(err: unknown): boolean {
     if (!(err instanceof StoreUnavailableError)) {
       console.error("lock object queue:", err);
@@ -211,7 +212,7 @@ export class WaitQueue<Req, Grant> {
     }
     this.fault = err;
     this.faults += 1;
-    this.wakeAt = Date.now() + Math.min(2000, 50 * 2 ** this.faults);
+    this.wakeIn(Math.min(2000, 50 * 2 ** this.faults));
     return true;
   }
 }

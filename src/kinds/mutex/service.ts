@@ -3,6 +3,7 @@ import { lockObjectClient } from "../../lockObject/lockObjectClient";
 import type { WaitOutcome } from "../../lockObject/waitProtocol";
 import type { ServiceContext } from "../../service/ServiceContext";
 import { newOwnerToken, newRequestId } from "../../tokens";
+import { recentlyContended, sawContended } from "./recentlyContended";
 import type { MutexGrant, MutexState } from "./types";
 
 /**
@@ -29,7 +30,9 @@ export interface AcquireAnswer {
 export async function acquireMutex(ctx: ServiceContext, name: string, body: AcquireBody, signal?: AbortSignal): Promise<AcquireAnswer> {
   const ref = { ns: ctx.ns, name };
   const object = lockObjectClient(ctx.env, "mutex", ref);
-  if (body.onExpire === undefined && (body.token !== undefined || body.waitMs === 0 || ctx.store.kind === "redis")) {
+  const hint = `${ctx.store.kind}:${ctx.ns}:${name}`;
+  const tryStoreFirst = body.token !== undefined || body.waitMs === 0 || (ctx.store.kind === "redis" && !recentlyContended(hint));
+  if (body.onExpire === undefined && tryStoreFirst) {
     const reenter = body.token !== undefined;
     const r = await ctx.store.mutexAcquire(ref, {
       token: body.token ?? newOwnerToken(),
@@ -43,10 +46,12 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
     if (reenter) throw new InternalError("a re-entry answered busy");
     if (body.waitMs === 0) throw new LockedError(r.retryAfterMs);
     // Held: wait in the lock object's line (it registers us for the handoff).
+    sawContended(hint);
   }
   const outcome = await object.wait({ kind: "mutex", store: ctx.store.kind, ref, ttlMs: body.ttlMs, waitMs: body.waitMs, token: body.token, onExpire: body.onExpire }, signal);
   const grant = grantFrom(outcome);
   const token = grant.token;
+  if (outcome.status === "granted" && outcome.pickup) sawContended(hint); // it came from a line
   return outcome.status === "granted" && outcome.pickup ? { grant, confirmDelivery: () => object.pickedUp(token) } : { grant };
 }
 
