@@ -4,6 +4,25 @@ import type { Context } from "hono";
 const CONFIRM_WITHIN_MS = 1500;
 
 /**
+ * A delivered grant whose confirmation is lost would be taken back from a
+ * holder that has it, so the confirmation is retried (well within PICKUP_MS).
+ */
+async function confirmWithRetries(confirm: () => Promise<unknown>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await confirm();
+      return;
+    } catch (err) {
+      if (attempt >= 4) {
+        console.error("confirming a grant's delivery failed 4 times:", err);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
+    }
+  }
+}
+
+/**
  * A JSON answer whose delivery is confirmed: `confirm` runs once the body
  * has been taken whole by the connection (the stream was read to its end).
  * A client that vanished while it waited never takes it; then nothing is
@@ -30,10 +49,9 @@ export function jsonWithDeliveryConfirmed(c: Context, body: unknown, confirm: ()
     },
     { highWaterMark: 0 },
   );
-  const confirmed = Promise.race([
-    takenWhole.then(() => confirm()).catch((err) => console.error("confirming a grant's delivery failed:", err)),
-    new Promise((r) => setTimeout(r, CONFIRM_WITHIN_MS)),
-  ]);
+  const confirmed = Promise.race([takenWhole.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), CONFIRM_WITHIN_MS))]).then(
+    (taken) => (taken ? confirmWithRetries(confirm) : undefined),
+  );
   try {
     c.executionCtx.waitUntil(confirmed);
   } catch {

@@ -9,7 +9,7 @@ import { redisStoreOf } from "../store/storeConfig";
 import type { LockStore } from "../store/types";
 import { newOwnerToken, newRequestId } from "../tokens";
 import { LocalStore } from "./LocalStore";
-import { type StoreKind, type WaitOutcome, type WaitRequest, waitRequestSchema } from "./waitProtocol";
+import { type ObjectStoreFault, type StoreKind, type WaitOutcome, type WaitRequest, waitRequestSchema } from "./waitProtocol";
 import { WaitQueue } from "./WaitQueue";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches";
 
@@ -63,7 +63,7 @@ export class LockObject extends DurableObject<Env> {
 
   /** POST /wait with a WaitRequest: answered once granted, refused or timed out. */
   async fetch(request: Request): Promise<Response> {
-    const parsed = waitRequestSchema.safeParse(await request.json());
+    const parsed = waitRequestSchema.safeParse(await request.json().catch(() => undefined));
     if (!parsed.success) return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome);
     return Response.json(await this.answerWait(parsed.data, request.signal));
   }
@@ -127,8 +127,20 @@ export class LockObject extends DurableObject<Env> {
   }
 
   /** An idempotency begin that asked for onExpire: begin, then watch the start. */
-  async idempotencyBeginWatched(ref: LockRef, input: IdempotencyBeginInput, onExpire: string, store: StoreKind): Promise<IdempotencyBeginResult> {
-    const r = await this.storeOf(store).idempotencyBegin(ref, input);
+  async idempotencyBeginWatched(
+    ref: LockRef,
+    input: IdempotencyBeginInput,
+    onExpire: string,
+    store: StoreKind,
+  ): Promise<IdempotencyBeginResult | ObjectStoreFault> {
+    let r: IdempotencyBeginResult;
+    try {
+      r = await this.storeOf(store).idempotencyBegin(ref, input);
+    } catch (err) {
+      // An outage crosses RPC as a plain Error; said as a result, it stays a 503 with its outcome.
+      if (err instanceof StoreUnavailableError) return { status: "unavailable", message: err.message, outcome: err.outcome };
+      throw err;
+    }
     if (r.status === "started") this.watchLease("idempotency", store, ref, r.fence, r.expiresAt, r.ttlMs, onExpire);
     return this.afterWrite(r);
   }

@@ -19,6 +19,9 @@ interface Waiter<Req, Grant> extends QueuedWaiter<Req> {
   settle(outcome: QueueOutcome<Grant>): void;
 }
 
+/** How long a departed waiter's token is remembered: past any retried release that could still hand it the lock. */
+const LEFT_REMEMBERED_MS = 60_000;
+
 /** Never try the store again sooner than this, whatever it answered (no spinning). */
 const MIN_WAKE_MS = 5;
 
@@ -43,6 +46,13 @@ export class WaitQueue<Req, Grant> {
   /** Grants handed out and not yet picked up: their take-back timers. */
   private readonly pickups = new Map<string, ReturnType<typeof setTimeout>>();
   private readonly withdrawals = new Set<string>();
+  /**
+   * Tokens of waiters that left without a grant, for a while: a grant the
+   * store makes to one of them later (a handoff racing its departure) is
+   * taken back. Any other token we are told about again (delivered twice, by
+   * the release and by our own wake-up) is left alone: its holder has it.
+   */
+  private readonly left = new Set<string>();
   private wakeTimer: ReturnType<typeof setTimeout> | undefined;
   /** The store failing now: waiters whose wait ends meanwhile get 503, not 409. */
   private fault: StoreUnavailableError | undefined;
@@ -95,6 +105,9 @@ export class WaitQueue<Req, Grant> {
   pickedUp(token: string): void {
     clearTimeout(this.pickups.get(token));
     this.pickups.delete(token);
+    // Its holder has it: a take-back not yet sent is called off.
+    this.withdrawals.delete(token);
+    this.left.delete(token);
   }
 
   /** The lock became free without a handoff (a release, a lapse): let the head try. */
@@ -170,10 +183,13 @@ export class WaitQueue<Req, Grant> {
   private deliver(token: string, grant: Grant): void {
     const i = this.waiters.findIndex((w) => w.token === token);
     const waiter = this.waiters[i];
-    if (!waiter || waiter.settled) {
-      // Its client left while the store granted it: take the grant back.
-      this.withdrawals.add(token);
-      this.wanted = true;
+    if (!waiter) {
+      // Its client left while the store granted it: take the grant back. (A token
+      // delivered already, or unknown to us, is never taken back from here.)
+      if (this.left.has(token)) {
+        this.withdrawals.add(token);
+        this.wanted = true;
+      }
       return;
     }
     this.waiters.splice(i, 1);
@@ -182,6 +198,7 @@ export class WaitQueue<Req, Grant> {
       setTimeout(() => {
         // Nobody picked it up: take it back, and the line moves on.
         this.pickups.delete(token);
+        this.forget(token);
         this.withdrawals.add(token);
         this.kick();
       }, PICKUP_MS),
@@ -195,8 +212,17 @@ export class WaitQueue<Req, Grant> {
     waiter.settle(outcome);
     const i = this.waiters.indexOf(waiter);
     if (i >= 0) this.waiters.splice(i, 1);
-    if (waiter.admitted) this.withdrawals.add(waiter.token);
+    if (waiter.admitted) {
+      this.forget(waiter.token);
+      this.withdrawals.add(waiter.token);
+    }
     if (waiter.admitted || i === 0) this.kick();
+  }
+
+  /** Remembers a token that left the line (or never picked up its grant) long enough for any late grant to it to arrive. */
+  private forget(token: string): void {
+    this.left.add(token);
+    setTimeout(() => this.left.delete(token), LEFT_REMEMBERED_MS);
   }
 
   private timeoutOutcome(): QueueOutcome<Grant> {

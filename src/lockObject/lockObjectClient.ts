@@ -7,7 +7,7 @@ import { classifyObjectFault } from "../store/durable/DurableStore";
 import type { LockRef } from "../store/LockRef";
 import { storeTimeoutMs } from "../store/storeConfig";
 import { type LockKindName, lockObjectOf } from "./lockObjectOf";
-import { type StoreKind, type WaitOutcome, type WaitRequest, waitOutcomeSchema } from "./waitProtocol";
+import { type ObjectStoreFault, type StoreKind, type WaitOutcome, type WaitRequest, waitOutcomeSchema } from "./waitProtocol";
 
 /** How long a quick call to a lock object may take before it counts as unavailable. */
 const OBJECT_CALL_TIMEOUT_MS = 2000;
@@ -48,12 +48,15 @@ export function lockObjectClient(env: Env, kind: LockKindName, ref: LockRef) {
     },
     released: (fence: number, handedTo?: MutexGrant) => call("released", () => stub.released(ref, fence, handedTo)),
     pickedUp: (token: string) => call("pickedUp", () => stub.pickedUp(token)),
-    idempotencyBeginWatched: (input: IdempotencyBeginInput, onExpire: string, store: StoreKind) =>
-      call<IdempotencyBeginResult>(
+    idempotencyBeginWatched: async (input: IdempotencyBeginInput, onExpire: string, store: StoreKind): Promise<IdempotencyBeginResult> => {
+      const r = await call<IdempotencyBeginResult | ObjectStoreFault>(
         "begin",
         async () => stub.idempotencyBeginWatched(ref, input, onExpire, store),
         storeTimeoutMs(env) + OBJECT_CALL_TIMEOUT_MS,
-      ),
+      );
+      if (r.status === "unavailable") throw new StoreUnavailableError(r.message, r.outcome);
+      return r;
+    },
     ended: (fence: number) => call("ended", () => stub.ended(fence)),
     waiterCount: () => call("waiterCount", () => stub.waiterCount()),
   };

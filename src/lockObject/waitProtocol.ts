@@ -43,6 +43,13 @@ export const waitOutcomeSchema = z.discriminatedUnion("status", [
 
 export type WaitOutcome = z.infer<typeof waitOutcomeSchema>;
 
+/** The store behind the object did not answer (errors lose their type over RPC, so it is said as a result). */
+export interface ObjectStoreFault {
+  status: "unavailable";
+  message: string;
+  outcome: "unknown" | "not_applied";
+}
+
 export const waitRequestSchema: z.ZodType<WaitRequest> = z.object({
   kind: z.literal("mutex"),
   store: z.enum(["redis", "durable"]),

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import { api, uniqueName } from "./support/api";
+import { env } from "cloudflare:test";
+import { PICKUP_MS } from "../../src/limits";
+import { api, sleep, uniqueName } from "./support/api";
 import { eventually } from "./support/lockObject";
 
 /**
@@ -43,5 +45,34 @@ describe("follow-ups after a committed write (Redis store)", () => {
     expect(res.status).toBe(200);
     expect(res.body.fence).toBeGreaterThan(holder.fence);
     expect(Date.now()).toBeGreaterThanOrEqual(holder.expiresAt - 50);
+  });
+
+  it("a grant that reaches the object twice (its own wake-up, then the release's late news) is never taken back", async () => {
+    const name = uniqueName("twice");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 1500 })).body;
+    const first = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 20_000 });
+    await eventually(() => get(path(name)), (r) => r.body.waiters === 1);
+    let secondAnswered = false;
+    const second = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 4000 }).then((r) => ((secondAnswered = true), r));
+    await eventually(() => get(path(name)), (r) => r.body.waiters === 2);
+
+    // The release hands the lock to the first waiter; the object does not hear of it...
+    const released = await broken.post(path(name, "release"), { token: holder.token });
+    expect(released.status).toBe(200);
+    // ...finds it at the holder's old expiry, and delivers it.
+    const granted = await first;
+    expect(granted.status).toBe(200);
+    // Now the release's news arrives after all (a retried follow-up that had landed).
+    await env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`mutex:tenant-a:${name}`)).released(
+      { ns: "tenant-a", name },
+      holder.fence,
+      granted.body,
+    );
+    await sleep(PICKUP_MS + 300);
+    // The first waiter still holds it; the second was not granted a lock someone holds.
+    expect(secondAnswered).toBe(false);
+    expect((await get(path(name))).body).toMatchObject({ held: true, fence: granted.body.fence });
+    expect((await post(path(name, "heartbeat"), { token: granted.body.token })).status).toBe(200);
+    expect((await second).status).toBe(409);
   });
 });

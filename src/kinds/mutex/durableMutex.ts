@@ -74,7 +74,13 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
     return remember<MutexAcquireResult>(kv, input.requestId, { status: "granted", grant: grantOf(name, next) }, now + REQUEST_MEMORY_MS);
   }
   // A retry of a grant (or the object asking again for its head) finds its own token.
-  if (lease?.owner === input.token) return { status: "granted", grant: grantOf(name, lease) };
+  if (lease?.owner === input.token) {
+    if (input.mode !== "queue" || lease.pickupBy === undefined) return { status: "granted", grant: grantOf(name, lease) };
+    // A handoff the object learns of only now: the whole lease from now, as its answer will say.
+    const renewed: Lease = { ...lease, expiresAt: now + lease.ttl, pickupBy: now + PICKUP_MS };
+    kv.put(LEASE, renewed);
+    return { status: "granted", grant: grantOf(name, renewed) };
+  }
   if (lease) {
     if (input.mode === "queue") {
       kv.put<Next>(NEXT, {
@@ -104,7 +110,7 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
   delete next.pickupBy;
   kv.put<Lease>(LEASE, next);
   const waiting = liveNext(kv, now);
-  if (waiting) kv.put<Next>(NEXT, { ...waiting, until: Math.max(waiting.until, now + ttl + REGISTRATION_GRACE_MS) });
+  if (waiting?.token) kv.put<Next>(NEXT, { ...waiting, until: Math.max(waiting.until, now + ttl + REGISTRATION_GRACE_MS) });
   return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: lease.fence };
 }
 
@@ -125,7 +131,7 @@ export function release(kv: SyncKvStorage, now: number, name: string, input: { t
 
   const handed = newLease(kv, now, waiting.token, waiting.ttl, waiting.watch, true);
   kv.put(LEASE, handed);
-  if (waiting.more) kv.put<Next>(NEXT, { token: "", more: true, ttl: 0, watch: false, until: handed.expiresAt + REGISTRATION_GRACE_MS });
+  if (waiting.more) kv.put<Next>(NEXT, { token: "", more: true, ttl: 0, watch: false, until: now + REGISTRATION_GRACE_MS });
   else kv.delete(NEXT);
   return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: true, handedTo: grantOf(name, handed) });
 }

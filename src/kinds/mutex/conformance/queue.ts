@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { PICKUP_MS } from "../../../limits";
+import { PICKUP_MS, REGISTRATION_GRACE_MS } from "../../../limits";
 import { api, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
 import { eventually, lockObject } from "../../../../test/workers/support/lockObject";
 
@@ -29,6 +29,23 @@ export function queueConformance(kind: StoreKind) {
     const granted = await waiting;
     expect(granted.status).toBe(200);
     expect((await get(path(name))).body).toMatchObject({ held: true, fence: granted.body.fence });
+  });
+
+  it("once the line is empty, try-locks are not held back: within the registration grace (5 s) at most", async () => {
+    const name = uniqueName("line-empties");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 30_000 })).body;
+    const first = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 20_000 });
+    await untilWaiters(name, 1);
+    const second = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 400 }); // gives up before the release
+    await untilWaiters(name, 2);
+    expect((await second).status).toBe(409);
+    await post(path(name, "release"), { token: holder.token });
+    const granted = (await first).body;
+    await post(path(name, "release"), { token: granted.token });
+    const started = Date.now();
+    const tryLock = await eventually(() => post(path(name, "acquire"), { ttlMs: 1000 }), (r) => r.status === 200, 8000);
+    expect(tryLock.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(REGISTRATION_GRACE_MS + 1000);
   });
 
   it("a burst of 50 waiters is granted strictly in arrival order", async () => {

@@ -64,15 +64,24 @@ if mode == 'reenter' then
 end
 
 if owner == token then
-  return granted(token, lock[3], tonumber(lock[4]), tonumber(lock[5]), tonumber(lock[2]))
+  local lease_ttl, exp = tonumber(lock[4]), tonumber(lock[5])
+  if mode == 'queue' and redis.call('HEXISTS', KEYS[1], 'pk') == 1 then
+    -- A handoff the object learns of only now (its release news was lost):
+    -- the waiter gets its whole lease from now, as its answer will say.
+    exp = now_ms + lease_ttl
+    redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'pk', fmt(now_ms + pickup))
+    redis.call('PEXPIREAT', KEYS[1], fmt(exp))
+  end
+  return granted(token, lock[3], lease_ttl, exp, tonumber(lock[2]))
 end
 
 if owner then
   local exp = tonumber(lock[5])
   if mode == 'queue' then
     -- The object's head waiter: the release hands the lock straight to it.
+    local registered_until = fmt(exp + grace)
     redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more)
-    redis.call('PEXPIREAT', KEYS[3], fmt(exp + grace))
+    redis.call('PEXPIREAT', KEYS[3], registered_until)
     redis.call('HSET', KEYS[1], 'watch', '1')
   end
   return {'status', 'busy', 'retryAfterMs', fmt(math.max(exp - now_ms, 1)), 'queued', '0'}

@@ -10,7 +10,8 @@
 --
 -- A heartbeat is the holder's sign of life: it also marks a handed-over grant
 -- as picked up (pk), so the lock object will not take it back. A registered
--- waiter's registration is kept alive with the lease it waits behind.
+-- waiter's registration is kept alive with the lease it waits behind (never
+-- shortened; a placeholder, token "", is not kept alive).
 -- Safe to run twice: a repeat only sets the same expiry again from Redis's now.
 
 local token = arg_str(1, 'token', 256)
@@ -28,5 +29,8 @@ local exp = now_ms + ttl
 redis.call('HSET', KEYS[1], 'exp', fmt(exp))
 redis.call('HDEL', KEYS[1], 'pk')
 redis.call('PEXPIREAT', KEYS[1], fmt(exp))
-if redis.call('PTTL', KEYS[2]) > 0 then redis.call('PEXPIREAT', KEYS[2], fmt(exp + grace)) end
+local registered_for = redis.call('PTTL', KEYS[2])
+if registered_for > 0 and registered_for < exp + grace - now_ms and redis.call('HGET', KEYS[2], 'token') ~= '' then
+  redis.call('PEXPIREAT', KEYS[2], fmt(exp + grace))
+end
 return {'status', 'ok', 'expiresAt', fmt(exp), 'ttlMs', fmt(ttl), 'fence', lock[3]}

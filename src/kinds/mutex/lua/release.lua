@@ -31,6 +31,8 @@ local grace = arg_int(5, 'registration grace ms', 1, 86400000)
 local seen = redis.call('GET', KEYS[4])
 if seen then return cjson.decode(seen) end
 
+local now_ms, now_us = redis_now()
+
 local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch')
 if lock[1] ~= token then return {'status', 'lost'} end
 local watched = lock[3] or '0'
@@ -51,7 +53,6 @@ if not nx[1] or nx[1] == '' then
   return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', watched})
 end
 
-local now_ms, now_us = redis_now()
 local ttl = tonumber(nx[2])
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')
 local fence = math.max(last + 1, now_us)
@@ -61,9 +62,11 @@ redis.call('HSET', KEYS[1], 'owner', nx[1], 'count', '1', 'fence', fmt(fence), '
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
 redis.call('DEL', KEYS[3])
 if nx[4] == '1' then
-  -- Others wait behind the new holder: hold try-locks back until the object registers its next head.
+  -- Others wait behind the new holder: hold try-locks back until the object
+  -- registers its next head, which it does right after this handoff. Short-
+  -- lived, so it cannot outlive the line it stands for.
   redis.call('HSET', KEYS[3], 'token', '', 'more', '1')
-  redis.call('PEXPIREAT', KEYS[3], fmt(now_ms + ttl + grace))
+  redis.call('PEXPIREAT', KEYS[3], fmt(now_ms + grace))
 end
 return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', '1',
   'handedTo', nx[1], 'handedFence', fmt(fence), 'handedTtlMs', fmt(ttl), 'handedExpiresAt', fmt(now_ms + ttl)})
