@@ -8,6 +8,7 @@ import { describe, expect, inject, it } from "vitest";
 import {
   Idempotency,
   InProgressError,
+  InvalidInputError,
   LeaseLostError,
   RedisStore,
   TooLargeError,
@@ -290,5 +291,25 @@ describe("idempotency middleware", () => {
     expect(replayed.status).toBe(204);
     expect(replayed.headers.get("idempotent-replayed")).toBe("true");
     expect(runs).toBe(2);
+  });
+});
+
+describe("Idempotency: bad input changes nothing and names the field", () => {
+  it("refuses a bad namespace, key, ttlMs or retainMs with InvalidInputError before touching the store", async () => {
+    expect(() => new Idempotency(redis, { namespace: "a:b" })).toThrow(expect.objectContaining({ code: "invalid_namespace" }));
+    const idem = new Idempotency(redis, { namespace });
+    const key = uniqueKey("bad-input");
+    for (const [options, code] of [
+      [{ ttlMs: 1500.5 }, "invalid_ttl"],
+      [{ ttlMs: -1 }, "invalid_ttl"],
+      [{ ttlMs: 1000, retainMs: 10 }, "invalid_retain"],
+    ] as const) {
+      const err = await idem.begin(key, options).catch((e) => e);
+      expect(err).toBeInstanceOf(InvalidInputError);
+      expect(err.code).toBe(code);
+    }
+    await expect(idem.begin("a b", { ttlMs: 1000 })).rejects.toMatchObject({ code: "invalid_name" });
+    expect(await idem.inspect(key)).toEqual({ state: "absent" });
+    expect(await redis.exists(`hf:{id:${namespace}:${key}}`)).toBe(0);
   });
 });
