@@ -1,0 +1,110 @@
+import { HoldfastError, StoreUnavailableError } from "../../errors";
+import type { LockObjectHost } from "../../lockObject/LockObjectHost";
+import type { StoreKind, WaitOutcome, WaitRequest } from "../../lockObject/waitProtocol";
+import { WaitQueue } from "../../lockObject/WaitQueue";
+import type { LockRef } from "../../store/LockRef";
+import { newOwnerToken, newRequestId } from "../../tokens";
+import { type MutexWaitRequest, mutexQueuePolicy } from "./queuePolicy";
+import type { MutexAcquireInput, MutexGrant } from "./types";
+
+/**
+ * The mutex's part of its lock object: the line of waiters, the news of
+ * releases, and on the Durable store the operations themselves, with the
+ * handoff in the same call.
+ */
+export class MutexObjectPart {
+  private queue: WaitQueue<MutexWaitRequest, MutexGrant> | undefined;
+  /** The store of the requests this object serves now (waiters of one lock all use the same). */
+  private storeKind: StoreKind = "durable";
+
+  constructor(private readonly host: LockObjectHost) {}
+
+  private line(ref: LockRef, store: StoreKind): WaitQueue<MutexWaitRequest, MutexGrant> {
+    this.storeKind = store;
+    this.queue ??= new WaitQueue(mutexQueuePolicy, { store: () => this.host.storeOf(this.storeKind), ref });
+    return this.queue;
+  }
+
+  get waiterCount(): number {
+    return this.queue?.length ?? 0;
+  }
+
+  /** Waits in line (waitMs > 0), or tries once or re-enters with a watch; never ahead of the line. */
+  async wait(req: WaitRequest, signal: AbortSignal): Promise<WaitOutcome> {
+    const ref = req.ref;
+    const watch = req.onExpire !== undefined;
+    const watchGrant = (grant: MutexGrant) => {
+      if (req.onExpire) this.host.watchLease({ kind: "mutex", store: req.store, ref, fence: grant.fence, expiresAt: grant.expiresAt, ttlMs: grant.ttlMs, onExpire: req.onExpire });
+    };
+    try {
+      const line = this.line(ref, req.store);
+      if (req.token !== undefined || req.waitMs === 0) {
+        if (req.token === undefined && line.length) return { status: "locked", retryAfterMs: 100 };
+        const input: MutexAcquireInput = {
+          token: req.token ?? newOwnerToken(),
+          mode: req.token !== undefined ? "reenter" : "new",
+          ttlMs: req.ttlMs,
+          requestId: newRequestId(),
+          watch,
+        };
+        const r = await this.host.storeOf(req.store).mutexAcquire(ref, input);
+        if (r.status === "lost") return { status: "lost" };
+        if (r.status === "busy") return { status: "locked", retryAfterMs: r.retryAfterMs };
+        watchGrant(r.grant);
+        return { status: "granted", grant: r.grant, pickup: false };
+      }
+      const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal);
+      switch (outcome.status) {
+        case "granted":
+          watchGrant(outcome.grant);
+          return { status: "granted", grant: outcome.grant, pickup: true };
+        case "gone":
+          return { status: "locked", retryAfterMs: 1 }; // nobody reads this
+        case "unavailable":
+          return { status: "unavailable", message: outcome.message, outcome: "unknown" };
+        default:
+          return outcome;
+      }
+    } catch (err) {
+      if (err instanceof StoreUnavailableError) return { status: "unavailable", message: err.message, outcome: err.outcome };
+      console.error("lock object wait:", err);
+      return { status: "internal", message: err instanceof HoldfastError ? err.message : String((err as Error)?.message ?? err) };
+    }
+  }
+
+  /** A release landed (in Redis, or here): it may have handed the lock to our registered waiter. */
+  released(ref: LockRef, store: StoreKind, fence: number, handedTo?: MutexGrant): void {
+    this.host.dropWatch(fence);
+    const line = this.line(ref, store);
+    if (handedTo) line.handedOver(handedTo.token, handedTo);
+    else if (line.length) line.kick();
+  }
+
+  /** The holder has its grant: its answer was delivered, or it heartbeated. */
+  pickedUp(token: string): void {
+    this.queue?.pickedUp(token);
+  }
+
+  // The Durable store: the state is in this object.
+
+  acquireHere(ref: LockRef, input: MutexAcquireInput) {
+    return this.host.local.mutexAcquire(ref, input);
+  }
+
+  async heartbeatHere(ref: LockRef, input: { token: string; ttlMs?: number }) {
+    const r = await this.host.local.mutexHeartbeat(ref, input);
+    if (r.status === "ok") this.pickedUp(input.token);
+    return r;
+  }
+
+  async releaseHere(ref: LockRef, input: { token: string; requestId: string }) {
+    const r = await this.host.local.mutexRelease(ref, input);
+    // The handoff happens in this same call: no second object, no round trip.
+    if (r.status === "ok" && r.released) this.released(ref, "durable", r.fence, r.handedTo);
+    return r;
+  }
+
+  withdrawHere(ref: LockRef, input: { token: string }) {
+    return this.host.local.mutexWithdraw(ref, input);
+  }
+}

@@ -1,0 +1,20 @@
+import type { LockRef } from "../store/LockRef";
+import type { LockStore } from "../store/types";
+import type { LocalStore } from "./LocalStore";
+import type { StoreKind } from "./waitProtocol";
+
+/**
+ * What a lock kind's part of the lock object (src/kinds/<kind>/objectPart.ts)
+ * gets from the object's core: its stores, and its lease watches. A new kind
+ * brings its own part; the core does not change.
+ */
+export interface LockObjectHost {
+  /** This object's own storage, as a store (the Durable store). */
+  readonly local: LocalStore;
+  /** Redis (from the object's own configuration) or the local store. */
+  storeOf(kind: StoreKind): LockStore;
+  /** Watch a lease for onExpire, looked at again when it would end (after ttlMs, by our clock). */
+  watchLease(lease: { kind: "mutex" | "idempotency"; store: StoreKind; ref: LockRef; fence: number; expiresAt: number; ttlMs: number; onExpire: string }): void;
+  /** The lease of this fence ended on purpose: no notification. */
+  dropWatch(fence: number): void;
+}
