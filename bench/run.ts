@@ -62,8 +62,9 @@ async function main(): Promise<void> {
   console.log(`machine : ${os.cpus().length} cores (${cpu}), ${os.platform()} ${os.arch()}, load avg ${load0.toFixed(2)} at start`);
   console.log(`software: node ${process.version}, redis-server ${await redisVersion(gw)}, ${servingVersions()}`);
   console.log(`setup   : redis-server + Upstash REST gateway in a child process; the Worker bundled once (wrangler deploy`);
-  console.log(`          --dry-run) and served by workerd through Miniflare (tools/serve-worker: no wrangler dev proxy worker,`);
-  console.log(`          no inspector), one instance per store, DO state in memory; clients in this process (fetch, keep-alive)`);
+  console.log(`          --dry-run) and served by workerd as production runs it (tools/serve-worker: bare \`workerd serve\` by`);
+  console.log(`          default, HOLDFAST_SERVE_ENGINE=miniflare for Miniflare; no wrangler dev proxy worker, no inspector),`);
+  console.log(`          one instance per store, DO state in a temp dir; clients in this process (fetch, keep-alive)`);
 
   // 0. Floors and the ceiling, in the same run, to read every other row against.
   const floors = await measureFloors(gw, stack.workers);

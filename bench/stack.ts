@@ -3,18 +3,19 @@
  * - the local stack (redis-server + the project's Upstash REST gateway) in a
  *   child process (bench/localStackChild.mjs), so the gateway does not share
  *   an event loop with the bench's clients;
- * - the Worker, bundled once per process and served by workerd through
- *   Miniflare (tools/serve-worker), as production runs it: no `wrangler dev`
+ * - the Worker, bundled once per process and served by workerd
+ *   (tools/serve-worker: bare `workerd serve` by default, Miniflare with
+ *   HOLDFAST_SERVE_ENGINE=miniflare), as production runs it: no `wrangler dev`
  *   proxy worker, no inspector. Two instances on free ports: one on the Redis
  *   store (Upstash vars pointing at the gateway), one on the Durable store
- *   (no Upstash vars), Durable Object state in memory.
+ *   (no Upstash vars), Durable Object state in a temp dir dropped on stop.
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startWorkerServer } from "../tools/serve-worker/serve.mjs";
+import { resolveEngine, startWorkerServer } from "../tools/serve-worker/serve.mjs";
 import { withTimeout } from "./loop";
 import { rawFetch } from "./roundTrips";
 
@@ -37,7 +38,8 @@ export interface BenchStack {
 /** Versions of what serves the Worker, for the bench header. */
 export function servingVersions(): string {
   const version = (pkg: string) => JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules", pkg, "package.json"), "utf8")).version;
-  return `wrangler ${version("wrangler")} (bundle), miniflare ${version("miniflare")}, workerd ${version("workerd")}`;
+  const engine = resolveEngine() === "miniflare" ? `through miniflare ${version("miniflare")}` : "bare (workerd serve)";
+  return `wrangler ${version("wrangler")} (bundle), workerd ${version("workerd")} ${engine}`;
 }
 
 export async function startBenchStack(): Promise<BenchStack> {

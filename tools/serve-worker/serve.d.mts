@@ -4,14 +4,24 @@
 export interface WorkerServer {
   /** http://127.0.0.1:<port>, no trailing slash */
   url: string;
-  /** Disposes workerd and its in-memory Durable Object state. Idempotent. */
+  /** Stops workerd and drops its in-memory Durable Object state. Idempotent. */
   stop(): Promise<void>;
 }
 
 /**
- * Serves the Worker (bundled once per process with `wrangler deploy --dry-run`) in workerd
- * through Miniflare, on 127.0.0.1 and a free port, with no inspector.
- * vars: the Worker's vars and secrets, over wrangler.toml's [vars].
- * persistDir: keep Durable Object storage there (default: in memory).
+ * What runs the bundle: "workerd" (default) is bare `workerd serve` with a generated config;
+ * "miniflare" is workerd through Miniflare's Node API, with Miniflare's entry worker in front.
  */
-export function startWorkerServer(options: { vars: Record<string, string>; persistDir?: string }): Promise<WorkerServer>;
+export type Engine = "workerd" | "miniflare";
+
+/** The engine a call with this `engine` option uses: the option, else $HOLDFAST_SERVE_ENGINE, else "workerd". */
+export function resolveEngine(requested?: string): Engine;
+
+/**
+ * Serves the Worker (bundled once per process with `wrangler deploy --dry-run`) in workerd,
+ * on 127.0.0.1 and a free port, with no inspector.
+ * vars: the Worker's vars and secrets, over wrangler.toml's [vars].
+ * persistDir: keep Durable Object storage there (default: dropped on stop).
+ * engine: see resolveEngine.
+ */
+export function startWorkerServer(options: { vars: Record<string, string>; persistDir?: string; engine?: Engine }): Promise<WorkerServer>;
