@@ -45,5 +45,12 @@ export const PICKUP_MS = 2000;
  */
 export const REGISTRATION_GRACE_MS = 5000;
 
+/**
+ * How long the store remembers that a watched lease ended on purpose
+ * (released, failed), so a lock object that missed the news does not report
+ * it as lapsed.
+ */
+export const ENDED_KEEP_MS = 600_000;
+
 /** Namespaces become part of storage keys: no ":" and no braces (a Redis hash tag). */
 export const NAMESPACE_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

@@ -19,12 +19,14 @@ export class LocalStore implements LockStore {
   mutexRelease: LockStore["mutexRelease"] = async (ref, input) => mutex.release(this.kv, Date.now(), ref.name, input);
   mutexWithdraw: LockStore["mutexWithdraw"] = async (_ref, input) => mutex.withdraw(this.kv, Date.now(), input);
   mutexInspect: LockStore["mutexInspect"] = async () => mutex.inspect(this.kv, Date.now());
+  mutexWatch: LockStore["mutexWatch"] = async (_ref, fence) => mutex.watch(this.kv, Date.now(), fence);
 
   idempotencyBegin: LockStore["idempotencyBegin"] = async (_ref, input) => idempotency.begin(this.kv, Date.now(), input);
   idempotencyHeartbeat: LockStore["idempotencyHeartbeat"] = async (_ref, input) => idempotency.heartbeat(this.kv, Date.now(), input);
   idempotencyComplete: LockStore["idempotencyComplete"] = async (_ref, input) => idempotency.complete(this.kv, Date.now(), input);
   idempotencyFail: LockStore["idempotencyFail"] = async (_ref, input) => idempotency.fail(this.kv, Date.now(), input);
   idempotencyInspect: LockStore["idempotencyInspect"] = async () => idempotency.inspect(this.kv, Date.now());
+  idempotencyWatch: LockStore["idempotencyWatch"] = async (_ref, fence) => idempotency.watch(this.kv, Date.now(), fence);
 
   async ping(): Promise<void> {}
 

@@ -110,6 +110,9 @@ export class LockObject extends DurableObject<Env> {
   mutexInspect(ref: LockRef) {
     return this.host.local.mutexInspect(ref);
   }
+  mutexWatch(ref: LockRef, fence: number) {
+    return this.host.local.mutexWatch(ref, fence);
+  }
 
   async idempotencyBegin(ref: LockRef, input: IdempotencyBeginInput) {
     return this.afterWrite(await this.idempotency.beginHere(ref, input));
@@ -125,6 +128,9 @@ export class LockObject extends DurableObject<Env> {
   }
   idempotencyInspect(ref: LockRef) {
     return this.host.local.idempotencyInspect(ref);
+  }
+  idempotencyWatch(ref: LockRef, fence: number) {
+    return this.host.local.idempotencyWatch(ref, fence);
   }
 
   ping(): boolean {

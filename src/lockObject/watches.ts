@@ -1,4 +1,5 @@
 import type { LockStore } from "../store/types";
+import type { WatchState } from "../store/WatchState";
 import type { StoreKind } from "./waitProtocol";
 import { deliver, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications";
 
@@ -57,7 +58,7 @@ export function watchCount(kv: SyncKvStorage): number {
 export async function checkWatches(kv: SyncKvStorage, storeOf: (kind: StoreKind) => LockStore, now: number): Promise<void> {
   for (const [key, lease] of kv.list<WatchedLease>({ prefix: WATCH })) {
     if (lease.checkAt > now) continue;
-    let found: Awaited<ReturnType<typeof leaseStillHeld>>;
+    let found: WatchState;
     try {
       found = await leaseStillHeld(storeOf(lease.store), lease);
     } catch {
@@ -97,27 +98,12 @@ export function nextWatchTime(kv: SyncKvStorage): number | undefined {
 }
 
 /**
- * Asks the store whether a watched lease still runs and for how long (a
- * remaining time, so the store's clock and ours need not agree). A lease that
- * ended on purpose (an idempotency key completed under this fence) is
- * "ended": no notification. Anything else gone is "lapsed".
+ * Asks the store how a watched lease stands: a remaining time (so the
+ * store's clock and ours need not agree), ended on purpose (released,
+ * completed, failed: the store remembers, in case the news of it never
+ * reached us), or lapsed.
  */
-async function leaseStillHeld(
-  store: LockStore,
-  lease: WatchedLease,
-): Promise<{ state: "held"; remainingMs: number; expiresAt: number } | { state: "ended" } | { state: "lapsed" }> {
+function leaseStillHeld(store: LockStore, lease: WatchedLease): Promise<WatchState> {
   const ref = { ns: lease.ns, name: lease.name };
-  if (lease.kind === "idempotency") {
-    const s = await store.idempotencyInspect(ref);
-    if (s.state === "started" && s.fence === lease.fence) {
-      // Its answer is an end time on the store's clock; how far it moved past the
-      // end we were waiting for is how long is left (we look at about that end).
-      return { state: "held", remainingMs: s.expiresAt - lease.expiresAt, expiresAt: s.expiresAt };
-    }
-    if (s.state === "completed" && s.fence === lease.fence) return { state: "ended" };
-    return { state: "lapsed" };
-  }
-  const s = await store.mutexInspect(ref);
-  if (s.held && s.fence === lease.fence && s.expiresAt !== null) return { state: "held", remainingMs: s.ttlMs, expiresAt: s.expiresAt };
-  return { state: "lapsed" };
+  return lease.kind === "idempotency" ? store.idempotencyWatch(ref, lease.fence) : store.mutexWatch(ref, lease.fence);
 }

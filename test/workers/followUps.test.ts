@@ -3,7 +3,7 @@ import type { Env } from "../../src/env";
 import { env } from "cloudflare:test";
 import { PICKUP_MS } from "../../src/limits";
 import { api, sleep, uniqueName } from "./support/api";
-import { eventually } from "./support/lockObject";
+import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "./support/lockObject";
 
 /**
  * A write the store committed is answered with the store's answer, even when
@@ -74,5 +74,22 @@ describe("follow-ups after a committed write (Redis store)", () => {
     expect((await get(path(name))).body).toMatchObject({ held: true, fence: granted.body.fence });
     expect((await post(path(name, "heartbeat"), { token: granted.body.token })).status).toBe(200);
     expect((await second).status).toBe(409);
+  });
+
+  it("a watched lease released (or a watched start failed) while the lock object cannot be told: no expiry notification", async () => {
+    const receiver = await newReceiver();
+    const name = uniqueName("quiet-release");
+    const held = (await post(path(name, "acquire"), { ttlMs: 300, onExpire: receiver.url })).body;
+    expect((await broken.post(path(name, "release"), { token: held.token })).status).toBe(200);
+
+    const key = uniqueName("quiet-fail");
+    const begun = (await post(`/v1/idempotency/${key}/begin`, { ttlMs: 300, onExpire: receiver.url })).body;
+    expect((await broken.post(`/v1/idempotency/${key}/fail`, { token: begun.token })).status).toBe(200);
+
+    // The objects still watch both; at the leases' ends they ask the store, which remembers.
+    await sleep(400);
+    await runAlarmsUntilQuiet(name, "mutex");
+    await runAlarmsUntilQuiet(key, "idempotency");
+    expect(await deliveries(receiver.id)).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import type {
   IdempotencyHeartbeatResult,
   IdempotencyState,
 } from "./types";
+import type { WatchState } from "../../store/WatchState";
 import { recall, remember } from "../../store/durable/answerMemory";
 import { fenceKeptUntil, issueFence, live } from "../../store/durable/records";
 
@@ -136,6 +137,15 @@ export function inspect(kv: SyncKvStorage, now: number): IdempotencyState {
   }
   if (rec?.state === "started" && rec.deadline > now) return { state: "started", fence: rec.fence, expiresAt: rec.deadline };
   return { state: "absent" };
+}
+
+/** The start of this fence, for its watch. (Complete and fail here end their watch in the same call.) */
+export function watch(kv: SyncKvStorage, now: number, fence: number): WatchState {
+  const rec = liveRecord(kv, now);
+  if (rec?.fence !== fence) return { state: "lapsed" };
+  if (rec.state === "completed") return { state: "ended" };
+  if (rec.deadline > now) return { state: "held", remainingMs: rec.deadline - now, expiresAt: rec.deadline };
+  return { state: "lapsed" };
 }
 
 /** When this object next has something to clean up (record keep time, fence horizon). */

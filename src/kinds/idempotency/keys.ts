@@ -6,6 +6,7 @@ export function idempotencyKeys(ref: LockRef) {
   return {
     record: base,
     fence: `${base}:fence`,
+    ended: `${base}:ended`,
     request: (requestId: string) => `${base}:rq:${requestId}`,
   };
 }

@@ -1,5 +1,6 @@
 import { InternalError } from "../../errors";
-import { FENCE_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { ENDED_KEEP_MS, FENCE_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { watchStateOf } from "../../store/redis/watchStateOf";
 import { numberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
 import { idempotencyKeys } from "./keys";
 import type {
@@ -55,10 +56,15 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
 
     async idempotencyFail(ref, input): Promise<IdempotencyFailResult> {
       const k = idempotencyKeys(ref);
-      const r = await scripts.run("idempotency_fail", [k.record, k.request(input.requestId)], [input.token, REQUEST_MEMORY_MS]);
+      const r = await scripts.run("idempotency_fail", [k.record, k.request(input.requestId), k.ended], [input.token, REQUEST_MEMORY_MS, ENDED_KEEP_MS]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_fail", r);
       return { status: "ok", fence: numberField(r, "fence") };
+    },
+
+    async idempotencyWatch(ref, fence) {
+      const k = idempotencyKeys(ref);
+      return watchStateOf("idempotency_watch", await scripts.run("idempotency_watch", [k.record, k.ended], [String(fence)]));
     },
 
     async idempotencyInspect(ref): Promise<IdempotencyState> {

@@ -1,4 +1,5 @@
 import type { LockRef } from "../../store/LockRef";
+import type { WatchState } from "../../store/WatchState";
 
 /** What both stores do for idempotency keys; test/conformance holds them to the same behaviour. */
 
@@ -41,4 +42,6 @@ export interface IdempotencyStore {
   ): Promise<IdempotencyCompleteResult>;
   idempotencyFail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult>;
   idempotencyInspect(ref: LockRef): Promise<IdempotencyState>;
+  /** The start of this fence, for its onExpire watch. */
+  idempotencyWatch(ref: LockRef, fence: number): Promise<WatchState>;
 }

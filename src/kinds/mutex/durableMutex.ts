@@ -1,6 +1,7 @@
 import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
 import { recall, remember } from "../../store/durable/answerMemory";
 import { fenceKeptUntil, issueFence, lastFence, live } from "../../store/durable/records";
+import type { WatchState } from "../../store/WatchState";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,
@@ -153,6 +154,13 @@ export function inspect(kv: SyncKvStorage, now: number): MutexState {
   const lease = liveLease(kv, now);
   if (!lease) return { held: false, fence: lastFence(kv, FENCE, now) ?? null, count: 0, ttlMs: 0, expiresAt: null };
   return { held: true, fence: lease.fence, count: lease.count, ttlMs: lease.expiresAt - now, expiresAt: lease.expiresAt };
+}
+
+/** The lease of this fence, for its watch. (Releases here end their watch in the same call.) */
+export function watch(kv: SyncKvStorage, now: number, fence: number): WatchState {
+  const lease = liveLease(kv, now);
+  if (lease?.fence === fence) return { state: "held", remainingMs: lease.expiresAt - now, expiresAt: lease.expiresAt };
+  return { state: "lapsed" };
 }
 
 /** When this object next has something of the mutex to clean up (lease end, registration, fence horizon). */

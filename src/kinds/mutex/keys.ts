@@ -12,6 +12,7 @@ export function mutexKeys(ref: LockRef) {
     lock: base,
     fence: `${base}:fence`,
     next: `${base}:next`,
+    ended: `${base}:ended`,
     request: (requestId: string) => `${base}:rq:${requestId}`,
   };
 }

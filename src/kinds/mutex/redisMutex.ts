@@ -1,4 +1,5 @@
-import { FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { watchStateOf } from "../../store/redis/watchStateOf";
 import type { LockRef } from "../../store/LockRef";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
 import { mutexKeys } from "./keys";
@@ -45,12 +46,13 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
 
     async mutexRelease(ref, input): Promise<MutexReleaseResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId)], [
+      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId), k.ended], [
         input.token,
         REQUEST_MEMORY_MS,
         FENCE_KEEP_MS,
         PICKUP_MS,
         REGISTRATION_GRACE_MS,
+        ENDED_KEEP_MS,
       ]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
@@ -70,6 +72,11 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
       if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
       if (r.status === "unregistered" || r.status === "none") return { status: r.status };
       throw unexpectedReply("mutex_withdraw", r);
+    },
+
+    async mutexWatch(ref, fence) {
+      const k = mutexKeys(ref);
+      return watchStateOf("mutex_watch", await scripts.run("mutex_watch", [k.lock, k.ended], [String(fence)]));
     },
 
     async mutexInspect(ref): Promise<MutexState> {

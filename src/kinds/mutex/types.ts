@@ -1,4 +1,5 @@
 import type { LockRef } from "../../store/LockRef";
+import type { WatchState } from "../../store/WatchState";
 
 /** What both stores do for the mutex; test/conformance holds them to the same behaviour. */
 
@@ -65,4 +66,6 @@ export interface MutexStore {
   mutexRelease(ref: LockRef, input: { token: string; requestId: string }): Promise<MutexReleaseResult>;
   mutexWithdraw(ref: LockRef, input: { token: string }): Promise<MutexWithdrawResult>;
   mutexInspect(ref: LockRef): Promise<MutexState>;
+  /** The lease of this fence, for its onExpire watch. */
+  mutexWatch(ref: LockRef, fence: number): Promise<WatchState>;
 }

@@ -20,6 +20,7 @@ import type { LockObject } from "../../lockObject/LockObject";
 import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf";
 import type { LockRef } from "../LockRef";
 import type { LockStore } from "../types";
+import type { WatchState } from "../WatchState";
 
 /**
  * The embedded store, as the Worker sees it: each call is an RPC to the
@@ -48,6 +49,7 @@ export class DurableStore implements LockStore {
   mutexWithdraw: MutexStore["mutexWithdraw"] = (ref, input) =>
     this.call<MutexWithdrawResult>("mutex", ref, "withdraw", async (o) => o.mutexWithdraw(ref, input));
   mutexInspect: MutexStore["mutexInspect"] = (ref) => this.call<MutexState>("mutex", ref, "inspect", async (o) => o.mutexInspect(ref));
+  mutexWatch: MutexStore["mutexWatch"] = (ref, fence) => this.call<WatchState>("mutex", ref, "watch", async (o) => o.mutexWatch(ref, fence));
 
   idempotencyBegin: IdempotencyStore["idempotencyBegin"] = (ref, input) =>
     this.call<IdempotencyBeginResult>("idempotency", ref, "begin", async (o) => o.idempotencyBegin(ref, input));
@@ -59,6 +61,8 @@ export class DurableStore implements LockStore {
     this.call<IdempotencyFailResult>("idempotency", ref, "fail", async (o) => o.idempotencyFail(ref, input));
   idempotencyInspect: IdempotencyStore["idempotencyInspect"] = (ref) =>
     this.call<IdempotencyState>("idempotency", ref, "inspect", async (o) => o.idempotencyInspect(ref));
+  idempotencyWatch: IdempotencyStore["idempotencyWatch"] = (ref, fence) =>
+    this.call<WatchState>("idempotency", ref, "watch", async (o) => o.idempotencyWatch(ref, fence));
 
   async ping(): Promise<void> {
     await this.call<boolean>("health", { ns: "_", name: "_" }, "ping", async (o) => o.ping());

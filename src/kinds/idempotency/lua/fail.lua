@@ -2,8 +2,11 @@
 --
 -- KEYS[1]  record  hf:{id:<ns>:<key>}
 -- KEYS[2]  request hf:{id:<ns>:<key>}:rq:<id>
+-- KEYS[3]  ended   hf:{id:<ns>:<key>}:ended   fences given up on purpose, kept ARGV[3] ms
 -- ARGV[1]  token
 -- ARGV[2]  request memory ms
+-- ARGV[3]  ended keep ms: the give-up is remembered this long, so a lock object
+--          watching the start (onExpire) and missing the news reports no lapse
 --
 -- Returns name/value pairs: status ok, fence; or status lost.
 --
@@ -16,6 +19,7 @@
 
 local token = arg_str(1, 'token', 256)
 local memory = arg_int(2, 'request memory ms', 1, 86400000)
+local ended_keep = arg_int(3, 'ended keep ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[2])
 if seen then return cjson.decode(seen) end
@@ -26,6 +30,8 @@ local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'deadline', 'fence')
 if rec[1] ~= 'started' or rec[2] ~= token or (tonumber(rec[3]) or 0) <= now_ms then return {'status', 'lost'} end
 
 redis.call('DEL', KEYS[1])
+redis.call('SADD', KEYS[3], rec[4])
+redis.call('PEXPIRE', KEYS[3], fmt(ended_keep))
 local r = {'status', 'ok', 'fence', rec[4]}
 redis.call('SET', KEYS[2], cjson.encode(r), 'PX', fmt(memory))
 return r

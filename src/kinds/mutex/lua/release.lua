@@ -6,12 +6,15 @@
 -- KEYS[2]  fence    hf:{mx:<ns>:<name>}:fence
 -- KEYS[3]  next     hf:{mx:<ns>:<name>}:next
 -- KEYS[4]  request  hf:{mx:<ns>:<name>}:rq:<id>
+-- KEYS[5]  ended    hf:{mx:<ns>:<name>}:ended   set of watched fences released on purpose, kept ARGV[6] ms
 -- ARGV[1]  token
 -- ARGV[2]  request memory ms
 -- ARGV[3]  fence keep ms
 -- ARGV[4]  pickup ms: how long a handed-over grant may go without a sign of
 --          life before the lock object may take it back
 -- ARGV[5]  registration grace ms (see acquire.lua)
+-- ARGV[6]  ended keep ms: a watched lease's release is remembered this long, so
+--          its lock object, should it miss the news, does not report a lapse
 --
 -- Returns name/value pairs:
 --   status ok, released "1"|"0", count, fence, watched "1"|"0"
@@ -27,6 +30,7 @@ local memory = arg_int(2, 'request memory ms', 1, 86400000)
 local fence_keep = arg_int(3, 'fence keep ms', 1, 31536000000)
 local pickup = arg_int(4, 'pickup ms', 1, 86400000)
 local grace = arg_int(5, 'registration grace ms', 1, 86400000)
+local ended_keep = arg_int(6, 'ended keep ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[4])
 if seen then return cjson.decode(seen) end
@@ -48,6 +52,10 @@ if count > 0 then
 end
 
 redis.call('DEL', KEYS[1])
+if watched == '1' then
+  redis.call('SADD', KEYS[5], lock[2])
+  redis.call('PEXPIRE', KEYS[5], fmt(ended_keep))
+end
 local nx = redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more')
 if not nx[1] or nx[1] == '' then
   return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', watched})

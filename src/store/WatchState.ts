@@ -1,0 +1,6 @@
+/**
+ * How a lease watched for onExpire stands, as its lock object asks at the
+ * lease's end: still held (and for how long, as a remaining time), ended on
+ * purpose (released, completed, failed: no notification), or lapsed.
+ */
+export type WatchState = { state: "held"; remainingMs: number; expiresAt: number } | { state: "ended" } | { state: "lapsed" };

@@ -1,0 +1,9 @@
+import type { WatchState } from "../WatchState";
+import { numberField, type ScriptReply, unexpectedReply } from "./ScriptRunner";
+
+/** A kind's watch script reply (lua/watch.lua), decoded by name. */
+export function watchStateOf(name: string, r: ScriptReply): WatchState {
+  if (r.state === "held") return { state: "held", remainingMs: numberField(r, "remainingMs"), expiresAt: numberField(r, "expiresAt") };
+  if (r.state === "ended" || r.state === "lapsed") return { state: r.state };
+  throw unexpectedReply(name, r);
+}
