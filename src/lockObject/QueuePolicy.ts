@@ -5,12 +5,14 @@ import type { LockStore } from "../store/types";
 export interface QueuedWaiter<Req> {
   token: string;
   req: Req;
+  /** It found the line empty and has not been tried yet: a grant now needs no pickup. */
+  fresh: boolean;
 }
 
 /** What one store step for the queue decided. */
 export interface Admission<Grant> {
   /** Waiters granted now, in order (a read-write lock may grant a batch of readers). */
-  granted: Array<{ token: string; grant: Grant }>;
+  granted: Array<{ token: string; grant: Grant; pickup: boolean }>;
   /** Nothing more can be granted for this long (the holder's remaining lease, from the store). */
   retryInMs?: number;
 }

@@ -6,7 +6,8 @@ import { newOwnerToken } from "../tokens";
 import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy";
 
 export type QueueOutcome<Grant> =
-  | { status: "granted"; grant: Grant }
+  /** `pickup`: the grant must be picked up (confirmed delivered) or it is taken back. */
+  | { status: "granted"; grant: Grant; pickup: boolean }
   | { status: "locked"; retryAfterMs: number }
   | { status: "unavailable"; message: string }
   | { status: "internal"; message: string }
@@ -78,6 +79,7 @@ export class WaitQueue<Req, Grant> {
       const waiter: Waiter<Req, Grant> = {
         token: newOwnerToken(),
         req,
+        fresh: this.waiters.length === 0,
         settled: false,
         admitted: false,
         settle: (outcome) => {
@@ -97,7 +99,7 @@ export class WaitQueue<Req, Grant> {
 
   /** A release handed the lock to this waiter (the store granted its registered token). */
   handedOver(token: string, grant: Grant): void {
-    this.deliver(token, grant);
+    this.deliver(token, grant, true); // a handoff always follows a wait
     this.kick();
   }
 
@@ -153,8 +155,8 @@ export class WaitQueue<Req, Grant> {
 
   private async admitHeads(): Promise<void> {
     while (this.waiters.length) {
-      const front = this.waiters.slice();
-      const head = front[0];
+      const front = this.waiters.map((w) => ({ ...w, fresh: w.fresh && !w.admitted }));
+      const head = this.waiters[0];
       head.admitted = true;
       let admission;
       try {
@@ -167,7 +169,7 @@ export class WaitQueue<Req, Grant> {
       }
       this.fault = undefined;
       this.faults = 0;
-      for (const g of admission.granted) this.deliver(g.token, g.grant);
+      for (const g of admission.granted) this.deliver(g.token, g.grant, g.pickup);
       if (admission.retryInMs !== undefined) {
         this.holderFreeAt = Date.now() + admission.retryInMs;
         this.wakeIn(admission.retryInMs);
@@ -180,7 +182,7 @@ export class WaitQueue<Req, Grant> {
     clearTimeout(this.wakeTimer);
   }
 
-  private deliver(token: string, grant: Grant): void {
+  private deliver(token: string, grant: Grant, pickup: boolean): void {
     const i = this.waiters.findIndex((w) => w.token === token);
     const waiter = this.waiters[i];
     if (!waiter) {
@@ -193,6 +195,10 @@ export class WaitQueue<Req, Grant> {
       return;
     }
     this.waiters.splice(i, 1);
+    if (!pickup) {
+      waiter.settle({ status: "granted", grant, pickup: false });
+      return;
+    }
     this.pickups.set(
       token,
       setTimeout(() => {
@@ -203,7 +209,7 @@ export class WaitQueue<Req, Grant> {
         this.kick();
       }, PICKUP_MS),
     );
-    waiter.settle({ status: "granted", grant });
+    waiter.settle({ status: "granted", grant, pickup: true });
   }
 
   /** A waiter leaves without a grant (its wait ran out, its client went away, a bug). */

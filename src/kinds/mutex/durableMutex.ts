@@ -97,7 +97,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
   }
   if (input.mode === "new" && liveNext(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
 
-  const granted = newLease(kv, now, input.token, input.ttlMs, input.watch, input.mode === "queue");
+  const granted = newLease(kv, now, input.token, input.ttlMs, input.watch, input.mode === "queue" && input.markPickup === true);
   kv.put(LEASE, granted);
   if (input.mode === "queue") kv.delete(NEXT);
   return { status: "granted", grant: grantOf(name, granted) };

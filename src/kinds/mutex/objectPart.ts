@@ -57,7 +57,7 @@ export class MutexObjectPart {
       switch (outcome.status) {
         case "granted":
           watchGrant(outcome.grant);
-          return { status: "granted", grant: outcome.grant, pickup: true };
+          return { status: "granted", grant: outcome.grant, pickup: outcome.pickup };
         case "gone":
           return { status: "locked", retryAfterMs: 1 }; // nobody reads this
         case "unavailable":

@@ -24,8 +24,9 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
       requestId: newRequestId(),
       watch: head.req.watch,
       waitersBehind: waiters.length > 1,
+      markPickup: !head.fresh,
     });
-    if (r.status === "granted") return { granted: [{ token: head.token, grant: r.grant }] };
+    if (r.status === "granted") return { granted: [{ token: head.token, grant: r.grant, pickup: !head.fresh }] };
     if (r.status === "busy") return { granted: [], retryInMs: r.retryAfterMs };
     throw new InternalError(`a queued acquire answered ${r.status}`);
   },

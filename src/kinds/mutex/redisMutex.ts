@@ -29,6 +29,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
         REGISTRATION_GRACE_MS,
         PICKUP_MS,
         input.waitersBehind ? "1" : "0",
+        input.markPickup ? "1" : "0",
       ]);
       if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "") };
       if (r.status === "busy") return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };

@@ -24,6 +24,8 @@ export interface MutexAcquireInput {
   watch: boolean;
   /** Queue mode: other waiters queue behind this one (a handoff keeps try-locks out for them). */
   waitersBehind?: boolean;
+  /** Queue mode: a grant now must be picked up (the waiter waited; see PICKUP_MS). */
+  markPickup?: boolean;
 }
 
 export type MutexAcquireResult =

@@ -89,6 +89,15 @@ export function queueConformance(kind: StoreKind) {
     void ghost; // never read
   });
 
+  it("a waiting acquire granted on arrival (it never waited) needs no pickup: it keeps its lease", async () => {
+    const name = uniqueName("on-arrival");
+    // Its answer is never read: had it waited, the grant would be taken back after the pickup time.
+    void api(kind).raw("POST", path(name, "acquire"), { ttlMs: 30_000, waitMs: 10_000 });
+    const held = await eventually(() => get(path(name)), (r) => r.body.held === true);
+    await new Promise((r) => setTimeout(r, PICKUP_MS + 500));
+    expect((await get(path(name))).body).toMatchObject({ held: true, fence: held.body.fence });
+  });
+
   it("the lock object restarting while clients wait: they get 503, can wait again, and no lock outlives its TTL", async () => {
     const name = uniqueName("restart");
     const holder = (await post(path(name, "acquire"), { ttlMs: 1000 })).body;

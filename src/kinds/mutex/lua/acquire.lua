@@ -17,6 +17,8 @@
 -- ARGV[8]  pickup ms: a grant to a queued waiter is marked (pk) until its holder shows a sign
 --          of life, so the lock object may take it back from a waiter that is gone
 -- ARGV[9]  more: "1" when other waiters queue behind this one (queue mode), else "0"
+-- ARGV[10] mark: "1" to mark a queue-mode grant for pickup (the waiter waited), "0" when
+--          it is granted on arrival (as alive as a try-lock's client)
 --
 -- Returns name/value pairs:
 --   status granted, token, fence, ttlMs, expiresAt, count
@@ -39,6 +41,7 @@ local memory = arg_int(6, 'request memory ms', 1, 86400000)
 local grace = arg_int(7, 'registration grace ms', 1, 86400000)
 local pickup = arg_int(8, 'pickup ms', 1, 86400000)
 local more = arg_one_of(9, 'more', {'0', '1'})
+local mark = arg_one_of(10, 'mark', {'0', '1'})
 
 local now_ms, now_us = redis_now()
 
@@ -100,6 +103,6 @@ redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fmt(fence), '
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
 if mode == 'queue' then
   redis.call('DEL', KEYS[3])
-  redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + pickup))
+  if mark == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + pickup)) end
 end
 return granted(token, fmt(fence), ttl, now_ms + ttl, 1)
