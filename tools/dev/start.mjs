@@ -21,6 +21,8 @@ if (useRedis) {
   stack = await startLocalStack();
   vars.push(`UPSTASH_REDIS_REST_URL:${stack.url}`, `UPSTASH_REDIS_REST_TOKEN:${stack.token}`);
   console.log(`redis-server on 127.0.0.1:${stack.redis.port}, Upstash gateway at ${stack.url}`);
+  // For library users: the same Redis through the gateway, as @upstash/redis sees Upstash.
+  console.log(`library: export UPSTASH_REDIS_REST_URL=${stack.url} UPSTASH_REDIS_REST_TOKEN=${stack.token}`);
 }
 
 const args = ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
