@@ -92,4 +92,39 @@ describe("follow-ups after a committed write (Redis store)", () => {
     await runAlarmsUntilQuiet(key, "idempotency");
     expect(await deliveries(receiver.id)).toEqual([]);
   });
+
+  it("a delivered grant whose confirmation cannot reach the lock object is marked picked up in the store, and kept", async () => {
+    // The waiter's Worker reaches its lock object for everything but the confirmation (a fake, as above).
+    const noConfirm = {
+      idFromName: (n: string) => env.LOCK_OBJECT.idFromName(n),
+      get: (id: DurableObjectId) => {
+        const real = env.LOCK_OBJECT.get(id) as unknown as Record<string | symbol, unknown>;
+        return new Proxy(real, {
+          get: (target, prop) =>
+            prop === "pickedUp"
+              ? () => Promise.reject(new Error("lock object unreachable for the confirmation (test fake)"))
+              : typeof target[prop] === "function"
+                ? (target[prop] as (...a: unknown[]) => unknown).bind(target)
+                : target[prop],
+        });
+      },
+    } as unknown as Env["LOCK_OBJECT"];
+    const waiterApi = api("redis", { LOCK_OBJECT: noConfirm });
+    const name = uniqueName("no-confirm");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 30_000 })).body;
+    const waiting = waiterApi.post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 20_000 });
+    await eventually(() => get(path(name)), (r) => r.body.waiters === 1);
+    let nextAnswered = false;
+    const next = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: PICKUP_MS + 1500 }).then((r) => ((nextAnswered = true), r));
+    await eventually(() => get(path(name)), (r) => r.body.waiters === 2);
+
+    await post(path(name, "release"), { token: holder.token });
+    const granted = await waiting;
+    expect(granted.status).toBe(200);
+    await sleep(PICKUP_MS + 500);
+    // Not taken back: the holder that got its answer keeps the lock; the next waiter still waits.
+    expect(nextAnswered).toBe(false);
+    expect((await get(path(name))).body).toMatchObject({ held: true, fence: granted.body.fence });
+    expect((await next).status).toBe(409);
+  });
 });

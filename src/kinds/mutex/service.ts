@@ -52,7 +52,18 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
   const grant = grantFrom(outcome);
   const token = grant.token;
   if (outcome.status === "granted" && outcome.pickup) sawContended(hint); // it came from a line
-  return outcome.status === "granted" && outcome.pickup ? { grant, confirmDelivery: () => object.pickedUp(token) } : { grant };
+  if (outcome.status !== "granted" || !outcome.pickup) return { grant };
+  const confirmDelivery = async () => {
+    try {
+      await object.pickedUp(token);
+    } catch {
+      // The object did not hear it: mark the grant picked up in the store itself (a
+      // heartbeat clears the mark), which the object's take-back respects.
+      const r = await ctx.store.mutexHeartbeat(ref, { token });
+      if (r.status === "lost") throw new LeaseLostError("the grant was gone before its delivery could be confirmed");
+    }
+  };
+  return { grant, confirmDelivery };
 }
 
 function grantFrom(outcome: WaitOutcome): MutexGrant {
