@@ -1,12 +1,8 @@
 import type { LockRef } from "../../store/LockRef";
+import { lockKeyBase } from "../../store/redis/lockKeyBase";
 
-/** An idempotency key's record, its last fence and its remembered answers, under one hash tag (see mutex/keys.ts). */
+/** An idempotency key's record, its last fence, its ended fences and its remembered answers. */
 export function idempotencyKeys(ref: LockRef) {
-  const base = `hf:{id:${ref.ns}:${ref.name}}`;
-  return {
-    record: base,
-    fence: `${base}:fence`,
-    ended: `${base}:ended`,
-    request: (requestId: string) => `${base}:rq:${requestId}`,
-  };
+  const k = lockKeyBase("id", ref);
+  return { record: k.base, fence: k.fence, ended: k.ended, request: k.request };
 }

@@ -1,18 +1,8 @@
 import type { LockRef } from "../../store/LockRef";
+import { lockKeyBase } from "../../store/redis/lockKeyBase";
 
-/**
- * Every key of one mutex shares the hash tag {mx:<ns>:<name>}, so each script
- * touches one Redis Cluster slot. Namespaces cannot contain ":" or braces
- * (NAMESPACE_PATTERN, checked by the HTTP layer and the library alike) and
- * names cannot contain braces, so no two (namespace, name) pairs share a key.
- */
+/** A mutex's hash, its last fence, its registered waiter, its ended fences and remembered answers. */
 export function mutexKeys(ref: LockRef) {
-  const base = `hf:{mx:${ref.ns}:${ref.name}}`;
-  return {
-    lock: base,
-    fence: `${base}:fence`,
-    next: `${base}:next`,
-    ended: `${base}:ended`,
-    request: (requestId: string) => `${base}:rq:${requestId}`,
-  };
+  const k = lockKeyBase("mx", ref);
+  return { lock: k.base, fence: k.fence, next: `${k.base}:next`, ended: k.ended, request: k.request };
 }
