@@ -46,6 +46,13 @@ export class FingerprintMismatchError extends HoldfastError {
   }
 }
 
+/**
+ * The request can never be granted as asked, whatever the wait: a semaphore
+ * acquire whose limit differs from the holders' (limit_mismatch), a read
+ * lock asking to become a write lock (upgrade_not_supported).
+ */
+export class ConflictError extends HoldfastError {}
+
 /** A body or stored response is over the size limit. */
 export class TooLargeError extends HoldfastError {
   constructor(message = "the body is over 64 KiB") {

@@ -3,8 +3,10 @@
 // src/store/redis/scripts.generated.ts as "<kind>_<op>", each with the shared
 // prelude (src/store/redis/lua/prelude.lua: argument checks, Redis time)
 // prepended, so the Worker and the library (Node, Bun, Deno...) get the
-// scripts without a file loader. The .lua files stay the single source of
-// truth; runs before test, start, bench and build.
+// scripts without a file loader. A script with the line "-- uses: holders"
+// also gets src/kinds/holders/holders.lua (the per-holder leases the
+// read-write lock and the semaphore share). The .lua files stay the single
+// source of truth; runs before test, start, bench and build.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,6 +14,7 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const kindsDir = join(root, "src/kinds");
 const prelude = readFileSync(join(root, "src/store/redis/lua/prelude.lua"), "utf8");
+const holdersLib = readFileSync(join(root, "src/kinds/holders/holders.lua"), "utf8");
 const out = join(root, "src/store/redis/scripts.generated.ts");
 
 const entries = [];
@@ -21,7 +24,8 @@ for (const kind of readdirSync(kindsDir).sort()) {
   for (const file of readdirSync(luaDir).filter((f) => f.endsWith(".lua")).sort()) {
     const name = `${kind}_${file.replace(/\.lua$/, "")}`;
     const body = readFileSync(join(luaDir, file), "utf8");
-    entries.push(`  ${name}: ${JSON.stringify(`${prelude}\n${body}`)},`);
+    const libs = /^-- uses: holders$/m.test(body) ? `${prelude}\n${holdersLib}` : prelude;
+    entries.push(`  ${name}: ${JSON.stringify(`${libs}\n${body}`)},`);
   }
 }
 

@@ -6,6 +6,8 @@ import { errorResponse } from "./errorResponse";
 import { openApiDocument } from "./openapi";
 import { idempotencyRoutes } from "../kinds/idempotency/routes";
 import { mutexRoutes } from "../kinds/mutex/routes";
+import { rwlockRoutes } from "../kinds/rwlock/routes";
+import { semaphoreRoutes } from "../kinds/semaphore/routes";
 
 /** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
 export const app = new Hono<AppEnv>();
@@ -35,3 +37,5 @@ app.use("/v1/*", async (c, next) => {
 
 app.route("/v1/locks", mutexRoutes);
 app.route("/v1/idempotency", idempotencyRoutes);
+app.route("/v1/rwlocks", rwlockRoutes);
+app.route("/v1/semaphores", semaphoreRoutes);

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import {
+  ConflictError,
   FingerprintMismatchError,
   HoldfastError,
   InProgressError,
@@ -18,6 +19,7 @@ export function errorResponse(c: Context, err: unknown): Response {
     c.header("Retry-After", String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
     return c.json({ error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, 409);
   }
+  if (err instanceof ConflictError) return c.json({ error: err.code, message: err.message }, 409);
   if (err instanceof LeaseLostError) return c.json({ error: err.code, message: err.message }, 409);
   if (err instanceof InvalidInputError) return c.json({ error: err.code, message: err.message }, 400);
   if (err instanceof UnauthorizedError) return c.json({ error: err.code, message: err.message }, 401);

@@ -38,4 +38,6 @@ export const fieldErrorCodes: Record<string, string> = {
   retainMs: "invalid_retain",
   fingerprint: "invalid_fingerprint",
   response: "invalid_response",
+  limit: "invalid_limit",
+  permits: "invalid_permits",
 };

@@ -1,5 +1,8 @@
 import * as idempotency from "../kinds/idempotency/durableIdempotency";
+import * as holders from "../kinds/holders/durableHolders";
 import * as mutex from "../kinds/mutex/durableMutex";
+import * as rwlock from "../kinds/rwlock/durableRwlock";
+import * as semaphore from "../kinds/semaphore/durableSemaphore";
 import { REQUEST_MEMORY_MS } from "../limits";
 import type { LockStore } from "../store/types";
 import { forgetExpired } from "../store/durable/answerMemory";
@@ -28,6 +31,22 @@ export class LocalStore implements LockStore {
   idempotencyInspect: LockStore["idempotencyInspect"] = async () => idempotency.inspect(this.kv, Date.now());
   idempotencyWatch: LockStore["idempotencyWatch"] = async (_ref, fence) => idempotency.watch(this.kv, Date.now(), fence);
 
+  rwlockAcquire: LockStore["rwlockAcquire"] = async (ref, input) => rwlock.acquire(this.kv, Date.now(), ref.name, input);
+  rwlockAdmit: LockStore["rwlockAdmit"] = async (ref, waiters, more) => rwlock.admit(this.kv, Date.now(), ref.name, waiters, more);
+  rwlockHeartbeat: LockStore["rwlockHeartbeat"] = async (_ref, input) => holders.heartbeat(this.kv, Date.now(), input);
+  rwlockRelease: LockStore["rwlockRelease"] = async (_ref, input) => rwlock.release(this.kv, Date.now(), input);
+  rwlockWithdraw: LockStore["rwlockWithdraw"] = async (_ref, input) => holders.withdraw(this.kv, Date.now(), input);
+  rwlockInspect: LockStore["rwlockInspect"] = async () => rwlock.inspect(this.kv, Date.now());
+  rwlockWatch: LockStore["rwlockWatch"] = async (_ref, token) => holders.watch(this.kv, Date.now(), token);
+
+  semaphoreAcquire: LockStore["semaphoreAcquire"] = async (ref, input) => semaphore.acquire(this.kv, Date.now(), ref.name, input);
+  semaphoreAdmit: LockStore["semaphoreAdmit"] = async (ref, waiters, more) => semaphore.admit(this.kv, Date.now(), ref.name, waiters, more);
+  semaphoreHeartbeat: LockStore["semaphoreHeartbeat"] = async (_ref, input) => holders.heartbeat(this.kv, Date.now(), input);
+  semaphoreRelease: LockStore["semaphoreRelease"] = async (_ref, input) => semaphore.release(this.kv, Date.now(), input);
+  semaphoreWithdraw: LockStore["semaphoreWithdraw"] = async (_ref, input) => holders.withdraw(this.kv, Date.now(), input);
+  semaphoreInspect: LockStore["semaphoreInspect"] = async () => semaphore.inspect(this.kv, Date.now());
+  semaphoreWatch: LockStore["semaphoreWatch"] = async (_ref, token) => holders.watch(this.kv, Date.now(), token);
+
   async ping(): Promise<void> {}
 
   /**
@@ -39,7 +58,7 @@ export class LocalStore implements LockStore {
    */
   nextCleanup(now: number, scanAnswers: boolean): number | undefined {
     const answers = scanAnswers ? forgetExpired(this.kv, now) : now + REQUEST_MEMORY_MS;
-    const times = [mutex.nextMutexDeadline(this.kv, now), idempotency.nextIdempotencyDeadline(this.kv, now), answers];
+    const times = [mutex.nextMutexDeadline(this.kv, now), idempotency.nextIdempotencyDeadline(this.kv, now), holders.nextHoldersDeadline(this.kv, now), answers];
     const kept = times.filter((t): t is number => t !== undefined);
     return kept.length ? Math.min(...kept) : undefined;
   }

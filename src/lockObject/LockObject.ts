@@ -5,6 +5,10 @@ import { IdempotencyObjectPart } from "../kinds/idempotency/objectPart";
 import type { IdempotencyBeginInput, IdempotencyBeginResult } from "../kinds/idempotency/types";
 import { MutexObjectPart } from "../kinds/mutex/objectPart";
 import type { MutexAcquireInput, MutexGrant } from "../kinds/mutex/types";
+import { rwlockObjectPart } from "../kinds/rwlock/objectPart";
+import type { RwAcquireInput, RwMode, RwQueuedHolder } from "../kinds/rwlock/types";
+import { semaphoreObjectPart } from "../kinds/semaphore/objectPart";
+import type { SemaphoreAcquireInput, SemaphoreQueuedHolder } from "../kinds/semaphore/types";
 import type { LockRef } from "../store/LockRef";
 import { redisStoreOf } from "../store/storeConfig";
 import type { LockStore } from "../store/types";
@@ -34,12 +38,24 @@ export class LockObject extends DurableObject<Env> {
     storeOf: (kind) => this.storeOf(kind),
     watchLease: (l) => {
       // Looked at again when the lease would end by our clock (the store's ttl, not its clock).
-      addWatch(this.kv, { kind: l.kind, store: l.store, ns: l.ref.ns, name: l.ref.name, fence: l.fence, expiresAt: l.expiresAt, checkAt: Date.now() + l.ttlMs, onExpire: l.onExpire });
+      addWatch(this.kv, {
+        kind: l.kind,
+        store: l.store,
+        ns: l.ref.ns,
+        name: l.ref.name,
+        fence: l.fence,
+        ...(l.token === undefined ? {} : { token: l.token }),
+        expiresAt: l.expiresAt,
+        checkAt: Date.now() + l.ttlMs,
+        onExpire: l.onExpire,
+      });
     },
-    dropWatch: (fence) => dropWatch(this.kv, fence),
+    dropWatch: (id) => dropWatch(this.kv, id),
   };
   private readonly mutex = new MutexObjectPart(this.host);
   private readonly idempotency = new IdempotencyObjectPart(this.host);
+  private readonly rwlock = rwlockObjectPart(this.host);
+  private readonly semaphore = semaphoreObjectPart(this.host);
   /** The alarm this instance last set (the runtime clears it when it fires). */
   private alarmAt: number | undefined;
   /** On the Durable store: a lazy bound on when stored state next needs cleaning up. */
@@ -61,9 +77,17 @@ export class LockObject extends DurableObject<Env> {
   /** POST /wait with a WaitRequest: answered once granted, refused or timed out. Fetch, so a disconnect aborts it. */
   async fetch(request: Request): Promise<Response> {
     const parsed = waitRequestSchema.safeParse(await request.json().catch(() => undefined));
-    if (!parsed.success) return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome);
+    if (!parsed.success) return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
+    const req = parsed.data;
     try {
-      return Response.json(await this.mutex.wait(parsed.data, request.signal));
+      switch (req.kind) {
+        case "mutex":
+          return Response.json(await this.mutex.wait(req, request.signal));
+        case "rwlock":
+          return Response.json(await this.rwlock.wait(req, request.signal));
+        case "semaphore":
+          return Response.json(await this.semaphore.wait(req, request.signal));
+      }
     } finally {
       this.schedule();
     }
@@ -75,13 +99,21 @@ export class LockObject extends DurableObject<Env> {
     this.schedule();
   }
 
-  /** The Worker delivered a queued grant's answer to its client. */
+  /** Redis store: a read-write lock or semaphore holder released; the line may move, its watch ends if it released for good. */
+  holderReleased(kind: "rwlock" | "semaphore", ref: LockRef, token: string, endedWatch: boolean): void {
+    (kind === "rwlock" ? this.rwlock : this.semaphore).released(ref, "redis", token, endedWatch);
+    this.schedule();
+  }
+
+  /** The Worker delivered a queued grant's answer to its client. (Each object serves one kind; the others know no such token.) */
   pickedUp(token: string): void {
     this.mutex.pickedUp(token);
+    this.rwlock.pickedUp(token);
+    this.semaphore.pickedUp(token);
   }
 
   waiterCount(): number {
-    return this.mutex.waiterCount;
+    return this.mutex.waiterCount + this.rwlock.waiterCount + this.semaphore.waiterCount;
   }
 
   async idempotencyBeginWatched(ref: LockRef, input: IdempotencyBeginInput, onExpire: string, store: StoreKind): Promise<IdempotencyBeginResult | ObjectStoreFault> {
@@ -131,6 +163,58 @@ export class LockObject extends DurableObject<Env> {
   }
   idempotencyWatch(ref: LockRef, fence: number) {
     return this.host.local.idempotencyWatch(ref, fence);
+  }
+
+  async rwlockAcquire(ref: LockRef, input: RwAcquireInput) {
+    return this.afterWrite(await this.host.local.rwlockAcquire(ref, input));
+  }
+  async rwlockAdmit(ref: LockRef, waiters: RwQueuedHolder[], more: boolean) {
+    return this.afterWrite(await this.host.local.rwlockAdmit(ref, waiters, more));
+  }
+  async rwlockHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }) {
+    const r = await this.host.local.rwlockHeartbeat(ref, input);
+    if (r.status === "ok") this.rwlock.pickedUp(input.token);
+    return this.afterWrite(r);
+  }
+  async rwlockRelease(ref: LockRef, input: { token: string; mode: RwMode | "any"; requestId: string }) {
+    const r = await this.host.local.rwlockRelease(ref, input);
+    if (r.status === "ok") this.rwlock.released(ref, "durable", input.token, r.released && r.watched);
+    return this.afterWrite(r);
+  }
+  async rwlockWithdraw(ref: LockRef, input: { token: string }) {
+    return this.afterWrite(await this.host.local.rwlockWithdraw(ref, input));
+  }
+  rwlockInspect(ref: LockRef) {
+    return this.host.local.rwlockInspect(ref);
+  }
+  rwlockWatch(ref: LockRef, token: string) {
+    return this.host.local.rwlockWatch(ref, token);
+  }
+
+  async semaphoreAcquire(ref: LockRef, input: SemaphoreAcquireInput) {
+    return this.afterWrite(await this.host.local.semaphoreAcquire(ref, input));
+  }
+  async semaphoreAdmit(ref: LockRef, waiters: SemaphoreQueuedHolder[], more: boolean) {
+    return this.afterWrite(await this.host.local.semaphoreAdmit(ref, waiters, more));
+  }
+  async semaphoreHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }) {
+    const r = await this.host.local.semaphoreHeartbeat(ref, input);
+    if (r.status === "ok") this.semaphore.pickedUp(input.token);
+    return this.afterWrite(r);
+  }
+  async semaphoreRelease(ref: LockRef, input: { token: string; requestId: string }) {
+    const r = await this.host.local.semaphoreRelease(ref, input);
+    if (r.status === "ok") this.semaphore.released(ref, "durable", input.token, r.watched);
+    return this.afterWrite(r);
+  }
+  async semaphoreWithdraw(ref: LockRef, input: { token: string }) {
+    return this.afterWrite(await this.host.local.semaphoreWithdraw(ref, input));
+  }
+  semaphoreInspect(ref: LockRef) {
+    return this.host.local.semaphoreInspect(ref);
+  }
+  semaphoreWatch(ref: LockRef, token: string) {
+    return this.host.local.semaphoreWatch(ref, token);
   }
 
   ping(): boolean {

@@ -2,6 +2,7 @@ import type { LockRef } from "../store/LockRef";
 import type { LockStore } from "../store/types";
 import type { LocalStore } from "./LocalStore";
 import type { StoreKind } from "./waitProtocol";
+import type { WatchedKind } from "./watches";
 
 /**
  * What a lock kind's part of the lock object (src/kinds/<kind>/objectPart.ts)
@@ -14,7 +15,7 @@ export interface LockObjectHost {
   /** Redis (from the object's own configuration) or the local store. */
   storeOf(kind: StoreKind): LockStore;
   /** Watch a lease for onExpire, looked at again when it would end (after ttlMs, by our clock). */
-  watchLease(lease: { kind: "mutex" | "idempotency"; store: StoreKind; ref: LockRef; fence: number; expiresAt: number; ttlMs: number; onExpire: string }): void;
-  /** The lease of this fence ended on purpose: no notification. */
-  dropWatch(fence: number): void;
+  watchLease(lease: { kind: WatchedKind; store: StoreKind; ref: LockRef; fence: number; token?: string; expiresAt: number; ttlMs: number; onExpire: string }): void;
+  /** The lease of this watch id (its fence, or its token where a kind has many holders) ended on purpose: no notification. */
+  dropWatch(id: number | string): void;
 }

@@ -13,6 +13,8 @@ export interface QueuedWaiter<Req> {
 export interface Admission<Grant> {
   /** Waiters granted now, in order (a read-write lock may grant a batch of readers). */
   granted: Array<{ token: string; grant: Grant; pickup: boolean }>;
+  /** Waiters that can never be granted as asked (a semaphore limit that differs): they leave with this answer. */
+  refused?: Array<{ token: string; code: string; message: string }>;
   /** Nothing more can be granted for this long (the holder's remaining lease, from the store). */
   retryInMs?: number;
 }
@@ -24,8 +26,14 @@ export interface Admission<Grant> {
  * disconnects, store faults, alarms) is the same for every kind.
  */
 export interface QueuePolicy<Req, Grant> {
-  /** One store step for the waiters at the front: grant what can be, register the head for a handoff. */
-  admit(store: LockStore, ref: LockRef, waiters: ReadonlyArray<QueuedWaiter<Req>>): Promise<Admission<Grant>>;
+  /**
+   * How many waiters from the front one store step is shown (1 for the
+   * mutex, a batch for the kinds with many holders): the store may grant or
+   * register any of them, so one that leaves is withdrawn.
+   */
+  readonly batch: number;
+  /** One store step for the waiters at the front (`more`: others stand behind them): grant what can be, register the first that cannot. */
+  admit(store: LockStore, ref: LockRef, waiters: ReadonlyArray<QueuedWaiter<Req>>, more: boolean): Promise<Admission<Grant>>;
   /** A waiter left: unregister it, or take back a grant it never picked up. True when a grant was taken back. */
   withdraw(store: LockStore, ref: LockRef, token: string): Promise<boolean>;
 }

@@ -9,6 +9,7 @@ export type QueueOutcome<Grant> =
   /** `pickup`: the grant must be picked up (confirmed delivered) or it is taken back. */
   | { status: "granted"; grant: Grant; pickup: boolean }
   | { status: "locked"; retryAfterMs: number }
+  | { status: "refused"; code: string; message: string }
   | { status: "unavailable"; message: string }
   | { status: "internal"; message: string }
   | { status: "gone" };
@@ -155,12 +156,13 @@ export class WaitQueue<Req, Grant> {
 
   private async admitHeads(): Promise<void> {
     while (this.waiters.length) {
-      const front = this.waiters.map((w) => ({ ...w, fresh: w.fresh && !w.admitted }));
+      const front = this.waiters.slice(0, this.policy.batch).map((w) => ({ ...w, fresh: w.fresh && !w.admitted }));
+      const more = this.waiters.length > front.length;
       const head = this.waiters[0];
-      head.admitted = true;
+      for (const w of this.waiters.slice(0, this.policy.batch)) w.admitted = true;
       let admission;
       try {
-        admission = await this.policy.admit(this.host.store(), this.host.ref, front);
+        admission = await this.policy.admit(this.host.store(), this.host.ref, front, more);
       } catch (err) {
         if (this.noteFault(err)) return;
         // A bug: the head gets a 500 and the line moves on; nothing loops on it.
@@ -170,12 +172,13 @@ export class WaitQueue<Req, Grant> {
       this.fault = undefined;
       this.faults = 0;
       for (const g of admission.granted) this.deliver(g.token, g.grant, g.pickup);
+      for (const r of admission.refused ?? []) this.refuse(r.token, { status: "refused", code: r.code, message: r.message });
       if (admission.retryInMs !== undefined) {
         this.holderFreeAt = Date.now() + admission.retryInMs;
         this.wakeIn(admission.retryInMs);
         return;
       }
-      if (!admission.granted.length) {
+      if (!admission.granted.length && !admission.refused?.length) {
         this.leave(head, { status: "internal", message: "the store neither granted nor queued the waiter" });
       }
     }
@@ -210,6 +213,14 @@ export class WaitQueue<Req, Grant> {
       }, PICKUP_MS),
     );
     waiter.settle({ status: "granted", grant, pickup: true });
+  }
+
+  /** The store says this waiter can never be granted as asked: it leaves with that answer (nothing of it is stored). */
+  private refuse(token: string, outcome: QueueOutcome<Grant>): void {
+    const i = this.waiters.findIndex((w) => w.token === token);
+    if (i < 0) return;
+    const [waiter] = this.waiters.splice(i, 1);
+    waiter.settle(outcome);
   }
 
   /** A waiter leaves without a grant (its wait ran out, its client went away, a bug). */

@@ -3,6 +3,7 @@ import { InternalError, StoreUnavailableError } from "../errors";
 import type { Env } from "../env";
 import type { IdempotencyBeginInput, IdempotencyBeginResult } from "../kinds/idempotency/types";
 import type { MutexGrant } from "../kinds/mutex/types";
+import type { z } from "zod";
 import { classifyObjectFault } from "../store/durable/DurableStore";
 import type { LockRef } from "../store/LockRef";
 import { storeTimeoutMs } from "../store/storeConfig";
@@ -29,7 +30,7 @@ export function lockObjectClient(env: Env, kind: LockKindName, ref: LockRef) {
      * signal goes along, so where the platform reports a disconnect the
      * waiter leaves the line at once.
      */
-    wait: async (req: WaitRequest, signal?: AbortSignal): Promise<WaitOutcome> => {
+    wait: async <Grant>(req: WaitRequest, grant: z.ZodType<Grant>, signal?: AbortSignal): Promise<WaitOutcome<Grant>> => {
       let body: unknown;
       try {
         body = await withDeadline("lock object wait", req.waitMs + 2 * storeTimeoutMs(env) + 1000, async () => {
@@ -42,11 +43,14 @@ export function lockObjectClient(env: Env, kind: LockKindName, ref: LockRef) {
         if (err instanceof StoreUnavailableError) throw err;
         throw new StoreUnavailableError(`the lock object did not answer wait: ${String((err as Error)?.message ?? err).slice(0, 200)}`, "unknown");
       }
-      const parsed = waitOutcomeSchema.safeParse(body);
+      const parsed = waitOutcomeSchema(grant).safeParse(body);
       if (!parsed.success) throw new InternalError(`the lock object answered wait with ${JSON.stringify(body).slice(0, 200)}`);
       return parsed.data;
     },
     released: (fence: number, handedTo?: MutexGrant) => call("released", () => stub.released(ref, fence, handedTo)),
+    /** A many-holder kind's release landed in Redis: the line may move, the holder's watch ends. */
+    holderReleased: (kind: "rwlock" | "semaphore", token: string, endedWatch: boolean) =>
+      call("holderReleased", () => stub.holderReleased(kind, ref, token, endedWatch)),
     pickedUp: (token: string) => call("pickedUp", () => stub.pickedUp(token)),
     idempotencyBeginWatched: async (input: IdempotencyBeginInput, onExpire: string, store: StoreKind): Promise<IdempotencyBeginResult> => {
       const r = await call<IdempotencyBeginResult | ObjectStoreFault>(

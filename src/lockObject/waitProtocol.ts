@@ -7,41 +7,75 @@ export type StoreKind = "redis" | "durable";
  * What the Worker asks of a lock object when a request must wait or be
  * watched, and what comes back. Sent over fetch (not RPC) so the client's
  * disconnect reaches the object as the request's abort signal where the
- * platform reports it; the answer is decoded with a schema, not cast.
+ * platform reports it; both directions are decoded with a schema, not cast.
  */
-export interface WaitRequest {
-  kind: "mutex";
+interface WaitBase {
   /** Which store the request uses (never its credentials: the object has its own). */
   store: StoreKind;
   ref: LockRef;
   ttlMs: number;
   /** 0: try once, never queue (still never ahead of queued waiters). */
   waitMs: number;
-  /** Re-entry with the held token (then waitMs is 0). */
-  token?: string;
   /** Watch this lease and notify here when it lapses. */
   onExpire?: string;
 }
 
-const grantSchema = z.object({
-  name: z.string(),
-  token: z.string(),
-  fence: z.number(),
-  ttlMs: z.number(),
-  expiresAt: z.number(),
-  count: z.number(),
-});
+export interface MutexWait extends WaitBase {
+  kind: "mutex";
+  /** Re-entry with the held token (then waitMs is 0). */
+  token?: string;
+}
 
-export const waitOutcomeSchema = z.discriminatedUnion("status", [
-  /** `pickup`: the grant came from the queue; confirm delivery with pickedUp(token). */
-  z.object({ status: z.literal("granted"), grant: grantSchema, pickup: z.boolean() }),
-  z.object({ status: z.literal("locked"), retryAfterMs: z.number() }),
-  z.object({ status: z.literal("lost") }),
-  z.object({ status: z.literal("unavailable"), message: z.string(), outcome: z.enum(["unknown", "not_applied"]) }),
-  z.object({ status: z.literal("internal"), message: z.string() }),
+export interface RwlockWait extends WaitBase {
+  kind: "rwlock";
+  mode: "read" | "write";
+  /** Re-entry (or a writer's read) with the held token (then waitMs is 0). */
+  token?: string;
+}
+
+export interface SemaphoreWait extends WaitBase {
+  kind: "semaphore";
+  limit: number;
+  permits: number;
+}
+
+export type WaitRequest = MutexWait | RwlockWait | SemaphoreWait;
+
+const base = {
+  store: z.enum(["redis", "durable"]),
+  ref: z.object({ ns: z.string(), name: z.string() }),
+  ttlMs: z.number(),
+  waitMs: z.number(),
+  onExpire: z.string().optional(),
+};
+
+export const waitRequestSchema: z.ZodType<WaitRequest> = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("mutex"), ...base, token: z.string().optional() }),
+  z.object({ kind: z.literal("rwlock"), ...base, mode: z.enum(["read", "write"]), token: z.string().optional() }),
+  z.object({ kind: z.literal("semaphore"), ...base, limit: z.number(), permits: z.number() }),
 ]);
 
-export type WaitOutcome = z.infer<typeof waitOutcomeSchema>;
+export type WaitOutcome<Grant> =
+  /** `pickup`: the grant came from the queue; confirm delivery with pickedUp(token). */
+  | { status: "granted"; grant: Grant; pickup: boolean }
+  | { status: "locked"; retryAfterMs: number }
+  | { status: "lost" }
+  /** The request can never be granted as asked (a semaphore limit that differs, a read lock asking to become a write lock). */
+  | { status: "refused"; code: string; message: string }
+  | { status: "unavailable"; message: string; outcome: "unknown" | "not_applied" }
+  | { status: "internal"; message: string };
+
+/** The schema of a wait's answer, for one kind's grant. */
+export function waitOutcomeSchema<Grant>(grant: z.ZodType<Grant>): z.ZodType<WaitOutcome<Grant>> {
+  return z.discriminatedUnion("status", [
+    z.object({ status: z.literal("granted"), grant, pickup: z.boolean() }),
+    z.object({ status: z.literal("locked"), retryAfterMs: z.number() }),
+    z.object({ status: z.literal("lost") }),
+    z.object({ status: z.literal("refused"), code: z.string(), message: z.string() }),
+    z.object({ status: z.literal("unavailable"), message: z.string(), outcome: z.enum(["unknown", "not_applied"]) }),
+    z.object({ status: z.literal("internal"), message: z.string() }),
+  ]) as z.ZodType<WaitOutcome<Grant>>;
+}
 
 /** The store behind the object did not answer (errors lose their type over RPC, so it is said as a result). */
 export interface ObjectStoreFault {
@@ -49,13 +83,3 @@ export interface ObjectStoreFault {
   message: string;
   outcome: "unknown" | "not_applied";
 }
-
-export const waitRequestSchema: z.ZodType<WaitRequest> = z.object({
-  kind: z.literal("mutex"),
-  store: z.enum(["redis", "durable"]),
-  ref: z.object({ ns: z.string(), name: z.string() }),
-  ttlMs: z.number(),
-  waitMs: z.number(),
-  token: z.string().optional(),
-  onExpire: z.string().optional(),
-});

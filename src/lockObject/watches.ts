@@ -12,18 +12,25 @@ import { deliver, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifica
 
 /** A lease whose lapse (end without release) is reported to onExpire. */
 export interface WatchedLease {
-  kind: "mutex" | "idempotency";
+  kind: WatchedKind;
   /** The store the lease lives in (its kind only; the object has the credentials). */
   store: StoreKind;
   ns: string;
   name: string;
   fence: number;
+  /** The holder's token, for the kinds with many holders (readers share a fence): the watch's id then. */
+  token?: string;
   /** When to look again, on this object's clock. */
   checkAt: number;
   /** The lease's end as the store answered it (the notification's expiredAt). */
   expiresAt: number;
   onExpire: string;
 }
+
+export type WatchedKind = "mutex" | "idempotency" | "rwlock" | "semaphore";
+
+/** A watch's id: the holder's token where a kind has many holders, else the fence. */
+export const watchIdOf = (lease: { fence: number; token?: string }): string => lease.token ?? String(lease.fence);
 
 /** A notification not yet acknowledged by its receiver. */
 export interface PendingNotification {
@@ -40,14 +47,14 @@ const NOTIFY = "notify:";
 const MIN_RECHECK_MS = 250;
 
 export function addWatch(kv: SyncKvStorage, lease: WatchedLease): void {
-  kv.put(WATCH + lease.fence, lease);
+  kv.put(WATCH + watchIdOf(lease), lease);
 }
 
-/** The lease of this fence ended on purpose (released, completed, failed): no notification. */
-export function dropWatch(kv: SyncKvStorage, fence: number): void {
-  kv.delete(WATCH + fence);
-  const pending = kv.get<PendingNotification>(NOTIFY + fence);
-  if (pending && pending.attempts === 0) kv.delete(NOTIFY + fence);
+/** The lease of this watch id (fence or token) ended on purpose (released, completed, failed): no notification. */
+export function dropWatch(kv: SyncKvStorage, id: number | string): void {
+  kv.delete(WATCH + id);
+  const pending = kv.get<PendingNotification>(NOTIFY + id);
+  if (pending && pending.attempts === 0) kv.delete(NOTIFY + id);
 }
 
 export function watchCount(kv: SyncKvStorage): number {
@@ -72,7 +79,7 @@ export async function checkWatches(kv: SyncKvStorage, storeOf: (kind: StoreKind)
     }
     else {
       kv.delete(key);
-      if (found.state === "lapsed") kv.put(NOTIFY + lease.fence, notificationFor(lease, at));
+      if (found.state === "lapsed") kv.put(NOTIFY + watchIdOf(lease), notificationFor(lease, at));
     }
   }
 }
@@ -105,5 +112,14 @@ export function nextWatchTime(kv: SyncKvStorage): number | undefined {
  */
 function leaseStillHeld(store: LockStore, lease: WatchedLease): Promise<WatchState> {
   const ref = { ns: lease.ns, name: lease.name };
-  return lease.kind === "idempotency" ? store.idempotencyWatch(ref, lease.fence) : store.mutexWatch(ref, lease.fence);
+  switch (lease.kind) {
+    case "mutex":
+      return store.mutexWatch(ref, lease.fence);
+    case "idempotency":
+      return store.idempotencyWatch(ref, lease.fence);
+    case "rwlock":
+      return store.rwlockWatch(ref, lease.token ?? "");
+    case "semaphore":
+      return store.semaphoreWatch(ref, lease.token ?? "");
+  }
 }

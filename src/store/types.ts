@@ -7,10 +7,12 @@
  */
 import type { IdempotencyStore } from "../kinds/idempotency/types";
 import type { MutexStore } from "../kinds/mutex/types";
+import type { RwlockStore } from "../kinds/rwlock/types";
+import type { SemaphoreStore } from "../kinds/semaphore/types";
 
 export type { LockRef } from "./LockRef";
 
-export interface LockStore extends MutexStore, IdempotencyStore {
+export interface LockStore extends MutexStore, IdempotencyStore, RwlockStore, SemaphoreStore {
   readonly kind: "redis" | "durable";
   /** Resolves when the store answers; throws StoreUnavailableError otherwise. */
   ping(): Promise<void>;

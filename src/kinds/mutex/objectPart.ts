@@ -1,6 +1,6 @@
 import { HoldfastError, StoreUnavailableError } from "../../errors";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost";
-import type { StoreKind, WaitOutcome, WaitRequest } from "../../lockObject/waitProtocol";
+import type { MutexWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol";
 import { WaitQueue } from "../../lockObject/WaitQueue";
 import type { LockRef } from "../../store/LockRef";
 import { newOwnerToken, newRequestId } from "../../tokens";
@@ -30,7 +30,7 @@ export class MutexObjectPart {
   }
 
   /** Waits in line (waitMs > 0), or tries once or re-enters with a watch; never ahead of the line. */
-  async wait(req: WaitRequest, signal: AbortSignal): Promise<WaitOutcome> {
+  async wait(req: MutexWait, signal: AbortSignal): Promise<WaitOutcome<MutexGrant>> {
     const ref = req.ref;
     const watch = req.onExpire !== undefined;
     const watchGrant = (grant: MutexGrant) => {

@@ -15,7 +15,9 @@ export interface MutexWaitRequest {
  * straight to it, and answers how long the holder's lease has left.
  */
 export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
-  async admit(store, ref, waiters) {
+  batch: 1,
+
+  async admit(store, ref, waiters, more) {
     const head = waiters[0];
     const r = await store.mutexAcquire(ref, {
       token: head.token,
@@ -23,7 +25,7 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
       ttlMs: head.req.ttlMs,
       requestId: newRequestId(),
       watch: head.req.watch,
-      waitersBehind: waiters.length > 1,
+      waitersBehind: more,
       markPickup: !head.fresh,
     });
     if (r.status === "granted") return { granted: [{ token: head.token, grant: r.grant, pickup: !head.fresh }] };

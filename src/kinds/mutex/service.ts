@@ -1,9 +1,11 @@
-import { InternalError, LeaseLostError, LockedError, StoreUnavailableError } from "../../errors";
+import { InternalError, LeaseLostError, LockedError } from "../../errors";
+import { confirmPickup } from "../../lockObject/confirmPickup";
+import { grantOf } from "../../lockObject/grantOf";
 import { lockObjectClient } from "../../lockObject/lockObjectClient";
-import type { WaitOutcome } from "../../lockObject/waitProtocol";
 import type { ServiceContext } from "../../service/ServiceContext";
 import { newOwnerToken, newRequestId } from "../../tokens";
 import { recentlyContended, sawContended } from "./recentlyContended";
+import { mutexGrant } from "./schemas";
 import type { MutexGrant, MutexState } from "./types";
 
 /**
@@ -48,37 +50,16 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
     // Held: wait in the lock object's line (it registers us for the handoff).
     sawContended(hint);
   }
-  const outcome = await object.wait({ kind: "mutex", store: ctx.store.kind, ref, ttlMs: body.ttlMs, waitMs: body.waitMs, token: body.token, onExpire: body.onExpire }, signal);
-  const grant = grantFrom(outcome);
+  const outcome = await object.wait(
+    { kind: "mutex", store: ctx.store.kind, ref, ttlMs: body.ttlMs, waitMs: body.waitMs, token: body.token, onExpire: body.onExpire },
+    mutexGrant,
+    signal,
+  );
+  const grant = grantOf(outcome);
   const token = grant.token;
   if (outcome.status === "granted" && outcome.pickup) sawContended(hint); // it came from a line
   if (outcome.status !== "granted" || !outcome.pickup) return { grant };
-  const confirmDelivery = async () => {
-    try {
-      await object.pickedUp(token);
-    } catch {
-      // The object did not hear it: mark the grant picked up in the store itself (a
-      // heartbeat clears the mark), which the object's take-back respects.
-      const r = await ctx.store.mutexHeartbeat(ref, { token });
-      if (r.status === "lost") throw new LeaseLostError("the grant was gone before its delivery could be confirmed");
-    }
-  };
-  return { grant, confirmDelivery };
-}
-
-function grantFrom(outcome: WaitOutcome): MutexGrant {
-  switch (outcome.status) {
-    case "granted":
-      return outcome.grant;
-    case "locked":
-      throw new LockedError(outcome.retryAfterMs);
-    case "lost":
-      throw new LeaseLostError();
-    case "unavailable":
-      throw new StoreUnavailableError(outcome.message, outcome.outcome);
-    case "internal":
-      throw new InternalError(outcome.message);
-  }
+  return { grant, confirmDelivery: confirmPickup(object, token, () => ctx.store.mutexHeartbeat(ref, { token })) };
 }
 
 export async function heartbeatMutex(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {

@@ -16,6 +16,10 @@ import type {
   MutexStore,
   MutexWithdrawResult,
 } from "../../kinds/mutex/types";
+import type { HolderHeartbeatResult, HolderWithdrawResult } from "../../kinds/holders/types";
+import type { RwAcquireResult, RwGrant, RwlockStore, RwReleaseResult, RwState } from "../../kinds/rwlock/types";
+import type { SemaphoreAcquireResult, SemaphoreGrant, SemaphoreReleaseResult, SemaphoreState, SemaphoreStore } from "../../kinds/semaphore/types";
+import type { Admitted } from "../../kinds/holders/types";
 import type { LockObject } from "../../lockObject/LockObject";
 import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf";
 import type { LockRef } from "../LockRef";
@@ -63,6 +67,34 @@ export class DurableStore implements LockStore {
     this.call<IdempotencyState>("idempotency", ref, "inspect", async (o) => o.idempotencyInspect(ref));
   idempotencyWatch: IdempotencyStore["idempotencyWatch"] = (ref, fence) =>
     this.call<WatchState>("idempotency", ref, "watch", async (o) => o.idempotencyWatch(ref, fence));
+
+  rwlockAcquire: RwlockStore["rwlockAcquire"] = (ref, input) =>
+    this.call<RwAcquireResult>("rwlock", ref, "acquire", async (o) => o.rwlockAcquire(ref, input));
+  rwlockAdmit: RwlockStore["rwlockAdmit"] = (ref, waiters, more) =>
+    this.call<Admitted<RwGrant>>("rwlock", ref, "admit", async (o) => o.rwlockAdmit(ref, waiters, more));
+  rwlockHeartbeat: RwlockStore["rwlockHeartbeat"] = (ref, input) =>
+    this.call<HolderHeartbeatResult>("rwlock", ref, "heartbeat", async (o) => o.rwlockHeartbeat(ref, input));
+  rwlockRelease: RwlockStore["rwlockRelease"] = (ref, input) =>
+    this.call<RwReleaseResult>("rwlock", ref, "release", async (o) => o.rwlockRelease(ref, input));
+  rwlockWithdraw: RwlockStore["rwlockWithdraw"] = (ref, input) =>
+    this.call<HolderWithdrawResult>("rwlock", ref, "withdraw", async (o) => o.rwlockWithdraw(ref, input));
+  rwlockInspect: RwlockStore["rwlockInspect"] = (ref) => this.call<RwState>("rwlock", ref, "inspect", async (o) => o.rwlockInspect(ref));
+  rwlockWatch: RwlockStore["rwlockWatch"] = (ref, token) => this.call<WatchState>("rwlock", ref, "watch", async (o) => o.rwlockWatch(ref, token));
+
+  semaphoreAcquire: SemaphoreStore["semaphoreAcquire"] = (ref, input) =>
+    this.call<SemaphoreAcquireResult>("semaphore", ref, "acquire", async (o) => o.semaphoreAcquire(ref, input));
+  semaphoreAdmit: SemaphoreStore["semaphoreAdmit"] = (ref, waiters, more) =>
+    this.call<Admitted<SemaphoreGrant>>("semaphore", ref, "admit", async (o) => o.semaphoreAdmit(ref, waiters, more));
+  semaphoreHeartbeat: SemaphoreStore["semaphoreHeartbeat"] = (ref, input) =>
+    this.call<HolderHeartbeatResult>("semaphore", ref, "heartbeat", async (o) => o.semaphoreHeartbeat(ref, input));
+  semaphoreRelease: SemaphoreStore["semaphoreRelease"] = (ref, input) =>
+    this.call<SemaphoreReleaseResult>("semaphore", ref, "release", async (o) => o.semaphoreRelease(ref, input));
+  semaphoreWithdraw: SemaphoreStore["semaphoreWithdraw"] = (ref, input) =>
+    this.call<HolderWithdrawResult>("semaphore", ref, "withdraw", async (o) => o.semaphoreWithdraw(ref, input));
+  semaphoreInspect: SemaphoreStore["semaphoreInspect"] = (ref) =>
+    this.call<SemaphoreState>("semaphore", ref, "inspect", async (o) => o.semaphoreInspect(ref));
+  semaphoreWatch: SemaphoreStore["semaphoreWatch"] = (ref, token) =>
+    this.call<WatchState>("semaphore", ref, "watch", async (o) => o.semaphoreWatch(ref, token));
 
   async ping(): Promise<void> {
     await this.call<boolean>("health", { ns: "_", name: "_" }, "ping", async (o) => o.ping());

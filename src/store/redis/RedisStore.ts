@@ -1,6 +1,8 @@
 import type { Redis } from "@upstash/redis";
 import { redisIdempotency } from "../../kinds/idempotency/redisIdempotency";
 import { redisMutex } from "../../kinds/mutex/redisMutex";
+import { redisRwlock } from "../../kinds/rwlock/redisRwlock";
+import { redisSemaphore } from "../../kinds/semaphore/redisSemaphore";
 import type { LockStore } from "../types";
 import { ScriptRunner } from "./ScriptRunner";
 
@@ -21,7 +23,7 @@ export class RedisStore implements LockStore {
 
   constructor(redis: Redis, options: RedisStoreOptions = {}) {
     this.scripts = new ScriptRunner(redis, options.timeoutMs);
-    Object.assign(this, redisMutex(this.scripts), redisIdempotency(this.scripts));
+    Object.assign(this, redisMutex(this.scripts), redisIdempotency(this.scripts), redisRwlock(this.scripts), redisSemaphore(this.scripts));
   }
 
   ping(): Promise<void> {

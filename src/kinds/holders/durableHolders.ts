@@ -1,0 +1,127 @@
+import { ENDED_KEEP_MS, REGISTRATION_GRACE_MS } from "../../limits";
+import { fenceKeptUntil, live } from "../../store/durable/records";
+import type { WatchState } from "../../store/WatchState";
+import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types";
+
+/**
+ * The per-holder leases of the many-holder kinds on the Durable store, the
+ * same rules as holders/holders.lua and holders/lua/*.lua: synchronous on
+ * the lock object's storage (atomic like a script), `now` the object's clock.
+ * Each lock has its own object, so the keys need no name.
+ */
+
+export interface HolderLease {
+  /** Lease length of its last acquire (a heartbeat's default). */
+  ttl: number;
+  exp: number;
+  fence: number;
+  watch: boolean;
+  /** A grant from the line not yet picked up: the object may take it back. */
+  pickupBy?: number;
+}
+
+/** The holders of a lock, with the kind's own fields (the semaphore's limit). */
+export interface HolderSet<H extends HolderLease> {
+  holders: Record<string, H>;
+  limit?: number;
+}
+
+export const FENCE = "holders:fence";
+const SET = "holders";
+const GATE = "holders:gate";
+const ENDED = "holders:ended:";
+
+interface Gate {
+  token: string;
+  until: number;
+}
+
+/** The live holders (lapsed ones left out; `save` drops them for good). */
+export function load<H extends HolderLease>(kv: SyncKvStorage, now: number): HolderSet<H> {
+  const set = kv.get<HolderSet<H>>(SET);
+  if (!set) return { holders: {} };
+  const holders: Record<string, H> = {};
+  for (const [token, h] of Object.entries(set.holders)) if (h.exp > now) holders[token] = h;
+  return { ...set, holders };
+}
+
+/** Stores the set, or deletes it (with the kind's fields) when nobody holds. */
+export function save<H extends HolderLease>(kv: SyncKvStorage, set: HolderSet<H>): void {
+  if (Object.keys(set.holders).length) kv.put(SET, set);
+  else kv.delete(SET);
+}
+
+export function firstEnd<H extends HolderLease>(set: HolderSet<H>, pred: (h: H) => boolean = () => true): number | undefined {
+  let first: number | undefined;
+  for (const h of Object.values(set.holders)) if (pred(h) && (first === undefined || h.exp < first)) first = h.exp;
+  return first;
+}
+
+export function lastEnd<H extends HolderLease>(set: HolderSet<H>): number | undefined {
+  let last: number | undefined;
+  for (const h of Object.values(set.holders)) if (last === undefined || h.exp > last) last = h.exp;
+  return last;
+}
+
+export function gateExists(kv: SyncKvStorage, now: number): boolean {
+  return live<Gate>(kv, GATE, now, (g) => g.until) !== undefined;
+}
+
+export function setGate(kv: SyncKvStorage, token: string, until: number): void {
+  kv.put<Gate>(GATE, { token, until });
+}
+
+export function dropGate(kv: SyncKvStorage): void {
+  kv.delete(GATE);
+}
+
+/** A watched holder released on purpose: remembered, so a watch that missed the news does not report a lapse. */
+export function markEnded(kv: SyncKvStorage, token: string, now: number): void {
+  kv.put(ENDED + token, { until: now + ENDED_KEEP_MS });
+}
+
+export function heartbeat<H extends HolderLease>(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): HolderHeartbeatResult {
+  const set = load<H>(kv, now);
+  const mine = set.holders[input.token];
+  if (!mine) return { status: "lost" };
+  const ttl = input.ttlMs ?? mine.ttl;
+  const next: H = { ...mine, exp: now + ttl };
+  delete next.pickupBy;
+  set.holders[input.token] = next;
+  save(kv, set);
+  const gate = live<Gate>(kv, GATE, now, (g) => g.until);
+  if (gate?.token) kv.put<Gate>(GATE, { ...gate, until: Math.max(gate.until, now + ttl + REGISTRATION_GRACE_MS) });
+  return { status: "ok", expiresAt: next.exp, ttlMs: ttl, fence: mine.fence };
+}
+
+export function withdraw<H extends HolderLease>(kv: SyncKvStorage, now: number, input: { token: string }): HolderWithdrawResult {
+  const gate = live<Gate>(kv, GATE, now, (g) => g.until);
+  if (input.token && gate?.token === input.token) {
+    kv.delete(GATE);
+    return { status: "unregistered" };
+  }
+  const set = load<H>(kv, now);
+  const mine = set.holders[input.token];
+  if (!mine || mine.pickupBy === undefined) return { status: "none" };
+  delete set.holders[input.token];
+  save(kv, set);
+  return { status: "revoked", fence: mine.fence };
+}
+
+export function watch(kv: SyncKvStorage, now: number, token: string): WatchState {
+  const mine = load(kv, now).holders[token];
+  if (mine) return { state: "held", remainingMs: mine.exp - now, expiresAt: mine.exp };
+  if (live<{ until: number }>(kv, ENDED + token, now, (e) => e.until)) return { state: "ended" };
+  return { state: "lapsed" };
+}
+
+/** When this object next has something of its holders to clean up (a lease end, the gate, an ended mark, the fence). */
+export function nextHoldersDeadline(kv: SyncKvStorage, now: number): number | undefined {
+  const stored = kv.get<HolderSet<HolderLease>>(SET);
+  const set = load(kv, now);
+  if (stored && Object.keys(stored.holders).length !== Object.keys(set.holders).length) save(kv, set); // drop lapsed holders
+  const times = [firstEnd(set), live<Gate>(kv, GATE, now, (g) => g.until)?.until, fenceKeptUntil(kv, FENCE, now)];
+  for (const [key] of kv.list({ prefix: ENDED })) times.push(live<{ until: number }>(kv, key, now, (e) => e.until)?.until);
+  const kept = times.filter((t): t is number => t !== undefined);
+  return kept.length ? Math.min(...kept) : undefined;
+}

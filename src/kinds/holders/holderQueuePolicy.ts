@@ -1,0 +1,31 @@
+import type { Admission, QueuedWaiter, QueuePolicy } from "../../lockObject/QueuePolicy";
+import type { LockRef } from "../../store/LockRef";
+import type { LockStore } from "../../store/types";
+import { ADMIT_BATCH } from "./redisHolders";
+import type { Admitted, HolderWithdrawResult, QueuedHolder } from "./types";
+
+/**
+ * The waiting of a many-holder kind: one store step grants, in order, every
+ * waiter at the front that can be granted (a batch of readers, the permits
+ * that fit), and leaves the first that cannot in the store's gate.
+ */
+export function holderQueuePolicy<Req extends Omit<QueuedHolder, "token" | "markPickup">, Grant extends { token: string }>(ops: {
+  admit(store: LockStore, ref: LockRef, waiters: Array<Req & QueuedHolder>, more: boolean): Promise<Admitted<Grant>>;
+  withdraw(store: LockStore, ref: LockRef, token: string): Promise<HolderWithdrawResult>;
+}): QueuePolicy<Req, Grant> {
+  return {
+    batch: ADMIT_BATCH,
+    async admit(store, ref, waiters: ReadonlyArray<QueuedWaiter<Req>>, more): Promise<Admission<Grant>> {
+      const fresh = new Set(waiters.filter((w) => w.fresh).map((w) => w.token));
+      const r = await ops.admit(store, ref, waiters.map((w) => ({ ...w.req, token: w.token, markPickup: !w.fresh })), more);
+      return {
+        granted: r.granted.map((grant) => ({ token: grant.token, grant, pickup: !fresh.has(grant.token) })),
+        refused: r.refused,
+        ...(r.retryAfterMs === undefined ? {} : { retryInMs: r.retryAfterMs }),
+      };
+    },
+    async withdraw(store, ref, token) {
+      return (await ops.withdraw(store, ref, token)).status === "revoked";
+    },
+  };
+}

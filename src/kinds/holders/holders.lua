@@ -1,0 +1,87 @@
+-- holders: per-holder leases, shared by the read-write lock and the
+-- semaphore (prepended to scripts that say "-- uses: holders").
+--
+-- A lock's hash keeps one field "h:<token>" per holder, a JSON record:
+--   ttl  lease length in ms of its last acquire (a heartbeat's default)
+--   exp  when its lease ends, Redis ms
+--   f    its fence
+--   wt   "1" when watched for onExpire
+--   pk   set on a grant from the line until the holder shows a sign of life
+--        (the lock object may take back a grant that is never picked up)
+--   and the kind's counts: w and r (read-write lock), p (semaphore)
+-- Large numbers are kept as strings (cjson keeps 14 digits). Other fields of
+-- the hash belong to the kind (the semaphore's "limit"). The hash expires
+-- with its last lease, and a lapsed holder is dropped by the next write.
+--
+-- The gate (KEYS "...:gate", hash: token) is the lock object's first waiter
+-- that could not be granted: while it exists, try-locks are busy (no
+-- barging). Token "" stands for waiters not yet looked at.
+
+local function holders_load(key, now_ms)
+  local flat = redis.call('HGETALL', key)
+  local live, dead, other, n = {}, {}, {}, 0
+  for i = 1, #flat, 2 do
+    local field = flat[i]
+    if string.sub(field, 1, 2) == 'h:' then
+      local rec = cjson.decode(flat[i + 1])
+      if tonumber(rec.exp) > now_ms then
+        live[string.sub(field, 3)] = rec
+        n = n + 1
+      else
+        dead[#dead + 1] = field
+      end
+    else
+      other[field] = flat[i + 1]
+    end
+  end
+  return live, n, dead, other
+end
+
+local function holders_put(key, token, rec)
+  redis.call('HSET', key, 'h:' .. token, cjson.encode(rec))
+end
+
+-- After a write: drop lapsed holders, and let the hash live exactly as long
+-- as its longest lease (or go, with the kind's fields, when nobody holds).
+local function holders_settle(key, live, dead)
+  if #dead > 0 then redis.call('HDEL', key, unpack(dead)) end
+  local last = nil
+  for _, rec in pairs(live) do
+    local exp = tonumber(rec.exp)
+    if not last or exp > last then last = exp end
+  end
+  if last then redis.call('PEXPIREAT', key, fmt(last)) else redis.call('DEL', key) end
+end
+
+-- The earliest lease end among holders for which pred(rec) is true, or nil.
+local function holders_first_end(live, pred)
+  local first = nil
+  for _, rec in pairs(live) do
+    local exp = tonumber(rec.exp)
+    if pred(rec) and (not first or exp < first) then first = exp end
+  end
+  return first
+end
+
+local function holders_last_end(live)
+  local last = nil
+  for _, rec in pairs(live) do
+    local exp = tonumber(rec.exp)
+    if not last or exp > last then last = exp end
+  end
+  return last
+end
+
+-- The next fence: max(last + 1, now in microseconds), kept fence_keep ms.
+local function next_fence(key, now_us, fence_keep)
+  local fence = math.max(tonumber(redis.call('GET', key) or '0') + 1, now_us)
+  redis.call('SET', key, fmt(fence), 'PX', fmt(fence_keep))
+  return fmt(fence)
+end
+
+-- A queue step left a waiter in line: it keeps try-locks out until the
+-- lease it waits behind ends, plus the grace in which the object renews it.
+local function gate_set(key, token, until_ms)
+  redis.call('HSET', key, 'token', token)
+  redis.call('PEXPIREAT', key, fmt(until_ms))
+end

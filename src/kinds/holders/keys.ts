@@ -1,0 +1,10 @@
+import type { LockRef } from "../../store/LockRef";
+import { lockKeyBase } from "../../store/redis/lockKeyBase";
+
+/** A many-holder lock's hash of holders, its last fence, its gate, its ended tokens and remembered answers. */
+export function holderKeys(tag: "rw" | "sem", ref: LockRef) {
+  const k = lockKeyBase(tag, ref);
+  return { lock: k.base, fence: k.fence, gate: `${k.base}:gate`, ended: k.ended, request: k.request };
+}
+
+export type HolderKeys = ReturnType<typeof holderKeys>;

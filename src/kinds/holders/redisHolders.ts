@@ -1,0 +1,61 @@
+import { REGISTRATION_GRACE_MS } from "../../limits";
+import { InternalError } from "../../errors";
+import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
+import { watchStateOf } from "../../store/redis/watchStateOf";
+import type { WatchState } from "../../store/WatchState";
+import type { HolderKeys } from "./keys";
+import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types";
+
+/** The scripts every many-holder kind shares (holders/lua/*.lua), on that kind's keys. */
+export function redisHolders(scripts: ScriptRunner) {
+  return {
+    async heartbeat(k: HolderKeys, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult> {
+      const r = await scripts.run("holders_heartbeat", [k.lock, k.gate], [input.token, input.ttlMs ?? "", REGISTRATION_GRACE_MS]);
+      if (r.status === "lost") return { status: "lost" };
+      if (r.status !== "ok") throw unexpectedReply("holders_heartbeat", r);
+      return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
+    },
+
+    async withdraw(k: HolderKeys, input: { token: string }): Promise<HolderWithdrawResult> {
+      const r = await scripts.run("holders_withdraw", [k.lock, k.gate], [input.token]);
+      if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
+      if (r.status === "unregistered" || r.status === "none") return { status: r.status };
+      throw unexpectedReply("holders_withdraw", r);
+    },
+
+    async watch(k: HolderKeys, token: string): Promise<WatchState> {
+      return watchStateOf("holders_watch", await scripts.run("holders_watch", [k.lock, k.ended], [token]));
+    },
+  };
+}
+
+/** A JSON list field of a reply (cjson writes an empty list as {}). */
+export function listField(reply: ScriptReply, field: string): Array<Record<string, unknown>> {
+  let v: unknown;
+  try {
+    v = JSON.parse(reply[field] ?? "");
+  } catch {
+    throw new InternalError(`expected a JSON list in field ${field} of ${JSON.stringify(reply).slice(0, 200)}`);
+  }
+  if (Array.isArray(v)) return v as Array<Record<string, unknown>>;
+  if (v && typeof v === "object" && Object.keys(v).length === 0) return [];
+  throw new InternalError(`expected a JSON list in field ${field} of ${JSON.stringify(reply).slice(0, 200)}`);
+}
+
+/** A number inside a JSON list entry (fences and times come as strings, counts as numbers). */
+export function entryNumber(entry: Record<string, unknown>, field: string): number {
+  const n = Number(entry[field]);
+  if (entry[field] === undefined || entry[field] === "" || !Number.isFinite(n)) {
+    throw new InternalError(`expected a number in ${field} of ${JSON.stringify(entry).slice(0, 200)}`);
+  }
+  return n;
+}
+
+export function entryString(entry: Record<string, unknown>, field: string): string {
+  const v = entry[field];
+  if (typeof v !== "string") throw new InternalError(`expected a string in ${field} of ${JSON.stringify(entry).slice(0, 200)}`);
+  return v;
+}
+
+/** The waiters of a queue step as script arguments: at most this many per step (the rest are "more"). */
+export const ADMIT_BATCH = 64;

@@ -1,0 +1,43 @@
+import type { LockRef } from "../../store/LockRef";
+import type { WatchState } from "../../store/WatchState";
+
+/**
+ * What the lock kinds with many holders (the read-write lock and the
+ * semaphore) share: every holder has its own token and its own lease, so a
+ * holder that crashes blocks the others only until its own TTL. The lock
+ * object's line is admitted in batches (all readers up to the next writer,
+ * or every waiter whose permits fit), and while anyone waits a "gate" in the
+ * store keeps try-locks out (no barging).
+ */
+
+export type HolderHeartbeatResult = { status: "ok"; expiresAt: number; ttlMs: number; fence: number } | { status: "lost" };
+
+/** Taking a queued waiter out of line: the gate was its, it had an unclaimed grant (taken back), or nothing of it was left. */
+export type HolderWithdrawResult = { status: "unregistered" | "none" } | { status: "revoked"; fence: number };
+
+/** A waiter as the lock object passes it to a store step. */
+export interface QueuedHolder {
+  token: string;
+  ttlMs: number;
+  /** Watched for onExpire. */
+  watch: boolean;
+  /** A grant must be picked up (the waiter waited; see PICKUP_MS). */
+  markPickup: boolean;
+}
+
+/** One store step for the line: who was granted (in order), who was refused, and when to look again. */
+export interface Admitted<Grant> {
+  granted: Grant[];
+  /** Waiters that can never be granted as asked (a semaphore limit that differs from the holders'). */
+  refused: Array<{ token: string; code: string; message: string }>;
+  /** Set when a waiter is left in line: the earliest time a holder's lease ends. */
+  retryAfterMs?: number;
+}
+
+/** The operations every many-holder kind has, besides its own acquire/admit/release/inspect. */
+export interface HolderOps {
+  heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
+  withdraw(ref: LockRef, input: { token: string }): Promise<HolderWithdrawResult>;
+  /** The lease of this token, for its onExpire watch. */
+  watch(ref: LockRef, token: string): Promise<WatchState>;
+}

@@ -1,0 +1,146 @@
+import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { recall, remember } from "../../store/durable/answerMemory";
+import { issueFence, lastFence } from "../../store/durable/records";
+import { dropGate, FENCE, firstEnd, gateExists, type HolderLease, type HolderSet, lastEnd, load, markEnded, save, setGate } from "../holders/durableHolders";
+import type { Admitted } from "../holders/types";
+import type { RwAcquireInput, RwAcquireResult, RwGrant, RwMode, RwQueuedHolder, RwReleaseResult, RwState } from "./types";
+
+/**
+ * The read-write lock on the Durable store, the same rules as lua/*.lua:
+ * each function runs synchronously on the lock object's storage (atomic
+ * like a script); `now` is the object's clock.
+ */
+
+interface RwHolder extends HolderLease {
+  /** Write holds (re-entry counts). */
+  w: number;
+  /** Read holds. */
+  r: number;
+}
+
+type RwSet = HolderSet<RwHolder>;
+
+const hasWriter = (h: RwHolder) => h.w > 0;
+
+function grantOf(name: string, token: string, mode: RwMode, h: RwHolder): RwGrant {
+  return { name, token, mode, fence: h.fence, ttlMs: h.ttl, expiresAt: h.exp, count: mode === "write" ? h.w : h.r };
+}
+
+/** The fence for a new holder: readers joining readers share theirs; anything else gets the next one. */
+function fenceFor(kv: SyncKvStorage, set: RwSet, now: number): number {
+  const any = Object.values(set.holders)[0];
+  return any ? any.fence : issueFence(kv, FENCE, now);
+}
+
+/** Whether a new holder in this mode can be granted now, and if not, the earliest lease end in its way. */
+function blockedUntil(set: RwSet, mode: RwMode): number | undefined {
+  return mode === "read" ? firstEnd(set, hasWriter) : firstEnd(set);
+}
+
+function newHolder(kv: SyncKvStorage, set: RwSet, now: number, mode: RwMode, ttl: number, watch: boolean): RwHolder {
+  return { w: mode === "write" ? 1 : 0, r: mode === "read" ? 1 : 0, ttl, exp: now + ttl, fence: fenceFor(kv, set, now), watch };
+}
+
+export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwAcquireInput): RwAcquireResult {
+  if (input.reenter) {
+    const seen = recall<RwAcquireResult>(kv, input.requestId, now);
+    if (seen) return seen;
+  }
+  const set = load<RwHolder>(kv, now);
+  const mine = set.holders[input.token];
+  if (input.reenter) {
+    if (!mine) return { status: "lost" };
+    if (input.mode === "write" && mine.w === 0) return { status: "upgrade" };
+    const next: RwHolder = {
+      ...mine,
+      w: mine.w + (input.mode === "write" ? 1 : 0),
+      r: mine.r + (input.mode === "read" ? 1 : 0),
+      ttl: input.ttlMs,
+      exp: now + input.ttlMs,
+      watch: mine.watch || input.watch,
+    };
+    delete next.pickupBy; // the holder is alive: its grant is picked up
+    set.holders[input.token] = next;
+    save(kv, set);
+    return remember<RwAcquireResult>(kv, input.requestId, { status: "granted", grant: grantOf(name, input.token, input.mode, next) }, now + REQUEST_MEMORY_MS);
+  }
+  // A retry of this very acquire finds its own token.
+  if (mine) return { status: "granted", grant: grantOf(name, input.token, input.mode, mine) };
+  const until = blockedUntil(set, input.mode);
+  if (until !== undefined) return { status: "busy", retryAfterMs: Math.max(until - now, 1), queued: false };
+  if (gateExists(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
+  const h = newHolder(kv, set, now, input.mode, input.ttlMs, input.watch);
+  set.holders[input.token] = h;
+  save(kv, set);
+  return { status: "granted", grant: grantOf(name, input.token, input.mode, h) };
+}
+
+export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQueuedHolder[], more: boolean): Admitted<RwGrant> {
+  const set = load<RwHolder>(kv, now);
+  const granted: RwGrant[] = [];
+  let stopped: RwQueuedHolder | undefined;
+  for (const w of waiters) {
+    const mine = set.holders[w.token];
+    if (mine) {
+      // Granted by a step whose answer was lost: answered again, its lease from now if still to be picked up.
+      if (mine.pickupBy !== undefined && w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, pickupBy: now + PICKUP_MS };
+      granted.push(grantOf(name, w.token, w.mode, set.holders[w.token]));
+      continue;
+    }
+    if (blockedUntil(set, w.mode) !== undefined) {
+      stopped = w;
+      break;
+    }
+    const h = newHolder(kv, set, now, w.mode, w.ttlMs, w.watch);
+    if (w.markPickup) h.pickupBy = now + PICKUP_MS;
+    set.holders[w.token] = h;
+    granted.push(grantOf(name, w.token, w.mode, h));
+  }
+  save(kv, set);
+  if (stopped) {
+    setGate(kv, stopped.token, (lastEnd(set) ?? now) + REGISTRATION_GRACE_MS);
+    const until = blockedUntil(set, stopped.mode) ?? now;
+    return { granted, refused: [], retryAfterMs: Math.max(until - now, 1) };
+  }
+  if (more) setGate(kv, "", now + REGISTRATION_GRACE_MS);
+  else dropGate(kv);
+  return { granted, refused: [] };
+}
+
+export function release(kv: SyncKvStorage, now: number, input: { token: string; mode: RwMode | "any"; requestId: string }): RwReleaseResult {
+  const seen = recall<RwReleaseResult>(kv, input.requestId, now);
+  if (seen) return seen;
+  const set = load<RwHolder>(kv, now);
+  const mine = set.holders[input.token];
+  if (!mine) return { status: "lost" };
+  const mode: RwMode = input.mode === "any" ? (mine.w > 0 ? "write" : "read") : input.mode;
+  if ((mode === "write" ? mine.w : mine.r) === 0) return { status: "lost" };
+  const next: RwHolder = { ...mine, w: mine.w - (mode === "write" ? 1 : 0), r: mine.r - (mode === "read" ? 1 : 0) };
+  const released = next.w === 0 && next.r === 0;
+  if (released) {
+    delete set.holders[input.token];
+    if (mine.watch) markEnded(kv, input.token, now);
+  } else set.holders[input.token] = next;
+  save(kv, set);
+  const r: RwReleaseResult = {
+    status: "ok",
+    released,
+    mode,
+    count: mode === "write" ? next.w : next.r,
+    watched: mine.watch,
+    waiters: gateExists(kv, now),
+  };
+  return remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+}
+
+export function inspect(kv: SyncKvStorage, now: number): RwState {
+  const holders = Object.values(load<RwHolder>(kv, now).holders);
+  const writer = holders.some(hasWriter);
+  const readers = holders.filter((h) => h.r > 0).length;
+  return {
+    mode: writer ? "write" : readers > 0 ? "read" : "free",
+    readers,
+    writer,
+    fence: holders[0]?.fence ?? lastFence(kv, FENCE, now) ?? null,
+  };
+}

@@ -1,0 +1,21 @@
+-- rwlock inspect: who holds the lock, never their tokens. Read-only.
+--
+-- KEYS[1]  lock   hf:{rw:<ns>:<name>}
+-- KEYS[2]  fence  hf:{rw:<ns>:<name>}:fence
+--
+-- Returns name/value pairs: mode (free|read|write), readers (holders with
+-- a read hold), writer ("1"|"0"), fence (the holders' fence, or the last
+-- issued when free; "" when none is remembered).
+-- uses: holders
+
+local live = holders_load(KEYS[1], redis_now())
+local readers, writer, fence = 0, false, nil
+for _, rec in pairs(live) do
+  if rec.r > 0 then readers = readers + 1 end
+  if rec.w > 0 then writer = true end
+  fence = rec.f
+end
+local mode = 'free'
+if writer then mode = 'write' elseif readers > 0 then mode = 'read' end
+if not fence then fence = redis.call('GET', KEYS[2]) or '' end
+return {'mode', mode, 'readers', fmt(readers), 'writer', writer and '1' or '0', 'fence', fence}

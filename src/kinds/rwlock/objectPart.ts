@@ -1,0 +1,49 @@
+import type { LockObjectHost } from "../../lockObject/LockObjectHost";
+import type { RwlockWait } from "../../lockObject/waitProtocol";
+import { newOwnerToken, newRequestId } from "../../tokens";
+import { holderQueuePolicy } from "../holders/holderQueuePolicy";
+import { HoldersObjectPart } from "../holders/objectPart";
+import type { RwGrant, RwMode } from "./types";
+
+interface RwWaitRequest {
+  mode: RwMode;
+  ttlMs: number;
+  watch: boolean;
+}
+
+/** The read-write lock's part of its lock object: readers up to the next writer are admitted together. */
+export const rwlockObjectPart = (host: LockObjectHost) =>
+  new HoldersObjectPart<RwlockWait, RwWaitRequest, RwGrant>(host, {
+    kind: "rwlock",
+    policy: holderQueuePolicy<RwWaitRequest, RwGrant>({
+      admit: (store, ref, waiters, more) => store.rwlockAdmit(ref, waiters, more),
+      withdraw: (store, ref, token) => store.rwlockWithdraw(ref, { token }),
+    }),
+    queued: (req) => ({ mode: req.mode, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),
+    isReentry: (req) => req.token !== undefined,
+    async tryOnce(store, req) {
+      const r = await store.rwlockAcquire(req.ref, {
+        mode: req.mode,
+        token: req.token ?? newOwnerToken(),
+        reenter: req.token !== undefined,
+        ttlMs: req.ttlMs,
+        watch: req.onExpire !== undefined,
+        requestId: newRequestId(),
+      });
+      switch (r.status) {
+        case "granted":
+          return { status: "granted", grant: r.grant, pickup: false };
+        case "busy":
+          return { status: "locked", retryAfterMs: r.retryAfterMs };
+        case "lost":
+          return { status: "lost" };
+        case "upgrade":
+          return { status: "refused", ...UPGRADE_REFUSED };
+      }
+    },
+  });
+
+export const UPGRADE_REFUSED = {
+  code: "upgrade_not_supported",
+  message: "a read lock cannot become a write lock (two readers upgrading would wait for each other forever): release the read, then acquire the write",
+};

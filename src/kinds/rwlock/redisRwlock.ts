@@ -1,0 +1,81 @@
+import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
+import type { LockRef } from "../../store/LockRef";
+import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
+import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders";
+import { rwlockKeys } from "./keys";
+import type { RwGrant, RwlockStore, RwMode } from "./types";
+
+/** The read-write lock on the Redis store: lua/<op>.lua, and the shared holder scripts. */
+export function redisRwlock(scripts: ScriptRunner): RwlockStore {
+  const holders = redisHolders(scripts);
+  return {
+    async rwlockAcquire(ref, input) {
+      const k = rwlockKeys(ref);
+      const r = await scripts.run("rwlock_acquire", [k.lock, k.fence, k.gate, k.request(input.requestId)], [
+        input.token,
+        input.mode,
+        input.reenter ? "reenter" : "new",
+        input.ttlMs,
+        input.watch ? "1" : "0",
+        FENCE_KEEP_MS,
+        REQUEST_MEMORY_MS,
+      ]);
+      switch (r.status) {
+        case "granted":
+          return {
+            status: "granted",
+            grant: { name: ref.name, token: r.token, mode: modeOf(r.mode), fence: numberField(r, "fence"), ttlMs: numberField(r, "ttlMs"), expiresAt: numberField(r, "expiresAt"), count: numberField(r, "count") },
+          };
+        case "busy":
+          return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
+        case "lost":
+        case "upgrade":
+          return { status: r.status };
+      }
+      throw unexpectedReply("rwlock_acquire", r);
+    },
+
+    async rwlockAdmit(ref, waiters, more) {
+      const k = rwlockKeys(ref);
+      const args: Array<string | number> = [FENCE_KEEP_MS, REGISTRATION_GRACE_MS, PICKUP_MS, more ? "1" : "0", waiters.length];
+      for (const w of waiters) args.push(w.token, w.mode, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0");
+      const r = await scripts.run("rwlock_admit", [k.lock, k.fence, k.gate], args);
+      if (r.status !== "ok") throw unexpectedReply("rwlock_admit", r);
+      const granted: RwGrant[] = listField(r, "granted").map((g) => ({
+        name: ref.name,
+        token: entryString(g, "token"),
+        mode: modeOf(entryString(g, "mode")),
+        fence: entryNumber(g, "fence"),
+        ttlMs: entryNumber(g, "ttlMs"),
+        expiresAt: entryNumber(g, "expiresAt"),
+        count: entryNumber(g, "count"),
+      }));
+      const retryAfterMs = optionalNumberField(r, "retryAfterMs");
+      return { granted, refused: [], ...(retryAfterMs === null ? {} : { retryAfterMs }) };
+    },
+
+    rwlockHeartbeat: (ref, input) => holders.heartbeat(rwlockKeys(ref), input),
+    rwlockWithdraw: (ref, input) => holders.withdraw(rwlockKeys(ref), input),
+    rwlockWatch: (ref, token) => holders.watch(rwlockKeys(ref), token),
+
+    async rwlockRelease(ref, input) {
+      const k = rwlockKeys(ref);
+      const r = await scripts.run("rwlock_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, input.mode, REQUEST_MEMORY_MS, ENDED_KEEP_MS]);
+      if (r.status === "lost") return { status: "lost" };
+      if (r.status !== "ok") throw unexpectedReply("rwlock_release", r);
+      return { status: "ok", released: r.released === "1", mode: modeOf(r.mode), count: numberField(r, "count"), watched: r.watched === "1", waiters: r.waiters === "1" };
+    },
+
+    async rwlockInspect(ref) {
+      const k = rwlockKeys(ref);
+      const r = await scripts.run("rwlock_inspect", [k.lock, k.fence], []);
+      if (r.mode !== "free" && r.mode !== "read" && r.mode !== "write") throw unexpectedReply("rwlock_inspect", r);
+      return { mode: r.mode, readers: numberField(r, "readers"), writer: r.writer === "1", fence: optionalNumberField(r, "fence") };
+    },
+  };
+}
+
+function modeOf(v: string | undefined): RwMode {
+  if (v === "read" || v === "write") return v;
+  throw unexpectedReply("rwlock", { mode: String(v) });
+}

@@ -1,0 +1,50 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../../http/appTypes";
+import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed";
+import { lockName } from "../../http/lockName";
+import { requireWebhookSecret } from "../../http/onExpire";
+import { readBody } from "../../http/readBody";
+import { serviceContext } from "../../http/serviceContext";
+import { heartbeatBody, releaseBody } from "../mutex/schemas";
+import { rwAcquireBody } from "./schemas";
+import { acquireRw, heartbeatRw, inspectRw, releaseRw } from "./service";
+import type { RwMode } from "./types";
+
+/**
+ * /v1/rwlocks/{name}: the read-write lock. `read/...` and `write/...` name
+ * the mode; heartbeat and release also work without it (the token says
+ * which holder). Validation here, everything else in ./service.
+ */
+export const rwlockRoutes = new Hono<AppEnv>();
+
+const modeOf = (m: string): RwMode => (m === "write" ? "write" : "read");
+
+rwlockRoutes.post("/:name/:mode{read|write}/acquire", async (c) => {
+  const name = lockName(c);
+  const body = await readBody(c, rwAcquireBody);
+  if (body.onExpire) requireWebhookSecret(c.env);
+  const { grant, confirmDelivery } = await acquireRw(serviceContext(c), name, modeOf(c.req.param("mode")), body, c.req.raw.signal);
+  return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
+});
+
+for (const path of ["/:name/:mode{read|write}/heartbeat", "/:name/heartbeat"]) {
+  rwlockRoutes.post(path, async (c) => {
+    const name = lockName(c);
+    const body = await readBody(c, heartbeatBody);
+    return c.json(await heartbeatRw(serviceContext(c), name, body.token, body.ttlMs), 200);
+  });
+}
+
+for (const path of ["/:name/:mode{read|write}/release", "/:name/release"]) {
+  rwlockRoutes.post(path, async (c) => {
+    const name = lockName(c);
+    const body = await readBody(c, releaseBody);
+    const mode = c.req.param("mode");
+    return c.json(await releaseRw(serviceContext(c), name, body.token, mode ? modeOf(mode) : "any"), 200);
+  });
+}
+
+rwlockRoutes.get("/:name", async (c) => {
+  const name = lockName(c);
+  return c.json({ name, ...(await inspectRw(serviceContext(c), name)) }, 200);
+});

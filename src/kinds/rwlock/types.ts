@@ -1,0 +1,77 @@
+import type { LockRef } from "../../store/LockRef";
+import type { WatchState } from "../../store/WatchState";
+import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types";
+
+/** What both stores do for the read-write lock; its conformance cases hold them to the same behaviour. */
+
+export type RwMode = "read" | "write";
+
+export interface RwGrant {
+  name: string;
+  token: string;
+  mode: RwMode;
+  fence: number;
+  ttlMs: number;
+  expiresAt: number;
+  /** This token's holds in this mode (re-entry counts). */
+  count: number;
+}
+
+export interface RwAcquireInput {
+  mode: RwMode;
+  /** The new holder's token, or the held token when re-entering (or a writer taking a read: a downgrade to come). */
+  token: string;
+  reenter: boolean;
+  ttlMs: number;
+  watch: boolean;
+  /** Same id on a retry of the same re-entry: the retry gets the first answer. */
+  requestId: string;
+}
+
+export type RwAcquireResult =
+  | { status: "granted"; grant: RwGrant }
+  /** `queued`: the lock could be granted but waiters are first (no barging). */
+  | { status: "busy"; retryAfterMs: number; queued: boolean }
+  | { status: "lost" }
+  /** A reader asked for the write lock with its read token: upgrades deadlock, so they are refused. */
+  | { status: "upgrade" };
+
+export interface RwQueuedHolder extends QueuedHolder {
+  mode: RwMode;
+}
+
+export type RwReleaseResult =
+  | {
+      status: "ok";
+      /** This token holds nothing any more. */
+      released: boolean;
+      mode: RwMode;
+      /** Holds left in the released mode. */
+      count: number;
+      /** The token's lease was watched for onExpire. */
+      watched: boolean;
+      /** Someone waits in the lock object's line: it must hear of this release. */
+      waiters: boolean;
+    }
+  | { status: "lost" };
+
+export interface RwState {
+  mode: "free" | "read" | "write";
+  /** Holders with a read hold (a writer that also reads counts once). */
+  readers: number;
+  writer: boolean;
+  /** The fence of the current holders, or the last one issued when free (null if none is remembered). */
+  fence: number | null;
+}
+
+export interface RwlockStore {
+  rwlockAcquire(ref: LockRef, input: RwAcquireInput): Promise<RwAcquireResult>;
+  /** The lock object's step: grant the waiters at the front that can be, in order; register the first that cannot. */
+  rwlockAdmit(ref: LockRef, waiters: RwQueuedHolder[], more: boolean): Promise<Admitted<RwGrant>>;
+  rwlockHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
+  /** mode "any": the write hold if the token has one, else a read hold. */
+  rwlockRelease(ref: LockRef, input: { token: string; mode: RwMode | "any"; requestId: string }): Promise<RwReleaseResult>;
+  rwlockWithdraw(ref: LockRef, input: { token: string }): Promise<HolderWithdrawResult>;
+  rwlockInspect(ref: LockRef): Promise<RwState>;
+  rwlockWatch(ref: LockRef, token: string): Promise<WatchState>;
+}

@@ -1,0 +1,98 @@
+import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { recall, remember } from "../../store/durable/answerMemory";
+import { issueFence } from "../../store/durable/records";
+import { dropGate, FENCE, firstEnd, gateExists, type HolderLease, type HolderSet, lastEnd, load, markEnded, save, setGate } from "../holders/durableHolders";
+import type { Admitted } from "../holders/types";
+import type { SemaphoreAcquireInput, SemaphoreAcquireResult, SemaphoreGrant, SemaphoreQueuedHolder, SemaphoreReleaseResult, SemaphoreState } from "./types";
+
+/**
+ * The semaphore on the Durable store, the same rules as lua/*.lua: each
+ * function runs synchronously on the lock object's storage (atomic like a
+ * script); `now` is the object's clock.
+ */
+
+interface SemHolder extends HolderLease {
+  permits: number;
+}
+
+type SemSet = HolderSet<SemHolder>;
+
+const usedOf = (set: SemSet) => Object.values(set.holders).reduce((sum, h) => sum + h.permits, 0);
+const heldBy = (set: SemSet) => Object.keys(set.holders).length > 0;
+
+function grantOf(name: string, token: string, h: SemHolder, limit: number, available: number): SemaphoreGrant {
+  return { name, token, permits: h.permits, limit, fence: h.fence, ttlMs: h.ttl, expiresAt: h.exp, available };
+}
+
+export function acquire(kv: SyncKvStorage, now: number, name: string, input: SemaphoreAcquireInput): SemaphoreAcquireResult {
+  const set = load<SemHolder>(kv, now);
+  const limit = heldBy(set) ? (set.limit ?? input.limit) : input.limit;
+  const mine = set.holders[input.token];
+  // A retry of this very acquire finds its own token.
+  if (mine) return { status: "granted", grant: grantOf(name, input.token, mine, limit, limit - usedOf(set)) };
+  if (heldBy(set) && limit !== input.limit) return { status: "limit_mismatch", limit };
+  if (usedOf(set) + input.permits > input.limit) return { status: "busy", retryAfterMs: Math.max((firstEnd(set) ?? now) - now, 1), queued: false };
+  if (gateExists(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
+  const h: SemHolder = { permits: input.permits, ttl: input.ttlMs, exp: now + input.ttlMs, fence: issueFence(kv, FENCE, now), watch: input.watch };
+  set.holders[input.token] = h;
+  set.limit = input.limit;
+  save(kv, set);
+  return { status: "granted", grant: grantOf(name, input.token, h, input.limit, input.limit - usedOf(set)) };
+}
+
+export function admit(kv: SyncKvStorage, now: number, name: string, waiters: SemaphoreQueuedHolder[], more: boolean): Admitted<SemaphoreGrant> {
+  const set = load<SemHolder>(kv, now);
+  const granted: Array<{ token: string; h: SemHolder }> = [];
+  const refused: Admitted<SemaphoreGrant>["refused"] = [];
+  let stopped = false;
+  for (const w of waiters) {
+    const mine = set.holders[w.token];
+    if (mine) {
+      // Granted by a step whose answer was lost: answered again, its lease from now if still to be picked up.
+      if (mine.pickupBy !== undefined && w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, pickupBy: now + PICKUP_MS };
+      granted.push({ token: w.token, h: set.holders[w.token] });
+      continue;
+    }
+    if (heldBy(set) && set.limit !== w.limit) {
+      refused.push({ token: w.token, code: "limit_mismatch", message: `the holders use limit ${set.limit}` });
+      continue;
+    }
+    if (usedOf(set) + w.permits > w.limit) {
+      setGate(kv, w.token, (lastEnd(set) ?? now) + REGISTRATION_GRACE_MS);
+      stopped = true;
+      break;
+    }
+    const h: SemHolder = { permits: w.permits, ttl: w.ttlMs, exp: now + w.ttlMs, fence: issueFence(kv, FENCE, now), watch: w.watch };
+    if (w.markPickup) h.pickupBy = now + PICKUP_MS;
+    set.holders[w.token] = h;
+    set.limit = w.limit;
+    granted.push({ token: w.token, h });
+  }
+  save(kv, set);
+  const limit = set.limit ?? 0;
+  const available = limit - usedOf(set);
+  const grants = granted.map((g) => grantOf(name, g.token, g.h, limit, available));
+  if (stopped) return { granted: grants, refused, retryAfterMs: Math.max((firstEnd(set) ?? now) - now, 1) };
+  if (more) setGate(kv, "", now + REGISTRATION_GRACE_MS);
+  else dropGate(kv);
+  return { granted: grants, refused };
+}
+
+export function release(kv: SyncKvStorage, now: number, input: { token: string; requestId: string }): SemaphoreReleaseResult {
+  const seen = recall<SemaphoreReleaseResult>(kv, input.requestId, now);
+  if (seen) return seen;
+  const set = load<SemHolder>(kv, now);
+  const mine = set.holders[input.token];
+  if (!mine) return { status: "lost" };
+  delete set.holders[input.token];
+  if (mine.watch) markEnded(kv, input.token, now);
+  const limit = set.limit ?? 0;
+  save(kv, set);
+  const r: SemaphoreReleaseResult = { status: "ok", permits: mine.permits, available: limit - usedOf(set), watched: mine.watch, waiters: gateExists(kv, now) };
+  return remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+}
+
+export function inspect(kv: SyncKvStorage, now: number): SemaphoreState {
+  const set = load<SemHolder>(kv, now);
+  return { limit: heldBy(set) ? (set.limit ?? null) : null, used: usedOf(set), holders: Object.keys(set.holders).length };
+}

@@ -1,0 +1,59 @@
+-- semaphore acquire: take `permits` of `limit`, as one holder with its own
+-- token and lease, if they are free and nobody waits.
+--
+-- KEYS[1]  lock   hf:{sem:<ns>:<name>}         hash of holders (see holders.lua): p; and limit
+-- KEYS[2]  fence  hf:{sem:<ns>:<name>}:fence    the last fence, kept ARGV[6] ms after a grant
+-- KEYS[3]  gate   hf:{sem:<ns>:<name>}:gate     the lock object's first waiter (no barging)
+-- ARGV[1]  token (new, one per acquire)
+-- ARGV[2]  limit (1 .. 10000)
+-- ARGV[3]  permits (1 .. limit)
+-- ARGV[4]  ttlMs (1 .. 86400000)
+-- ARGV[5]  watch: "1" when the lease is watched for onExpire
+-- ARGV[6]  fence keep ms
+--
+-- Returns name/value pairs:
+--   status granted, token, permits, limit, fence, ttlMs, expiresAt, available
+--   status busy, retryAfterMs, queued ("1": the permits are free, but waiters are first)
+--   status limit_mismatch, limit (holders exist with this other limit)
+--
+-- Every grant gets a new fence. Safe to run twice: a token that already
+-- holds is this acquire's own earlier grant, answered again. Busy and
+-- mismatch answers change nothing.
+-- uses: holders
+
+local token = arg_str(1, 'token', 256)
+local limit = arg_int(2, 'limit', 1, 10000)
+local permits = arg_int(3, 'permits', 1, limit)
+local ttl = arg_int(4, 'ttlMs', 1, 86400000)
+local watch = arg_one_of(5, 'watch', {'0', '1'})
+local fence_keep = arg_int(6, 'fence keep ms', 1, 31536000000)
+
+local now_ms, now_us = redis_now()
+local live, n, dead, other = holders_load(KEYS[1], now_ms)
+local held_limit = tonumber(other.limit) or limit
+local used = 0
+for _, rec in pairs(live) do used = used + rec.p end
+
+local function granted(rec)
+  return {'status', 'granted', 'token', token, 'permits', fmt(rec.p), 'limit', fmt(held_limit), 'fence', rec.f,
+    'ttlMs', rec.ttl, 'expiresAt', rec.exp, 'available', fmt(held_limit - used)}
+end
+
+if live[token] then return granted(live[token]) end
+if n > 0 and held_limit ~= limit then return {'status', 'limit_mismatch', 'limit', fmt(held_limit)} end
+if used + permits > limit then
+  local first = holders_first_end(live, function() return true end)
+  return {'status', 'busy', 'retryAfterMs', fmt(math.max(first - now_ms, 1)), 'queued', '0'}
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  return {'status', 'busy', 'retryAfterMs', '100', 'queued', '1'}
+end
+
+held_limit = limit
+local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = next_fence(KEYS[2], now_us, fence_keep), wt = watch}
+live[token] = rec
+used = used + permits
+holders_put(KEYS[1], token, rec)
+redis.call('HSET', KEYS[1], 'limit', fmt(limit))
+holders_settle(KEYS[1], live, dead)
+return granted(rec)

@@ -1,0 +1,11 @@
+-- semaphore inspect: the limit and the permits in use, never tokens. Read-only.
+--
+-- KEYS[1]  lock  hf:{sem:<ns>:<name>}
+--
+-- Returns name/value pairs: limit ("" when nobody holds), used, holders.
+-- uses: holders
+
+local live, n, _, other = holders_load(KEYS[1], redis_now())
+local used = 0
+for _, rec in pairs(live) do used = used + rec.p end
+return {'limit', n > 0 and other.limit or '', 'used', fmt(used), 'holders', fmt(n)}

@@ -1,0 +1,44 @@
+-- semaphore release: give back a holder's permits, by token.
+-- Compare-and-delete: never touches another holder's permits.
+--
+-- KEYS[1]  lock     hf:{sem:<ns>:<name>}
+-- KEYS[2]  request  hf:{sem:<ns>:<name>}:rq:<id>
+-- KEYS[3]  ended    hf:{sem:<ns>:<name>}:ended   tokens of watched holders that released, kept ARGV[3] ms
+-- KEYS[4]  gate     hf:{sem:<ns>:<name>}:gate
+-- ARGV[1]  token
+-- ARGV[2]  request memory ms
+-- ARGV[3]  ended keep ms
+--
+-- Returns name/value pairs: status ok, permits (given back), available,
+-- watched, waiters ("1": the lock object has a line and must hear of this);
+-- or status lost.
+--
+-- Safe to run twice: the answer is remembered under the request id, so a
+-- retry answers ok rather than lost.
+-- uses: holders
+
+local token = arg_str(1, 'token', 256)
+local memory = arg_int(2, 'request memory ms', 1, 86400000)
+local ended_keep = arg_int(3, 'ended keep ms', 1, 86400000)
+
+local seen = redis.call('GET', KEYS[2])
+if seen then return cjson.decode(seen) end
+
+local live, _, dead, other = holders_load(KEYS[1], redis_now())
+local mine = live[token]
+if not mine then return {'status', 'lost'} end
+
+redis.call('HDEL', KEYS[1], 'h:' .. token)
+live[token] = nil
+if mine.wt == '1' then
+  redis.call('SADD', KEYS[3], token)
+  redis.call('PEXPIRE', KEYS[3], fmt(ended_keep))
+end
+holders_settle(KEYS[1], live, dead)
+local used = 0
+for _, rec in pairs(live) do used = used + rec.p end
+
+local r = {'status', 'ok', 'permits', fmt(mine.p), 'available', fmt(tonumber(other.limit or '0') - used),
+  'watched', mine.wt or '0', 'waiters', fmt(redis.call('EXISTS', KEYS[4]))}
+redis.call('SET', KEYS[2], cjson.encode(r), 'PX', fmt(memory))
+return r

@@ -1,0 +1,86 @@
+import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
+import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
+import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders";
+import { semaphoreKeys } from "./keys";
+import type { SemaphoreGrant, SemaphoreStore } from "./types";
+
+/** The semaphore on the Redis store: lua/<op>.lua, and the shared holder scripts. */
+export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
+  const holders = redisHolders(scripts);
+  return {
+    async semaphoreAcquire(ref, input) {
+      const k = semaphoreKeys(ref);
+      const r = await scripts.run("semaphore_acquire", [k.lock, k.fence, k.gate], [
+        input.token,
+        input.limit,
+        input.permits,
+        input.ttlMs,
+        input.watch ? "1" : "0",
+        FENCE_KEEP_MS,
+      ]);
+      switch (r.status) {
+        case "granted":
+          return {
+            status: "granted",
+            grant: {
+              name: ref.name,
+              token: r.token,
+              permits: numberField(r, "permits"),
+              limit: numberField(r, "limit"),
+              fence: numberField(r, "fence"),
+              ttlMs: numberField(r, "ttlMs"),
+              expiresAt: numberField(r, "expiresAt"),
+              available: numberField(r, "available"),
+            },
+          };
+        case "busy":
+          return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
+        case "limit_mismatch":
+          return { status: "limit_mismatch", limit: numberField(r, "limit") };
+      }
+      throw unexpectedReply("semaphore_acquire", r);
+    },
+
+    async semaphoreAdmit(ref, waiters, more) {
+      const k = semaphoreKeys(ref);
+      const args: Array<string | number> = [FENCE_KEEP_MS, REGISTRATION_GRACE_MS, PICKUP_MS, more ? "1" : "0", waiters.length];
+      for (const w of waiters) args.push(w.token, w.limit, w.permits, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0");
+      const r = await scripts.run("semaphore_admit", [k.lock, k.fence, k.gate], args);
+      if (r.status !== "ok") throw unexpectedReply("semaphore_admit", r);
+      const granted: SemaphoreGrant[] = listField(r, "granted").map((g) => ({
+        name: ref.name,
+        token: entryString(g, "token"),
+        permits: entryNumber(g, "permits"),
+        limit: entryNumber(g, "limit"),
+        fence: entryNumber(g, "fence"),
+        ttlMs: entryNumber(g, "ttlMs"),
+        expiresAt: entryNumber(g, "expiresAt"),
+        available: entryNumber(g, "available"),
+      }));
+      const refused = listField(r, "refused").map((x) => ({
+        token: entryString(x, "token"),
+        code: "limit_mismatch",
+        message: `the holders use limit ${entryNumber(x, "limit")}`,
+      }));
+      const retryAfterMs = optionalNumberField(r, "retryAfterMs");
+      return { granted, refused, ...(retryAfterMs === null ? {} : { retryAfterMs }) };
+    },
+
+    semaphoreHeartbeat: (ref, input) => holders.heartbeat(semaphoreKeys(ref), input),
+    semaphoreWithdraw: (ref, input) => holders.withdraw(semaphoreKeys(ref), input),
+    semaphoreWatch: (ref, token) => holders.watch(semaphoreKeys(ref), token),
+
+    async semaphoreRelease(ref, input) {
+      const k = semaphoreKeys(ref);
+      const r = await scripts.run("semaphore_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, REQUEST_MEMORY_MS, ENDED_KEEP_MS]);
+      if (r.status === "lost") return { status: "lost" };
+      if (r.status !== "ok") throw unexpectedReply("semaphore_release", r);
+      return { status: "ok", permits: numberField(r, "permits"), available: numberField(r, "available"), watched: r.watched === "1", waiters: r.waiters === "1" };
+    },
+
+    async semaphoreInspect(ref) {
+      const r = await scripts.run("semaphore_inspect", [semaphoreKeys(ref).lock], []);
+      return { limit: optionalNumberField(r, "limit"), used: numberField(r, "used"), holders: numberField(r, "holders") };
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import { Hono } from "hono";
+import type { AppEnv } from "../../http/appTypes";
+import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed";
+import { lockName } from "../../http/lockName";
+import { requireWebhookSecret } from "../../http/onExpire";
+import { readBody } from "../../http/readBody";
+import { serviceContext } from "../../http/serviceContext";
+import { heartbeatBody, releaseBody } from "../mutex/schemas";
+import { semaphoreAcquireBody } from "./schemas";
+import { acquireSemaphore, heartbeatSemaphore, inspectSemaphore, releaseSemaphore } from "./service";
+
+/** /v1/semaphores/{name}: the counting semaphore. Validation here, everything else in ./service. */
+export const semaphoreRoutes = new Hono<AppEnv>();
+
+semaphoreRoutes.post("/:name/acquire", async (c) => {
+  const name = lockName(c);
+  const body = await readBody(c, semaphoreAcquireBody);
+  if (body.onExpire) requireWebhookSecret(c.env);
+  const { grant, confirmDelivery } = await acquireSemaphore(serviceContext(c), name, body, c.req.raw.signal);
+  return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
+});
+
+semaphoreRoutes.post("/:name/heartbeat", async (c) => {
+  const name = lockName(c);
+  const body = await readBody(c, heartbeatBody);
+  return c.json(await heartbeatSemaphore(serviceContext(c), name, body.token, body.ttlMs), 200);
+});
+
+semaphoreRoutes.post("/:name/release", async (c) => {
+  const name = lockName(c);
+  const body = await readBody(c, releaseBody);
+  return c.json(await releaseSemaphore(serviceContext(c), name, body.token), 200);
+});
+
+semaphoreRoutes.get("/:name", async (c) => {
+  const name = lockName(c);
+  return c.json({ name, ...(await inspectSemaphore(serviceContext(c), name)) }, 200);
+});

@@ -1,0 +1,57 @@
+import type { LockRef } from "../../store/LockRef";
+import type { WatchState } from "../../store/WatchState";
+import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types";
+
+/** What both stores do for the counting semaphore; its conformance cases hold them to the same behaviour. */
+
+export interface SemaphoreGrant {
+  name: string;
+  token: string;
+  permits: number;
+  limit: number;
+  fence: number;
+  ttlMs: number;
+  expiresAt: number;
+  /** Permits left after this grant. */
+  available: number;
+}
+
+export interface SemaphoreAcquireInput {
+  token: string;
+  limit: number;
+  permits: number;
+  ttlMs: number;
+  watch: boolean;
+}
+
+export type SemaphoreAcquireResult =
+  | { status: "granted"; grant: SemaphoreGrant }
+  | { status: "busy"; retryAfterMs: number; queued: boolean }
+  /** Holders exist with another limit. */
+  | { status: "limit_mismatch"; limit: number };
+
+export interface SemaphoreQueuedHolder extends QueuedHolder {
+  limit: number;
+  permits: number;
+}
+
+export type SemaphoreReleaseResult =
+  | { status: "ok"; permits: number; available: number; watched: boolean; waiters: boolean }
+  | { status: "lost" };
+
+export interface SemaphoreState {
+  /** The holders' limit; null when nobody holds (the next acquire sets it). */
+  limit: number | null;
+  used: number;
+  holders: number;
+}
+
+export interface SemaphoreStore {
+  semaphoreAcquire(ref: LockRef, input: SemaphoreAcquireInput): Promise<SemaphoreAcquireResult>;
+  semaphoreAdmit(ref: LockRef, waiters: SemaphoreQueuedHolder[], more: boolean): Promise<Admitted<SemaphoreGrant>>;
+  semaphoreHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
+  semaphoreRelease(ref: LockRef, input: { token: string; requestId: string }): Promise<SemaphoreReleaseResult>;
+  semaphoreWithdraw(ref: LockRef, input: { token: string }): Promise<HolderWithdrawResult>;
+  semaphoreInspect(ref: LockRef): Promise<SemaphoreState>;
+  semaphoreWatch(ref: LockRef, token: string): Promise<WatchState>;
+}

@@ -1,0 +1,20 @@
+import { ConflictError, InternalError, LeaseLostError, LockedError, StoreUnavailableError } from "../errors";
+import type { WaitOutcome } from "./waitProtocol";
+
+/** The grant of a lock object's answer, or the typed error its refusal stands for. */
+export function grantOf<Grant>(outcome: WaitOutcome<Grant>): Grant {
+  switch (outcome.status) {
+    case "granted":
+      return outcome.grant;
+    case "locked":
+      throw new LockedError(outcome.retryAfterMs);
+    case "lost":
+      throw new LeaseLostError();
+    case "refused":
+      throw new ConflictError(outcome.code, outcome.message);
+    case "unavailable":
+      throw new StoreUnavailableError(outcome.message, outcome.outcome);
+    case "internal":
+      throw new InternalError(outcome.message);
+  }
+}
