@@ -1,9 +1,35 @@
 import { z } from "zod";
 import * as idem from "../kinds/idempotency/schemas";
 import * as mutex from "../kinds/mutex/schemas";
+import * as rw from "../kinds/rwlock/schemas";
+import * as sem from "../kinds/semaphore/schemas";
 import * as shared from "./schemas";
 
-const s = { ...shared, ...mutex, ...idem };
+const s = { ...shared, ...mutex, ...idem, ...rw, ...sem };
+
+/** The read-write lock's routes: per mode, and heartbeat/release also without one (the token says which holder). */
+function rwlockOperations(): Record<string, Record<string, Op>> {
+  const ops: Record<string, Record<string, Op>> = {};
+  for (const mode of ["read", "write"] as const) {
+    ops[`/v1/rwlocks/{name}/${mode}/acquire`] = {
+      post: { summary: `Acquire or re-enter a ${mode} lock`, body: s.rwAcquireBody, ok: [200, s.rwGrant], errors: [400, 401, 409, 413, 503] },
+    };
+    ops[`/v1/rwlocks/{name}/${mode}/heartbeat`] = {
+      post: { summary: "Extend a read-write lock holder's lease", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
+    };
+    ops[`/v1/rwlocks/{name}/${mode}/release`] = {
+      post: { summary: `Release one ${mode} hold`, body: s.releaseBody, ok: [200, s.rwReleaseResponse], errors: [400, 401, 409, 413, 503] },
+    };
+  }
+  ops["/v1/rwlocks/{name}/heartbeat"] = {
+    post: { summary: "Extend a read-write lock holder's lease", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
+  };
+  ops["/v1/rwlocks/{name}/release"] = {
+    post: { summary: "Release the token's write hold, or else one read hold", body: s.releaseBody, ok: [200, s.rwReleaseResponse], errors: [400, 401, 409, 413, 503] },
+  };
+  ops["/v1/rwlocks/{name}"] = { get: { summary: "Inspect a read-write lock", ok: [200, s.rwStateResponse], errors: [400, 401, 503] } };
+  return ops;
+}
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas the routes
@@ -58,6 +84,19 @@ const operations: Record<string, Record<string, Op>> = {
   },
   "/v1/idempotency/{key}": {
     get: { summary: "Inspect an idempotency key", ok: [200, s.idempotencyStateResponse], errors: [400, 401, 503] },
+  },
+  ...rwlockOperations(),
+  "/v1/semaphores/{name}/acquire": {
+    post: { summary: "Take permits of a counting semaphore", body: s.semaphoreAcquireBody, ok: [200, s.semaphoreGrant], errors: [400, 401, 409, 413, 503] },
+  },
+  "/v1/semaphores/{name}/heartbeat": {
+    post: { summary: "Extend a semaphore holder's lease", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
+  },
+  "/v1/semaphores/{name}/release": {
+    post: { summary: "Give a holder's permits back", body: s.releaseBody, ok: [200, s.semaphoreReleaseResponse], errors: [400, 401, 409, 413, 503] },
+  },
+  "/v1/semaphores/{name}": {
+    get: { summary: "Inspect a semaphore", ok: [200, s.semaphoreStateResponse], errors: [400, 401, 503] },
   },
 };
 

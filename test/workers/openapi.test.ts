@@ -23,6 +23,19 @@ describe("service documents", () => {
         "POST /v1/idempotency/{key}/complete",
         "POST /v1/idempotency/{key}/fail",
         "GET /v1/idempotency/{key}",
+        "POST /v1/rwlocks/{name}/read/acquire",
+        "POST /v1/rwlocks/{name}/write/acquire",
+        "POST /v1/rwlocks/{name}/read/heartbeat",
+        "POST /v1/rwlocks/{name}/write/heartbeat",
+        "POST /v1/rwlocks/{name}/heartbeat",
+        "POST /v1/rwlocks/{name}/read/release",
+        "POST /v1/rwlocks/{name}/write/release",
+        "POST /v1/rwlocks/{name}/release",
+        "GET /v1/rwlocks/{name}",
+        "POST /v1/semaphores/{name}/acquire",
+        "POST /v1/semaphores/{name}/heartbeat",
+        "POST /v1/semaphores/{name}/release",
+        "GET /v1/semaphores/{name}",
       ]),
     );
   });
@@ -34,6 +47,14 @@ describe("service documents", () => {
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties.ttlMs).toMatchObject({ minimum: 100, maximum: 86_400_000 });
     expect(schema.properties.waitMs).toMatchObject({ minimum: 0, maximum: 60_000 });
+  });
+
+  it("documents the semaphore's limit and permits bounds from the schema the route enforces", async () => {
+    const doc = (await get("/openapi.json", { key: null })).body;
+    const schema = doc.paths["/v1/semaphores/{name}/acquire"].post.requestBody.content["application/json"].schema;
+    expect(schema.required).toEqual(expect.arrayContaining(["limit", "ttlMs"]));
+    expect(schema.properties.limit).toMatchObject({ minimum: 1, maximum: 10_000 });
+    expect(schema.properties.permits).toMatchObject({ minimum: 1, default: 1 });
   });
 
   it("healthz says which store answers", async () => {
