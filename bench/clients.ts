@@ -94,6 +94,25 @@ export class WorkerApi {
     if (res.status !== 200 || !body.released) throw new Error(`release ${name}: ${res.status} ${JSON.stringify(body)}`);
   }
 
+  /** POST /v1/rwlocks/{name}/{mode}/acquire, released by its token. Null on 409 locked. */
+  async rwAcquire(name: string, mode: "read" | "write", waitMs: number, signal?: AbortSignal): Promise<Release | null> {
+    const res = await fetch(`${this.base}/v1/rwlocks/${name}/${mode}/acquire`, {
+      method: "POST",
+      headers: this.headers(),
+      body: JSON.stringify({ ttlMs: TTL_MS, waitMs }),
+      signal,
+    });
+    const body = (await res.json()) as { token?: string; error?: string; message?: string };
+    if (res.status === 409 && body.error === "locked") return null;
+    if (res.status !== 200 || !body.token) throw new Error(`${mode} acquire ${name}: ${res.status} ${body.error}: ${body.message}`);
+    const token = body.token;
+    return async () => {
+      const r = await fetch(`${this.base}/v1/rwlocks/${name}/${mode}/release`, { method: "POST", headers: this.headers(), body: JSON.stringify({ token }) });
+      const b = (await r.json()) as { released?: boolean };
+      if (r.status !== 200 || !b.released) throw new Error(`${mode} release ${name}: ${r.status} ${JSON.stringify(b)}`);
+    };
+  }
+
   /** GET /v1/locks/{name} .waiters, sent uncounted (it is the bench watching, not the client). */
   async waiters(name: string): Promise<number> {
     const res = await rawFetch(`${this.base}/v1/locks/${name}`, { headers: this.headers() });

@@ -10,6 +10,7 @@ import { upstashRedis, WorkerApi } from "./clients";
 import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContended, type ContendedRow, type ContendedShape } from "./contended";
 import { FLOOR_HEADER, floorTableRows, measureFloors } from "./floor";
 import { HANDOFF_HEADER, handoffTableRows, handoffTargets, HOLD_MAX_MS, HOLD_MIN_MS, measureHandoff, type HandoffRow } from "./handoff";
+import { measureReadMostly, READ_MOSTLY_HEADER, readMostlyTableRows, readMostlyTargets, type ReadMostlyRow, type ReadMostlyShape } from "./readMostly";
 import { redisVersion } from "./redisInfo";
 import { installFetchCounter } from "./roundTrips";
 import { type BenchStack, servingVersions, startBenchStack } from "./stack";
@@ -25,7 +26,13 @@ const HANDOFF_MAX_MS = 20_000;
 const CONTENDED: ContendedShape = { clients: 8, holdMs: 0, windowMs: 3000 };
 /** A 10 ms hold caps any lock at 100 grants/s: how close each client gets, and how fairly. */
 const CONTENDED_HOLD: ContendedShape = { clients: 16, holdMs: 10, windowMs: 5000 };
-const WATCHDOG_MS = 360_000;
+/** The read-write lock's workload: readers share, a 5 ms hold caps a mutex at 200 grants/s. */
+const READ_MOSTLY: ReadMostlyShape = { clients: 16, readShare: 0.9, holdMs: 5, windowMs: 5000 };
+const WATCHDOG_MS = 420_000;
+
+/** `BENCH_ONLY=1,5 npm run bench` runs only those sections (table 0, the floors, always runs). */
+const only = process.env.BENCH_ONLY?.split(",").map((x) => x.trim());
+const wanted = (section: string) => !only || only.includes(section);
 
 let stack: BenchStack | undefined;
 
@@ -80,7 +87,21 @@ async function main(): Promise<void> {
   }
   printTable("0. Floors and ceiling (same run)", FLOOR_HEADER, rows0, notes0);
 
-  // 1. Uncontended cycles.
+  if (wanted("1")) await cyclesSection(gw, redis, workers, run, floors, ceiling);
+  if (wanted("2")) await handoffSection(gw, redis, workers, run, floors);
+  // 3 and 4. Contended throughput, without and with work under the lock.
+  if (wanted("3")) await contendedSection("3", CONTENDED, gw, redis, workers, run);
+  if (wanted("4")) await contendedSection("4", CONTENDED_HOLD, gw, redis, workers, run);
+  if (wanted("5")) await readMostlySection(workers, run);
+
+  console.log(`\ndone in ${ms((Date.now() - startedAt) / 1000)} s (load avg ${os.loadavg()[0].toFixed(2)} at end)`);
+}
+
+type Workers = { redis: WorkerApi; durable: WorkerApi };
+type Floors = Awaited<ReturnType<typeof measureFloors>>;
+
+/** 1. Uncontended cycles. */
+async function cyclesSection(gw: BenchStack["gateway"], redis: ReturnType<typeof upstashRedis>, workers: Workers, run: string, floors: Floors, ceiling: Awaited<ReturnType<typeof measureCeiling>> | { ok: false; reason: string }) {
   const cycleRows: CycleRow[] = [];
   for (const target of cycleTargets(gw, redis, workers)) {
     const prefix = `${run}-u${cycleRows.length}`;
@@ -103,8 +124,10 @@ async function main(): Promise<void> {
   );
   for (const r of cycleRows) if (r.note) notes1.push(`${r.label} x${r.loops}: ${r.note}`);
   printTable("1. Uncontended acquire+release cycles", CYCLE_HEADER, rows1, notes1);
+}
 
-  // 2. Handoff latency.
+/** 2. Handoff latency. */
+async function handoffSection(gw: BenchStack["gateway"], redis: ReturnType<typeof upstashRedis>, workers: Workers, run: string, floors: Floors) {
   const handoffRows: HandoffRow[] = [];
   for (const target of handoffTargets(gw, redis, workers, floors)) {
     handoffRows.push(await measureHandoff(target, `${run}-h${handoffRows.length}`, { count: HANDOFFS, ms: HANDOFF_MAX_MS }));
@@ -117,12 +140,21 @@ async function main(): Promise<void> {
   ];
   for (const r of handoffRows) if (r.note) notes2.push(`${r.label} (${r.settings}): ${r.note}`);
   printTable("2. Handoff latency (release -> next waiter granted)", HANDOFF_HEADER, handoffTableRows(handoffRows), notes2);
+}
 
-  // 3 and 4. Contended throughput, without and with work under the lock.
-  await contendedSection("3", CONTENDED, gw, redis, workers, run);
-  await contendedSection("4", CONTENDED_HOLD, gw, redis, workers, run);
-
-  console.log(`\ndone in ${ms((Date.now() - startedAt) / 1000)} s (load avg ${os.loadavg()[0].toFixed(2)} at end)`);
+/** 5. Read-mostly: the read-write lock against the mutex on the same workload. */
+async function readMostlySection(workers: Workers, run: string) {
+  const readRows: ReadMostlyRow[] = [];
+  for (const t of readMostlyTargets(workers)) {
+    readRows.push(await measureReadMostly(t.label, t.lock, t.acquire(`${run}-r${readRows.length}`), READ_MOSTLY));
+  }
+  const notes5 = [
+    `${READ_MOSTLY.clients} clients on one lock, each looping: read (${READ_MOSTLY.readShare * 100} %) or write, acquire (waitMs 30 s) -> hold ${READ_MOSTLY.holdMs} ms -> release,`,
+    `${READ_MOSTLY.windowMs / 1000} s window; every tenth op of a client writes. The mutex rows take the mutex for every op (cap ${int(1000 / READ_MOSTLY.holdMs)}/s).`,
+    `wait = acquire sent -> granted, in ms; write wait is the writers' wait under the steady stream of readers.`,
+  ];
+  for (const r of readRows) if (r.errors) notes5.push(`${r.label} ${r.lock}: ${r.errors} errors, first: ${r.firstError}`);
+  printTable("5. Read-mostly workload (read-write lock vs mutex)", READ_MOSTLY_HEADER, readMostlyTableRows(readRows), notes5);
 }
 
 async function contendedSection(
