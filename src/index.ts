@@ -9,6 +9,8 @@
  *   await runOnce(`report:${day}`, () => buildReport(day), { redis, ttlMs: 60_000 });
  */
 export { Mutex, type AcquireOptions, type MutexOptions } from "./primitives/Mutex";
+export { RWLock, type RWLockOptions, type RWLockAcquireOptions } from "./primitives/RWLock";
+export { Semaphore, type SemaphoreOptions, type SemaphoreAcquireOptions } from "./primitives/Semaphore";
 export { Idempotency, type IdempotencyOptions, type BeginOptions, type BeginResult } from "./primitives/Idempotency";
 export { runOnce, type RunOnceOptions, type RunOnceContext } from "./primitives/runOnce";
 export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotency";
@@ -16,6 +18,8 @@ export { fromHeader, fromJsonBody } from "./middleware/idempotencyKeyFrom";
 export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore";
 export type { LockStore, LockRef } from "./store/types";
 export type { MutexGrant, MutexState } from "./kinds/mutex/types";
+export type { RwGrant, RwState } from "./kinds/rwlock/types";
+export type { SemaphoreGrant, SemaphoreState } from "./kinds/semaphore/types";
 export type { IdempotencyState } from "./kinds/idempotency/types";
 export {
   HoldfastError,
@@ -23,6 +27,7 @@ export {
   LeaseLostError,
   InProgressError,
   FingerprintMismatchError,
+  ConflictError,
   TooLargeError,
   StoreUnavailableError,
   InvalidInputError,

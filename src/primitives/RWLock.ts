@@ -1,0 +1,154 @@
+import type { Redis } from "@upstash/redis";
+import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors";
+import type { RwGrant, RwMode, RwState } from "../kinds/rwlock/types";
+import type { LockRef } from "../store/LockRef";
+import type { LockStore } from "../store/types";
+import { newOwnerToken, newRequestId } from "../tokens";
+import { checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation";
+import { pollForGrant } from "./pollForGrant";
+import { storeOf } from "./storeOf";
+
+export interface RWLockOptions {
+  /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
+  namespace?: string;
+  /** Bound on each store call in ms (default 2000). */
+  timeoutMs?: number;
+}
+
+export interface RWLockAcquireOptions {
+  /** 100 .. 86_400_000, as in the HTTP contract. */
+  ttlMs: number;
+  /** How long to keep trying (0 .. 60_000); 0 tries once. Ignored with `token`. */
+  waitMs?: number;
+  /**
+   * A token you hold, to re-enter (tried once, never waits): a reader may
+   * re-enter its read, a writer its write, and a writer may also take a read
+   * (a downgrade once it releases the write). A read token asking for the
+   * write lock is refused with a ConflictError `upgrade_not_supported`.
+   */
+  token?: string;
+  signal?: AbortSignal;
+}
+
+function checkReleaseMode(value: unknown): RwMode | "any" {
+  if (value === undefined) return "any";
+  if (value !== "read" && value !== "write") {
+    throw new InvalidInputError("invalid_mode", `mode must be "read" or "write" (or left out), got ${JSON.stringify(value)?.slice(0, 80)}`);
+  }
+  return value;
+}
+
+/**
+ * A read-write lock over any store: many readers at once, or one writer.
+ * Every holder has its own token and lease, so a crashed reader blocks
+ * writers only until its own TTL. As a library:
+ * `new RWLock(redis, "catalog")` with an @upstash/redis client. Arguments are
+ * checked with the HTTP contract's bounds (InvalidInputError naming the
+ * field) before anything reaches the store.
+ *
+ * Errors: LockedError when busy past waitMs, LeaseLostError for a token that
+ * holds nothing (in that mode), ConflictError (a HoldfastError) with code
+ * `upgrade_not_supported` when a read token asks for the write lock: two
+ * readers upgrading would wait for each other forever, so release the read
+ * and take the write instead.
+ *
+ * Waiting here is polling (with jittered backoff): unlike the service's
+ * line, a polling writer can be overtaken by readers that keep arriving.
+ */
+export class RWLock {
+  private readonly store: LockStore;
+  private readonly ref: LockRef;
+
+  constructor(redisOrStore: Redis | LockStore, name: string, options: RWLockOptions = {}) {
+    this.ref = { ns: checkNamespace(options.namespace ?? "default"), name: checkName(name) };
+    this.store = storeOf(redisOrStore, options.timeoutMs);
+  }
+
+  get name(): string {
+    return this.ref.name;
+  }
+
+  /** Takes (or re-enters, or as a writer downgrades to) a read lock. */
+  readLock(options: RWLockAcquireOptions): Promise<RwGrant> {
+    return this.acquire("read", options);
+  }
+
+  /** Takes or re-enters the write lock. */
+  writeLock(options: RWLockAcquireOptions): Promise<RwGrant> {
+    return this.acquire("write", options);
+  }
+
+  private async acquire(mode: RwMode, options: RWLockAcquireOptions): Promise<RwGrant> {
+    if (options === null || typeof options !== "object") throw new InvalidInputError("invalid_ttl", "options with ttlMs are required");
+    const ttlMs = checkTtl(options.ttlMs);
+    const waitMs = checkWait(options.waitMs ?? 0);
+    const reenter = options.token !== undefined;
+    const token = reenter ? checkToken(options.token) : newOwnerToken();
+    const tryOnce = async () => {
+      // A new request id per attempt: a repeat of one attempt (the client's own retry) gets its first answer.
+      const r = await this.store.rwlockAcquire(this.ref, { mode, token, reenter, ttlMs, watch: false, requestId: newRequestId() });
+      switch (r.status) {
+        case "granted":
+          return { done: true as const, value: r.grant };
+        case "busy":
+          return { done: false as const, retryAfterMs: r.retryAfterMs };
+        case "lost":
+          throw new LeaseLostError(reenter ? "this token holds no lock to re-enter" : undefined);
+        case "upgrade":
+          throw new ConflictError(
+            "upgrade_not_supported",
+            "a read lock cannot be upgraded to a write lock (two readers upgrading would wait for each other forever): release the read and take the write",
+          );
+      }
+    };
+    const result = reenter ? await tryOnce() : await pollForGrant(waitMs, tryOnce, options.signal);
+    if (!result.done) throw new LockedError(result.retryAfterMs);
+    return result.value;
+  }
+
+  /** Extends the token's lease (all its holds) to ttlMs (default: its last acquire's ttl) from the store's now. */
+  async heartbeat(token: string, ttlMs?: number) {
+    const r = await this.store.rwlockHeartbeat(this.ref, { token: checkToken(token), ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs) });
+    if (r.status === "lost") throw new LeaseLostError();
+    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
+  }
+
+  /**
+   * Drops one hold in `mode` (default: the write hold if the token has one,
+   * else a read hold). `released` is true when the token holds nothing any
+   * more; `count` is the holds left in the released mode. A writer that also
+   * reads keeps its read when it releases the write (a downgrade).
+   */
+  async release(token: string, mode?: RwMode): Promise<{ released: boolean; mode: RwMode; count: number }> {
+    const checkedToken = checkToken(token);
+    const checkedMode = checkReleaseMode(mode);
+    const r = await this.store.rwlockRelease(this.ref, { token: checkedToken, mode: checkedMode, requestId: newRequestId() });
+    if (r.status === "lost") throw new LeaseLostError(checkedMode === "any" ? undefined : `this token holds no ${checkedMode} lock`);
+    return { released: r.released, mode: r.mode, count: r.count };
+  }
+
+  inspect(): Promise<RwState> {
+    return this.store.rwlockInspect(this.ref);
+  }
+
+  /** Runs fn holding a read lock and releases that hold afterwards, even when fn throws. */
+  withReadLock<T>(options: RWLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
+    return this.withHold("read", options, fn);
+  }
+
+  /** Runs fn holding the write lock and releases that hold afterwards, even when fn throws. */
+  withWriteLock<T>(options: RWLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
+    return this.withHold("write", options, fn);
+  }
+
+  private async withHold<T>(mode: RwMode, options: RWLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
+    const grant = await this.acquire(mode, options);
+    try {
+      return await fn(grant);
+    } finally {
+      await this.release(grant.token, mode).catch((err) => {
+        if (!(err instanceof LeaseLostError)) throw err;
+      });
+    }
+  }
+}

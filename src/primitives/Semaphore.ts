@@ -1,0 +1,124 @@
+import type { Redis } from "@upstash/redis";
+import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors";
+import type { SemaphoreGrant, SemaphoreState } from "../kinds/semaphore/types";
+import { LIMIT_MAX } from "../limits";
+import type { LockRef } from "../store/LockRef";
+import type { LockStore } from "../store/types";
+import { newOwnerToken, newRequestId } from "../tokens";
+import { checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation";
+import { pollForGrant } from "./pollForGrant";
+import { storeOf } from "./storeOf";
+
+export interface SemaphoreOptions {
+  /** How many permits there are (1 .. 10_000). Every holder must use the same limit. */
+  limit: number;
+  /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
+  namespace?: string;
+  /** Bound on each store call in ms (default 2000). */
+  timeoutMs?: number;
+}
+
+export interface SemaphoreAcquireOptions {
+  /** 100 .. 86_400_000, as in the HTTP contract. */
+  ttlMs: number;
+  /** How long to keep trying (0 .. 60_000); 0 tries once. */
+  waitMs?: number;
+  /** How many permits to take as one holder (1 .. limit, default 1). */
+  permits?: number;
+  signal?: AbortSignal;
+}
+
+export const checkLimit = (value: unknown) => checkInt("invalid_limit", "limit", value, 1, LIMIT_MAX);
+export const checkPermits = (value: unknown, limit: number) => checkInt("invalid_permits", "permits", value, 1, limit);
+
+/**
+ * A counting semaphore over any store: up to `limit` permits, each holder
+ * with its own token and lease, so a crashed holder's permits come back at
+ * its own TTL. As a library: `new Semaphore(redis, "exports", { limit: 4 })`
+ * with an @upstash/redis client. Arguments are checked with the HTTP
+ * contract's bounds (InvalidInputError naming the field) before anything
+ * reaches the store.
+ *
+ * Errors: LockedError when the permits are not free within waitMs,
+ * LeaseLostError for a token that holds nothing, ConflictError (a
+ * HoldfastError) with code `limit_mismatch` when the current holders use
+ * another limit (waiting would not help).
+ */
+export class Semaphore {
+  private readonly store: LockStore;
+  private readonly ref: LockRef;
+  readonly limit: number;
+
+  constructor(redisOrStore: Redis | LockStore, name: string, options: SemaphoreOptions) {
+    if (options === null || typeof options !== "object") throw new InvalidInputError("invalid_limit", "options with limit are required");
+    this.ref = { ns: checkNamespace(options.namespace ?? "default"), name: checkName(name) };
+    this.limit = checkLimit(options.limit);
+    this.store = storeOf(redisOrStore, options.timeoutMs);
+  }
+
+  get name(): string {
+    return this.ref.name;
+  }
+
+  /** Takes `permits` (default 1) as one new holder. */
+  async acquire(options: SemaphoreAcquireOptions): Promise<SemaphoreGrant> {
+    if (options === null || typeof options !== "object") throw new InvalidInputError("invalid_ttl", "options with ttlMs are required");
+    const ttlMs = checkTtl(options.ttlMs);
+    const waitMs = checkWait(options.waitMs ?? 0);
+    const permits = checkPermits(options.permits ?? 1, this.limit);
+    // One token for every attempt of this acquire: a repeated attempt whose first
+    // answer was lost is recognised by the store as this acquire's own grant.
+    const token = newOwnerToken();
+    const limit = this.limit;
+    const result = await pollForGrant(
+      waitMs,
+      async () => {
+        const r = await this.store.semaphoreAcquire(this.ref, { token, limit, permits, ttlMs, watch: false });
+        switch (r.status) {
+          case "granted":
+            return { done: true as const, value: r.grant };
+          case "busy":
+            return { done: false as const, retryAfterMs: r.retryAfterMs };
+          case "limit_mismatch":
+            throw new ConflictError(
+              "limit_mismatch",
+              `the semaphore's holders use limit ${r.limit}; every acquire must ask for the same limit while anyone holds (this one asked for ${limit})`,
+            );
+        }
+      },
+      options.signal,
+    );
+    if (!result.done) throw new LockedError(result.retryAfterMs, "the permits are taken");
+    return result.value;
+  }
+
+  /** Extends the holder's lease to ttlMs (default: its acquire's ttl) from the store's now. */
+  async heartbeat(token: string, ttlMs?: number) {
+    const r = await this.store.semaphoreHeartbeat(this.ref, { token: checkToken(token), ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs) });
+    if (r.status === "lost") throw new LeaseLostError();
+    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
+  }
+
+  /** Gives back all of the holder's permits; `available` is what is free after. */
+  async release(token: string): Promise<{ released: true; permits: number; available: number }> {
+    const r = await this.store.semaphoreRelease(this.ref, { token: checkToken(token), requestId: newRequestId() });
+    if (r.status === "lost") throw new LeaseLostError();
+    return { released: true, permits: r.permits, available: r.available };
+  }
+
+  inspect(): Promise<SemaphoreState> {
+    return this.store.semaphoreInspect(this.ref);
+  }
+
+  /** Runs fn holding the permits and gives them back afterwards, even when fn throws. */
+  async withPermits<T>(options: SemaphoreAcquireOptions, fn: (grant: SemaphoreGrant) => Promise<T>): Promise<T> {
+    const grant = await this.acquire(options);
+    try {
+      return await fn(grant);
+    } finally {
+      await this.release(grant.token).catch((err) => {
+        if (!(err instanceof LeaseLostError)) throw err;
+      });
+    }
+  }
+}
