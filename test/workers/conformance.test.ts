@@ -3,6 +3,8 @@ import { badInputConformance } from "../conformance/badInput";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotency";
 import { mutexConformance } from "../../src/kinds/mutex/conformance/mutex";
 import { queueConformance } from "../../src/kinds/mutex/conformance/queue";
+import { rwlockConformance } from "../../src/kinds/rwlock/conformance/rwlock";
+import { semaphoreConformance } from "../../src/kinds/semaphore/conformance/semaphore";
 import { retrySafetyConformance } from "../../src/kinds/mutex/conformance/retrySafety";
 import { waitingConformance } from "../../src/kinds/mutex/conformance/waiting";
 
@@ -15,5 +17,7 @@ for (const kind of ["redis", "durable"] as const) {
     describe("the lock object's line", () => queueConformance(kind));
     describe("bad input", () => badInputConformance(kind));
     describe("idempotency", () => idempotencyConformance(kind));
+    describe("read-write lock", () => rwlockConformance(kind));
+    describe("semaphore", () => semaphoreConformance(kind));
   });
 }
