@@ -27,7 +27,7 @@ app.get("/healthz", async (c) => {
   }
 });
 
-app.get("/openapi.json", (c) => c.json(openApiDocument()));
+app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
 
 app.use("/v1/*", async (c, next) => {
   c.set("ns", await namespaceOf(c.req.header("authorization"), c.env.API_KEYS));

@@ -5,148 +5,219 @@ import * as rw from "../kinds/rwlock/schemas";
 import * as sem from "../kinds/semaphore/schemas";
 import * as shared from "./schemas";
 
-const s = { ...shared, ...mutex, ...idem, ...rw, ...sem };
+/**
+ * The OpenAPI 3.1 document, generated from the same zod schemas the routes
+ * validate with, so the two cannot drift apart. Every schema is a named
+ * component (requests as their input, with defaults optional; answers as
+ * their output), every operation has an operationId, and the error answers
+ * are shared responses.
+ */
 
-/** The read-write lock's routes: per mode, and heartbeat/release also without one (the token says which holder). */
+/** A schema and its component name. */
+type Named = [id: string, schema: z.ZodType];
+
+interface Op {
+  operationId: string;
+  summary: string;
+  body?: Named;
+  ok: [status: number, ...Named];
+  /** Further success statuses (begin: 201 started, 200 completed). */
+  alsoOk?: Array<[status: number, ...Named]>;
+  /** Error statuses besides 500, which every operation may answer. */
+  errors: number[];
+}
+
+const WRITE_ERRORS = [400, 401, 409, 413, 503];
+const READ_ERRORS = [400, 401, 503];
+
+/** The shared error answers: status -> component name and description. */
+const ERROR_RESPONSES: Record<number, [string, string]> = {
+  400: ["BadRequest", "Bad input: `error` names the field (invalid_ttl, invalid_name, invalid_body, ...). Nothing was changed."],
+  401: ["Unauthorized", "No or unknown API key."],
+  409: ["Conflict", "locked (with retryAfterMs and Retry-After), lease_lost, in_progress, limit_mismatch or upgrade_not_supported."],
+  413: ["TooLarge", "The body is over 64 KiB."],
+  422: ["FingerprintMismatch", "The idempotency key was used with another fingerprint."],
+  500: ["Internal", "A bug, never an outage: errorId is also in the Worker's log."],
+  503: ["Unavailable", "The store did not answer within its deadline; outcome says whether a write may have been applied."],
+};
+
+const heartbeat = (operationId: string, summary: string): Op => ({
+  operationId,
+  summary,
+  body: ["HeartbeatRequest", mutex.heartbeatBody],
+  ok: [200, "HeartbeatResponse", mutex.heartbeatResponse],
+  errors: WRITE_ERRORS,
+});
+const releaseBody: Named = ["ReleaseRequest", mutex.releaseBody];
+
 function rwlockOperations(): Record<string, Record<string, Op>> {
   const ops: Record<string, Record<string, Op>> = {};
   for (const mode of ["read", "write"] as const) {
+    const Mode = mode === "read" ? "Read" : "Write";
     ops[`/v1/rwlocks/{name}/${mode}/acquire`] = {
-      post: { summary: `Acquire or re-enter a ${mode} lock`, body: s.rwAcquireBody, ok: [200, s.rwGrant], errors: [400, 401, 409, 413, 503] },
+      post: { operationId: `rwlock${Mode}Acquire`, summary: `Acquire or re-enter a ${mode} lock`, body: ["RwAcquireRequest", rw.rwAcquireBody], ok: [200, "RwGrant", rw.rwGrant], errors: WRITE_ERRORS },
     };
-    ops[`/v1/rwlocks/{name}/${mode}/heartbeat`] = {
-      post: { summary: "Extend a read-write lock holder's lease", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
-    };
+    ops[`/v1/rwlocks/{name}/${mode}/heartbeat`] = { post: heartbeat(`rwlock${Mode}Heartbeat`, "Extend a read-write lock holder's lease") };
     ops[`/v1/rwlocks/{name}/${mode}/release`] = {
-      post: { summary: `Release one ${mode} hold`, body: s.releaseBody, ok: [200, s.rwReleaseResponse], errors: [400, 401, 409, 413, 503] },
+      post: { operationId: `rwlock${Mode}Release`, summary: `Release one ${mode} hold`, body: releaseBody, ok: [200, "RwReleaseResponse", rw.rwReleaseResponse], errors: WRITE_ERRORS },
     };
   }
-  ops["/v1/rwlocks/{name}/heartbeat"] = {
-    post: { summary: "Extend a read-write lock holder's lease", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
-  };
+  ops["/v1/rwlocks/{name}/heartbeat"] = { post: heartbeat("rwlockHeartbeat", "Extend a read-write lock holder's lease, whatever it holds") };
   ops["/v1/rwlocks/{name}/release"] = {
-    post: { summary: "Release the token's write hold, or else one read hold", body: s.releaseBody, ok: [200, s.rwReleaseResponse], errors: [400, 401, 409, 413, 503] },
+    post: { operationId: "rwlockRelease", summary: "Release the token's write hold, or else one read hold", body: releaseBody, ok: [200, "RwReleaseResponse", rw.rwReleaseResponse], errors: WRITE_ERRORS },
   };
-  ops["/v1/rwlocks/{name}"] = { get: { summary: "Inspect a read-write lock", ok: [200, s.rwStateResponse], errors: [400, 401, 503] } };
+  ops["/v1/rwlocks/{name}"] = { get: { operationId: "rwlockInspect", summary: "Inspect a read-write lock", ok: [200, "RwState", rw.rwStateResponse], errors: READ_ERRORS } };
   return ops;
 }
 
-/**
- * The OpenAPI 3.1 document, generated from the same zod schemas the routes
- * validate with, so the two cannot drift apart.
- */
-type Op = {
-  summary: string;
-  body?: z.ZodType;
-  ok: [number, z.ZodType];
-  /** Further success statuses (begin: 201 started, 200 completed). */
-  alsoOk?: Array<[number, z.ZodType]>;
-  errors: number[];
-};
-
-const nameParam = { name: "name", in: "path", required: true, schema: z.toJSONSchema(s.nameSchema) };
-
 const operations: Record<string, Record<string, Op>> = {
   "/v1/locks/{name}/acquire": {
-    post: { summary: "Acquire or re-enter a mutex", body: s.mutexAcquireBody, ok: [200, s.mutexGrant], errors: [400, 401, 409, 413, 503] },
+    post: { operationId: "mutexAcquire", summary: "Acquire or re-enter a mutex", body: ["MutexAcquireRequest", mutex.mutexAcquireBody], ok: [200, "MutexGrant", mutex.mutexGrant], errors: WRITE_ERRORS },
   },
-  "/v1/locks/{name}/heartbeat": {
-    post: { summary: "Extend a mutex lease", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
-  },
+  "/v1/locks/{name}/heartbeat": { post: heartbeat("mutexHeartbeat", "Extend a mutex lease") },
   "/v1/locks/{name}/release": {
-    post: { summary: "Release one level of a mutex hold", body: s.releaseBody, ok: [200, s.releaseResponse], errors: [400, 401, 409, 413, 503] },
+    post: { operationId: "mutexRelease", summary: "Release one level of a mutex hold", body: releaseBody, ok: [200, "MutexReleaseResponse", mutex.releaseResponse], errors: WRITE_ERRORS },
   },
   "/v1/locks/{name}": {
-    get: { summary: "Inspect a mutex", ok: [200, s.mutexStateResponse], errors: [400, 401, 503] },
+    get: { operationId: "mutexInspect", summary: "Inspect a mutex", ok: [200, "MutexState", mutex.mutexStateResponse], errors: READ_ERRORS },
   },
   "/v1/idempotency/{key}/begin": {
     post: {
+      operationId: "idempotencyBegin",
       summary: "Begin work on an idempotency key, or get its stored response",
-      body: s.idempotencyBeginBody,
-      ok: [201, s.idempotencyStarted],
-      alsoOk: [[200, s.idempotencyReplay]],
+      body: ["IdempotencyBeginRequest", idem.idempotencyBeginBody],
+      ok: [201, "IdempotencyStarted", idem.idempotencyStarted],
+      alsoOk: [[200, "IdempotencyReplay", idem.idempotencyReplay]],
       errors: [400, 401, 409, 413, 422, 503],
     },
   },
-  "/v1/idempotency/{key}/heartbeat": {
-    post: { summary: "Move the in-progress deadline", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
-  },
+  "/v1/idempotency/{key}/heartbeat": { post: heartbeat("idempotencyHeartbeat", "Move the in-progress deadline") },
   "/v1/idempotency/{key}/complete": {
     post: {
+      operationId: "idempotencyComplete",
       summary: "Store the response; kept retainMs",
-      body: s.idempotencyCompleteBody,
-      ok: [200, s.idempotencyCompleted],
-      errors: [400, 401, 409, 413, 503],
+      body: ["IdempotencyCompleteRequest", idem.idempotencyCompleteBody],
+      ok: [200, "IdempotencyCompleted", idem.idempotencyCompleted],
+      errors: WRITE_ERRORS,
     },
   },
   "/v1/idempotency/{key}/fail": {
-    post: { summary: "Give the work up; the key can be begun again", body: s.idempotencyFailBody, ok: [200, s.idempotencyFailed], errors: [400, 401, 409, 413, 503] },
+    post: {
+      operationId: "idempotencyFail",
+      summary: "Give the work up; the key can be begun again",
+      body: ["IdempotencyFailRequest", idem.idempotencyFailBody],
+      ok: [200, "IdempotencyFailed", idem.idempotencyFailed],
+      errors: WRITE_ERRORS,
+    },
   },
   "/v1/idempotency/{key}": {
-    get: { summary: "Inspect an idempotency key", ok: [200, s.idempotencyStateResponse], errors: [400, 401, 503] },
+    get: { operationId: "idempotencyInspect", summary: "Inspect an idempotency key", ok: [200, "IdempotencyState", idem.idempotencyStateResponse], errors: READ_ERRORS },
   },
   ...rwlockOperations(),
   "/v1/semaphores/{name}/acquire": {
-    post: { summary: "Take permits of a counting semaphore", body: s.semaphoreAcquireBody, ok: [200, s.semaphoreGrant], errors: [400, 401, 409, 413, 503] },
+    post: {
+      operationId: "semaphoreAcquire",
+      summary: "Take permits of a counting semaphore",
+      body: ["SemaphoreAcquireRequest", sem.semaphoreAcquireBody],
+      ok: [200, "SemaphoreGrant", sem.semaphoreGrant],
+      errors: WRITE_ERRORS,
+    },
   },
-  "/v1/semaphores/{name}/heartbeat": {
-    post: { summary: "Extend a semaphore holder's lease", body: s.heartbeatBody, ok: [200, s.heartbeatResponse], errors: [400, 401, 409, 413, 503] },
-  },
+  "/v1/semaphores/{name}/heartbeat": { post: heartbeat("semaphoreHeartbeat", "Extend a semaphore holder's lease") },
   "/v1/semaphores/{name}/release": {
-    post: { summary: "Give a holder's permits back", body: s.releaseBody, ok: [200, s.semaphoreReleaseResponse], errors: [400, 401, 409, 413, 503] },
+    post: { operationId: "semaphoreRelease", summary: "Give a holder's permits back", body: releaseBody, ok: [200, "SemaphoreReleaseResponse", sem.semaphoreReleaseResponse], errors: WRITE_ERRORS },
   },
   "/v1/semaphores/{name}": {
-    get: { summary: "Inspect a semaphore", ok: [200, s.semaphoreStateResponse], errors: [400, 401, 503] },
+    get: { operationId: "semaphoreInspect", summary: "Inspect a semaphore", ok: [200, "SemaphoreState", sem.semaphoreStateResponse], errors: READ_ERRORS },
   },
 };
 
-export function openApiDocument() {
-  const paths: Record<string, unknown> = {
+const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+const json = (schema: object) => ({ "application/json": { schema } });
+
+/** Component schemas of one direction: requests as their input, answers as their output. */
+function componentSchemas(named: Named[], io: "input" | "output"): Record<string, unknown> {
+  const registry = z.registry<{ id: string }>();
+  registry.add(shared.jsonValue, { id: "JsonValue" });
+  for (const [id, schema] of named) if (!registry.has(schema)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` });
+  // Inside an OpenAPI document a component needs neither its own dialect nor its own id.
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $schema: _d, $id: _i, ...schema }]) => [id, schema]));
+}
+
+/** The document, with this deployment's origin as its server. */
+export function openApiDocument(origin: string) {
+  const ops = Object.values(operations).flatMap((byMethod) => Object.values(byMethod));
+  const requests = ops.flatMap((op) => (op.body ? [op.body] : []));
+  const answers: Named[] = [
+    ["Health", shared.healthResponse],
+    ["Error", shared.errorResponse],
+    ...ops.flatMap((op) => [op.ok, ...(op.alsoOk ?? [])].map(([, id, schema]): Named => [id, schema])),
+  ];
+
+  const paths: Record<string, Record<string, unknown>> = {
     "/healthz": {
       get: {
+        operationId: "health",
         summary: "Which store answers",
         security: [],
         responses: {
-          "200": { description: "ok", content: { "application/json": { schema: z.toJSONSchema(s.healthResponse) } } },
-          "503": { description: "store_unavailable", content: { "application/json": { schema: z.toJSONSchema(s.errorResponse) } } },
+          "200": { description: "The store answers", content: json(ref("Health")) },
+          "503": { description: "The store does not answer", content: json(ref("Error")) },
         },
       },
     },
+    "/openapi.json": {
+      get: {
+        operationId: "openApiDocument",
+        summary: "This document",
+        security: [],
+        responses: { "200": { description: "The OpenAPI 3.1 document", content: json({ type: "object" }) } },
+      },
+    },
   };
-  for (const [path, ops] of Object.entries(operations)) {
+  for (const [path, byMethod] of Object.entries(operations)) {
+    const param = path.includes("{key}") ? "Key" : "Name";
     paths[path] = Object.fromEntries(
-      Object.entries(ops).map(([method, op]) => [
+      Object.entries(byMethod).map(([method, op]) => [
         method,
         {
+          operationId: op.operationId,
           summary: op.summary,
-          parameters: path.includes("{name}") ? [nameParam] : path.includes("{key}") ? [{ ...nameParam, name: "key" }] : [],
-          ...(op.body && {
-            requestBody: { required: true, content: { "application/json": { schema: z.toJSONSchema(op.body, { io: "input" }) } } },
-          }),
+          parameters: [{ $ref: `#/components/parameters/${param}` }],
+          ...(op.body && { requestBody: { required: true, content: json(ref(op.body[0])) } }),
           responses: {
-            ...Object.fromEntries(
-              [op.ok, ...(op.alsoOk ?? [])].map(([status, schema]) => [
-                String(status),
-                { description: "ok", content: { "application/json": { schema: z.toJSONSchema(schema) } } },
-              ]),
-            ),
-            ...Object.fromEntries(
-              // Every operation may answer 500 internal (a bug, with an errorId that is also logged).
-              [...op.errors, 500].map((status) => [
-                String(status),
-                { description: "error", content: { "application/json": { schema: z.toJSONSchema(s.errorResponse) } } },
-              ]),
-            ),
+            ...Object.fromEntries([op.ok, ...(op.alsoOk ?? [])].map(([status, id]) => [String(status), { description: "ok", content: json(ref(id)) }])),
+            ...Object.fromEntries([...op.errors, 500].map((status) => [String(status), { $ref: `#/components/responses/${ERROR_RESPONSES[status][0]}` }])),
           },
         },
       ]),
     );
   }
+
+  const nameSchema = z.toJSONSchema(shared.nameSchema);
+  delete (nameSchema as { $schema?: string }).$schema;
   return {
     openapi: "3.1.0",
-    info: { title: "holdfast", version: "1", description: "Distributed locks for edge and serverless apps. See docs/API.md." },
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    info: {
+      title: "holdfast",
+      version: "1",
+      description: "Distributed locks for edge and serverless apps: mutexes, read-write locks, semaphores and idempotency keys. The contract: docs/API.md.",
+      license: { name: "MIT", identifier: "MIT" },
+    },
+    servers: [{ url: origin, description: "this deployment" }],
     security: [{ bearer: [] }],
     paths,
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key from API_KEYS; each key belongs to one namespace." } },
+      parameters: {
+        Name: { name: "name", in: "path", required: true, description: "The lock's name", schema: nameSchema },
+        Key: { name: "key", in: "path", required: true, description: "The idempotency key", schema: nameSchema },
+      },
+      schemas: { ...componentSchemas(answers, "output"), ...componentSchemas(requests, "input") },
+      responses: Object.fromEntries(
+        Object.values(ERROR_RESPONSES).map(([id, description]) => [id, { description, content: json(ref("Error")) }]),
+      ),
+    },
   };
 }

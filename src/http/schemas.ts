@@ -12,6 +12,8 @@ export const ttlMs = z.number().int().min(TTL_MIN_MS).max(TTL_MAX_MS);
 export const waitMs = z.number().int().min(0).max(WAIT_MAX_MS);
 export const token = z.string().min(1).max(256);
 export const onExpire = z.url({ protocol: /^https?$/ }).max(2048);
+/** Any JSON value (a stored idempotency response): one instance, so the OpenAPI document has one recursive component. */
+export const jsonValue = z.json();
 
 export const healthResponse = z.object({
   status: z.enum(["ok", "unavailable"]),

@@ -8,6 +8,7 @@ describe("service documents", () => {
     const res = await get("/openapi.json", { key: null });
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe("3.1.0");
+    expect(res.body.servers).toEqual([{ url: "http://holdfast.test", description: "this deployment" }]);
     const routes = Object.entries(res.body.paths as Record<string, object>).flatMap(([path, ops]) =>
       Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`),
     );
@@ -42,7 +43,8 @@ describe("service documents", () => {
 
   it("documents the acquire body from the same schema the route enforces", async () => {
     const doc = (await get("/openapi.json", { key: null })).body;
-    const schema = doc.paths["/v1/locks/{name}/acquire"].post.requestBody.content["application/json"].schema;
+    expect(doc.paths["/v1/locks/{name}/acquire"].post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/MutexAcquireRequest" });
+    const schema = doc.components.schemas.MutexAcquireRequest;
     expect(schema.required).toEqual(["ttlMs"]);
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties.ttlMs).toMatchObject({ minimum: 100, maximum: 86_400_000 });
@@ -51,7 +53,7 @@ describe("service documents", () => {
 
   it("documents the semaphore's limit and permits bounds from the schema the route enforces", async () => {
     const doc = (await get("/openapi.json", { key: null })).body;
-    const schema = doc.paths["/v1/semaphores/{name}/acquire"].post.requestBody.content["application/json"].schema;
+    const schema = doc.components.schemas.SemaphoreAcquireRequest;
     expect(schema.required).toEqual(expect.arrayContaining(["limit", "ttlMs"]));
     expect(schema.properties.limit).toMatchObject({ minimum: 1, maximum: 10_000 });
     expect(schema.properties.permits).toMatchObject({ minimum: 1, default: 1 });

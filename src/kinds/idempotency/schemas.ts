@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { FINGERPRINT_MAX_CHARS, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../../limits";
-import { onExpire, token, ttlMs } from "../../http/schemas";
+import { jsonValue, onExpire, token, ttlMs } from "../../http/schemas";
 
 /** Idempotency keys' request and response schemas (routes and OpenAPI). */
 export const retainMs = z.number().int().min(RETAIN_MIN_MS).max(RETAIN_MAX_MS);
@@ -13,11 +13,11 @@ export const idempotencyBeginBody = z.strictObject({
   onExpire: onExpire.optional(),
 });
 // The response's size is checked as a whole body (413 over 64 KiB) and again as JSON text.
-export const idempotencyCompleteBody = z.strictObject({ token, response: z.json() });
+export const idempotencyCompleteBody = z.strictObject({ token, response: jsonValue });
 export const idempotencyFailBody = z.strictObject({ token });
 
 export const idempotencyStarted = z.object({ state: z.literal("started"), token: z.string(), fence: z.number().int() });
-export const idempotencyReplay = z.object({ state: z.literal("completed"), response: z.json(), completedAt: z.number().int() });
+export const idempotencyReplay = z.object({ state: z.literal("completed"), response: jsonValue, completedAt: z.number().int() });
 export const idempotencyCompleted = z.object({
   state: z.literal("completed"),
   completedAt: z.number().int(),
@@ -27,5 +27,5 @@ export const idempotencyFailed = z.object({ state: z.literal("absent") });
 export const idempotencyStateResponse = z.discriminatedUnion("state", [
   z.object({ state: z.literal("absent") }),
   z.object({ state: z.literal("started"), fence: z.number().int(), expiresAt: z.number().int() }),
-  z.object({ state: z.literal("completed"), fence: z.number().int(), completedAt: z.number().int(), response: z.json() }),
+  z.object({ state: z.literal("completed"), fence: z.number().int(), completedAt: z.number().int(), response: jsonValue }),
 ]);
