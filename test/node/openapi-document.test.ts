@@ -27,8 +27,8 @@ describe("the OpenAPI document", () => {
 
   it("is valid OpenAPI 3.1 by a real validator, every $ref resolving", async () => {
     const result = await validate(structuredClone(doc) as never);
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
+    expect(result.valid ? [] : result.errors).toEqual([]);
+    expect(result.warnings).toEqual([]);
   });
 
   it("covers exactly the routes the app serves", () => {
