@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from "./errors";
+import { StoreUnavailableError } from "./errors.js";
 
 /** Default bound on one store call, so a hung store becomes a 503 quickly. */
 export const DEFAULT_STORE_TIMEOUT_MS = 2000;

@@ -1,4 +1,4 @@
-import type { LockObject } from "./lockObject/LockObject";
+import type { LockObject } from "./lockObject/LockObject.js";
 
 /** The Worker's bindings and secrets (see wrangler.toml). */
 export interface Env {

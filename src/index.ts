@@ -8,19 +8,19 @@
  *   const lock = new Mutex(redis, "nightly-report");
  *   await runOnce(`report:${day}`, () => buildReport(day), { redis, ttlMs: 60_000 });
  */
-export { Mutex, type AcquireOptions, type MutexOptions } from "./primitives/Mutex";
-export { RWLock, type RWLockOptions, type RWLockAcquireOptions } from "./primitives/RWLock";
-export { Semaphore, type SemaphoreOptions, type SemaphoreAcquireOptions } from "./primitives/Semaphore";
-export { Idempotency, type IdempotencyOptions, type BeginOptions, type BeginResult } from "./primitives/Idempotency";
-export { runOnce, type RunOnceOptions, type RunOnceContext } from "./primitives/runOnce";
-export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotency";
-export { fromHeader, fromJsonBody } from "./middleware/idempotencyKeyFrom";
-export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore";
-export type { LockStore, LockRef } from "./store/types";
-export type { MutexGrant, MutexState } from "./kinds/mutex/types";
-export type { RwGrant, RwState } from "./kinds/rwlock/types";
-export type { SemaphoreGrant, SemaphoreState } from "./kinds/semaphore/types";
-export type { IdempotencyState } from "./kinds/idempotency/types";
+export { Mutex, type AcquireOptions, type MutexOptions } from "./primitives/Mutex.js";
+export { RWLock, type RWLockOptions, type RWLockAcquireOptions } from "./primitives/RWLock.js";
+export { Semaphore, type SemaphoreOptions, type SemaphoreAcquireOptions } from "./primitives/Semaphore.js";
+export { Idempotency, type IdempotencyOptions, type BeginOptions, type BeginResult } from "./primitives/Idempotency.js";
+export { runOnce, type RunOnceOptions, type RunOnceContext } from "./primitives/runOnce.js";
+export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotency.js";
+export { fromHeader, fromJsonBody } from "./middleware/idempotencyKeyFrom.js";
+export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore.js";
+export type { LockStore, LockRef } from "./store/types.js";
+export type { MutexGrant, MutexState } from "./kinds/mutex/types.js";
+export type { RwGrant, RwState } from "./kinds/rwlock/types.js";
+export type { SemaphoreGrant, SemaphoreState } from "./kinds/semaphore/types.js";
+export type { IdempotencyState } from "./kinds/idempotency/types.js";
 export {
   HoldfastError,
   LockedError,
@@ -32,4 +32,4 @@ export {
   StoreUnavailableError,
   InvalidInputError,
   InternalError,
-} from "./errors";
+} from "./errors.js";

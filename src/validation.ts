@@ -1,5 +1,5 @@
-import { InvalidInputError } from "./errors";
-import { NAME_PATTERN, NAMESPACE_PATTERN, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "./limits";
+import { InvalidInputError } from "./errors.js";
+import { NAME_PATTERN, NAMESPACE_PATTERN, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "./limits.js";
 
 /**
  * The library's checks, with the HTTP contract's bounds and error codes: bad

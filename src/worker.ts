@@ -1,5 +1,5 @@
-import { app } from "./http/app";
+import { app } from "./http/app.js";
 
 /** The Worker: the Hono app plus the Durable Object class wrangler binds. */
-export { LockObject } from "./lockObject/LockObject";
+export { LockObject } from "./lockObject/LockObject.js";
 export default app;

@@ -1,13 +1,13 @@
 import { Hono } from "hono";
-import { selectStore } from "../store/storeConfig";
-import type { AppEnv } from "./appTypes";
-import { namespaceOf } from "./auth";
-import { errorResponse } from "./errorResponse";
-import { openApiDocument } from "./openapi";
-import { idempotencyRoutes } from "../kinds/idempotency/routes";
-import { mutexRoutes } from "../kinds/mutex/routes";
-import { rwlockRoutes } from "../kinds/rwlock/routes";
-import { semaphoreRoutes } from "../kinds/semaphore/routes";
+import { selectStore } from "../store/storeConfig.js";
+import type { AppEnv } from "./appTypes.js";
+import { namespaceOf } from "./auth.js";
+import { errorResponse } from "./errorResponse.js";
+import { openApiDocument } from "./openapi.js";
+import { idempotencyRoutes } from "../kinds/idempotency/routes.js";
+import { mutexRoutes } from "../kinds/mutex/routes.js";
+import { rwlockRoutes } from "../kinds/rwlock/routes.js";
+import { semaphoreRoutes } from "../kinds/semaphore/routes.js";
 
 /** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
 export const app = new Hono<AppEnv>();

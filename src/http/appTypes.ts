@@ -1,5 +1,5 @@
-import type { Env } from "../env";
-import type { LockStore } from "../store/types";
+import type { Env } from "../env.js";
+import type { LockStore } from "../store/types.js";
 
 /** Hono generics of the app: bindings, and what the auth middleware sets. */
 export interface AppEnv {

@@ -1,5 +1,5 @@
-import { HoldfastError } from "../errors";
-import { NAMESPACE_PATTERN } from "../limits";
+import { HoldfastError } from "../errors.js";
+import { NAMESPACE_PATTERN } from "../limits.js";
 
 export class UnauthorizedError extends HoldfastError {
   constructor() {

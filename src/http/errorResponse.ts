@@ -10,8 +10,8 @@ import {
   LockedError,
   StoreUnavailableError,
   TooLargeError,
-} from "../errors";
-import { NotConfiguredError, UnauthorizedError } from "./auth";
+} from "../errors.js";
+import { NotConfiguredError, UnauthorizedError } from "./auth.js";
 
 /** The one place where typed errors become HTTP statuses and bodies. */
 export function errorResponse(c: Context, err: unknown): Response {

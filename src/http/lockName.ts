@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import { InvalidInputError } from "../errors";
-import { NAME_PATTERN } from "../limits";
+import { InvalidInputError } from "../errors.js";
+import { NAME_PATTERN } from "../limits.js";
 
 /** The {name} path segment, checked against the contract's pattern. */
 export function lockName(c: Context, param = "name"): string {

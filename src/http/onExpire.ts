@@ -1,5 +1,5 @@
-import type { Env } from "../env";
-import { InvalidInputError } from "../errors";
+import type { Env } from "../env.js";
+import { InvalidInputError } from "../errors.js";
 
 /** An onExpire watch is refused up front when notifications could not be signed. */
 export function requireWebhookSecret(env: Env): void {

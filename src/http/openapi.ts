@@ -1,9 +1,9 @@
 import { z } from "zod";
-import * as idem from "../kinds/idempotency/schemas";
-import * as mutex from "../kinds/mutex/schemas";
-import * as rw from "../kinds/rwlock/schemas";
-import * as sem from "../kinds/semaphore/schemas";
-import * as shared from "./schemas";
+import * as idem from "../kinds/idempotency/schemas.js";
+import * as mutex from "../kinds/mutex/schemas.js";
+import * as rw from "../kinds/rwlock/schemas.js";
+import * as sem from "../kinds/semaphore/schemas.js";
+import * as shared from "./schemas.js";
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas the routes

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import type { z } from "zod";
-import { InvalidInputError, TooLargeError } from "../errors";
-import { BODY_MAX_BYTES } from "../limits";
-import { fieldErrorCodes } from "./schemas";
+import { InvalidInputError, TooLargeError } from "../errors.js";
+import { BODY_MAX_BYTES } from "../limits.js";
+import { fieldErrorCodes } from "./schemas.js";
 
 /**
  * Reads and validates a JSON body: over 64 KiB is a 413, broken JSON or a

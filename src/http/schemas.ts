@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { NAME_PATTERN, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "../limits";
+import { NAME_PATTERN, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "../limits.js";
 
 /**
  * Field schemas every lock kind shares, and the error and health answers.

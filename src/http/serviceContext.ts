@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import { followUpsWith, type ServiceContext } from "../service/ServiceContext";
-import type { AppEnv } from "./appTypes";
+import { followUpsWith, type ServiceContext } from "../service/ServiceContext.js";
+import type { AppEnv } from "./appTypes.js";
 
 /** The service layer's view of one request. */
 export function serviceContext(c: Context<AppEnv>): ServiceContext {

@@ -1,11 +1,11 @@
-import * as idempotency from "../kinds/idempotency/durableIdempotency";
-import * as holders from "../kinds/holders/durableHolders";
-import * as mutex from "../kinds/mutex/durableMutex";
-import * as rwlock from "../kinds/rwlock/durableRwlock";
-import * as semaphore from "../kinds/semaphore/durableSemaphore";
-import { REQUEST_MEMORY_MS } from "../limits";
-import type { LockStore } from "../store/types";
-import { forgetExpired } from "../store/durable/answerMemory";
+import * as idempotency from "../kinds/idempotency/durableIdempotency.js";
+import * as holders from "../kinds/holders/durableHolders.js";
+import * as mutex from "../kinds/mutex/durableMutex.js";
+import * as rwlock from "../kinds/rwlock/durableRwlock.js";
+import * as semaphore from "../kinds/semaphore/durableSemaphore.js";
+import { REQUEST_MEMORY_MS } from "../limits.js";
+import type { LockStore } from "../store/types.js";
+import { forgetExpired } from "../store/durable/answerMemory.js";
 
 /**
  * The Durable store as the lock object itself uses it: the kinds' rules run

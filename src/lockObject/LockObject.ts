@@ -1,21 +1,21 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env";
-import { StoreUnavailableError } from "../errors";
-import { IdempotencyObjectPart } from "../kinds/idempotency/objectPart";
-import type { IdempotencyBeginInput, IdempotencyBeginResult } from "../kinds/idempotency/types";
-import { MutexObjectPart } from "../kinds/mutex/objectPart";
-import type { MutexAcquireInput, MutexGrant } from "../kinds/mutex/types";
-import { rwlockObjectPart } from "../kinds/rwlock/objectPart";
-import type { RwAcquireInput, RwMode, RwQueuedHolder } from "../kinds/rwlock/types";
-import { semaphoreObjectPart } from "../kinds/semaphore/objectPart";
-import type { SemaphoreAcquireInput, SemaphoreQueuedHolder } from "../kinds/semaphore/types";
-import type { LockRef } from "../store/LockRef";
-import { redisStoreOf } from "../store/storeConfig";
-import type { LockStore } from "../store/types";
-import { LocalStore } from "./LocalStore";
-import type { LockObjectHost } from "./LockObjectHost";
-import { type ObjectStoreFault, type StoreKind, type WaitOutcome, waitRequestSchema } from "./waitProtocol";
-import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches";
+import type { Env } from "../env.js";
+import { StoreUnavailableError } from "../errors.js";
+import { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
+import type { IdempotencyBeginInput, IdempotencyBeginResult } from "../kinds/idempotency/types.js";
+import { MutexObjectPart } from "../kinds/mutex/objectPart.js";
+import type { MutexAcquireInput, MutexGrant } from "../kinds/mutex/types.js";
+import { rwlockObjectPart } from "../kinds/rwlock/objectPart.js";
+import type { RwAcquireInput, RwMode, RwQueuedHolder } from "../kinds/rwlock/types.js";
+import { semaphoreObjectPart } from "../kinds/semaphore/objectPart.js";
+import type { SemaphoreAcquireInput, SemaphoreQueuedHolder } from "../kinds/semaphore/types.js";
+import type { LockRef } from "../store/LockRef.js";
+import { redisStoreOf } from "../store/storeConfig.js";
+import type { LockStore } from "../store/types.js";
+import { LocalStore } from "./LocalStore.js";
+import type { LockObjectHost } from "./LockObjectHost.js";
+import { type ObjectStoreFault, type StoreKind, type WaitOutcome, waitRequestSchema } from "./waitProtocol.js";
+import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
 
 /**
  * One lock object per (kind, namespace, name). Its core: which store to act

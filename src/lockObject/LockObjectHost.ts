@@ -1,8 +1,8 @@
-import type { LockRef } from "../store/LockRef";
-import type { LockStore } from "../store/types";
-import type { LocalStore } from "./LocalStore";
-import type { StoreKind } from "./waitProtocol";
-import type { WatchedKind } from "./watches";
+import type { LockRef } from "../store/LockRef.js";
+import type { LockStore } from "../store/types.js";
+import type { LocalStore } from "./LocalStore.js";
+import type { StoreKind } from "./waitProtocol.js";
+import type { WatchedKind } from "./watches.js";
 
 /**
  * What a lock kind's part of the lock object (src/kinds/<kind>/objectPart.ts)

@@ -1,5 +1,5 @@
-import type { LockRef } from "../store/LockRef";
-import type { LockStore } from "../store/types";
+import type { LockRef } from "../store/LockRef.js";
+import type { LockStore } from "../store/types.js";
 
 /** A waiter as the lock kind sees it: its pre-made owner token and its request. */
 export interface QueuedWaiter<Req> {

@@ -1,9 +1,9 @@
-import { StoreUnavailableError } from "../errors";
-import { PICKUP_MS } from "../limits";
-import type { LockRef } from "../store/LockRef";
-import type { LockStore } from "../store/types";
-import { newOwnerToken } from "../tokens";
-import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy";
+import { StoreUnavailableError } from "../errors.js";
+import { PICKUP_MS } from "../limits.js";
+import type { LockRef } from "../store/LockRef.js";
+import type { LockStore } from "../store/types.js";
+import { newOwnerToken } from "../tokens.js";
+import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy.js";
 
 export type QueueOutcome<Grant> =
   /** `pickup`: the grant must be picked up (confirmed delivered) or it is taken back. */

@@ -1,5 +1,5 @@
-import { LeaseLostError } from "../errors";
-import type { LockObjectClient } from "./lockObjectClient";
+import { LeaseLostError } from "../errors.js";
+import type { LockObjectClient } from "./lockObjectClient.js";
 
 /**
  * The confirmation that a grant from the line reached its client: told to

@@ -1,5 +1,5 @@
-import { ConflictError, InternalError, LeaseLostError, LockedError, StoreUnavailableError } from "../errors";
-import type { WaitOutcome } from "./waitProtocol";
+import { ConflictError, InternalError, LeaseLostError, LockedError, StoreUnavailableError } from "../errors.js";
+import type { WaitOutcome } from "./waitProtocol.js";
 
 /** The grant of a lock object's answer, or the typed error its refusal stands for. */
 export function grantOf<Grant>(outcome: WaitOutcome<Grant>): Grant {

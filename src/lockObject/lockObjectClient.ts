@@ -1,14 +1,14 @@
-import { withDeadline } from "../deadline";
-import { InternalError, StoreUnavailableError } from "../errors";
-import type { Env } from "../env";
-import type { IdempotencyBeginInput, IdempotencyBeginResult } from "../kinds/idempotency/types";
-import type { MutexGrant } from "../kinds/mutex/types";
+import { withDeadline } from "../deadline.js";
+import { InternalError, StoreUnavailableError } from "../errors.js";
+import type { Env } from "../env.js";
+import type { IdempotencyBeginInput, IdempotencyBeginResult } from "../kinds/idempotency/types.js";
+import type { MutexGrant } from "../kinds/mutex/types.js";
 import type { z } from "zod";
-import { classifyObjectFault } from "../store/durable/DurableStore";
-import type { LockRef } from "../store/LockRef";
-import { storeTimeoutMs } from "../store/storeConfig";
-import { type LockKindName, lockObjectOf } from "./lockObjectOf";
-import { type ObjectStoreFault, type StoreKind, type WaitOutcome, type WaitRequest, waitOutcomeSchema } from "./waitProtocol";
+import { classifyObjectFault } from "../store/durable/DurableStore.js";
+import type { LockRef } from "../store/LockRef.js";
+import { storeTimeoutMs } from "../store/storeConfig.js";
+import { type LockKindName, lockObjectOf } from "./lockObjectOf.js";
+import { type ObjectStoreFault, type StoreKind, type WaitOutcome, type WaitRequest, waitOutcomeSchema } from "./waitProtocol.js";
 
 /** How long a quick call to a lock object may take before it counts as unavailable. */
 const OBJECT_CALL_TIMEOUT_MS = 2000;

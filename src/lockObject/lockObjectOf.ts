@@ -1,5 +1,5 @@
-import type { LockRef } from "../store/LockRef";
-import type { LockObject } from "./LockObject";
+import type { LockRef } from "../store/LockRef.js";
+import type { LockObject } from "./LockObject.js";
 
 /** The lock kinds that have a LockObject ("health" is the Durable store's ping target). */
 export type LockKindName = "mutex" | "idempotency" | "rwlock" | "semaphore" | "health";

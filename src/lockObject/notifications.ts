@@ -1,5 +1,5 @@
-import type { PendingNotification, WatchedLease } from "./watches";
-import { signatureHeader } from "./signature";
+import type { PendingNotification, WatchedLease } from "./watches.js";
+import { signatureHeader } from "./signature.js";
 
 /**
  * How long a lapsed-looking lease waits before its notification goes out:

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { LockRef } from "../store/LockRef";
+import type { LockRef } from "../store/LockRef.js";
 
 export type StoreKind = "redis" | "durable";
 

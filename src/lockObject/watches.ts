@@ -1,7 +1,7 @@
-import type { LockStore } from "../store/types";
-import type { WatchState } from "../store/WatchState";
-import type { StoreKind } from "./waitProtocol";
-import { deliver, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications";
+import type { LockStore } from "../store/types.js";
+import type { WatchState } from "../store/WatchState.js";
+import type { StoreKind } from "./waitProtocol.js";
+import { deliver, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications.js";
 
 /**
  * Leases watched for onExpire, and their undelivered notifications, kept in

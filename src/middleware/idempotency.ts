@@ -1,11 +1,11 @@
 import type { Redis } from "@upstash/redis";
 import type { Context, MiddlewareHandler } from "hono";
-import { HoldfastError, LeaseLostError } from "../errors";
-import { errorResponse } from "../http/errorResponse";
-import { RESPONSE_MAX_BYTES } from "../limits";
-import { Idempotency } from "../primitives/Idempotency";
-import { keepLease } from "../primitives/keepLease";
-import type { LockStore } from "../store/types";
+import { HoldfastError, LeaseLostError } from "../errors.js";
+import { errorResponse } from "../http/errorResponse.js";
+import { RESPONSE_MAX_BYTES } from "../limits.js";
+import { Idempotency } from "../primitives/Idempotency.js";
+import { keepLease } from "../primitives/keepLease.js";
+import type { LockStore } from "../store/types.js";
 
 export interface IdempotencyMiddlewareOptions {
   /** Where keys live: a store or an @upstash/redis client (one of the two). */

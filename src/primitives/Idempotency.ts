@@ -1,12 +1,12 @@
 import type { Redis } from "@upstash/redis";
-import { FingerprintMismatchError, InProgressError, InvalidInputError, LeaseLostError, TooLargeError } from "../errors";
-import { FINGERPRINT_MAX_CHARS, RESPONSE_MAX_BYTES, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../limits";
-import type { IdempotencyState } from "../kinds/idempotency/types";
-import type { LockRef } from "../store/LockRef";
-import type { LockStore } from "../store/types";
-import { checkInt, checkName, checkNamespace, checkToken, checkTtl } from "../validation";
-import { newOwnerToken, newRequestId } from "../tokens";
-import { storeOf } from "./storeOf";
+import { FingerprintMismatchError, InProgressError, InvalidInputError, LeaseLostError, TooLargeError } from "../errors.js";
+import { FINGERPRINT_MAX_CHARS, RESPONSE_MAX_BYTES, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../limits.js";
+import type { IdempotencyState } from "../kinds/idempotency/types.js";
+import type { LockRef } from "../store/LockRef.js";
+import type { LockStore } from "../store/types.js";
+import { checkInt, checkName, checkNamespace, checkToken, checkTtl } from "../validation.js";
+import { newOwnerToken, newRequestId } from "../tokens.js";
+import { storeOf } from "./storeOf.js";
 
 export interface IdempotencyOptions {
   /** Keys live inside a namespace; the library default is "default". */

@@ -1,12 +1,12 @@
 import type { Redis } from "@upstash/redis";
-import { LeaseLostError, LockedError } from "../errors";
-import type { MutexGrant, MutexState } from "../kinds/mutex/types";
-import type { LockRef } from "../store/LockRef";
-import type { LockStore } from "../store/types";
-import { newOwnerToken, newRequestId } from "../tokens";
-import { checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation";
-import { pollForGrant } from "./pollForGrant";
-import { storeOf } from "./storeOf";
+import { LeaseLostError, LockedError } from "../errors.js";
+import type { MutexGrant, MutexState } from "../kinds/mutex/types.js";
+import type { LockRef } from "../store/LockRef.js";
+import type { LockStore } from "../store/types.js";
+import { newOwnerToken, newRequestId } from "../tokens.js";
+import { checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
+import { pollForGrant } from "./pollForGrant.js";
+import { storeOf } from "./storeOf.js";
 
 export interface MutexOptions {
   /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */

@@ -1,13 +1,13 @@
 import type { Redis } from "@upstash/redis";
-import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors";
-import type { SemaphoreGrant, SemaphoreState } from "../kinds/semaphore/types";
-import { LIMIT_MAX } from "../limits";
-import type { LockRef } from "../store/LockRef";
-import type { LockStore } from "../store/types";
-import { newOwnerToken, newRequestId } from "../tokens";
-import { checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation";
-import { pollForGrant } from "./pollForGrant";
-import { storeOf } from "./storeOf";
+import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
+import type { SemaphoreGrant, SemaphoreState } from "../kinds/semaphore/types.js";
+import { LIMIT_MAX } from "../limits.js";
+import type { LockRef } from "../store/LockRef.js";
+import type { LockStore } from "../store/types.js";
+import { newOwnerToken, newRequestId } from "../tokens.js";
+import { checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
+import { pollForGrant } from "./pollForGrant.js";
+import { storeOf } from "./storeOf.js";
 
 export interface SemaphoreOptions {
   /** How many permits there are (1 .. 10_000). Every holder must use the same limit. */

@@ -1,4 +1,4 @@
-import { LeaseLostError } from "../errors";
+import { LeaseLostError } from "../errors.js";
 
 export interface LeaseKeeper {
   /** Fires when the lease is lost, or may be (no heartbeat got through before the local deadline). */

@@ -1,9 +1,9 @@
 import type { Redis } from "@upstash/redis";
-import { InProgressError, LeaseLostError } from "../errors";
-import type { LockStore } from "../store/types";
-import { Idempotency, type BeginResult } from "./Idempotency";
-import { keepLease } from "./keepLease";
-import { pollForGrant } from "./pollForGrant";
+import { InProgressError, LeaseLostError } from "../errors.js";
+import type { LockStore } from "../store/types.js";
+import { Idempotency, type BeginResult } from "./Idempotency.js";
+import { keepLease } from "./keepLease.js";
+import { pollForGrant } from "./pollForGrant.js";
 
 export interface RunOnceOptions {
   /** Where the key lives: an @upstash/redis client or a store (one of the two). */

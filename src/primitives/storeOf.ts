@@ -1,6 +1,6 @@
 import type { Redis } from "@upstash/redis";
-import { RedisStore } from "../store/redis/RedisStore";
-import type { LockStore } from "../store/types";
+import { RedisStore } from "../store/redis/RedisStore.js";
+import type { LockStore } from "../store/types.js";
 
 /** The primitives take either a store or an @upstash/redis client; this tells them apart. */
 export function storeOf(redisOrStore: Redis | LockStore, timeoutMs?: number): LockStore {

@@ -1,5 +1,5 @@
-import type { Env } from "../env";
-import type { LockStore } from "../store/types";
+import type { Env } from "../env.js";
+import type { LockStore } from "../store/types.js";
 
 /** What a kind's service needs of the request it serves. */
 export interface ServiceContext {

@@ -1,9 +1,9 @@
-import { DEFAULT_STORE_TIMEOUT_MS } from "../deadline";
-import type { Env } from "../env";
-import { DurableStore } from "./durable/DurableStore";
-import { createUpstashClient } from "./redis/createUpstashClient";
-import { RedisStore } from "./redis/RedisStore";
-import type { LockStore } from "./types";
+import { DEFAULT_STORE_TIMEOUT_MS } from "../deadline.js";
+import type { Env } from "../env.js";
+import { DurableStore } from "./durable/DurableStore.js";
+import { createUpstashClient } from "./redis/createUpstashClient.js";
+import { RedisStore } from "./redis/RedisStore.js";
+import type { LockStore } from "./types.js";
 
 let cachedRedis: { key: string; store: RedisStore } | undefined;
 

@@ -5,12 +5,12 @@
  * Outcomes a caller must branch on are results, not exceptions; a store that
  * does not answer throws StoreUnavailableError, a bug InternalError.
  */
-import type { IdempotencyStore } from "../kinds/idempotency/types";
-import type { MutexStore } from "../kinds/mutex/types";
-import type { RwlockStore } from "../kinds/rwlock/types";
-import type { SemaphoreStore } from "../kinds/semaphore/types";
+import type { IdempotencyStore } from "../kinds/idempotency/types.js";
+import type { MutexStore } from "../kinds/mutex/types.js";
+import type { RwlockStore } from "../kinds/rwlock/types.js";
+import type { SemaphoreStore } from "../kinds/semaphore/types.js";
 
-export type { LockRef } from "./LockRef";
+export type { LockRef } from "./LockRef.js";
 
 export interface LockStore extends MutexStore, IdempotencyStore, RwlockStore, SemaphoreStore {
   readonly kind: "redis" | "durable";

@@ -1,7 +1,7 @@
-import { ENDED_KEEP_MS, REGISTRATION_GRACE_MS } from "../../limits";
-import { fenceKeptUntil, live } from "../../store/durable/records";
-import type { WatchState } from "../../store/WatchState";
-import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types";
+import { ENDED_KEEP_MS, REGISTRATION_GRACE_MS } from "../../limits.js";
+import { fenceKeptUntil, live } from "../../store/durable/records.js";
+import type { WatchState } from "../../store/WatchState.js";
+import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 
 /**
  * The per-holder leases of the many-holder kinds on the Durable store, the

@@ -1,8 +1,8 @@
-import type { Admission, QueuedWaiter, QueuePolicy } from "../../lockObject/QueuePolicy";
-import type { LockRef } from "../../store/LockRef";
-import type { LockStore } from "../../store/types";
-import { ADMIT_BATCH } from "./redisHolders";
-import type { Admitted, HolderWithdrawResult, QueuedHolder } from "./types";
+import type { Admission, QueuedWaiter, QueuePolicy } from "../../lockObject/QueuePolicy.js";
+import type { LockRef } from "../../store/LockRef.js";
+import type { LockStore } from "../../store/types.js";
+import { ADMIT_BATCH } from "./redisHolders.js";
+import type { Admitted, HolderWithdrawResult, QueuedHolder } from "./types.js";
 
 /**
  * The waiting of a many-holder kind: one store step grants, in order, every

@@ -1,5 +1,5 @@
-import type { LockRef } from "../../store/LockRef";
-import { lockKeyBase } from "../../store/redis/lockKeyBase";
+import type { LockRef } from "../../store/LockRef.js";
+import { lockKeyBase } from "../../store/redis/lockKeyBase.js";
 
 /** A many-holder lock's hash of holders, its last fence, its gate, its ended tokens and remembered answers. */
 export function holderKeys(tag: "rw" | "sem", ref: LockRef) {

@@ -1,10 +1,10 @@
-import { HoldfastError, StoreUnavailableError } from "../../errors";
-import type { LockObjectHost } from "../../lockObject/LockObjectHost";
-import type { QueuePolicy } from "../../lockObject/QueuePolicy";
-import type { RwlockWait, SemaphoreWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol";
-import { WaitQueue } from "../../lockObject/WaitQueue";
-import type { LockRef } from "../../store/LockRef";
-import type { LockStore } from "../../store/types";
+import { HoldfastError, StoreUnavailableError } from "../../errors.js";
+import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
+import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
+import type { RwlockWait, SemaphoreWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
+import { WaitQueue } from "../../lockObject/WaitQueue.js";
+import type { LockRef } from "../../store/LockRef.js";
+import type { LockStore } from "../../store/types.js";
 
 interface HolderGrant {
   token: string;

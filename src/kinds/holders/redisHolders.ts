@@ -1,10 +1,10 @@
-import { REGISTRATION_GRACE_MS } from "../../limits";
-import { InternalError } from "../../errors";
-import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
-import { watchStateOf } from "../../store/redis/watchStateOf";
-import type { WatchState } from "../../store/WatchState";
-import type { HolderKeys } from "./keys";
-import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types";
+import { REGISTRATION_GRACE_MS } from "../../limits.js";
+import { InternalError } from "../../errors.js";
+import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { watchStateOf } from "../../store/redis/watchStateOf.js";
+import type { WatchState } from "../../store/WatchState.js";
+import type { HolderKeys } from "./keys.js";
+import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 
 /** The scripts every many-holder kind shares (holders/lua/*.lua), on that kind's keys. */
 export function redisHolders(scripts: ScriptRunner) {

@@ -1,5 +1,5 @@
-import type { LockRef } from "../../store/LockRef";
-import type { WatchState } from "../../store/WatchState";
+import type { LockRef } from "../../store/LockRef.js";
+import type { WatchState } from "../../store/WatchState.js";
 
 /**
  * What the lock kinds with many holders (the read-write lock and the

@@ -1,4 +1,4 @@
-import { REQUEST_MEMORY_MS } from "../../limits";
+import { REQUEST_MEMORY_MS } from "../../limits.js";
 import type {
   IdempotencyBeginInput,
   IdempotencyBeginResult,
@@ -6,10 +6,10 @@ import type {
   IdempotencyFailResult,
   IdempotencyHeartbeatResult,
   IdempotencyState,
-} from "./types";
-import type { WatchState } from "../../store/WatchState";
-import { recall, remember } from "../../store/durable/answerMemory";
-import { fenceKeptUntil, issueFence, live } from "../../store/durable/records";
+} from "./types.js";
+import type { WatchState } from "../../store/WatchState.js";
+import { recall, remember } from "../../store/durable/answerMemory.js";
+import { fenceKeptUntil, issueFence, live } from "../../store/durable/records.js";
 
 /**
  * An idempotency key on the Durable store, the same rules as lua/*.lua: each function runs synchronously on the object's

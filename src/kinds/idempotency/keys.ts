@@ -1,5 +1,5 @@
-import type { LockRef } from "../../store/LockRef";
-import { lockKeyBase } from "../../store/redis/lockKeyBase";
+import type { LockRef } from "../../store/LockRef.js";
+import { lockKeyBase } from "../../store/redis/lockKeyBase.js";
 
 /** An idempotency key's record, its last fence, its ended fences and its remembered answers. */
 export function idempotencyKeys(ref: LockRef) {

@@ -1,8 +1,8 @@
-import { StoreUnavailableError } from "../../errors";
-import type { LockObjectHost } from "../../lockObject/LockObjectHost";
-import type { ObjectStoreFault, StoreKind } from "../../lockObject/waitProtocol";
-import type { LockRef } from "../../store/LockRef";
-import type { IdempotencyBeginInput, IdempotencyBeginResult } from "./types";
+import { StoreUnavailableError } from "../../errors.js";
+import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
+import type { ObjectStoreFault, StoreKind } from "../../lockObject/waitProtocol.js";
+import type { LockRef } from "../../store/LockRef.js";
+import type { IdempotencyBeginInput, IdempotencyBeginResult } from "./types.js";
 
 /**
  * An idempotency key's part of its lock object: a begin that asked for

@@ -1,8 +1,8 @@
-import { InternalError } from "../../errors";
-import { ENDED_KEEP_MS, FENCE_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits";
-import { watchStateOf } from "../../store/redis/watchStateOf";
-import { numberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
-import { idempotencyKeys } from "./keys";
+import { InternalError } from "../../errors.js";
+import { ENDED_KEEP_MS, FENCE_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits.js";
+import { watchStateOf } from "../../store/redis/watchStateOf.js";
+import { numberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { idempotencyKeys } from "./keys.js";
 import type {
   IdempotencyBeginResult,
   IdempotencyCompleteResult,
@@ -10,7 +10,7 @@ import type {
   IdempotencyHeartbeatResult,
   IdempotencyState,
   IdempotencyStore,
-} from "./types";
+} from "./types.js";
 
 /** Idempotency keys on the Redis store: one script (lua/<op>.lua) per operation. */
 export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {

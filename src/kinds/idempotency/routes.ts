@@ -1,12 +1,12 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../../http/appTypes";
-import { lockName } from "../../http/lockName";
-import { requireWebhookSecret } from "../../http/onExpire";
-import { readBody } from "../../http/readBody";
-import { heartbeatBody } from "../mutex/schemas";
-import { serviceContext } from "../../http/serviceContext";
-import { idempotencyBeginBody, idempotencyCompleteBody, idempotencyFailBody } from "./schemas";
-import { beginIdempotency, completeIdempotency, failIdempotency, heartbeatIdempotency, inspectIdempotency } from "./service";
+import type { AppEnv } from "../../http/appTypes.js";
+import { lockName } from "../../http/lockName.js";
+import { requireWebhookSecret } from "../../http/onExpire.js";
+import { readBody } from "../../http/readBody.js";
+import { heartbeatBody } from "../mutex/schemas.js";
+import { serviceContext } from "../../http/serviceContext.js";
+import { idempotencyBeginBody, idempotencyCompleteBody, idempotencyFailBody } from "./schemas.js";
+import { beginIdempotency, completeIdempotency, failIdempotency, heartbeatIdempotency, inspectIdempotency } from "./service.js";
 
 /** /v1/idempotency/{key}: webhook deduplication and run-once jobs. Validation here, everything else in ./service. */
 export const idempotencyRoutes = new Hono<AppEnv>();

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { FINGERPRINT_MAX_CHARS, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../../limits";
-import { jsonValue, onExpire, token, ttlMs } from "../../http/schemas";
+import { FINGERPRINT_MAX_CHARS, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../../limits.js";
+import { jsonValue, onExpire, token, ttlMs } from "../../http/schemas.js";
 
 /** Idempotency keys' request and response schemas (routes and OpenAPI). */
 export const retainMs = z.number().int().min(RETAIN_MIN_MS).max(RETAIN_MAX_MS);

@@ -1,8 +1,8 @@
-import { FingerprintMismatchError, InProgressError } from "../../errors";
-import { lockObjectClient } from "../../lockObject/lockObjectClient";
-import { Idempotency } from "../../primitives/Idempotency";
-import type { ServiceContext } from "../../service/ServiceContext";
-import { newOwnerToken, newRequestId } from "../../tokens";
+import { FingerprintMismatchError, InProgressError } from "../../errors.js";
+import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
+import { Idempotency } from "../../primitives/Idempotency.js";
+import type { ServiceContext } from "../../service/ServiceContext.js";
+import { newOwnerToken, newRequestId } from "../../tokens.js";
 
 /**
  * Idempotency keys as the HTTP API serves them: the store, then the lock

@@ -1,7 +1,7 @@
-import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
-import { recall, remember } from "../../store/durable/answerMemory";
-import { fenceKeptUntil, issueFence, lastFence, live } from "../../store/durable/records";
-import type { WatchState } from "../../store/WatchState";
+import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
+import { recall, remember } from "../../store/durable/answerMemory.js";
+import { fenceKeptUntil, issueFence, lastFence, live } from "../../store/durable/records.js";
+import type { WatchState } from "../../store/WatchState.js";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,
@@ -10,7 +10,7 @@ import type {
   MutexReleaseResult,
   MutexState,
   MutexWithdrawResult,
-} from "./types";
+} from "./types.js";
 
 /**
  * The mutex on the Durable store, the same rules as lua/*.lua: each function

@@ -1,5 +1,5 @@
-import type { LockRef } from "../../store/LockRef";
-import { lockKeyBase } from "../../store/redis/lockKeyBase";
+import type { LockRef } from "../../store/LockRef.js";
+import { lockKeyBase } from "../../store/redis/lockKeyBase.js";
 
 /** A mutex's hash, its last fence, its registered waiter, its ended fences and remembered answers. */
 export function mutexKeys(ref: LockRef) {

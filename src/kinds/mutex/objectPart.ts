@@ -1,11 +1,11 @@
-import { HoldfastError, StoreUnavailableError } from "../../errors";
-import type { LockObjectHost } from "../../lockObject/LockObjectHost";
-import type { MutexWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol";
-import { WaitQueue } from "../../lockObject/WaitQueue";
-import type { LockRef } from "../../store/LockRef";
-import { newOwnerToken, newRequestId } from "../../tokens";
-import { type MutexWaitRequest, mutexQueuePolicy } from "./queuePolicy";
-import type { MutexAcquireInput, MutexGrant } from "./types";
+import { HoldfastError, StoreUnavailableError } from "../../errors.js";
+import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
+import type { MutexWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
+import { WaitQueue } from "../../lockObject/WaitQueue.js";
+import type { LockRef } from "../../store/LockRef.js";
+import { newOwnerToken, newRequestId } from "../../tokens.js";
+import { type MutexWaitRequest, mutexQueuePolicy } from "./queuePolicy.js";
+import type { MutexAcquireInput, MutexGrant } from "./types.js";
 
 /**
  * The mutex's part of its lock object: the line of waiters, the news of

@@ -1,7 +1,7 @@
-import { InternalError } from "../../errors";
-import type { QueuePolicy } from "../../lockObject/QueuePolicy";
-import { newRequestId } from "../../tokens";
-import type { MutexGrant } from "./types";
+import { InternalError } from "../../errors.js";
+import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
+import { newRequestId } from "../../tokens.js";
+import type { MutexGrant } from "./types.js";
 
 export interface MutexWaitRequest {
   ttlMs: number;

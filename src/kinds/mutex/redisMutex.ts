@@ -1,8 +1,8 @@
-import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
-import { watchStateOf } from "../../store/redis/watchStateOf";
-import type { LockRef } from "../../store/LockRef";
-import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
-import { mutexKeys } from "./keys";
+import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
+import { watchStateOf } from "../../store/redis/watchStateOf.js";
+import type { LockRef } from "../../store/LockRef.js";
+import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { mutexKeys } from "./keys.js";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,
@@ -12,7 +12,7 @@ import type {
   MutexState,
   MutexStore,
   MutexWithdrawResult,
-} from "./types";
+} from "./types.js";
 
 /** The mutex on the Redis store: one script (lua/<op>.lua) per operation. */
 export function redisMutex(scripts: ScriptRunner): MutexStore {

@@ -1,12 +1,12 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../../http/appTypes";
-import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed";
-import { lockName } from "../../http/lockName";
-import { requireWebhookSecret } from "../../http/onExpire";
-import { readBody } from "../../http/readBody";
-import { serviceContext } from "../../http/serviceContext";
-import { heartbeatBody, mutexAcquireBody, releaseBody } from "./schemas";
-import { acquireMutex, heartbeatMutex, inspectMutex, releaseMutex } from "./service";
+import type { AppEnv } from "../../http/appTypes.js";
+import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
+import { lockName } from "../../http/lockName.js";
+import { requireWebhookSecret } from "../../http/onExpire.js";
+import { readBody } from "../../http/readBody.js";
+import { serviceContext } from "../../http/serviceContext.js";
+import { heartbeatBody, mutexAcquireBody, releaseBody } from "./schemas.js";
+import { acquireMutex, heartbeatMutex, inspectMutex, releaseMutex } from "./service.js";
 
 /** /v1/locks/{name}: the re-entrant mutex with fencing tokens. Validation here, everything else in ./service. */
 export const mutexRoutes = new Hono<AppEnv>();

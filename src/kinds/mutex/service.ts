@@ -1,12 +1,12 @@
-import { InternalError, LeaseLostError, LockedError } from "../../errors";
-import { confirmPickup } from "../../lockObject/confirmPickup";
-import { grantOf } from "../../lockObject/grantOf";
-import { lockObjectClient } from "../../lockObject/lockObjectClient";
-import type { ServiceContext } from "../../service/ServiceContext";
-import { newOwnerToken, newRequestId } from "../../tokens";
-import { recentlyContended, sawContended } from "./recentlyContended";
-import { mutexGrant } from "./schemas";
-import type { MutexGrant, MutexState } from "./types";
+import { InternalError, LeaseLostError, LockedError } from "../../errors.js";
+import { confirmPickup } from "../../lockObject/confirmPickup.js";
+import { grantOf } from "../../lockObject/grantOf.js";
+import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
+import type { ServiceContext } from "../../service/ServiceContext.js";
+import { newOwnerToken, newRequestId } from "../../tokens.js";
+import { recentlyContended, sawContended } from "./recentlyContended.js";
+import { mutexGrant } from "./schemas.js";
+import type { MutexGrant, MutexState } from "./types.js";
 
 /**
  * The mutex as the HTTP API serves it: call the store, then tell the lock

@@ -1,5 +1,5 @@
-import type { LockRef } from "../../store/LockRef";
-import type { WatchState } from "../../store/WatchState";
+import type { LockRef } from "../../store/LockRef.js";
+import type { WatchState } from "../../store/WatchState.js";
 
 /** What both stores do for the mutex; test/conformance holds them to the same behaviour. */
 

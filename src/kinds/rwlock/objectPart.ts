@@ -1,9 +1,9 @@
-import type { LockObjectHost } from "../../lockObject/LockObjectHost";
-import type { RwlockWait } from "../../lockObject/waitProtocol";
-import { newOwnerToken, newRequestId } from "../../tokens";
-import { holderQueuePolicy } from "../holders/holderQueuePolicy";
-import { HoldersObjectPart } from "../holders/objectPart";
-import type { RwGrant, RwMode } from "./types";
+import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
+import type { RwlockWait } from "../../lockObject/waitProtocol.js";
+import { newOwnerToken, newRequestId } from "../../tokens.js";
+import { holderQueuePolicy } from "../holders/holderQueuePolicy.js";
+import { HoldersObjectPart } from "../holders/objectPart.js";
+import type { RwGrant, RwMode } from "./types.js";
 
 interface RwWaitRequest {
   mode: RwMode;

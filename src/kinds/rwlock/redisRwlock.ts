@@ -1,9 +1,9 @@
-import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
-import type { LockRef } from "../../store/LockRef";
-import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
-import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders";
-import { rwlockKeys } from "./keys";
-import type { RwGrant, RwlockStore, RwMode } from "./types";
+import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
+import type { LockRef } from "../../store/LockRef.js";
+import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
+import { rwlockKeys } from "./keys.js";
+import type { RwGrant, RwlockStore, RwMode } from "./types.js";
 
 /** The read-write lock on the Redis store: lua/<op>.lua, and the shared holder scripts. */
 export function redisRwlock(scripts: ScriptRunner): RwlockStore {

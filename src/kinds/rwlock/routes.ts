@@ -1,14 +1,14 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../../http/appTypes";
-import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed";
-import { lockName } from "../../http/lockName";
-import { requireWebhookSecret } from "../../http/onExpire";
-import { readBody } from "../../http/readBody";
-import { serviceContext } from "../../http/serviceContext";
-import { heartbeatBody, releaseBody } from "../mutex/schemas";
-import { rwAcquireBody } from "./schemas";
-import { acquireRw, heartbeatRw, inspectRw, releaseRw } from "./service";
-import type { RwMode } from "./types";
+import type { AppEnv } from "../../http/appTypes.js";
+import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
+import { lockName } from "../../http/lockName.js";
+import { requireWebhookSecret } from "../../http/onExpire.js";
+import { readBody } from "../../http/readBody.js";
+import { serviceContext } from "../../http/serviceContext.js";
+import { heartbeatBody, releaseBody } from "../mutex/schemas.js";
+import { rwAcquireBody } from "./schemas.js";
+import { acquireRw, heartbeatRw, inspectRw, releaseRw } from "./service.js";
+import type { RwMode } from "./types.js";
 
 /**
  * /v1/rwlocks/{name}: the read-write lock. `read/...` and `write/...` name

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { onExpire, token, ttlMs, waitMs } from "../../http/schemas";
+import { onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
 
 /** The read-write lock's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
 export const rwAcquireBody = z.strictObject({

@@ -1,12 +1,12 @@
-import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors";
-import { confirmPickup } from "../../lockObject/confirmPickup";
-import { grantOf } from "../../lockObject/grantOf";
-import { lockObjectClient } from "../../lockObject/lockObjectClient";
-import type { ServiceContext } from "../../service/ServiceContext";
-import { newOwnerToken, newRequestId } from "../../tokens";
-import { UPGRADE_REFUSED } from "./objectPart";
-import { rwGrant } from "./schemas";
-import type { RwGrant, RwMode, RwState } from "./types";
+import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
+import { confirmPickup } from "../../lockObject/confirmPickup.js";
+import { grantOf } from "../../lockObject/grantOf.js";
+import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
+import type { ServiceContext } from "../../service/ServiceContext.js";
+import { newOwnerToken, newRequestId } from "../../tokens.js";
+import { UPGRADE_REFUSED } from "./objectPart.js";
+import { rwGrant } from "./schemas.js";
+import type { RwGrant, RwMode, RwState } from "./types.js";
 
 /**
  * The read-write lock as the HTTP API serves it: call the store, then tell

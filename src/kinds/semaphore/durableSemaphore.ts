@@ -1,9 +1,9 @@
-import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
-import { recall, remember } from "../../store/durable/answerMemory";
-import { issueFence } from "../../store/durable/records";
-import { dropGate, FENCE, firstEnd, gateExists, type HolderLease, type HolderSet, lastEnd, load, markEnded, save, setGate } from "../holders/durableHolders";
-import type { Admitted } from "../holders/types";
-import type { SemaphoreAcquireInput, SemaphoreAcquireResult, SemaphoreGrant, SemaphoreQueuedHolder, SemaphoreReleaseResult, SemaphoreState } from "./types";
+import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
+import { recall, remember } from "../../store/durable/answerMemory.js";
+import { issueFence } from "../../store/durable/records.js";
+import { dropGate, FENCE, firstEnd, gateExists, type HolderLease, type HolderSet, lastEnd, load, markEnded, save, setGate } from "../holders/durableHolders.js";
+import type { Admitted } from "../holders/types.js";
+import type { SemaphoreAcquireInput, SemaphoreAcquireResult, SemaphoreGrant, SemaphoreQueuedHolder, SemaphoreReleaseResult, SemaphoreState } from "./types.js";
 
 /**
  * The semaphore on the Durable store, the same rules as lua/*.lua: each

@@ -1,9 +1,9 @@
-import type { LockObjectHost } from "../../lockObject/LockObjectHost";
-import type { SemaphoreWait } from "../../lockObject/waitProtocol";
-import { newOwnerToken } from "../../tokens";
-import { holderQueuePolicy } from "../holders/holderQueuePolicy";
-import { HoldersObjectPart } from "../holders/objectPart";
-import type { SemaphoreGrant } from "./types";
+import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
+import type { SemaphoreWait } from "../../lockObject/waitProtocol.js";
+import { newOwnerToken } from "../../tokens.js";
+import { holderQueuePolicy } from "../holders/holderQueuePolicy.js";
+import { HoldersObjectPart } from "../holders/objectPart.js";
+import type { SemaphoreGrant } from "./types.js";
 
 interface SemaphoreWaitRequest {
   limit: number;

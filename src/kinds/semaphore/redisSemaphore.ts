@@ -1,8 +1,8 @@
-import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits";
-import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner";
-import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders";
-import { semaphoreKeys } from "./keys";
-import type { SemaphoreGrant, SemaphoreStore } from "./types";
+import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
+import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
+import { semaphoreKeys } from "./keys.js";
+import type { SemaphoreGrant, SemaphoreStore } from "./types.js";
 
 /** The semaphore on the Redis store: lua/<op>.lua, and the shared holder scripts. */
 export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {

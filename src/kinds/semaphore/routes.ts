@@ -1,13 +1,13 @@
 import { Hono } from "hono";
-import type { AppEnv } from "../../http/appTypes";
-import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed";
-import { lockName } from "../../http/lockName";
-import { requireWebhookSecret } from "../../http/onExpire";
-import { readBody } from "../../http/readBody";
-import { serviceContext } from "../../http/serviceContext";
-import { heartbeatBody, releaseBody } from "../mutex/schemas";
-import { semaphoreAcquireBody } from "./schemas";
-import { acquireSemaphore, heartbeatSemaphore, inspectSemaphore, releaseSemaphore } from "./service";
+import type { AppEnv } from "../../http/appTypes.js";
+import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
+import { lockName } from "../../http/lockName.js";
+import { requireWebhookSecret } from "../../http/onExpire.js";
+import { readBody } from "../../http/readBody.js";
+import { serviceContext } from "../../http/serviceContext.js";
+import { heartbeatBody, releaseBody } from "../mutex/schemas.js";
+import { semaphoreAcquireBody } from "./schemas.js";
+import { acquireSemaphore, heartbeatSemaphore, inspectSemaphore, releaseSemaphore } from "./service.js";
 
 /** /v1/semaphores/{name}: the counting semaphore. Validation here, everything else in ./service. */
 export const semaphoreRoutes = new Hono<AppEnv>();

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { onExpire, ttlMs, waitMs } from "../../http/schemas";
-import { LIMIT_MAX } from "../../limits";
+import { onExpire, ttlMs, waitMs } from "../../http/schemas.js";
+import { LIMIT_MAX } from "../../limits.js";
 
 /** The semaphore's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
 export const semaphoreAcquireBody = z

@@ -1,12 +1,12 @@
-import { ConflictError, LeaseLostError, LockedError } from "../../errors";
-import { confirmPickup } from "../../lockObject/confirmPickup";
-import { grantOf } from "../../lockObject/grantOf";
-import { lockObjectClient } from "../../lockObject/lockObjectClient";
-import type { ServiceContext } from "../../service/ServiceContext";
-import { newOwnerToken, newRequestId } from "../../tokens";
-import { limitMismatchMessage } from "./objectPart";
-import { semaphoreGrant } from "./schemas";
-import type { SemaphoreGrant, SemaphoreState } from "./types";
+import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
+import { confirmPickup } from "../../lockObject/confirmPickup.js";
+import { grantOf } from "../../lockObject/grantOf.js";
+import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
+import type { ServiceContext } from "../../service/ServiceContext.js";
+import { newOwnerToken, newRequestId } from "../../tokens.js";
+import { limitMismatchMessage } from "./objectPart.js";
+import { semaphoreGrant } from "./schemas.js";
+import type { SemaphoreGrant, SemaphoreState } from "./types.js";
 
 /**
  * The semaphore as the HTTP API serves it: call the store, then tell the

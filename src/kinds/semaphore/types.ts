@@ -1,6 +1,6 @@
-import type { LockRef } from "../../store/LockRef";
-import type { WatchState } from "../../store/WatchState";
-import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types";
+import type { LockRef } from "../../store/LockRef.js";
+import type { WatchState } from "../../store/WatchState.js";
+import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types.js";
 
 /** What both stores do for the counting semaphore; its conformance cases hold them to the same behaviour. */
 

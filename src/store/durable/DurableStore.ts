@@ -1,5 +1,5 @@
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline";
-import { InternalError, StoreUnavailableError } from "../../errors";
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
+import { InternalError, StoreUnavailableError } from "../../errors.js";
 import type {
   IdempotencyBeginResult,
   IdempotencyCompleteResult,
@@ -7,7 +7,7 @@ import type {
   IdempotencyHeartbeatResult,
   IdempotencyState,
   IdempotencyStore,
-} from "../../kinds/idempotency/types";
+} from "../../kinds/idempotency/types.js";
 import type {
   MutexAcquireResult,
   MutexHeartbeatResult,
@@ -15,16 +15,16 @@ import type {
   MutexState,
   MutexStore,
   MutexWithdrawResult,
-} from "../../kinds/mutex/types";
-import type { HolderHeartbeatResult, HolderWithdrawResult } from "../../kinds/holders/types";
-import type { RwAcquireResult, RwGrant, RwlockStore, RwReleaseResult, RwState } from "../../kinds/rwlock/types";
-import type { SemaphoreAcquireResult, SemaphoreGrant, SemaphoreReleaseResult, SemaphoreState, SemaphoreStore } from "../../kinds/semaphore/types";
-import type { Admitted } from "../../kinds/holders/types";
-import type { LockObject } from "../../lockObject/LockObject";
-import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf";
-import type { LockRef } from "../LockRef";
-import type { LockStore } from "../types";
-import type { WatchState } from "../WatchState";
+} from "../../kinds/mutex/types.js";
+import type { HolderHeartbeatResult, HolderWithdrawResult } from "../../kinds/holders/types.js";
+import type { RwAcquireResult, RwGrant, RwlockStore, RwReleaseResult, RwState } from "../../kinds/rwlock/types.js";
+import type { SemaphoreAcquireResult, SemaphoreGrant, SemaphoreReleaseResult, SemaphoreState, SemaphoreStore } from "../../kinds/semaphore/types.js";
+import type { Admitted } from "../../kinds/holders/types.js";
+import type { LockObject } from "../../lockObject/LockObject.js";
+import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf.js";
+import type { LockRef } from "../LockRef.js";
+import type { LockStore } from "../types.js";
+import type { WatchState } from "../WatchState.js";
 
 /**
  * The embedded store, as the Worker sees it: each call is an RPC to the

@@ -1,5 +1,5 @@
-import { InternalError } from "../../errors";
-import { FENCE_KEEP_MS } from "../../limits";
+import { InternalError } from "../../errors.js";
+import { FENCE_KEEP_MS } from "../../limits.js";
 
 /**
  * Stored records of the Durable store, as the kinds keep them: each with a

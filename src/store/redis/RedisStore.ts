@@ -1,10 +1,10 @@
 import type { Redis } from "@upstash/redis";
-import { redisIdempotency } from "../../kinds/idempotency/redisIdempotency";
-import { redisMutex } from "../../kinds/mutex/redisMutex";
-import { redisRwlock } from "../../kinds/rwlock/redisRwlock";
-import { redisSemaphore } from "../../kinds/semaphore/redisSemaphore";
-import type { LockStore } from "../types";
-import { ScriptRunner } from "./ScriptRunner";
+import { redisIdempotency } from "../../kinds/idempotency/redisIdempotency.js";
+import { redisMutex } from "../../kinds/mutex/redisMutex.js";
+import { redisRwlock } from "../../kinds/rwlock/redisRwlock.js";
+import { redisSemaphore } from "../../kinds/semaphore/redisSemaphore.js";
+import type { LockStore } from "../types.js";
+import { ScriptRunner } from "./ScriptRunner.js";
 
 export interface RedisStoreOptions {
   /** Bound on each store call; past it the call fails with StoreUnavailableError. */

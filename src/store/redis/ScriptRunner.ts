@@ -1,8 +1,8 @@
 import type { Redis } from "@upstash/redis";
-import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline";
-import { InternalError } from "../../errors";
-import { classifyRedisFault } from "./redisFaults";
-import { luaScripts, type LuaScriptName } from "./scripts.generated";
+import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
+import { InternalError } from "../../errors.js";
+import { classifyRedisFault } from "./redisFaults.js";
+import { luaScripts, type LuaScriptName } from "./scripts.generated.js";
 
 type Script = ReturnType<Redis["createScript"]>;
 

@@ -1,4 +1,4 @@
-import type { LockRef } from "../LockRef";
+import type { LockRef } from "../LockRef.js";
 
 /**
  * The keys every lock kind keeps in Redis, under the hash tag

@@ -1,4 +1,4 @@
-import { HoldfastError, InternalError, StoreUnavailableError } from "../../errors";
+import { HoldfastError, InternalError, StoreUnavailableError } from "../../errors.js";
 
 /**
  * Sorts what a Redis call threw into an outage (503) or a bug (500).

@@ -1,5 +1,5 @@
-import type { WatchState } from "../WatchState";
-import { numberField, type ScriptReply, unexpectedReply } from "./ScriptRunner";
+import type { WatchState } from "../WatchState.js";
+import { numberField, type ScriptReply, unexpectedReply } from "./ScriptRunner.js";
 
 /** A kind's watch script reply (lua/watch.lua), decoded by name. */
 export function watchStateOf(name: string, r: ScriptReply): WatchState {

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
+import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
 
 /**
  * Every idempotency behaviour of the contract, written once and run against
@@ -363,7 +363,8 @@ export function idempotencyConformance(kind: StoreKind) {
     for (const p of ["begin", "heartbeat", "complete", "fail"]) expect(doc.paths).toHaveProperty([`/v1/idempotency/{key}/${p}`]);
     const begin = doc.paths["/v1/idempotency/{key}/begin"].post;
     expect(Object.keys(begin.responses)).toEqual(expect.arrayContaining(["200", "201", "409", "422"]));
-    expect(begin.parameters[0].name).toBe("key");
+    expect(begin.parameters[0]).toEqual({ $ref: "#/components/parameters/Key" });
+    expect(doc.components.parameters.Key.name).toBe("key");
     expect(doc.paths["/v1/idempotency/{key}"].get).toBeDefined();
   });
 }

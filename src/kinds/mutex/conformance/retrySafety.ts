@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { selectStore } from "../../../store/storeConfig";
-import { newOwnerToken, newRequestId } from "../../../tokens";
-import { envFor, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
+import { selectStore } from "../../../store/storeConfig.js";
+import { newOwnerToken, newRequestId } from "../../../tokens.js";
+import { envFor, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
 
 /**
  * The Upstash client retries a request after a network error, so a script

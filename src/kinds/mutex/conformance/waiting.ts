@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { verifySignature } from "../../../lockObject/signature";
-import { api, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
-import { deliveries, eventually, fireObjectAlarm, newReceiver, objectAlarm, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject";
+import { verifySignature } from "../../../lockObject/signature.js";
+import { api, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
+import { deliveries, eventually, fireObjectAlarm, newReceiver, objectAlarm, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
 
 /** Waiting in the LockRoom and expiry notifications, the same on both stores. */
 export function waitingConformance(kind: StoreKind) {

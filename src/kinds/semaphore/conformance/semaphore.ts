@@ -1,8 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { verifySignature } from "../../../lockObject/signature";
-import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
-import { deliveries, eventually, newReceiver } from "../../../../test/workers/support/lockObject";
+import { verifySignature } from "../../../lockObject/signature.js";
+import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
+import { deliveries, eventually, newReceiver } from "../../../../test/workers/support/lockObject.js";
 
 /**
  * Tracks the permits the clients believe they hold. A client counts its
