@@ -51,7 +51,12 @@ async function recordAcquire(redis: Redis): Promise<ScriptCall> {
       if (prop === "createScript")
         return (source: string) => {
           const real = target.createScript(source);
-          return { exec: (keys: string[], args: string[]) => (calls.push({ source, keys, args }), real.exec(keys, args)) };
+          return {
+            exec: (keys: string[], args: string[]) => {
+              calls.push({ source, keys, args });
+              return real.exec(keys, args);
+            },
+          };
         };
       const v = Reflect.get(target, prop, target);
       return typeof v === "function" ? v.bind(target) : v;
@@ -71,8 +76,22 @@ export async function measureCeiling(gw: Gateway, redis: Redis): Promise<Ceiling
   const sha = String(await gatewayCommand(gw, ["SCRIPT", "LOAD", call.source]));
   // A random lock name per key, so most calls grant a free lock as a try-lock would.
   const keys = call.keys.map((k) => k.replaceAll(PROBE, "bench-ceiling-__rand_int__"));
-  const args = ["-p", String(gw.redisPort), "-q", "-n", String(CEILING_REQUESTS), "-c", String(CEILING_CLIENTS), "-r", "100000",
-    "EVALSHA", sha, String(keys.length), ...keys, ...call.args];
+  const args = [
+    "-p",
+    String(gw.redisPort),
+    "-q",
+    "-n",
+    String(CEILING_REQUESTS),
+    "-c",
+    String(CEILING_CLIENTS),
+    "-r",
+    "100000",
+    "EVALSHA",
+    sha,
+    String(keys.length),
+    ...keys,
+    ...call.args,
+  ];
   const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout.on("data", (d) => (out += d));
@@ -82,7 +101,10 @@ export async function measureCeiling(gw: Gateway, redis: Redis): Promise<Ceiling
     throw err;
   });
   // -q prints progress with \r and ends with "<command>: N requests per second, p50=X msec".
-  const last = out.split(/[\r\n]/).filter((l) => /requests per second/.test(l)).pop();
+  const last = out
+    .split(/[\r\n]/)
+    .filter((l) => /requests per second/.test(l))
+    .pop();
   const rps = last && /([\d.]+) requests per second/.exec(last)?.[1];
   if (code !== 0 || !rps) return { ok: false, reason: `redis-benchmark exited ${code}: ${out.trim().slice(-300)}` };
   const shown = `redis-benchmark ${args.map((a) => (a === sha ? "<sha of mutex_acquire>" : a)).join(" ")}`;

@@ -107,7 +107,11 @@ export class WorkerApi {
     if (res.status !== 200 || !body.token) throw new Error(`${mode} acquire ${name}: ${res.status} ${body.error}: ${body.message}`);
     const token = body.token;
     return async () => {
-      const r = await fetch(`${this.base}/v1/rwlocks/${name}/${mode}/release`, { method: "POST", headers: this.headers(), body: JSON.stringify({ token }) });
+      const r = await fetch(`${this.base}/v1/rwlocks/${name}/${mode}/release`, {
+        method: "POST",
+        headers: this.headers(),
+        body: JSON.stringify({ token }),
+      });
       const b = (await r.json()) as { released?: boolean };
       if (r.status !== 200 || !b.released) throw new Error(`${mode} release ${name}: ${r.status} ${JSON.stringify(b)}`);
     };

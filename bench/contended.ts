@@ -158,8 +158,18 @@ export async function measureContended(target: ContendedTarget, gw: Gateway, nam
 }
 
 export const CONTENDED_HEADER = [
-  "client", "mode", "grants/s", "of 1000/hold", "max/min", "wait p50 ms", "wait p99 ms",
-  "HTTP/grant", "Upstash/grant", "scripts/grant", "gave up", "per client min..max",
+  "client",
+  "mode",
+  "grants/s",
+  "of 1000/hold",
+  "max/min",
+  "wait p50 ms",
+  "wait p99 ms",
+  "HTTP/grant",
+  "Upstash/grant",
+  "scripts/grant",
+  "gave up",
+  "per client min..max",
 ];
 
 export function contendedTableRows(rows: ContendedRow[]): string[][] {

@@ -37,9 +37,7 @@ export async function measureFloors(gw: Gateway, workers: { redis: string; durab
     return res.text();
   };
   return {
-    gatewayPing: await floorOf(() =>
-      text(rawFetch(gw.url, { method: "POST", headers: { authorization: `Bearer ${gw.token}` }, body: '["PING"]' })),
-    ),
+    gatewayPing: await floorOf(() => text(rawFetch(gw.url, { method: "POST", headers: { authorization: `Bearer ${gw.token}` }, body: '["PING"]' }))),
     worker404: { redis: await floorOf(notFound(workers.redis)), durable: await floorOf(notFound(workers.durable)) },
     workerHealthRedis: await floorOf(async () => {
       const res = await rawFetch(`${workers.redis}/healthz`);

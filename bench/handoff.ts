@@ -34,12 +34,7 @@ export interface HandoffTarget {
   untilWaiting(name: string, answeredBefore: number): Promise<void>;
 }
 
-export function handoffTargets(
-  gw: Gateway,
-  redis: Redis,
-  workers: { redis: WorkerApi; durable: WorkerApi },
-  floors: Floors,
-): HandoffTarget[] {
+export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }, floors: Floors): HandoffTarget[] {
   const worker = (label: string, api: WorkerApi, floorP50: number): HandoffTarget => ({
     label,
     settings: `lock object, waitMs ${WAIT_MS}`,
@@ -137,7 +132,11 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
     } catch (err) {
       note ??= err instanceof Error ? err.message : String(err);
       if (release) await release().catch(() => {});
-      if (waiting) await withTimeout(waiting, WAIT_MS + 5000, "the waiter").then((g) => g?.(), () => {});
+      if (waiting)
+        await withTimeout(waiting, WAIT_MS + 5000, "the waiter").then(
+          (g) => g?.(),
+          () => {},
+        );
       if (attempts > 5 && !latencies.length) break;
     }
   }

@@ -34,12 +34,32 @@ const DRAIN_MS = 10_000;
 
 type Acquire = (write: boolean, signal: AbortSignal) => Promise<Release | null>;
 
-export function readMostlyTargets(workers: { redis: WorkerApi; durable: WorkerApi }): Array<{ label: string; lock: string; acquire: (name: string) => Acquire }> {
+export function readMostlyTargets(workers: {
+  redis: WorkerApi;
+  durable: WorkerApi;
+}): Array<{ label: string; lock: string; acquire: (name: string) => Acquire }> {
   const targets = [];
-  for (const [store, api] of [["Redis", workers.redis], ["Durable", workers.durable]] as const) {
+  for (const [store, api] of [
+    ["Redis", workers.redis],
+    ["Durable", workers.durable],
+  ] as const) {
     const label = `holdfast Worker API, ${store} store`;
-    targets.push({ label, lock: "rwlock", acquire: (name: string): Acquire => (write, signal) => api.rwAcquire(name, write ? "write" : "read", WAIT_MS, signal) });
-    targets.push({ label, lock: "mutex (every op)", acquire: (name: string): Acquire => (_write, signal) => api.acquire(name, WAIT_MS, signal) });
+    targets.push({
+      label,
+      lock: "rwlock",
+      acquire:
+        (name: string): Acquire =>
+        (write, signal) =>
+          api.rwAcquire(name, write ? "write" : "read", WAIT_MS, signal),
+    });
+    targets.push({
+      label,
+      lock: "mutex (every op)",
+      acquire:
+        (name: string): Acquire =>
+        (_write, signal) =>
+          api.acquire(name, WAIT_MS, signal),
+    });
   }
   return targets;
 }
@@ -87,7 +107,17 @@ export async function measureReadMostly(label: string, lock: string, acquire: Ac
   return { label, lock, grantsPerSec: inWindow / (shape.windowMs / 1000), readWaits, writeWaits, errors, firstError };
 }
 
-export const READ_MOSTLY_HEADER = ["client", "lock", "grants/s", "vs mutex", "read wait p50", "read wait p99", "write wait p50", "write wait p99", "writes"];
+export const READ_MOSTLY_HEADER = [
+  "client",
+  "lock",
+  "grants/s",
+  "vs mutex",
+  "read wait p50",
+  "read wait p99",
+  "write wait p50",
+  "write wait p99",
+  "writes",
+];
 
 export function readMostlyTableRows(rows: ReadMostlyRow[]): string[][] {
   return rows.map((r) => {

@@ -10,7 +10,14 @@ import { upstashRedis, WorkerApi } from "./clients";
 import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContended, type ContendedRow, type ContendedShape } from "./contended";
 import { FLOOR_HEADER, floorTableRows, measureFloors } from "./floor";
 import { HANDOFF_HEADER, handoffTableRows, handoffTargets, HOLD_MAX_MS, HOLD_MIN_MS, measureHandoff, type HandoffRow } from "./handoff";
-import { measureReadMostly, READ_MOSTLY_HEADER, readMostlyTableRows, readMostlyTargets, type ReadMostlyRow, type ReadMostlyShape } from "./readMostly";
+import {
+  measureReadMostly,
+  READ_MOSTLY_HEADER,
+  readMostlyTableRows,
+  readMostlyTargets,
+  type ReadMostlyRow,
+  type ReadMostlyShape,
+} from "./readMostly";
 import { redisVersion } from "./redisInfo";
 import { installFetchCounter } from "./roundTrips";
 import { type BenchStack, servingVersions, startBenchStack } from "./stack";
@@ -101,7 +108,14 @@ type Workers = { redis: WorkerApi; durable: WorkerApi };
 type Floors = Awaited<ReturnType<typeof measureFloors>>;
 
 /** 1. Uncontended cycles. */
-async function cyclesSection(gw: BenchStack["gateway"], redis: ReturnType<typeof upstashRedis>, workers: Workers, run: string, floors: Floors, ceiling: Awaited<ReturnType<typeof measureCeiling>> | { ok: false; reason: string }) {
+async function cyclesSection(
+  gw: BenchStack["gateway"],
+  redis: ReturnType<typeof upstashRedis>,
+  workers: Workers,
+  run: string,
+  floors: Floors,
+  ceiling: Awaited<ReturnType<typeof measureCeiling>> | { ok: false; reason: string },
+) {
   const cycleRows: CycleRow[] = [];
   for (const target of cycleTargets(gw, redis, workers)) {
     const prefix = `${run}-u${cycleRows.length}`;
@@ -115,7 +129,16 @@ async function cyclesSection(gw: BenchStack["gateway"], redis: ReturnType<typeof
     `The 16 loops share one @upstash/redis client, whose auto-pipelining (on by default) batches concurrent commands per request.`,
   ];
   if (ceiling.ok) {
-    rows1.push(["ceiling: redis-benchmark EVALSHA", `${CEILING_CLIENTS} conns`, `${int(ceiling.rps / 2)}`, ceiling.p50?.replace(" msec", "") ?? "—", "—", "—", "—", "—"]);
+    rows1.push([
+      "ceiling: redis-benchmark EVALSHA",
+      `${CEILING_CLIENTS} conns`,
+      `${int(ceiling.rps / 2)}`,
+      ceiling.p50?.replace(" msec", "") ?? "—",
+      "—",
+      "—",
+      "—",
+      "—",
+    ]);
     notes1.push(`ceiling row: table 0's EVALSHA/s of mutex_acquire shown as cycles/s = EVALSHA/s / 2.`);
   }
   notes1.push(

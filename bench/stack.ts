@@ -92,6 +92,7 @@ async function startWorker(store: "redis" | "durable", vars: Record<string, stri
   stoppers.push(() => server.stop());
   const res = await rawFetch(`${server.url}/healthz`, { signal: AbortSignal.timeout(5000) });
   const body = (await res.json()) as { store?: string };
-  if (!res.ok || body.store !== store) throw new Error(`Worker at ${server.url}: /healthz ${res.status} ${JSON.stringify(body)}, expected store ${store}`);
+  if (!res.ok || body.store !== store)
+    throw new Error(`Worker at ${server.url}: /healthz ${res.status} ${JSON.stringify(body)}, expected store ${store}`);
   return server.url;
 }

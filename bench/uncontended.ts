@@ -5,7 +5,7 @@
  * Lua script calls seen by Redis.
  */
 import type { Redis } from "@upstash/redis";
-import { libraryLock, type Release, upstashLock, WorkerApi } from "./clients";
+import { libraryLock, type Release, upstashLock, type WorkerApi } from "./clients";
 import { runLoops } from "./loop";
 import { scriptCalls } from "./redisInfo";
 import { requestsTo } from "./roundTrips";

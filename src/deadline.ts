@@ -11,10 +11,7 @@ export const DEFAULT_STORE_TIMEOUT_MS = 2000;
 export async function withDeadline<T>(what: string, timeoutMs: number, call: () => Promise<T>): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new StoreUnavailableError(`the store did not answer ${what} within ${timeoutMs} ms`, "unknown")),
-      timeoutMs,
-    );
+    timer = setTimeout(() => reject(new StoreUnavailableError(`the store did not answer ${what} within ${timeoutMs} ms`, "unknown")), timeoutMs);
   });
   try {
     return await Promise.race([call(), timeout]);

@@ -21,7 +21,9 @@ const entries = [];
 for (const kind of readdirSync(kindsDir).sort()) {
   const luaDir = join(kindsDir, kind, "lua");
   if (!existsSync(luaDir)) continue;
-  for (const file of readdirSync(luaDir).filter((f) => f.endsWith(".lua")).sort()) {
+  for (const file of readdirSync(luaDir)
+    .filter((f) => f.endsWith(".lua"))
+    .sort()) {
     const name = `${kind}_${file.replace(/\.lua$/, "")}`;
     const body = readFileSync(join(luaDir, file), "utf8");
     const libs = /^-- uses: holders$/m.test(body) ? `${prelude}\n${holdersLib}` : prelude;

@@ -23,7 +23,10 @@ app.get("/healthz", async (c) => {
     return c.json({ status: "ok", store: store.kind, answers: true, latencyMs: Date.now() - started }, 200);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    return c.json({ error: "store_unavailable", message, status: "unavailable", store: store.kind, answers: false, latencyMs: Date.now() - started }, 503);
+    return c.json(
+      { error: "store_unavailable", message, status: "unavailable", store: store.kind, answers: false, latencyMs: Date.now() - started },
+      503,
+    );
   }
 });
 

@@ -13,7 +13,6 @@ export class NotConfiguredError extends HoldfastError {
   }
 }
 
-
 interface KeyEntry {
   namespace: string;
   digest: Uint8Array;
@@ -27,7 +26,7 @@ const parsedKeys = new Map<string, Promise<KeyEntry[]>>();
  * in constant time, so timing does not reveal how much of a key matched.
  */
 export async function namespaceOf(authorization: string | undefined, apiKeys: string | undefined): Promise<string> {
-  if (!apiKeys || !apiKeys.trim()) throw new NotConfiguredError("API_KEYS is not set");
+  if (!apiKeys?.trim()) throw new NotConfiguredError("API_KEYS is not set");
   let entries = parsedKeys.get(apiKeys);
   if (!entries) {
     entries = parseApiKeys(apiKeys);
@@ -45,7 +44,10 @@ export async function namespaceOf(authorization: string | undefined, apiKeys: st
 
 async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
   const entries: KeyEntry[] = [];
-  for (const pair of apiKeys.split(",").map((p) => p.trim()).filter(Boolean)) {
+  for (const pair of apiKeys
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const eq = pair.indexOf("=");
     const namespace = pair.slice(0, eq);
     const key = pair.slice(eq + 1);

@@ -55,28 +55,60 @@ function rwlockOperations(): Record<string, Record<string, Op>> {
   for (const mode of ["read", "write"] as const) {
     const Mode = mode === "read" ? "Read" : "Write";
     ops[`/v1/rwlocks/{name}/${mode}/acquire`] = {
-      post: { operationId: `rwlock${Mode}Acquire`, summary: `Acquire or re-enter a ${mode} lock`, body: ["RwAcquireRequest", rw.rwAcquireBody], ok: [200, "RwGrant", rw.rwGrant], errors: WRITE_ERRORS },
+      post: {
+        operationId: `rwlock${Mode}Acquire`,
+        summary: `Acquire or re-enter a ${mode} lock`,
+        body: ["RwAcquireRequest", rw.rwAcquireBody],
+        ok: [200, "RwGrant", rw.rwGrant],
+        errors: WRITE_ERRORS,
+      },
     };
     ops[`/v1/rwlocks/{name}/${mode}/heartbeat`] = { post: heartbeat(`rwlock${Mode}Heartbeat`, "Extend a read-write lock holder's lease") };
     ops[`/v1/rwlocks/{name}/${mode}/release`] = {
-      post: { operationId: `rwlock${Mode}Release`, summary: `Release one ${mode} hold`, body: releaseBody, ok: [200, "RwReleaseResponse", rw.rwReleaseResponse], errors: WRITE_ERRORS },
+      post: {
+        operationId: `rwlock${Mode}Release`,
+        summary: `Release one ${mode} hold`,
+        body: releaseBody,
+        ok: [200, "RwReleaseResponse", rw.rwReleaseResponse],
+        errors: WRITE_ERRORS,
+      },
     };
   }
   ops["/v1/rwlocks/{name}/heartbeat"] = { post: heartbeat("rwlockHeartbeat", "Extend a read-write lock holder's lease, whatever it holds") };
   ops["/v1/rwlocks/{name}/release"] = {
-    post: { operationId: "rwlockRelease", summary: "Release the token's write hold, or else one read hold", body: releaseBody, ok: [200, "RwReleaseResponse", rw.rwReleaseResponse], errors: WRITE_ERRORS },
+    post: {
+      operationId: "rwlockRelease",
+      summary: "Release the token's write hold, or else one read hold",
+      body: releaseBody,
+      ok: [200, "RwReleaseResponse", rw.rwReleaseResponse],
+      errors: WRITE_ERRORS,
+    },
   };
-  ops["/v1/rwlocks/{name}"] = { get: { operationId: "rwlockInspect", summary: "Inspect a read-write lock", ok: [200, "RwState", rw.rwStateResponse], errors: READ_ERRORS } };
+  ops["/v1/rwlocks/{name}"] = {
+    get: { operationId: "rwlockInspect", summary: "Inspect a read-write lock", ok: [200, "RwState", rw.rwStateResponse], errors: READ_ERRORS },
+  };
   return ops;
 }
 
 const operations: Record<string, Record<string, Op>> = {
   "/v1/locks/{name}/acquire": {
-    post: { operationId: "mutexAcquire", summary: "Acquire or re-enter a mutex", body: ["MutexAcquireRequest", mutex.mutexAcquireBody], ok: [200, "MutexGrant", mutex.mutexGrant], errors: WRITE_ERRORS },
+    post: {
+      operationId: "mutexAcquire",
+      summary: "Acquire or re-enter a mutex",
+      body: ["MutexAcquireRequest", mutex.mutexAcquireBody],
+      ok: [200, "MutexGrant", mutex.mutexGrant],
+      errors: WRITE_ERRORS,
+    },
   },
   "/v1/locks/{name}/heartbeat": { post: heartbeat("mutexHeartbeat", "Extend a mutex lease") },
   "/v1/locks/{name}/release": {
-    post: { operationId: "mutexRelease", summary: "Release one level of a mutex hold", body: releaseBody, ok: [200, "MutexReleaseResponse", mutex.releaseResponse], errors: WRITE_ERRORS },
+    post: {
+      operationId: "mutexRelease",
+      summary: "Release one level of a mutex hold",
+      body: releaseBody,
+      ok: [200, "MutexReleaseResponse", mutex.releaseResponse],
+      errors: WRITE_ERRORS,
+    },
   },
   "/v1/locks/{name}": {
     get: { operationId: "mutexInspect", summary: "Inspect a mutex", ok: [200, "MutexState", mutex.mutexStateResponse], errors: READ_ERRORS },
@@ -111,7 +143,12 @@ const operations: Record<string, Record<string, Op>> = {
     },
   },
   "/v1/idempotency/{key}": {
-    get: { operationId: "idempotencyInspect", summary: "Inspect an idempotency key", ok: [200, "IdempotencyState", idem.idempotencyStateResponse], errors: READ_ERRORS },
+    get: {
+      operationId: "idempotencyInspect",
+      summary: "Inspect an idempotency key",
+      ok: [200, "IdempotencyState", idem.idempotencyStateResponse],
+      errors: READ_ERRORS,
+    },
   },
   ...rwlockOperations(),
   "/v1/semaphores/{name}/acquire": {
@@ -125,10 +162,21 @@ const operations: Record<string, Record<string, Op>> = {
   },
   "/v1/semaphores/{name}/heartbeat": { post: heartbeat("semaphoreHeartbeat", "Extend a semaphore holder's lease") },
   "/v1/semaphores/{name}/release": {
-    post: { operationId: "semaphoreRelease", summary: "Give a holder's permits back", body: releaseBody, ok: [200, "SemaphoreReleaseResponse", sem.semaphoreReleaseResponse], errors: WRITE_ERRORS },
+    post: {
+      operationId: "semaphoreRelease",
+      summary: "Give a holder's permits back",
+      body: releaseBody,
+      ok: [200, "SemaphoreReleaseResponse", sem.semaphoreReleaseResponse],
+      errors: WRITE_ERRORS,
+    },
   },
   "/v1/semaphores/{name}": {
-    get: { operationId: "semaphoreInspect", summary: "Inspect a semaphore", ok: [200, "SemaphoreState", sem.semaphoreStateResponse], errors: READ_ERRORS },
+    get: {
+      operationId: "semaphoreInspect",
+      summary: "Inspect a semaphore",
+      ok: [200, "SemaphoreState", sem.semaphoreStateResponse],
+      errors: READ_ERRORS,
+    },
   },
 };
 
@@ -187,8 +235,12 @@ export function openApiDocument(origin: string) {
           parameters: [{ $ref: `#/components/parameters/${param}` }],
           ...(op.body && { requestBody: { required: true, content: json(ref(op.body[0])) } }),
           responses: {
-            ...Object.fromEntries([op.ok, ...(op.alsoOk ?? [])].map(([status, id]) => [String(status), { description: "ok", content: json(ref(id)) }])),
-            ...Object.fromEntries([...op.errors, 500].map((status) => [String(status), { $ref: `#/components/responses/${ERROR_RESPONSES[status][0]}` }])),
+            ...Object.fromEntries(
+              [op.ok, ...(op.alsoOk ?? [])].map(([status, id]) => [String(status), { description: "ok", content: json(ref(id)) }]),
+            ),
+            ...Object.fromEntries(
+              [...op.errors, 500].map((status) => [String(status), { $ref: `#/components/responses/${ERROR_RESPONSES[status][0]}` }]),
+            ),
           },
         },
       ]),
@@ -202,7 +254,8 @@ export function openApiDocument(origin: string) {
     info: {
       title: "holdfast",
       version: "1",
-      description: "Distributed locks for edge and serverless apps: mutexes, read-write locks, semaphores and idempotency keys. The contract: docs/API.md.",
+      description:
+        "Distributed locks for edge and serverless apps: mutexes, read-write locks, semaphores and idempotency keys. The contract: docs/API.md.",
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: origin, description: "this deployment" }],
@@ -215,9 +268,7 @@ export function openApiDocument(origin: string) {
         Key: { name: "key", in: "path", required: true, description: "The idempotency key", schema: nameSchema },
       },
       schemas: { ...componentSchemas(answers, "output"), ...componentSchemas(requests, "input") },
-      responses: Object.fromEntries(
-        Object.values(ERROR_RESPONSES).map(([id, description]) => [id, { description, content: json(ref("Error")) }]),
-      ),
+      responses: Object.fromEntries(Object.values(ERROR_RESPONSES).map(([id, description]) => [id, { description, content: json(ref("Error")) }])),
     },
   };
 }

@@ -58,7 +58,12 @@ export class LocalStore implements LockStore {
    */
   nextCleanup(now: number, scanAnswers: boolean): number | undefined {
     const answers = scanAnswers ? forgetExpired(this.kv, now) : now + REQUEST_MEMORY_MS;
-    const times = [mutex.nextMutexDeadline(this.kv, now), idempotency.nextIdempotencyDeadline(this.kv, now), holders.nextHoldersDeadline(this.kv, now), answers];
+    const times = [
+      mutex.nextMutexDeadline(this.kv, now),
+      idempotency.nextIdempotencyDeadline(this.kv, now),
+      holders.nextHoldersDeadline(this.kv, now),
+      answers,
+    ];
     const kept = times.filter((t): t is number => t !== undefined);
     return kept.length ? Math.min(...kept) : undefined;
   }

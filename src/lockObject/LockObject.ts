@@ -77,7 +77,8 @@ export class LockObject extends DurableObject<Env> {
   /** POST /wait with a WaitRequest: answered once granted, refused or timed out. Fetch, so a disconnect aborts it. */
   async fetch(request: Request): Promise<Response> {
     const parsed = waitRequestSchema.safeParse(await request.json().catch(() => undefined));
-    if (!parsed.success) return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
+    if (!parsed.success)
+      return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
     const req = parsed.data;
     try {
       switch (req.kind) {
@@ -116,7 +117,12 @@ export class LockObject extends DurableObject<Env> {
     return this.mutex.waiterCount + this.rwlock.waiterCount + this.semaphore.waiterCount;
   }
 
-  async idempotencyBeginWatched(ref: LockRef, input: IdempotencyBeginInput, onExpire: string, store: StoreKind): Promise<IdempotencyBeginResult | ObjectStoreFault> {
+  async idempotencyBeginWatched(
+    ref: LockRef,
+    input: IdempotencyBeginInput,
+    onExpire: string,
+    store: StoreKind,
+  ): Promise<IdempotencyBeginResult | ObjectStoreFault> {
     return this.afterWrite(await this.idempotency.beginWatched(ref, input, onExpire, store));
   }
 

@@ -15,7 +15,16 @@ export interface LockObjectHost {
   /** Redis (from the object's own configuration) or the local store. */
   storeOf(kind: StoreKind): LockStore;
   /** Watch a lease for onExpire, looked at again when it would end (after ttlMs, by our clock). */
-  watchLease(lease: { kind: WatchedKind; store: StoreKind; ref: LockRef; fence: number; token?: string; expiresAt: number; ttlMs: number; onExpire: string }): void;
+  watchLease(lease: {
+    kind: WatchedKind;
+    store: StoreKind;
+    ref: LockRef;
+    fence: number;
+    token?: string;
+    expiresAt: number;
+    ttlMs: number;
+    onExpire: string;
+  }): void;
   /** The lease of this watch id (its fence, or its token where a kind has many holders) ended on purpose: no notification. */
   dropWatch(id: number | string): void;
 }

@@ -126,10 +126,13 @@ export class WaitQueue<Req, Grant> {
   /** Try the store again in `ms` (the holder's remaining lease, or a back-off). */
   private wakeIn(ms: number): void {
     clearTimeout(this.wakeTimer);
-    this.wakeTimer = setTimeout(() => {
-      this.wakeTimer = undefined;
-      if (this.waiters.length || this.withdrawals.size) this.kick();
-    }, Math.max(MIN_WAKE_MS, ms));
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = undefined;
+        if (this.waiters.length || this.withdrawals.size) this.kick();
+      },
+      Math.max(MIN_WAKE_MS, ms),
+    );
   }
 
   private async run(): Promise<void> {
@@ -160,7 +163,7 @@ export class WaitQueue<Req, Grant> {
       const more = this.waiters.length > front.length;
       const head = this.waiters[0];
       for (const w of this.waiters.slice(0, this.policy.batch)) w.admitted = true;
-      let admission;
+      let admission: Awaited<ReturnType<QueuePolicy<Req, Grant>["admit"]>>;
       try {
         admission = await this.policy.admit(this.host.store(), this.host.ref, front, more);
       } catch (err) {

@@ -76,8 +76,7 @@ export async function checkWatches(kv: SyncKvStorage, storeOf: (kind: StoreKind)
     const at = Date.now();
     if (found.state === "held") {
       kv.put(key, { ...lease, expiresAt: found.expiresAt, checkAt: at + Math.max(MIN_RECHECK_MS, found.remainingMs) });
-    }
-    else {
+    } else {
       kv.delete(key);
       if (found.state === "lapsed") kv.put(NOTIFY + watchIdOf(lease), notificationFor(lease, at));
     }

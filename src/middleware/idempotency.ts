@@ -53,7 +53,7 @@ export function idempotency(options: IdempotencyMiddlewareOptions): MiddlewareHa
     const key = await keyOf(c);
     if (key === undefined) return next();
 
-    let begun;
+    let begun: Awaited<ReturnType<Idempotency["begin"]>>;
     const sentAt = Date.now();
     try {
       const fingerprint = await fingerprintOf(c, await c.req.text());

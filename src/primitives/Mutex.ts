@@ -53,9 +53,7 @@ export class Mutex {
     const tryOnce = async () => {
       const r = await this.store.mutexAcquire(this.ref, { token, mode: reenter ? "reenter" : "new", ttlMs, requestId: newRequestId(), watch: false });
       if (r.status === "lost") throw new LeaseLostError();
-      return r.status === "granted"
-        ? { done: true as const, value: r.grant }
-        : { done: false as const, retryAfterMs: r.retryAfterMs };
+      return r.status === "granted" ? { done: true as const, value: r.grant } : { done: false as const, retryAfterMs: r.retryAfterMs };
     };
     const result = reenter ? await tryOnce() : await pollForGrant(waitMs, tryOnce, options.signal);
     if (!result.done) throw new LockedError(result.retryAfterMs);

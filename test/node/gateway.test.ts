@@ -18,7 +18,12 @@ const redis = new Redis({ url, token, retry: false, enableTelemetry: false });
 async function raw(
   path: string,
   body: unknown,
-  { auth = `Bearer ${token}`, headers = {}, base = url, signal }: { auth?: string | null; headers?: Record<string, string>; base?: string; signal?: AbortSignal } = {},
+  {
+    auth = `Bearer ${token}`,
+    headers = {},
+    base = url,
+    signal,
+  }: { auth?: string | null; headers?: Record<string, string>; base?: string; signal?: AbortSignal } = {},
 ) {
   const res = await fetch(base + path, {
     method: "POST",
@@ -112,7 +117,11 @@ describe("wire format", () => {
   });
 
   it("answers /pipeline with a {result} or {error} per command", async () => {
-    const res = await raw("/pipeline", [["SET", key("pl"), "x"], ["INCR", key("pl")], ["GET", key("pl")]]);
+    const res = await raw("/pipeline", [
+      ["SET", key("pl"), "x"],
+      ["INCR", key("pl")],
+      ["GET", key("pl")],
+    ]);
     expect(res).toEqual({
       status: 200,
       json: [{ result: "OK" }, { error: "ERR value is not an integer or out of range" }, { result: "x" }],
@@ -120,7 +129,12 @@ describe("wire format", () => {
   });
 
   it("answers /multi-exec per command, and with an error when EXEC aborts", async () => {
-    expect(await raw("/multi-exec", [["SET", key("tx"), "1"], ["INCR", key("tx")]])).toEqual({
+    expect(
+      await raw("/multi-exec", [
+        ["SET", key("tx"), "1"],
+        ["INCR", key("tx")],
+      ]),
+    ).toEqual({
       status: 200,
       json: [{ result: "OK" }, { result: 2 }],
     });

@@ -34,9 +34,7 @@ describe("runOnce", () => {
       await sleep(300);
       return { rows: 42, day: "2026-11-21" };
     };
-    const results = await Promise.all(
-      Array.from({ length: 20 }, () => runOnce(key, job, { redis, namespace, ttlMs: 2000, waitMs: 5000 })),
-    );
+    const results = await Promise.all(Array.from({ length: 20 }, () => runOnce(key, job, { redis, namespace, ttlMs: 2000, waitMs: 5000 })));
     expect(runs).toBe(1);
     for (const r of results) expect(r).toEqual({ rows: 42, day: "2026-11-21" });
 

@@ -75,9 +75,15 @@ for (const kind of ["redis", "durable"] as const) {
       const holder = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
       // Like `curl -m1 ... acquire {"ttlMs":8000,"waitMs":20000}`: asks to wait, gives up after a second.
       const gone = disconnectingAcquire(servers[kind].url, name, { ttlMs: 8000, waitMs: 20_000 }, 1000);
-      await until(() => get(`/v1/locks/${name}`), (r) => r.body.waiters === 1);
+      await until(
+        () => get(`/v1/locks/${name}`),
+        (r) => r.body.waiters === 1,
+      );
       const live = post(`/v1/locks/${name}/acquire`, { ttlMs: 8000, waitMs: 20_000 });
-      await until(() => get(`/v1/locks/${name}`), (r) => r.body.waiters === 2);
+      await until(
+        () => get(`/v1/locks/${name}`),
+        (r) => r.body.waiters === 2,
+      );
       await gone; // the first waiter's client is gone; workerd does not tell the Worker
 
       const releasedAt = Date.now();
@@ -96,7 +102,10 @@ for (const kind of ["redis", "durable"] as const) {
         const name = unique("outage");
         await post(`/v1/locks/${name}/acquire`, { ttlMs: 1000 });
         const waiting = post(`/v1/locks/${name}/acquire`, { ttlMs: 5000, waitMs: 6000 });
-        await until(() => get(`/v1/locks/${name}`), (r) => r.body.waiters === 1);
+        await until(
+          () => get(`/v1/locks/${name}`),
+          (r) => r.body.waiters === 1,
+        );
         stack.redis.pause();
         try {
           const res = await waiting;

@@ -39,7 +39,10 @@ describe("the OpenAPI document", () => {
   });
 
   it("names every operation once, and shares its error answers and schemas as components", () => {
-    const ops = Object.values(doc.paths).flatMap((byMethod) => Object.values(byMethod)) as Array<{ operationId: string; responses: Record<string, unknown> }>;
+    const ops = Object.values(doc.paths).flatMap((byMethod) => Object.values(byMethod)) as Array<{
+      operationId: string;
+      responses: Record<string, unknown>;
+    }>;
     const ids = ops.map((op) => op.operationId);
     expect(ids.every((id) => typeof id === "string" && id.length > 0)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
@@ -52,7 +55,11 @@ describe("the OpenAPI document", () => {
   });
 
   it("documents request bodies as clients send them: defaulted fields optional, unknown fields refused", () => {
-    const acquire = doc.components.schemas.SemaphoreAcquireRequest as { required: string[]; additionalProperties: boolean; properties: Record<string, object> };
+    const acquire = doc.components.schemas.SemaphoreAcquireRequest as {
+      required: string[];
+      additionalProperties: boolean;
+      properties: Record<string, object>;
+    };
     expect(acquire.required.sort()).toEqual(["limit", "ttlMs"]);
     expect(acquire.additionalProperties).toBe(false);
     expect(acquire.properties.permits).toMatchObject({ minimum: 1, default: 1 });

@@ -33,7 +33,10 @@ describe("follow-ups after a committed write (Redis store)", () => {
     const name = uniqueName("follow-up");
     const holder = (await post(path(name, "acquire"), { ttlMs: 1500 })).body;
     const waiting = post(path(name, "acquire"), { ttlMs: 5000, waitMs: 20_000 });
-    await eventually(() => get(path(name)), (r) => r.body.waiters === 1);
+    await eventually(
+      () => get(path(name)),
+      (r) => r.body.waiters === 1,
+    );
 
     const released = await broken.post(path(name, "release"), { token: holder.token });
     expect(released.status).toBe(200);
@@ -51,10 +54,19 @@ describe("follow-ups after a committed write (Redis store)", () => {
     const name = uniqueName("twice");
     const holder = (await post(path(name, "acquire"), { ttlMs: 1500 })).body;
     const first = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 20_000 });
-    await eventually(() => get(path(name)), (r) => r.body.waiters === 1);
+    await eventually(
+      () => get(path(name)),
+      (r) => r.body.waiters === 1,
+    );
     let secondAnswered = false;
-    const second = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 4000 }).then((r) => ((secondAnswered = true), r));
-    await eventually(() => get(path(name)), (r) => r.body.waiters === 2);
+    const second = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 4000 }).then((r) => {
+      secondAnswered = true;
+      return r;
+    });
+    await eventually(
+      () => get(path(name)),
+      (r) => r.body.waiters === 2,
+    );
 
     // The release hands the lock to the first waiter; the object does not hear of it...
     const released = await broken.post(path(name, "release"), { token: holder.token });
@@ -63,11 +75,7 @@ describe("follow-ups after a committed write (Redis store)", () => {
     const granted = await first;
     expect(granted.status).toBe(200);
     // Now the release's news arrives after all (a retried follow-up that had landed).
-    await env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`mutex:tenant-a:${name}`)).released(
-      { ns: "tenant-a", name },
-      holder.fence,
-      granted.body,
-    );
+    await env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`mutex:tenant-a:${name}`)).released({ ns: "tenant-a", name }, holder.fence, granted.body);
     await sleep(PICKUP_MS + 300);
     // The first waiter still holds it; the second was not granted a lock someone holds.
     expect(secondAnswered).toBe(false);
@@ -113,10 +121,19 @@ describe("follow-ups after a committed write (Redis store)", () => {
     const name = uniqueName("no-confirm");
     const holder = (await post(path(name, "acquire"), { ttlMs: 30_000 })).body;
     const waiting = waiterApi.post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 20_000 });
-    await eventually(() => get(path(name)), (r) => r.body.waiters === 1);
+    await eventually(
+      () => get(path(name)),
+      (r) => r.body.waiters === 1,
+    );
     let nextAnswered = false;
-    const next = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: PICKUP_MS + 1500 }).then((r) => ((nextAnswered = true), r));
-    await eventually(() => get(path(name)), (r) => r.body.waiters === 2);
+    const next = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: PICKUP_MS + 1500 }).then((r) => {
+      nextAnswered = true;
+      return r;
+    });
+    await eventually(
+      () => get(path(name)),
+      (r) => r.body.waiters === 2,
+    );
 
     await post(path(name, "release"), { token: holder.token });
     const granted = await waiting;

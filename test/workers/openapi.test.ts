@@ -43,7 +43,9 @@ describe("service documents", () => {
 
   it("documents the acquire body from the same schema the route enforces", async () => {
     const doc = (await get("/openapi.json", { key: null })).body;
-    expect(doc.paths["/v1/locks/{name}/acquire"].post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/MutexAcquireRequest" });
+    expect(doc.paths["/v1/locks/{name}/acquire"].post.requestBody.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/MutexAcquireRequest",
+    });
     const schema = doc.components.schemas.MutexAcquireRequest;
     expect(schema.required).toEqual(["ttlMs"]);
     expect(schema.additionalProperties).toBe(false);

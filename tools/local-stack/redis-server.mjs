@@ -107,8 +107,24 @@ async function launch(bin, port) {
   // stdio ignored and a logfile instead: an unread stdout pipe could fill up and stall redis.
   const child = spawn(
     bin,
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-     "--daemonize", "no", "--protected-mode", "no", "--dir", dir, "--logfile", logfile],
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--daemonize",
+      "no",
+      "--protected-mode",
+      "no",
+      "--dir",
+      dir,
+      "--logfile",
+      logfile,
+    ],
     { stdio: "ignore" },
   );
   const exited = new Promise((resolve) => {

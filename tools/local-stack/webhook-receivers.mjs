@@ -25,7 +25,7 @@ export async function startWebhookReceivers() {
 
     if (req.method === "POST" && path === "/receivers") {
       const id = `r${nextId++}`;
-      const failFirst = Number(body ? JSON.parse(body).failFirst ?? 0 : 0);
+      const failFirst = Number(body ? (JSON.parse(body).failFirst ?? 0) : 0);
       receivers.set(id, { failFirst, deliveries: [] });
       return send(200, { id, url: `${base}/r/${id}` });
     }

@@ -23,5 +23,11 @@ export function resolveEngine(requested?: string): Engine;
  * vars: the Worker's vars and secrets, over wrangler.toml's [vars].
  * persistDir: keep Durable Object storage there (default: dropped on stop).
  * engine: see resolveEngine.
+ * projectDir: the Worker project to bundle (its wrangler.toml and node_modules), default this repository.
  */
-export function startWorkerServer(options: { vars: Record<string, string>; persistDir?: string; engine?: Engine }): Promise<WorkerServer>;
+export function startWorkerServer(options: {
+  vars: Record<string, string>;
+  persistDir?: string;
+  engine?: Engine;
+  projectDir?: string;
+}): Promise<WorkerServer>;

@@ -53,8 +53,8 @@ const WRANGLER_JS = path.join(ROOT, "node_modules/wrangler/bin/wrangler.js");
  *   its bindings are wrangler.toml's [vars]
  */
 
-/** @type {Promise<Bundle> | undefined} */
-let bundling;
+/** Bundles by project directory (this repository, or a consumer project of the package check). @type {Map<string, Promise<Bundle>>} */
+const bundling = new Map();
 
 const ENGINES = /** @type {const} */ (["workerd", "miniflare"]);
 
@@ -73,19 +73,26 @@ export function resolveEngine(requested) {
 
 /**
  * Starts the Worker on 127.0.0.1 on a free port.
- * @param {{ vars: Record<string, string>, persistDir?: string, engine?: Engine }} options
+ * @param {{ vars: Record<string, string>, persistDir?: string, engine?: Engine, projectDir?: string }} options
  *   vars: the Worker's vars and secrets (API_KEYS, WEBHOOK_SECRET, UPSTASH_REDIS_REST_URL/TOKEN...),
  *   over wrangler.toml's [vars]; persistDir: keep Durable Object storage there (default: dropped on
- *   stop), in the same layout under both engines; engine: see resolveEngine.
+ *   stop), in the same layout under both engines; engine: see resolveEngine; projectDir: the
+ *   Worker project to bundle (its wrangler.toml and node_modules), default this repository.
  * @returns {Promise<WorkerServer>}
  */
-export async function startWorkerServer({ vars, persistDir, engine }) {
+export async function startWorkerServer({ vars, persistDir, engine, projectDir = ROOT }) {
   const chosen = resolveEngine(engine);
-  bundling ??= buildBundle().catch((err) => {
-    bundling = undefined; // let a later call try again (e.g. after a syntax error is fixed)
-    throw err;
-  });
-  const bundle = await bundling;
+  const dir = path.resolve(projectDir);
+  if (!bundling.has(dir)) {
+    bundling.set(
+      dir,
+      buildBundle(dir).catch((err) => {
+        bundling.delete(dir); // let a later call try again (e.g. after a syntax error is fixed)
+        throw err;
+      }),
+    );
+  }
+  const bundle = await /** @type {Promise<Bundle>} */ (bundling.get(dir));
   if (chosen === "workerd") return startWorkerd(bundle, { vars, persistDir, forwardLine: forwardRuntimeLine });
   return startMiniflare(bundle, { vars, persistDir });
 }
@@ -141,16 +148,16 @@ function forwardRuntimeLine(line, isStderr) {
   else if (!/^workerd\/\S+: warning: NOSENTRY /.test(line)) process.stderr.write(`${line}\n`);
 }
 
-/** @returns {Promise<Bundle>} */
-async function buildBundle() {
-  await runQuiet([path.join(ROOT, "tools/gen-lua-scripts.mjs")], "node tools/gen-lua-scripts.mjs");
+/** @param {string} projectDir @returns {Promise<Bundle>} */
+async function buildBundle(projectDir) {
+  if (projectDir === ROOT) await runQuiet([path.join(ROOT, "tools/gen-lua-scripts.mjs")], "node tools/gen-lua-scripts.mjs", ROOT);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-worker-"));
   process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
   // Snapshot the config before bundling, so a rename in wrangler.toml mid-build shows up as a
   // failed start rather than a bundle whose classes the config does not name.
-  const toml = fs.readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
+  const toml = fs.readFileSync(path.join(projectDir, "wrangler.toml"), "utf8");
   const out = path.join(dir, "build");
-  await runQuiet([WRANGLER_JS, "deploy", "--dry-run", "--outdir", out], "wrangler deploy --dry-run");
+  await runQuiet([WRANGLER_JS, "deploy", "--dry-run", "--outdir", out], "wrangler deploy --dry-run", projectDir);
   const main = entryModule(toml, out);
   const rewritten = toml.replace(/^main\s*=.*$/m, `main = "build/${main}"`);
   if (rewritten === toml) throw new Error("wrangler.toml has no `main = ...` line");
@@ -174,7 +181,8 @@ function entryModule(toml, out) {
   const expected = declared && `${path.basename(declared, path.extname(declared))}.js`;
   if (expected && fs.existsSync(path.join(out, expected))) return expected;
   const js = fs.readdirSync(out).filter((f) => f.endsWith(".js"));
-  if (js.length !== 1) throw new Error(`wrangler deploy --dry-run wrote ${js.length ? js.join(", ") : "no .js file"} in ${out}; cannot tell the entry module`);
+  if (js.length !== 1)
+    throw new Error(`wrangler deploy --dry-run wrote ${js.length ? js.join(", ") : "no .js file"} in ${out}; cannot tell the entry module`);
   return js[0];
 }
 
@@ -209,18 +217,22 @@ function listModules(out, main, rules) {
 
 /** wrangler's module rule globs ("**\/*.wasm"): "**\/" any directories, "*" within a name. @param {string} glob */
 function globToRegExp(glob) {
-  const re = glob.replace(/[.+^${}()|[\]\\?]/g, "\\$&").replace(/\*\*\//g, "\0").replace(/\*/g, "[^/]*").replace(/\0/g, "(?:.*/)?");
+  const re = glob
+    .replace(/[.+^${}()|[\]\\?]/g, "\\$&")
+    .replace(/\*\*\//g, "\0")
+    .replace(/\*/g, "[^/]*")
+    .replace(/\0/g, "(?:.*/)?");
   return new RegExp(`^${re}$`);
 }
 
 /**
  * Runs a Node script from the repo root, silently; its output is shown only if it fails.
- * @param {string[]} args @param {string} what
+ * @param {string[]} args @param {string} what @param {string} cwd
  */
-async function runQuiet(args, what) {
+async function runQuiet(args, what, cwd) {
   try {
     await run(process.execPath, args, {
-      cwd: ROOT,
+      cwd,
       timeout: 120_000,
       maxBuffer: 16 * 1024 * 1024,
       env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", FORCE_COLOR: "0" },

@@ -82,7 +82,14 @@ const MODULE_FIELD = /** @type {const} */ ({
 });
 
 /** Keys of wrangler's Miniflare worker options translated below; any other non-empty one is refused. */
-const TRANSLATED = new Set(["compatibilityDate", "compatibilityFlags", "modulesRules", "bindings", "durableObjects", "additionalUnboundDurableObjects"]);
+const TRANSLATED = new Set([
+  "compatibilityDate",
+  "compatibilityFlags",
+  "modulesRules",
+  "bindings",
+  "durableObjects",
+  "additionalUnboundDurableObjects",
+]);
 
 /**
  * @param {Bundle} bundle
@@ -239,7 +246,11 @@ function launch(bin, args, tmpDir) {
   };
   readline.createInterface({ input: child.stdout }).on("line", (l) => sink(l, false));
   readline.createInterface({ input: child.stderr }).on("line", (l) => sink(l, true));
-  const heldText = () => held.map(([l]) => l).join("\n").trim();
+  const heldText = () =>
+    held
+      .map(([l]) => l)
+      .join("\n")
+      .trim();
 
   const killGroup = (/** @type {NodeJS.Signals} */ signal) => {
     try {
@@ -253,7 +264,9 @@ function launch(bin, args, tmpDir) {
   live.add(onExit);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
-    process.once("exit", () => live.forEach((f) => f()));
+    process.once("exit", () => {
+      for (const f of live) f();
+    });
   }
 
   /** @type {Promise<void> | undefined} */

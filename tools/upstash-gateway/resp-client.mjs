@@ -81,15 +81,15 @@ export function createRespClient({ host = "127.0.0.1", port }) {
       /** @type {Reply[]} */
       const replies = new Array(commands.length);
       let left = commands.length;
-      commands.forEach((_, i) =>
+      for (let i = 0; i < commands.length; i++) {
         pending.push({
           onReply: (reply) => {
             replies[i] = reply;
             if (--left === 0) resolve(replies);
           },
           onError: reject, // later calls are no-ops once the promise settled
-        }),
-      );
+        });
+      }
       socket.write(encodeCommands(commands));
     });
   }

@@ -10,14 +10,26 @@ export class BadRequest extends Error {}
 // connection's state (transactions, pub/sub, db selection, ...) or block it would leak
 // into other requests. Upstash runs MULTI/EXEC itself via /multi-exec, as we do.
 const CONNECTION_STATE = new Set([
-  "MULTI", "EXEC", "DISCARD", "WATCH", "UNWATCH", "SELECT", "SWAPDB", "AUTH", "HELLO",
-  "RESET", "QUIT", "MONITOR", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "UNSUBSCRIBE",
-  "PUNSUBSCRIBE", "SUNSUBSCRIBE",
+  "MULTI",
+  "EXEC",
+  "DISCARD",
+  "WATCH",
+  "UNWATCH",
+  "SELECT",
+  "SWAPDB",
+  "AUTH",
+  "HELLO",
+  "RESET",
+  "QUIT",
+  "MONITOR",
+  "SUBSCRIBE",
+  "PSUBSCRIBE",
+  "SSUBSCRIBE",
+  "UNSUBSCRIBE",
+  "PUNSUBSCRIBE",
+  "SUNSUBSCRIBE",
 ]);
-const BLOCKING = new Set([
-  "BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP",
-  "WAIT", "WAITAOF",
-]);
+const BLOCKING = new Set(["BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BLMPOP", "BZPOPMIN", "BZPOPMAX", "BZMPOP", "WAIT", "WAITAOF"]);
 
 /**
  * Validate one command: a non-empty array of strings; numbers and booleans are
@@ -27,7 +39,7 @@ const BLOCKING = new Set([
  */
 export function toCommand(value) {
   if (!Array.isArray(value) || value.length === 0) {
-    throw new BadRequest("ERR a command must be a non-empty JSON array, e.g. [\"GET\",\"key\"]");
+    throw new BadRequest('ERR a command must be a non-empty JSON array, e.g. ["GET","key"]');
   }
   const args = value.map((arg) => {
     if (typeof arg === "string") return arg;
@@ -54,7 +66,7 @@ export function toCommand(value) {
  */
 export function toCommands(value) {
   if (!Array.isArray(value) || value.length === 0) {
-    throw new BadRequest("ERR body must be a non-empty JSON array of commands, e.g. [[\"SET\",\"k\",\"v\"],[\"GET\",\"k\"]]");
+    throw new BadRequest('ERR body must be a non-empty JSON array of commands, e.g. [["SET","k","v"],["GET","k"]]');
   }
   return value.map(toCommand);
 }

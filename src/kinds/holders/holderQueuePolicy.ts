@@ -17,7 +17,12 @@ export function holderQueuePolicy<Req extends Omit<QueuedHolder, "token" | "mark
     batch: ADMIT_BATCH,
     async admit(store, ref, waiters: ReadonlyArray<QueuedWaiter<Req>>, more): Promise<Admission<Grant>> {
       const fresh = new Set(waiters.filter((w) => w.fresh).map((w) => w.token));
-      const r = await ops.admit(store, ref, waiters.map((w) => ({ ...w.req, token: w.token, markPickup: !w.fresh })), more);
+      const r = await ops.admit(
+        store,
+        ref,
+        waiters.map((w) => ({ ...w.req, token: w.token, markPickup: !w.fresh })),
+        more,
+      );
       return {
         granted: r.granted.map((grant) => ({ token: grant.token, grant, pickup: !fresh.has(grant.token) })),
         refused: r.refused,

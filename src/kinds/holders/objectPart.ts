@@ -55,7 +55,16 @@ export class HoldersObjectPart<Wait extends RwlockWait | SemaphoreWait, Req, Gra
   async wait(req: Wait, signal: AbortSignal): Promise<WaitOutcome<Grant>> {
     const watchGrant = (grant: Grant) => {
       if (!req.onExpire) return;
-      this.host.watchLease({ kind: this.spec.kind, store: req.store, ref: req.ref, fence: grant.fence, token: grant.token, expiresAt: grant.expiresAt, ttlMs: grant.ttlMs, onExpire: req.onExpire });
+      this.host.watchLease({
+        kind: this.spec.kind,
+        store: req.store,
+        ref: req.ref,
+        fence: grant.fence,
+        token: grant.token,
+        expiresAt: grant.expiresAt,
+        ttlMs: grant.ttlMs,
+        onExpire: req.onExpire,
+      });
     };
     try {
       const line = this.line(req.ref, req.store);

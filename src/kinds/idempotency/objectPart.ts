@@ -12,7 +12,12 @@ import type { IdempotencyBeginInput, IdempotencyBeginResult } from "./types.js";
 export class IdempotencyObjectPart {
   constructor(private readonly host: LockObjectHost) {}
 
-  async beginWatched(ref: LockRef, input: IdempotencyBeginInput, onExpire: string, store: StoreKind): Promise<IdempotencyBeginResult | ObjectStoreFault> {
+  async beginWatched(
+    ref: LockRef,
+    input: IdempotencyBeginInput,
+    onExpire: string,
+    store: StoreKind,
+  ): Promise<IdempotencyBeginResult | ObjectStoreFault> {
     let r: IdempotencyBeginResult;
     try {
       r = await this.host.storeOf(store).idempotencyBegin(ref, input);

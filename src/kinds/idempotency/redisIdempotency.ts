@@ -17,19 +17,27 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
   return {
     async idempotencyBegin(ref, input): Promise<IdempotencyBeginResult> {
       const k = idempotencyKeys(ref);
-      const r = await scripts.run("idempotency_begin", [k.record, k.fence, k.request(input.requestId)], [
-        input.token,
-        input.ttlMs,
-        input.retainMs,
-        input.fingerprint ?? "",
-        FENCE_KEEP_MS,
-        REQUEST_MEMORY_MS,
-      ]);
+      const r = await scripts.run(
+        "idempotency_begin",
+        [k.record, k.fence, k.request(input.requestId)],
+        [input.token, input.ttlMs, input.retainMs, input.fingerprint ?? "", FENCE_KEEP_MS, REQUEST_MEMORY_MS],
+      );
       switch (r.status) {
         case "started":
-          return { status: "started", token: r.token, fence: numberField(r, "fence"), ttlMs: numberField(r, "ttlMs"), expiresAt: numberField(r, "expiresAt") };
+          return {
+            status: "started",
+            token: r.token,
+            fence: numberField(r, "fence"),
+            ttlMs: numberField(r, "ttlMs"),
+            expiresAt: numberField(r, "expiresAt"),
+          };
         case "completed":
-          return { status: "completed", response: storedResponse(r.response), completedAt: numberField(r, "completedAt"), fence: numberField(r, "fence") };
+          return {
+            status: "completed",
+            response: storedResponse(r.response),
+            completedAt: numberField(r, "completedAt"),
+            fence: numberField(r, "fence"),
+          };
         case "in_progress":
           return { status: "in_progress", retryAfterMs: numberField(r, "retryAfterMs"), expiresAt: numberField(r, "expiresAt") };
         case "mismatch":
@@ -48,7 +56,11 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
 
     async idempotencyComplete(ref, input): Promise<IdempotencyCompleteResult> {
       const k = idempotencyKeys(ref);
-      const r = await scripts.run("idempotency_complete", [k.record, k.request(input.requestId)], [input.token, input.responseJson, REQUEST_MEMORY_MS]);
+      const r = await scripts.run(
+        "idempotency_complete",
+        [k.record, k.request(input.requestId)],
+        [input.token, input.responseJson, REQUEST_MEMORY_MS],
+      );
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_complete", r);
       return { status: "ok", completedAt: numberField(r, "completedAt"), fence: numberField(r, "fence") };
@@ -56,7 +68,11 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
 
     async idempotencyFail(ref, input): Promise<IdempotencyFailResult> {
       const k = idempotencyKeys(ref);
-      const r = await scripts.run("idempotency_fail", [k.record, k.request(input.requestId), k.ended], [input.token, REQUEST_MEMORY_MS, ENDED_KEEP_MS]);
+      const r = await scripts.run(
+        "idempotency_fail",
+        [k.record, k.request(input.requestId), k.ended],
+        [input.token, REQUEST_MEMORY_MS, ENDED_KEEP_MS],
+      );
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_fail", r);
       return { status: "ok", fence: numberField(r, "fence") };
@@ -70,7 +86,12 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
     async idempotencyInspect(ref): Promise<IdempotencyState> {
       const r = await scripts.run("idempotency_inspect", [idempotencyKeys(ref).record], []);
       if (r.state === "completed") {
-        return { state: "completed", fence: numberField(r, "fence"), completedAt: numberField(r, "completedAt"), response: storedResponse(r.response) };
+        return {
+          state: "completed",
+          fence: numberField(r, "fence"),
+          completedAt: numberField(r, "completedAt"),
+          response: storedResponse(r.response),
+        };
       }
       if (r.state === "started") return { state: "started", fence: numberField(r, "fence"), expiresAt: numberField(r, "expiresAt") };
       if (r.state === "absent") return { state: "absent" };

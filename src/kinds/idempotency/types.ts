@@ -36,10 +36,7 @@ export interface IdempotencyStore {
   idempotencyBegin(ref: LockRef, input: IdempotencyBeginInput): Promise<IdempotencyBeginResult>;
   idempotencyHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<IdempotencyHeartbeatResult>;
   /** `responseJson` is the response's JSON text, already size-checked. */
-  idempotencyComplete(
-    ref: LockRef,
-    input: { token: string; responseJson: string; requestId: string },
-  ): Promise<IdempotencyCompleteResult>;
+  idempotencyComplete(ref: LockRef, input: { token: string; responseJson: string; requestId: string }): Promise<IdempotencyCompleteResult>;
   idempotencyFail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult>;
   idempotencyInspect(ref: LockRef): Promise<IdempotencyState>;
   /** The start of this fence, for its onExpire watch. */

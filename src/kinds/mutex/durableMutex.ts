@@ -165,8 +165,6 @@ export function watch(kv: SyncKvStorage, now: number, fence: number): WatchState
 
 /** When this object next has something of the mutex to clean up (lease end, registration, fence horizon). */
 export function nextMutexDeadline(kv: SyncKvStorage, now: number): number | undefined {
-  const times = [liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until, fenceKeptUntil(kv, FENCE, now)].filter(
-    (t): t is number => t !== undefined,
-  );
+  const times = [liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until, fenceKeptUntil(kv, FENCE, now)].filter((t): t is number => t !== undefined);
   return times.length ? Math.min(...times) : undefined;
 }

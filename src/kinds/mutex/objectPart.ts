@@ -34,7 +34,16 @@ export class MutexObjectPart {
     const ref = req.ref;
     const watch = req.onExpire !== undefined;
     const watchGrant = (grant: MutexGrant) => {
-      if (req.onExpire) this.host.watchLease({ kind: "mutex", store: req.store, ref, fence: grant.fence, expiresAt: grant.expiresAt, ttlMs: grant.ttlMs, onExpire: req.onExpire });
+      if (req.onExpire)
+        this.host.watchLease({
+          kind: "mutex",
+          store: req.store,
+          ref,
+          fence: grant.fence,
+          expiresAt: grant.expiresAt,
+          ttlMs: grant.ttlMs,
+          onExpire: req.onExpire,
+        });
     };
     try {
       const line = this.line(ref, req.store);

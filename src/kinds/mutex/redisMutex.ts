@@ -19,18 +19,22 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
   return {
     async mutexAcquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_acquire", [k.lock, k.fence, k.next, k.request(input.requestId)], [
-        input.token,
-        input.ttlMs,
-        input.mode,
-        input.watch ? "1" : "0",
-        FENCE_KEEP_MS,
-        REQUEST_MEMORY_MS,
-        REGISTRATION_GRACE_MS,
-        PICKUP_MS,
-        input.waitersBehind ? "1" : "0",
-        input.markPickup ? "1" : "0",
-      ]);
+      const r = await scripts.run(
+        "mutex_acquire",
+        [k.lock, k.fence, k.next, k.request(input.requestId)],
+        [
+          input.token,
+          input.ttlMs,
+          input.mode,
+          input.watch ? "1" : "0",
+          FENCE_KEEP_MS,
+          REQUEST_MEMORY_MS,
+          REGISTRATION_GRACE_MS,
+          PICKUP_MS,
+          input.waitersBehind ? "1" : "0",
+          input.markPickup ? "1" : "0",
+        ],
+      );
       if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "") };
       if (r.status === "busy") return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
       if (r.status === "lost") return { status: "lost" };
@@ -47,14 +51,11 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
 
     async mutexRelease(ref, input): Promise<MutexReleaseResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId), k.ended], [
-        input.token,
-        REQUEST_MEMORY_MS,
-        FENCE_KEEP_MS,
-        PICKUP_MS,
-        REGISTRATION_GRACE_MS,
-        ENDED_KEEP_MS,
-      ]);
+      const r = await scripts.run(
+        "mutex_release",
+        [k.lock, k.fence, k.next, k.request(input.requestId), k.ended],
+        [input.token, REQUEST_MEMORY_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, ENDED_KEEP_MS],
+      );
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
       return {

@@ -1,7 +1,19 @@
 import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
 import { issueFence, lastFence } from "../../store/durable/records.js";
-import { dropGate, FENCE, firstEnd, gateExists, type HolderLease, type HolderSet, lastEnd, load, markEnded, save, setGate } from "../holders/durableHolders.js";
+import {
+  dropGate,
+  FENCE,
+  firstEnd,
+  gateExists,
+  type HolderLease,
+  type HolderSet,
+  lastEnd,
+  load,
+  markEnded,
+  save,
+  setGate,
+} from "../holders/durableHolders.js";
 import type { Admitted } from "../holders/types.js";
 import type { RwAcquireInput, RwAcquireResult, RwGrant, RwMode, RwQueuedHolder, RwReleaseResult, RwState } from "./types.js";
 
@@ -62,7 +74,12 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
     delete next.pickupBy; // the holder is alive: its grant is picked up
     set.holders[input.token] = next;
     save(kv, set);
-    return remember<RwAcquireResult>(kv, input.requestId, { status: "granted", grant: grantOf(name, input.token, input.mode, next) }, now + REQUEST_MEMORY_MS);
+    return remember<RwAcquireResult>(
+      kv,
+      input.requestId,
+      { status: "granted", grant: grantOf(name, input.token, input.mode, next) },
+      now + REQUEST_MEMORY_MS,
+    );
   }
   // A retry of this very acquire finds its own token.
   if (mine) return { status: "granted", grant: grantOf(name, input.token, input.mode, mine) };

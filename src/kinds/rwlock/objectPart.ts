@@ -45,5 +45,6 @@ export const rwlockObjectPart = (host: LockObjectHost) =>
 
 export const UPGRADE_REFUSED = {
   code: "upgrade_not_supported",
-  message: "a read lock cannot become a write lock (two readers upgrading would wait for each other forever): release the read, then acquire the write",
+  message:
+    "a read lock cannot become a write lock (two readers upgrading would wait for each other forever): release the read, then acquire the write",
 };

@@ -1,5 +1,4 @@
 import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
-import type { LockRef } from "../../store/LockRef.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
 import { rwlockKeys } from "./keys.js";
@@ -11,20 +10,24 @@ export function redisRwlock(scripts: ScriptRunner): RwlockStore {
   return {
     async rwlockAcquire(ref, input) {
       const k = rwlockKeys(ref);
-      const r = await scripts.run("rwlock_acquire", [k.lock, k.fence, k.gate, k.request(input.requestId)], [
-        input.token,
-        input.mode,
-        input.reenter ? "reenter" : "new",
-        input.ttlMs,
-        input.watch ? "1" : "0",
-        FENCE_KEEP_MS,
-        REQUEST_MEMORY_MS,
-      ]);
+      const r = await scripts.run(
+        "rwlock_acquire",
+        [k.lock, k.fence, k.gate, k.request(input.requestId)],
+        [input.token, input.mode, input.reenter ? "reenter" : "new", input.ttlMs, input.watch ? "1" : "0", FENCE_KEEP_MS, REQUEST_MEMORY_MS],
+      );
       switch (r.status) {
         case "granted":
           return {
             status: "granted",
-            grant: { name: ref.name, token: r.token, mode: modeOf(r.mode), fence: numberField(r, "fence"), ttlMs: numberField(r, "ttlMs"), expiresAt: numberField(r, "expiresAt"), count: numberField(r, "count") },
+            grant: {
+              name: ref.name,
+              token: r.token,
+              mode: modeOf(r.mode),
+              fence: numberField(r, "fence"),
+              ttlMs: numberField(r, "ttlMs"),
+              expiresAt: numberField(r, "expiresAt"),
+              count: numberField(r, "count"),
+            },
           };
         case "busy":
           return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
@@ -60,10 +63,21 @@ export function redisRwlock(scripts: ScriptRunner): RwlockStore {
 
     async rwlockRelease(ref, input) {
       const k = rwlockKeys(ref);
-      const r = await scripts.run("rwlock_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, input.mode, REQUEST_MEMORY_MS, ENDED_KEEP_MS]);
+      const r = await scripts.run(
+        "rwlock_release",
+        [k.lock, k.request(input.requestId), k.ended, k.gate],
+        [input.token, input.mode, REQUEST_MEMORY_MS, ENDED_KEEP_MS],
+      );
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("rwlock_release", r);
-      return { status: "ok", released: r.released === "1", mode: modeOf(r.mode), count: numberField(r, "count"), watched: r.watched === "1", waiters: r.waiters === "1" };
+      return {
+        status: "ok",
+        released: r.released === "1",
+        mode: modeOf(r.mode),
+        count: numberField(r, "count"),
+        watched: r.watched === "1",
+        waiters: r.waiters === "1",
+      };
     },
 
     async rwlockInspect(ref) {

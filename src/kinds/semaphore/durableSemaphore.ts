@@ -1,9 +1,28 @@
 import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
 import { issueFence } from "../../store/durable/records.js";
-import { dropGate, FENCE, firstEnd, gateExists, type HolderLease, type HolderSet, lastEnd, load, markEnded, save, setGate } from "../holders/durableHolders.js";
+import {
+  dropGate,
+  FENCE,
+  firstEnd,
+  gateExists,
+  type HolderLease,
+  type HolderSet,
+  lastEnd,
+  load,
+  markEnded,
+  save,
+  setGate,
+} from "../holders/durableHolders.js";
 import type { Admitted } from "../holders/types.js";
-import type { SemaphoreAcquireInput, SemaphoreAcquireResult, SemaphoreGrant, SemaphoreQueuedHolder, SemaphoreReleaseResult, SemaphoreState } from "./types.js";
+import type {
+  SemaphoreAcquireInput,
+  SemaphoreAcquireResult,
+  SemaphoreGrant,
+  SemaphoreQueuedHolder,
+  SemaphoreReleaseResult,
+  SemaphoreState,
+} from "./types.js";
 
 /**
  * The semaphore on the Durable store, the same rules as lua/*.lua: each
@@ -88,7 +107,13 @@ export function release(kv: SyncKvStorage, now: number, input: { token: string; 
   if (mine.watch) markEnded(kv, input.token, now);
   const limit = set.limit ?? 0;
   save(kv, set);
-  const r: SemaphoreReleaseResult = { status: "ok", permits: mine.permits, available: limit - usedOf(set), watched: mine.watch, waiters: gateExists(kv, now) };
+  const r: SemaphoreReleaseResult = {
+    status: "ok",
+    permits: mine.permits,
+    available: limit - usedOf(set),
+    watched: mine.watch,
+    waiters: gateExists(kv, now),
+  };
   return remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
 }
 

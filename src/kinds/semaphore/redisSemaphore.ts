@@ -10,14 +10,11 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
   return {
     async semaphoreAcquire(ref, input) {
       const k = semaphoreKeys(ref);
-      const r = await scripts.run("semaphore_acquire", [k.lock, k.fence, k.gate], [
-        input.token,
-        input.limit,
-        input.permits,
-        input.ttlMs,
-        input.watch ? "1" : "0",
-        FENCE_KEEP_MS,
-      ]);
+      const r = await scripts.run(
+        "semaphore_acquire",
+        [k.lock, k.fence, k.gate],
+        [input.token, input.limit, input.permits, input.ttlMs, input.watch ? "1" : "0", FENCE_KEEP_MS],
+      );
       switch (r.status) {
         case "granted":
           return {
@@ -72,10 +69,20 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
 
     async semaphoreRelease(ref, input) {
       const k = semaphoreKeys(ref);
-      const r = await scripts.run("semaphore_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, REQUEST_MEMORY_MS, ENDED_KEEP_MS]);
+      const r = await scripts.run(
+        "semaphore_release",
+        [k.lock, k.request(input.requestId), k.ended, k.gate],
+        [input.token, REQUEST_MEMORY_MS, ENDED_KEEP_MS],
+      );
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("semaphore_release", r);
-      return { status: "ok", permits: numberField(r, "permits"), available: numberField(r, "available"), watched: r.watched === "1", waiters: r.waiters === "1" };
+      return {
+        status: "ok",
+        permits: numberField(r, "permits"),
+        available: numberField(r, "available"),
+        watched: r.watched === "1",
+        waiters: r.waiters === "1",
+      };
     },
 
     async semaphoreInspect(ref) {

@@ -24,13 +24,28 @@ export async function acquireSemaphore(ctx: ServiceContext, name: string, body: 
   const ref = { ns: ctx.ns, name };
   const object = lockObjectClient(ctx.env, "semaphore", ref);
   if (body.onExpire === undefined) {
-    const r = await ctx.store.semaphoreAcquire(ref, { token: newOwnerToken(), limit: body.limit, permits: body.permits, ttlMs: body.ttlMs, watch: false });
+    const r = await ctx.store.semaphoreAcquire(ref, {
+      token: newOwnerToken(),
+      limit: body.limit,
+      permits: body.permits,
+      ttlMs: body.ttlMs,
+      watch: false,
+    });
     if (r.status === "granted") return { grant: r.grant };
     if (r.status === "limit_mismatch") throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit));
     if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, "the permits are taken");
   }
   const outcome = await object.wait(
-    { kind: "semaphore", store: ctx.store.kind, ref, limit: body.limit, permits: body.permits, ttlMs: body.ttlMs, waitMs: body.waitMs, onExpire: body.onExpire },
+    {
+      kind: "semaphore",
+      store: ctx.store.kind,
+      ref,
+      limit: body.limit,
+      permits: body.permits,
+      ttlMs: body.ttlMs,
+      waitMs: body.waitMs,
+      onExpire: body.onExpire,
+    },
     semaphoreGrant,
     signal,
   );

@@ -35,9 +35,7 @@ export interface SemaphoreQueuedHolder extends QueuedHolder {
   permits: number;
 }
 
-export type SemaphoreReleaseResult =
-  | { status: "ok"; permits: number; available: number; watched: boolean; waiters: boolean }
-  | { status: "lost" };
+export type SemaphoreReleaseResult = { status: "ok"; permits: number; available: number; watched: boolean; waiters: boolean } | { status: "lost" };
 
 export interface SemaphoreState {
   /** The holders' limit; null when nobody holds (the next acquire sets it). */

@@ -17,6 +17,7 @@ export interface RedisStoreOptions {
  * trip to Upstash when the script is cached. Works with any @upstash/redis
  * client.
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
 export class RedisStore implements LockStore {
   readonly kind = "redis" as const;
   private readonly scripts: ScriptRunner;

@@ -14,7 +14,11 @@ export function queueConformance(kind: StoreKind) {
   const { post, get } = api(kind);
   const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
   const waiters = async (name: string) => (await get(path(name))).body.waiters as number;
-  const untilWaiters = (name: string, n: number) => eventually(() => waiters(name), (w) => w === n);
+  const untilWaiters = (name: string, n: number) =>
+    eventually(
+      () => waiters(name),
+      (w) => w === n,
+    );
 
   it("no barging: while someone waits, a try-lock is refused, also right after the release", async () => {
     const name = uniqueName("no-barging");
@@ -43,7 +47,11 @@ export function queueConformance(kind: StoreKind) {
     const granted = (await first).body;
     await post(path(name, "release"), { token: granted.token });
     const started = Date.now();
-    const tryLock = await eventually(() => post(path(name, "acquire"), { ttlMs: 1000 }), (r) => r.status === 200, 8000);
+    const tryLock = await eventually(
+      () => post(path(name, "acquire"), { ttlMs: 1000 }),
+      (r) => r.status === 200,
+      8000,
+    );
     expect(tryLock.status).toBe(200);
     expect(Date.now() - started).toBeLessThan(REGISTRATION_GRACE_MS + 1000);
   });
@@ -78,7 +86,10 @@ export function queueConformance(kind: StoreKind) {
     await untilWaiters(name, 2);
     await post(path(name, "release"), { token: holder.token });
     const handedAt = Date.now();
-    const ghostGrant = await eventually(() => get(path(name)), (r) => r.body.held && r.body.fence !== holder.fence);
+    const ghostGrant = await eventually(
+      () => get(path(name)),
+      (r) => r.body.held && r.body.fence !== holder.fence,
+    );
     expect(ghostGrant.body.ttlMs).toBeGreaterThan(20_000); // handed over with its full lease...
     // ...but taken back at the pickup time, and the next waiter granted.
     const res = await live;
@@ -93,7 +104,10 @@ export function queueConformance(kind: StoreKind) {
     const name = uniqueName("on-arrival");
     // Its answer is never read: had it waited, the grant would be taken back after the pickup time.
     void api(kind).raw("POST", path(name, "acquire"), { ttlMs: 30_000, waitMs: 10_000 });
-    const held = await eventually(() => get(path(name)), (r) => r.body.held === true);
+    const held = await eventually(
+      () => get(path(name)),
+      (r) => r.body.held === true,
+    );
     await new Promise((r) => setTimeout(r, PICKUP_MS + 500));
     expect((await get(path(name))).body).toMatchObject({ held: true, fence: held.body.fence });
   });

@@ -2,14 +2,25 @@ import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { verifySignature } from "../../../lockObject/signature.js";
 import { api, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { deliveries, eventually, fireObjectAlarm, newReceiver, objectAlarm, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
+import {
+  deliveries,
+  eventually,
+  fireObjectAlarm,
+  newReceiver,
+  objectAlarm,
+  runAlarmsUntilQuiet,
+} from "../../../../test/workers/support/lockObject.js";
 
 /** Waiting in the LockRoom and expiry notifications, the same on both stores. */
 export function waitingConformance(kind: StoreKind) {
   const { post, get } = api(kind);
   const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
   const waiters = async (name: string) => (await get(path(name))).body.waiters as number;
-  const untilWaiters = (name: string, n: number) => eventually(() => waiters(name), (w) => w === n);
+  const untilWaiters = (name: string, n: number) =>
+    eventually(
+      () => waiters(name),
+      (w) => w === n,
+    );
 
   it("serves waiters first-come, first-served, each woken by the previous release", async () => {
     const name = uniqueName("fifo");
@@ -17,7 +28,12 @@ export function waitingConformance(kind: StoreKind) {
     const order: number[] = [];
     const pending = [];
     for (let i = 0; i < 4; i++) {
-      pending.push(post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 20_000 }).then((r) => (order.push(i), r)));
+      pending.push(
+        post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 20_000 }).then((r) => {
+          order.push(i);
+          return r;
+        }),
+      );
       await untilWaiters(name, i + 1);
     }
     let token = holder.token;
@@ -51,7 +67,10 @@ export function waitingConformance(kind: StoreKind) {
     const name = uniqueName("wake-expiry");
     const holder = (await post(path(name, "acquire"), { ttlMs: 1500 })).body;
     let grantedAt = 0;
-    const waiting = post(path(name, "acquire"), { ttlMs: 5000, waitMs: 20_000 }).then((r) => ((grantedAt = Date.now()), r));
+    const waiting = post(path(name, "acquire"), { ttlMs: 5000, waitMs: 20_000 }).then((r) => {
+      grantedAt = Date.now();
+      return r;
+    });
     await untilWaiters(name, 1);
 
     // The holder heartbeats (straight to the store): at the old expiry the object finds the lease moved.

@@ -65,7 +65,11 @@ export function rwlockConformance(kind: StoreKind) {
   const path = (name: string, op = "") => `/v1/rwlocks/${name}${op ? `/${op}` : ""}`;
   const acquire = (name: string, mode: Mode, body: Record<string, unknown>) => post(path(name, `${mode}/acquire`), body);
   const state = async (name: string) => (await get(path(name))).body;
-  const untilWaiters = (name: string, n: number) => eventually(() => state(name), (s) => s.waiters === n);
+  const untilWaiters = (name: string, n: number) =>
+    eventually(
+      () => state(name),
+      (s) => s.waiters === n,
+    );
 
   // ---- basics ------------------------------------------------------------------------------
 
@@ -222,7 +226,10 @@ export function rwlockConformance(kind: StoreKind) {
     const w = (await acquire(name, "write", { ttlMs: 10_000 })).body;
     await acquire(name, "read", { ttlMs: 10_000, token: w.token });
     let settled = false;
-    const waiting = acquire(name, "write", { ttlMs: 5000, waitMs: 15_000 }).then((r) => ((settled = true), r));
+    const waiting = acquire(name, "write", { ttlMs: 5000, waitMs: 15_000 }).then((r) => {
+      settled = true;
+      return r;
+    });
     await untilWaiters(name, 1);
     await post(path(name, "write/release"), { token: w.token });
     expect(await state(name)).toMatchObject({ mode: "read", readers: 1, writer: false, waiters: 1 });
@@ -336,7 +343,11 @@ export function rwlockConformance(kind: StoreKind) {
     const kept = (await acquire(name, "read", { ttlMs: 300 })).body;
     const lapsing = (await acquire(name, "read", { ttlMs: 300 })).body;
     expect((await post(path(name, "read/heartbeat"), { token: kept.token, ttlMs: 5000 })).status).toBe(200);
-    const s = await eventually(() => state(name), (v) => v.readers === 1, 3000);
+    const s = await eventually(
+      () => state(name),
+      (v) => v.readers === 1,
+      3000,
+    );
     expect(s).toMatchObject({ mode: "read", readers: 1 });
     expect(Date.now()).toBeGreaterThanOrEqual(lapsing.expiresAt - 100); // it lapsed at its TTL, not before
     expect((await acquire(name, "write", { ttlMs: 1000 })).status).toBe(409);
@@ -445,7 +456,10 @@ export function rwlockConformance(kind: StoreKind) {
     const staying = (await acquire(name, "read", { ttlMs: 10_000 })).body;
     const vanishing = (await acquire(name, "read", { ttlMs: 800 })).body; // never released
     let grantedAt = 0;
-    const waiting = acquire(name, "write", { ttlMs: 5000, waitMs: 15_000 }).then((r) => ((grantedAt = Date.now()), r));
+    const waiting = acquire(name, "write", { ttlMs: 5000, waitMs: 15_000 }).then((r) => {
+      grantedAt = Date.now();
+      return r;
+    });
     await untilWaiters(name, 1);
     // The other reader leaves properly; the vanished one still holds.
     expect((await post(path(name, "release"), { token: staying.token })).body.released).toBe(true);
@@ -470,7 +484,10 @@ export function rwlockConformance(kind: StoreKind) {
     // Overlapping readers: were each new one let in beside the others, the lock would never be free.
     const current = (await acquire(name, "read", { ttlMs: 10_000 })).body;
     const other = (await acquire(name, "read", { ttlMs: 10_000 })).body;
-    const writer = acquire(name, "write", { ttlMs: 10_000, waitMs: 15_000 }).then((r) => (events.push("writer"), r));
+    const writer = acquire(name, "write", { ttlMs: 10_000, waitMs: 15_000 }).then((r) => {
+      events.push("writer");
+      return r;
+    });
     await untilWaiters(name, 1);
     const queuedReaders: Array<Promise<any>> = [];
     for (let i = 0; i < 5; i++) {
@@ -484,7 +501,12 @@ export function rwlockConformance(kind: StoreKind) {
       expect(tryRead.status).toBe(409);
       expect(tryRead.body.error).toBe("locked");
       // A waiting reader queues behind the writer.
-      queuedReaders.push(acquire(name, "read", { ttlMs: 10_000, waitMs: 15_000 }).then((r) => (events.push(`reader${i}`), r)));
+      queuedReaders.push(
+        acquire(name, "read", { ttlMs: 10_000, waitMs: 15_000 }).then((r) => {
+          events.push(`reader${i}`);
+          return r;
+        }),
+      );
       await untilWaiters(name, 2 + i);
       expect(events).toEqual([]);
     }
@@ -510,7 +532,10 @@ export function rwlockConformance(kind: StoreKind) {
     const w1 = (await acquire(name, "write", { ttlMs: 10_000 })).body;
     const settled = new Set<string>();
     const wait = (label: string, mode: Mode) =>
-      acquire(name, mode, { ttlMs: 10_000, waitMs: 15_000 }).then((r) => (settled.add(label), r));
+      acquire(name, mode, { ttlMs: 10_000, waitMs: 15_000 }).then((r) => {
+        settled.add(label);
+        return r;
+      });
     const early = [];
     for (let i = 0; i < 3; i++) {
       early.push(wait(`r${i}`, "read"));
@@ -523,7 +548,10 @@ export function rwlockConformance(kind: StoreKind) {
 
     await post(path(name, "write/release"), { token: w1.token });
     // The first state with readers in it already has all three: they are granted together.
-    const first = await eventually(() => state(name), (s) => s.readers > 0);
+    const first = await eventually(
+      () => state(name),
+      (s) => s.readers > 0,
+    );
     expect(first).toMatchObject({ mode: "read", readers: 3, writer: false, waiters: 2 });
     const readers = await Promise.all(early);
     for (const r of readers) {
@@ -625,7 +653,11 @@ export function rwlockConformance(kind: StoreKind) {
     expect((await post(path(name, "release"), { token: released.token })).body.released).toBe(true);
     await sleep(Math.max(0, vanished.expiresAt - Date.now()) + 50);
     await runRwAlarms(name);
-    const got = await eventually(() => deliveries(receiver.id), (d) => d.length > 0, 5000);
+    const got = await eventually(
+      () => deliveries(receiver.id),
+      (d) => d.length > 0,
+      5000,
+    );
     expect(got).toHaveLength(1);
     expect(JSON.parse(got[0].body)).toEqual({ kind: "rwlock", name, fence: vanished.fence, expiredAt: vanished.expiresAt });
     expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
@@ -642,7 +674,11 @@ export function rwlockConformance(kind: StoreKind) {
     expect(w.mode).toBe("write");
     await sleep(Math.max(0, w.expiresAt - Date.now()) + 50);
     await runRwAlarms(name);
-    const got = await eventually(() => deliveries(receiver.id), (d) => d.length > 0, 5000);
+    const got = await eventually(
+      () => deliveries(receiver.id),
+      (d) => d.length > 0,
+      5000,
+    );
     expect(got.map((d) => JSON.parse(d.body))).toEqual([{ kind: "rwlock", name, fence: w.fence, expiredAt: w.expiresAt }]);
   });
 

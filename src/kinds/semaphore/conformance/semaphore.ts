@@ -51,7 +51,11 @@ export function semaphoreConformance(kind: StoreKind) {
   const path = (name: string, op = "") => `/v1/semaphores/${name}${op ? `/${op}` : ""}`;
   const acquire = (name: string, body: Record<string, unknown>) => post(path(name, "acquire"), body);
   const state = async (name: string) => (await get(path(name))).body;
-  const untilWaiters = (name: string, n: number) => eventually(() => state(name), (s) => s.waiters === n);
+  const untilWaiters = (name: string, n: number) =>
+    eventually(
+      () => state(name),
+      (s) => s.waiters === n,
+    );
 
   // ---- basics ------------------------------------------------------------------------------
 
@@ -202,7 +206,11 @@ export function semaphoreConformance(kind: StoreKind) {
     const kept = (await acquire(name, { limit: 3, permits: 2, ttlMs: 300 })).body;
     const lapsing = (await acquire(name, { limit: 3, permits: 1, ttlMs: 300 })).body;
     expect((await post(path(name, "heartbeat"), { token: kept.token, ttlMs: 5000 })).status).toBe(200);
-    const s = await eventually(() => state(name), (v) => v.used < 3, 3000);
+    const s = await eventually(
+      () => state(name),
+      (v) => v.used < 3,
+      3000,
+    );
     expect(s).toMatchObject({ limit: 3, used: 2, holders: 1 });
     expect(Date.now()).toBeGreaterThanOrEqual(lapsing.expiresAt - 100); // it lapsed at its TTL, not before
     expect((await acquire(name, { limit: 3, permits: 2, ttlMs: 1000 })).status).toBe(409);
@@ -268,7 +276,10 @@ export function semaphoreConformance(kind: StoreKind) {
     expect((await state(name)).waiters).toBe(0);
 
     let settled = false;
-    const waiting = acquire(name, { limit: 2, permits: 2, ttlMs: 5000, waitMs: 15_000 }).then((r) => ((settled = true), r));
+    const waiting = acquire(name, { limit: 2, permits: 2, ttlMs: 5000, waitMs: 15_000 }).then((r) => {
+      settled = true;
+      return r;
+    });
     await untilWaiters(name, 1);
     await post(path(name, "release"), { token: a.token });
     // One permit free, two wanted: still waiting.
@@ -286,13 +297,19 @@ export function semaphoreConformance(kind: StoreKind) {
     const name = uniqueName("sem-fifo");
     const a = (await acquire(name, { limit: 4, permits: 3, ttlMs: 10_000 })).body; // 1 free
     const settled = new Set<string>();
-    const big = acquire(name, { limit: 4, permits: 3, ttlMs: 10_000, waitMs: 15_000 }).then((r) => (settled.add("big"), r));
+    const big = acquire(name, { limit: 4, permits: 3, ttlMs: 10_000, waitMs: 15_000 }).then((r) => {
+      settled.add("big");
+      return r;
+    });
     await untilWaiters(name, 1);
     // A try-lock for the free permit is refused: the big request is first.
     const tryOne = await acquire(name, { limit: 4, permits: 1, ttlMs: 10_000 });
     expect(tryOne.status).toBe(409);
     expect(tryOne.body.error).toBe("locked");
-    const small = acquire(name, { limit: 4, permits: 1, ttlMs: 10_000, waitMs: 15_000 }).then((r) => (settled.add("small"), r));
+    const small = acquire(name, { limit: 4, permits: 1, ttlMs: 10_000, waitMs: 15_000 }).then((r) => {
+      settled.add("small");
+      return r;
+    });
     await untilWaiters(name, 2);
     expect(await state(name)).toMatchObject({ used: 3, holders: 1, waiters: 2 });
     expect([...settled]).toEqual([]);
@@ -311,7 +328,10 @@ export function semaphoreConformance(kind: StoreKind) {
     const staying = (await acquire(name, { limit: 2, ttlMs: 10_000 })).body;
     const vanishing = (await acquire(name, { limit: 2, ttlMs: 800 })).body; // never released
     let settled = false;
-    const waiting = acquire(name, { limit: 2, permits: 2, ttlMs: 5000, waitMs: 15_000 }).then((r) => ((settled = true), r));
+    const waiting = acquire(name, { limit: 2, permits: 2, ttlMs: 5000, waitMs: 15_000 }).then((r) => {
+      settled = true;
+      return r;
+    });
     await untilWaiters(name, 1);
     await post(path(name, "release"), { token: staying.token });
     const s = await state(name);
@@ -365,7 +385,11 @@ export function semaphoreConformance(kind: StoreKind) {
     expect((await post(path(name, "release"), { token: released.token })).status).toBe(200);
     await sleep(Math.max(0, vanished.expiresAt - Date.now()) + 50);
     await runSemAlarms(name);
-    const got = await eventually(() => deliveries(receiver.id), (d) => d.length > 0, 5000);
+    const got = await eventually(
+      () => deliveries(receiver.id),
+      (d) => d.length > 0,
+      5000,
+    );
     expect(got).toHaveLength(1);
     expect(JSON.parse(got[0].body)).toEqual({ kind: "semaphore", name, fence: vanished.fence, expiredAt: vanished.expiresAt });
     expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
@@ -417,7 +441,11 @@ export function semaphoreConformance(kind: StoreKind) {
 
   it("bad input on an unused semaphore leaves it unused", async () => {
     const name = uniqueName("sem-bad-free");
-    for (const body of [{ limit: 3, permits: 4, ttlMs: 1000 }, { limit: 0, ttlMs: 1000 }, { limit: 3, ttlMs: 50 }]) {
+    for (const body of [
+      { limit: 3, permits: 4, ttlMs: 1000 },
+      { limit: 0, ttlMs: 1000 },
+      { limit: 3, ttlMs: 50 },
+    ]) {
       expect((await post(path(name, "acquire"), body)).status).toBe(400);
     }
     expect(await state(name)).toEqual({ name, limit: null, used: 0, holders: 0, waiters: 0 });

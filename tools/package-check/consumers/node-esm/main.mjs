@@ -1,0 +1,24 @@
+// A plain Node ESM consumer of the packed package: takes and releases a lock
+// of each kind against the Upstash REST URL and token in its environment.
+import { Redis } from "@upstash/redis";
+import { LockedError, Mutex, RWLock, Semaphore } from "holdfast";
+import { idempotency } from "holdfast/hono";
+
+const redis = new Redis({ url: process.env.UPSTASH_REDIS_REST_URL, token: process.env.UPSTASH_REDIS_REST_TOKEN, enableTelemetry: false });
+const name = `node-esm-${Date.now()}`;
+
+const mutex = new Mutex(redis, name);
+const grant = await mutex.acquire({ ttlMs: 5000 });
+const busy = await mutex.acquire({ ttlMs: 5000 }).catch((err) => err);
+if (!(busy instanceof LockedError)) throw new Error(`a second acquire should be LockedError, got ${busy}`);
+const released = await mutex.release(grant.token);
+
+const rw = new RWLock(redis, name);
+const reader = await rw.readLock({ ttlMs: 5000 });
+await rw.release(reader.token);
+const sem = new Semaphore(redis, name, { limit: 2 });
+const permit = await sem.acquire({ ttlMs: 5000 });
+await sem.release(permit.token);
+
+if (typeof idempotency !== "function") throw new Error("holdfast/hono has no idempotency middleware");
+console.log(JSON.stringify({ consumer: "node-esm", fence: grant.fence, released: released.released }));

@@ -1,0 +1,46 @@
+// A strict TypeScript consumer of the packed package, compiled with tsc
+// (NodeNext) and run: takes and releases a mutex, uses every export's types.
+import { Redis } from "@upstash/redis";
+import {
+  ConflictError,
+  type IdempotencyState,
+  InvalidInputError,
+  LeaseLostError,
+  LockedError,
+  Mutex,
+  type MutexGrant,
+  RWLock,
+  type RwGrant,
+  runOnce,
+  Semaphore,
+  type SemaphoreGrant,
+} from "holdfast";
+import { fromHeader, idempotency, type IdempotencyMiddlewareOptions } from "holdfast/hono";
+
+declare const process: { env: Record<string, string | undefined>; exitCode?: number };
+
+const redis = new Redis({ url: process.env.UPSTASH_REDIS_REST_URL ?? "", token: process.env.UPSTASH_REDIS_REST_TOKEN ?? "", enableTelemetry: false });
+const name = `ts-nodenext-${Date.now()}`;
+
+const mutex = new Mutex(redis, name, { namespace: "consumer" });
+const grant: MutexGrant = await mutex.withLock({ ttlMs: 5000, waitMs: 1000 }, async (g) => g);
+const rw: RwGrant = await new RWLock(redis, name).withWriteLock({ ttlMs: 5000 }, async (g) => g);
+const permits: SemaphoreGrant = await new Semaphore(redis, name, { limit: 3 }).withPermits({ ttlMs: 5000, permits: 2 }, async (g) => g);
+const once: number = await runOnce(`${name}-job`, async () => 42, { redis, ttlMs: 5000 });
+const errors = [LockedError, LeaseLostError, ConflictError, InvalidInputError].map((e) => e.name);
+const options: IdempotencyMiddlewareOptions = { redis, ttlMs: 5000, key: fromHeader("idempotency-key") };
+const middleware = idempotency(options);
+const state: IdempotencyState | undefined = undefined;
+
+console.log(
+  JSON.stringify({
+    consumer: "ts-nodenext",
+    fence: grant.fence,
+    rw: rw.mode,
+    permits: permits.permits,
+    once,
+    errors,
+    middleware: typeof middleware,
+    state,
+  }),
+);

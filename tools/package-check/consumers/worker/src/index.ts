@@ -1,0 +1,20 @@
+// A Worker consumer of the packed package: the Worker way to build the
+// Upstash client (@upstash/redis/cloudflare, from env, no process.env), then
+// takes and releases a lock on every request.
+import { Redis } from "@upstash/redis/cloudflare";
+import { Mutex } from "holdfast";
+
+interface Env {
+  UPSTASH_REDIS_REST_URL: string;
+  UPSTASH_REDIS_REST_TOKEN: string;
+}
+
+export default {
+  async fetch(_request: Request, env: Env): Promise<Response> {
+    const redis = Redis.fromEnv(env);
+    const mutex = new Mutex(redis, `worker-${Date.now()}`);
+    const grant = await mutex.acquire({ ttlMs: 5000 });
+    const released = await mutex.release(grant.token);
+    return Response.json({ consumer: "worker", fence: grant.fence, released: released.released });
+  },
+};

@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+// `npm run check:package`: the package as a user gets it. Packs the tarball
+// (prepack builds dist/), checks what it ships, installs it into a scratch
+// directory, and runs three consumers against a local stack (redis-server +
+// the Upstash gateway), each taking and releasing a lock:
+//   node-esm     plain Node ESM, `import { Mutex } from "holdfast"`
+//   ts-nodenext  TypeScript, NodeNext, strict + exactOptionalPropertyTypes +
+//                noUncheckedIndexedAccess, skipLibCheck off: compiled, then run
+//   worker       a Worker bundled by wrangler (no nodejs_compat), served by workerd
+// Exits non-zero with the reason on the first failure.
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { startLocalStack } from "../local-stack/stack.mjs";
+import { startWorkerServer } from "../serve-worker/serve.mjs";
+
+const exec = promisify(execFile);
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const CONSUMERS = path.join(ROOT, "tools/package-check/consumers");
+const TSC = path.join(ROOT, "node_modules/typescript/bin/tsc");
+const NPM = process.env.npm_execpath; // the npm running this script, when run by npm
+
+/** Paths a published tarball must never contain, and ones it must. */
+const FORBIDDEN = [/^test\//, /^bench\//, /^\.ci\//, /^tools\//, /^src\//, /\.test\./];
+const REQUIRED = [
+  "package.json",
+  "README.md",
+  "LICENSE",
+  "dist/index.js",
+  "dist/index.d.ts",
+  "dist/hono.js",
+  "dist/store/redis/scripts.generated.js",
+];
+
+async function run(cmd, args, opts = {}) {
+  try {
+    return await exec(cmd, args, { maxBuffer: 64 * 1024 * 1024, timeout: 300_000, ...opts });
+  } catch (err) {
+    const out = `${err.stdout ?? ""}${err.stderr ?? ""}`.trim().split("\n").slice(-40).join("\n");
+    throw new Error(`${[cmd, ...args].join(" ")} failed (${err.code ?? err.signal}):\n${out}`);
+  }
+}
+
+const npm = (args, opts) => (NPM ? run(process.execPath, [NPM, ...args], opts) : run("npm", args, opts));
+
+function step(what) {
+  process.stdout.write(`package check: ${what}\n`);
+}
+
+async function main() {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-package-"));
+  let stack;
+  let worker;
+  try {
+    step("npm pack (prepack builds dist/)");
+    const { stdout } = await npm(["pack", "--json", "--pack-destination", scratch], { cwd: ROOT });
+    const [packed] = JSON.parse(stdout.slice(stdout.indexOf("[")));
+    const files = packed.files.map((f) => f.path);
+    const forbidden = files.filter((f) => FORBIDDEN.some((re) => re.test(f)));
+    if (forbidden.length) throw new Error(`the tarball ships files it must not: ${forbidden.join(", ")}`);
+    const missing = REQUIRED.filter((f) => !files.includes(f));
+    if (missing.length) throw new Error(`the tarball lacks ${missing.join(", ")}`);
+    step(`${packed.filename}: ${files.length} files, ${(packed.size / 1024).toFixed(0)} KiB packed`);
+
+    step("installing the tarball into a scratch project");
+    fs.cpSync(CONSUMERS, scratch, { recursive: true });
+    const upstash = JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules/@upstash/redis/package.json"), "utf8")).version;
+    fs.writeFileSync(
+      path.join(scratch, "package.json"),
+      JSON.stringify(
+        {
+          name: "holdfast-consumers",
+          private: true,
+          type: "module",
+          dependencies: { holdfast: `file:./${packed.filename}`, "@upstash/redis": upstash },
+        },
+        null,
+        2,
+      ),
+    );
+    await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: scratch });
+
+    stack = await startLocalStack();
+    const env = { ...process.env, UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token };
+    const results = [];
+
+    step("node-esm: plain Node ESM");
+    results.push(JSON.parse((await run(process.execPath, ["main.mjs"], { cwd: path.join(scratch, "node-esm"), env })).stdout));
+
+    step("ts-nodenext: tsc with NodeNext and the strictest flags, then run");
+    await run(process.execPath, [TSC, "-p", "."], { cwd: path.join(scratch, "ts-nodenext") });
+    results.push(JSON.parse((await run(process.execPath, ["dist/main.js"], { cwd: path.join(scratch, "ts-nodenext"), env })).stdout));
+
+    step("worker: bundled by wrangler, served by workerd");
+    worker = await startWorkerServer({
+      projectDir: path.join(scratch, "worker"),
+      vars: { UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token },
+    });
+    const res = await fetch(worker.url);
+    const body = await res.text();
+    if (res.status !== 200) throw new Error(`the Worker consumer answered ${res.status}: ${body.slice(0, 500)}`);
+    results.push(JSON.parse(body));
+
+    for (const r of results) {
+      if (!(r.fence > 0)) throw new Error(`${r.consumer} got no fence: ${JSON.stringify(r)}`);
+      step(`ok  ${JSON.stringify(r)}`);
+    }
+  } finally {
+    await worker?.stop().catch(() => {});
+    await stack?.stop().catch(() => {});
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => {
+    step("passed");
+    process.exit(0);
+  },
+  (err) => {
+    console.error(`package check failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);
