@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { logError } from "../logError.js";
 
 /** How long to wait for the client to take an answer before leaving it to the lock object. */
 const CONFIRM_WITHIN_MS = 1500;
@@ -14,7 +15,7 @@ async function confirmWithRetries(confirm: () => Promise<unknown>): Promise<void
       return;
     } catch (err) {
       if (attempt >= 4) {
-        console.error("confirming a grant's delivery failed 4 times:", err);
+        logError("confirming a grant's delivery failed 4 times", err);
         return;
       }
       await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));

@@ -12,6 +12,7 @@ import {
   TooLargeError,
 } from "../errors.js";
 import { NotConfiguredError, UnauthorizedError } from "./auth.js";
+import { logError } from "../logError.js";
 
 /** The one place where typed errors become HTTP statuses and bodies. */
 export function errorResponse(c: Context, err: unknown): Response {
@@ -32,6 +33,6 @@ export function errorResponse(c: Context, err: unknown): Response {
   if (err instanceof HoldfastError && !(err instanceof InternalError)) return c.json({ error: err.code, message: err.message }, 400);
   // A bug, not an outage: 500 with an id that is also in the log, so the two can be matched.
   const errorId = `err_${crypto.randomUUID()}`;
-  console.error(`internal error ${errorId}:`, err);
+  logError(`internal error ${errorId}`, err);
   return c.json({ error: "internal", message: `an unexpected error occurred (${errorId})`, errorId }, 500);
 }

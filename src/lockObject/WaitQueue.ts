@@ -4,6 +4,7 @@ import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken } from "../tokens.js";
 import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy.js";
+import { logError } from "../logError.js";
 
 export type QueueOutcome<Grant> =
   /** `pickup`: the grant must be picked up (confirmed delivered) or it is taken back. */
@@ -253,7 +254,7 @@ export class WaitQueue<Req, Grant> {
   /** A store fault: back off and try again. False when the error is not a store fault. */
   private noteFault(err: unknown): boolean {
     if (!(err instanceof StoreUnavailableError)) {
-      console.error("lock object queue:", err);
+      logError("lock object queue", err);
       return false;
     }
     this.fault = err;

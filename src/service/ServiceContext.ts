@@ -1,5 +1,6 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
+import { logError } from "../logError.js";
 
 /** What a kind's service needs of the request it serves. */
 export interface ServiceContext {
@@ -27,7 +28,7 @@ export function followUpsWith(waitUntil: (p: Promise<unknown>) => void): Service
             return;
           } catch (err) {
             if (attempt >= FOLLOW_UP_ATTEMPTS) {
-              console.error(`follow-up ${what} failed ${attempt} times; the lock object's alarm will catch up:`, err);
+              logError(`follow-up ${what} failed ${attempt} times; the lock object's alarm will catch up`, err);
               return;
             }
             await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));

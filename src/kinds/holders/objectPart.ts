@@ -5,6 +5,7 @@ import type { RwlockWait, SemaphoreWait, StoreKind, WaitOutcome } from "../../lo
 import { WaitQueue } from "../../lockObject/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { LockStore } from "../../store/types.js";
+import { logError } from "../../logError.js";
 
 interface HolderGrant {
   token: string;
@@ -89,7 +90,7 @@ export class HoldersObjectPart<Wait extends RwlockWait | SemaphoreWait, Req, Gra
       }
     } catch (err) {
       if (err instanceof StoreUnavailableError) return { status: "unavailable", message: err.message, outcome: err.outcome };
-      console.error(`lock object ${this.spec.kind} wait:`, err);
+      logError(`lock object ${this.spec.kind} wait`, err);
       return { status: "internal", message: err instanceof HoldfastError ? err.message : String((err as Error)?.message ?? err) };
     }
   }

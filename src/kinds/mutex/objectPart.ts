@@ -6,6 +6,7 @@ import type { LockRef } from "../../store/LockRef.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { type MutexWaitRequest, mutexQueuePolicy } from "./queuePolicy.js";
 import type { MutexAcquireInput, MutexGrant } from "./types.js";
+import { logError } from "../../logError.js";
 
 /**
  * The mutex's part of its lock object: the line of waiters, the news of
@@ -76,7 +77,7 @@ export class MutexObjectPart {
       }
     } catch (err) {
       if (err instanceof StoreUnavailableError) return { status: "unavailable", message: err.message, outcome: err.outcome };
-      console.error("lock object wait:", err);
+      logError("lock object wait", err);
       return { status: "internal", message: err instanceof HoldfastError ? err.message : String((err as Error)?.message ?? err) };
     }
   }
