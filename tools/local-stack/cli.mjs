@@ -10,9 +10,6 @@ const stack = await startLocalStack(token ? { token } : {});
 console.log(`redis-server on 127.0.0.1:${stack.redis.port}, Upstash REST gateway at ${stack.url}`);
 console.log(`export UPSTASH_REDIS_REST_URL=${stack.url} UPSTASH_REDIS_REST_TOKEN=${stack.token}`);
 console.log("Ctrl-C stops both.");
-let stopping;
 for (const sig of ["SIGINT", "SIGTERM"]) {
-  process.once(sig, () => {
-    stopping ??= stack.stop().finally(() => process.exit(0));
-  });
+  process.once(sig, () => void stack.stop().finally(() => process.exit(0)));
 }
