@@ -7,6 +7,7 @@ import { newOwnerToken, newRequestId } from "../tokens.js";
 import { checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
 import { pollForGrant } from "./pollForGrant.js";
 import { storeOf } from "./storeOf.js";
+import { holding } from "./holding.js";
 
 export interface MutexOptions {
   /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
@@ -80,13 +81,6 @@ export class Mutex {
 
   /** Runs fn while holding the lock and releases it afterwards, even when fn throws. */
   async withLock<T>(options: AcquireOptions, fn: (grant: MutexGrant) => Promise<T>): Promise<T> {
-    const grant = await this.acquire(options);
-    try {
-      return await fn(grant);
-    } finally {
-      await this.release(grant.token).catch((err) => {
-        if (!(err instanceof LeaseLostError)) throw err;
-      });
-    }
+    return holding(await this.acquire(options), (token) => this.release(token), fn);
   }
 }

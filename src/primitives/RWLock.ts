@@ -7,6 +7,7 @@ import { newOwnerToken, newRequestId } from "../tokens.js";
 import { checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
 import { pollForGrant } from "./pollForGrant.js";
 import { storeOf } from "./storeOf.js";
+import { holding } from "./holding.js";
 
 export interface RWLockOptions {
   /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
@@ -142,13 +143,6 @@ export class RWLock {
   }
 
   private async withHold<T>(mode: RwMode, options: RWLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
-    const grant = await this.acquire(mode, options);
-    try {
-      return await fn(grant);
-    } finally {
-      await this.release(grant.token, mode).catch((err) => {
-        if (!(err instanceof LeaseLostError)) throw err;
-      });
-    }
+    return holding(await this.acquire(mode, options), (token) => this.release(token, mode), fn);
   }
 }

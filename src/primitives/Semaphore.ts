@@ -8,6 +8,7 @@ import { newOwnerToken, newRequestId } from "../tokens.js";
 import { checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
 import { pollForGrant } from "./pollForGrant.js";
 import { storeOf } from "./storeOf.js";
+import { holding } from "./holding.js";
 
 export interface SemaphoreOptions {
   /** How many permits there are (1 .. 10_000). Every holder must use the same limit. */
@@ -112,13 +113,6 @@ export class Semaphore {
 
   /** Runs fn holding the permits and gives them back afterwards, even when fn throws. */
   async withPermits<T>(options: SemaphoreAcquireOptions, fn: (grant: SemaphoreGrant) => Promise<T>): Promise<T> {
-    const grant = await this.acquire(options);
-    try {
-      return await fn(grant);
-    } finally {
-      await this.release(grant.token).catch((err) => {
-        if (!(err instanceof LeaseLostError)) throw err;
-      });
-    }
+    return holding(await this.acquire(options), (token) => this.release(token), fn);
   }
 }

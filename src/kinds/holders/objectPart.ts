@@ -1,11 +1,10 @@
-import { HoldfastError, StoreUnavailableError } from "../../errors.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
 import type { RwlockWait, SemaphoreWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { WaitQueue } from "../../lockObject/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { LockStore } from "../../store/types.js";
-import { logError } from "../../logError.js";
+import { waitFault } from "../../lockObject/waitFault.js";
 
 interface HolderGrant {
   token: string;
@@ -89,9 +88,7 @@ export class HoldersObjectPart<Wait extends RwlockWait | SemaphoreWait, Req, Gra
           return outcome;
       }
     } catch (err) {
-      if (err instanceof StoreUnavailableError) return { status: "unavailable", message: err.message, outcome: err.outcome };
-      logError(`lock object ${this.spec.kind} wait`, err);
-      return { status: "internal", message: err instanceof HoldfastError ? err.message : String((err as Error)?.message ?? err) };
+      return waitFault(`lock object ${this.spec.kind} wait`, err);
     }
   }
 

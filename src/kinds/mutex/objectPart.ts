@@ -1,4 +1,3 @@
-import { HoldfastError, StoreUnavailableError } from "../../errors.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { MutexWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { WaitQueue } from "../../lockObject/WaitQueue.js";
@@ -6,7 +5,7 @@ import type { LockRef } from "../../store/LockRef.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { type MutexWaitRequest, mutexQueuePolicy } from "./queuePolicy.js";
 import type { MutexAcquireInput, MutexGrant } from "./types.js";
-import { logError } from "../../logError.js";
+import { waitFault } from "../../lockObject/waitFault.js";
 
 /**
  * The mutex's part of its lock object: the line of waiters, the news of
@@ -76,9 +75,7 @@ export class MutexObjectPart {
           return outcome;
       }
     } catch (err) {
-      if (err instanceof StoreUnavailableError) return { status: "unavailable", message: err.message, outcome: err.outcome };
-      logError("lock object wait", err);
-      return { status: "internal", message: err instanceof HoldfastError ? err.message : String((err as Error)?.message ?? err) };
+      return waitFault("lock object wait", err);
     }
   }
 
