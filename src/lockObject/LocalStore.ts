@@ -38,6 +38,7 @@ export class LocalStore implements LockStore {
   rwlockWithdraw: LockStore["rwlockWithdraw"] = async (_ref, input) => holders.withdraw(this.kv, Date.now(), input);
   rwlockInspect: LockStore["rwlockInspect"] = async () => rwlock.inspect(this.kv, Date.now());
   rwlockWatch: LockStore["rwlockWatch"] = async (_ref, token) => holders.watch(this.kv, Date.now(), token);
+  rwlockUngate: LockStore["rwlockUngate"] = async () => holders.dropGate(this.kv);
 
   semaphoreAcquire: LockStore["semaphoreAcquire"] = async (ref, input) => semaphore.acquire(this.kv, Date.now(), ref.name, input);
   semaphoreAdmit: LockStore["semaphoreAdmit"] = async (ref, waiters, more) => semaphore.admit(this.kv, Date.now(), ref.name, waiters, more);
@@ -46,6 +47,7 @@ export class LocalStore implements LockStore {
   semaphoreWithdraw: LockStore["semaphoreWithdraw"] = async (_ref, input) => holders.withdraw(this.kv, Date.now(), input);
   semaphoreInspect: LockStore["semaphoreInspect"] = async () => semaphore.inspect(this.kv, Date.now());
   semaphoreWatch: LockStore["semaphoreWatch"] = async (_ref, token) => holders.watch(this.kv, Date.now(), token);
+  semaphoreUngate: LockStore["semaphoreUngate"] = async () => holders.dropGate(this.kv);
 
   async ping(): Promise<void> {}
 

@@ -196,6 +196,9 @@ export class LockObject extends DurableObject<Env> {
   rwlockWatch(ref: LockRef, token: string) {
     return this.host.local.rwlockWatch(ref, token);
   }
+  async rwlockUngate(ref: LockRef) {
+    return this.afterWrite(await this.host.local.rwlockUngate(ref));
+  }
 
   async semaphoreAcquire(ref: LockRef, input: SemaphoreAcquireInput) {
     return this.afterWrite(await this.host.local.semaphoreAcquire(ref, input));
@@ -221,6 +224,9 @@ export class LockObject extends DurableObject<Env> {
   }
   semaphoreWatch(ref: LockRef, token: string) {
     return this.host.local.semaphoreWatch(ref, token);
+  }
+  async semaphoreUngate(ref: LockRef) {
+    return this.afterWrite(await this.host.local.semaphoreUngate(ref));
   }
 
   ping(): boolean {

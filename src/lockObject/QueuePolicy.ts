@@ -34,6 +34,11 @@ export interface QueuePolicy<Req, Grant> {
   readonly batch: number;
   /** One store step for the waiters at the front (`more`: others stand behind them): grant what can be, register the first that cannot. */
   admit(store: LockStore, ref: LockRef, waiters: ReadonlyArray<QueuedWaiter<Req>>, more: boolean): Promise<Admission<Grant>>;
+  /**
+   * A release found the line empty: drop what the store keeps for a line
+   * (a gate that a line lost with a restarted object left behind). Optional.
+   */
+  idle?(store: LockStore, ref: LockRef): Promise<void>;
   /** A waiter left: unregister it, or take back a grant it never picked up. True when a grant was taken back. */
   withdraw(store: LockStore, ref: LockRef, token: string): Promise<boolean>;
 }

@@ -64,6 +64,7 @@ export class WaitQueue<Req, Grant> {
   private holderFreeAt: number | undefined;
   private running = false;
   private wanted = false;
+  private idleWanted = false;
 
   constructor(
     private readonly policy: QueuePolicy<Req, Grant>,
@@ -114,9 +115,14 @@ export class WaitQueue<Req, Grant> {
     this.left.delete(token);
   }
 
-  /** The lock became free without a handoff (a release, a lapse): let the head try. */
-  kick(): void {
+  /**
+   * The lock became free without a handoff (a release, a lapse): let the head
+   * try. `released`: a release's news, so with an empty line the policy's
+   * idle step runs (in the same loop as every other store step).
+   */
+  kick(released = false): void {
     this.wanted = true;
+    if (released) this.idleWanted = true;
     if (this.running) return;
     this.running = true;
     void this.run().finally(() => {
@@ -141,6 +147,17 @@ export class WaitQueue<Req, Grant> {
       this.wanted = false;
       if (!(await this.runWithdrawals())) return;
       await this.admitHeads();
+      if (this.idleWanted && !this.waiters.length) await this.runIdle();
+      this.idleWanted = false;
+    }
+  }
+
+  private async runIdle(): Promise<void> {
+    try {
+      await this.policy.idle?.(this.host.store(), this.host.ref);
+    } catch (err) {
+      // A store fault: a leftover gate still ends on its own, a few seconds after the leases it stood behind.
+      if (!(err instanceof StoreUnavailableError)) logError("lock object idle step", err);
     }
   }
 

@@ -1,5 +1,6 @@
 import { describe } from "vitest";
 import { badInputConformance } from "../conformance/badInput";
+import { lostLineConformance } from "../../src/kinds/holders/conformance/lostLine";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotency";
 import { mutexConformance } from "../../src/kinds/mutex/conformance/mutex";
 import { queueConformance } from "../../src/kinds/mutex/conformance/queue";
@@ -19,5 +20,6 @@ for (const kind of ["redis", "durable"] as const) {
     describe("idempotency", () => idempotencyConformance(kind));
     describe("read-write lock", () => rwlockConformance(kind));
     describe("semaphore", () => semaphoreConformance(kind));
+    describe("many holders, a lost line", () => lostLineConformance(kind));
   });
 }

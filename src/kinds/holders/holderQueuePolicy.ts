@@ -12,6 +12,7 @@ import type { Admitted, HolderWithdrawResult, QueuedHolder } from "./types.js";
 export function holderQueuePolicy<Req extends Omit<QueuedHolder, "token" | "markPickup">, Grant extends { token: string }>(ops: {
   admit(store: LockStore, ref: LockRef, waiters: Array<Req & QueuedHolder>, more: boolean): Promise<Admitted<Grant>>;
   withdraw(store: LockStore, ref: LockRef, token: string): Promise<HolderWithdrawResult>;
+  ungate(store: LockStore, ref: LockRef): Promise<void>;
 }): QueuePolicy<Req, Grant> {
   return {
     batch: ADMIT_BATCH,
@@ -29,6 +30,7 @@ export function holderQueuePolicy<Req extends Omit<QueuedHolder, "token" | "mark
         ...(r.retryAfterMs === undefined ? {} : { retryInMs: r.retryAfterMs }),
       };
     },
+    idle: (store, ref) => ops.ungate(store, ref),
     async withdraw(store, ref, token) {
       return (await ops.withdraw(store, ref, token)).status === "revoked";
     },

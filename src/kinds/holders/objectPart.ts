@@ -95,8 +95,8 @@ export class HoldersObjectPart<Wait extends RwlockWait | SemaphoreWait, Req, Gra
   /** A holder released (in Redis, or here): its watch ends if it released for good, and the line may move. */
   released(ref: LockRef, store: StoreKind, token: string, endedWatch: boolean): void {
     if (endedWatch) this.host.dropWatch(token);
-    const line = this.line(ref, store);
-    if (line.length) line.kick();
+    // With waiters, the next store step; with none (the object restarted and lost its line), the idle step drops their gate.
+    this.line(ref, store).kick(true);
   }
 
   /** The holder has its grant: its answer was delivered, or it heartbeated. */

@@ -23,6 +23,11 @@ export function redisHolders(scripts: ScriptRunner) {
       throw unexpectedReply("holders_withdraw", r);
     },
 
+    async ungate(k: HolderKeys): Promise<void> {
+      const r = await scripts.run("holders_ungate", [k.gate], []);
+      if (r.status !== "ok") throw unexpectedReply("holders_ungate", r);
+    },
+
     async watch(k: HolderKeys, token: string): Promise<WatchState> {
       return watchStateOf("holders_watch", await scripts.run("holders_watch", [k.lock, k.ended], [token]));
     },

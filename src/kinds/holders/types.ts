@@ -40,4 +40,6 @@ export interface HolderOps {
   withdraw(ref: LockRef, input: { token: string }): Promise<HolderWithdrawResult>;
   /** The lease of this token, for its onExpire watch. */
   watch(ref: LockRef, token: string): Promise<WatchState>;
+  /** The object's line is empty: drop a gate a lost line left behind. */
+  ungate(ref: LockRef): Promise<void>;
 }

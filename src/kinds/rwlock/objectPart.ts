@@ -18,6 +18,7 @@ export const rwlockObjectPart = (host: LockObjectHost) =>
     policy: holderQueuePolicy<RwWaitRequest, RwGrant>({
       admit: (store, ref, waiters, more) => store.rwlockAdmit(ref, waiters, more),
       withdraw: (store, ref, token) => store.rwlockWithdraw(ref, { token }),
+      ungate: (store, ref) => store.rwlockUngate(ref),
     }),
     queued: (req) => ({ mode: req.mode, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),
     isReentry: (req) => req.token !== undefined,

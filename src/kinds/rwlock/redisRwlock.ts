@@ -60,6 +60,7 @@ export function redisRwlock(scripts: ScriptRunner): RwlockStore {
     rwlockHeartbeat: (ref, input) => holders.heartbeat(rwlockKeys(ref), input),
     rwlockWithdraw: (ref, input) => holders.withdraw(rwlockKeys(ref), input),
     rwlockWatch: (ref, token) => holders.watch(rwlockKeys(ref), token),
+    rwlockUngate: (ref) => holders.ungate(rwlockKeys(ref)),
 
     async rwlockRelease(ref, input) {
       const k = rwlockKeys(ref);

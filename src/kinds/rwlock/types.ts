@@ -74,4 +74,6 @@ export interface RwlockStore {
   rwlockWithdraw(ref: LockRef, input: { token: string }): Promise<HolderWithdrawResult>;
   rwlockInspect(ref: LockRef): Promise<RwState>;
   rwlockWatch(ref: LockRef, token: string): Promise<WatchState>;
+  /** The lock object's line is empty: drop a gate a lost line left behind. */
+  rwlockUngate(ref: LockRef): Promise<void>;
 }

@@ -19,6 +19,7 @@ export const semaphoreObjectPart = (host: LockObjectHost) =>
     policy: holderQueuePolicy<SemaphoreWaitRequest, SemaphoreGrant>({
       admit: (store, ref, waiters, more) => store.semaphoreAdmit(ref, waiters, more),
       withdraw: (store, ref, token) => store.semaphoreWithdraw(ref, { token }),
+      ungate: (store, ref) => store.semaphoreUngate(ref),
     }),
     queued: (req) => ({ limit: req.limit, permits: req.permits, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),
     isReentry: () => false,

@@ -66,6 +66,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
     semaphoreHeartbeat: (ref, input) => holders.heartbeat(semaphoreKeys(ref), input),
     semaphoreWithdraw: (ref, input) => holders.withdraw(semaphoreKeys(ref), input),
     semaphoreWatch: (ref, token) => holders.watch(semaphoreKeys(ref), token),
+    semaphoreUngate: (ref) => holders.ungate(semaphoreKeys(ref)),
 
     async semaphoreRelease(ref, input) {
       const k = semaphoreKeys(ref);

@@ -52,4 +52,6 @@ export interface SemaphoreStore {
   semaphoreWithdraw(ref: LockRef, input: { token: string }): Promise<HolderWithdrawResult>;
   semaphoreInspect(ref: LockRef): Promise<SemaphoreState>;
   semaphoreWatch(ref: LockRef, token: string): Promise<WatchState>;
+  /** The lock object's line is empty: drop a gate a lost line left behind. */
+  semaphoreUngate(ref: LockRef): Promise<void>;
 }

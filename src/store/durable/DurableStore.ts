@@ -81,6 +81,8 @@ export class DurableStore implements LockStore {
   rwlockInspect: RwlockStore["rwlockInspect"] = (ref) => this.call<RwState>("rwlock", ref, "inspect", async (o) => o.rwlockInspect(ref));
   rwlockWatch: RwlockStore["rwlockWatch"] = (ref, token) => this.call<WatchState>("rwlock", ref, "watch", async (o) => o.rwlockWatch(ref, token));
 
+  rwlockUngate: RwlockStore["rwlockUngate"] = (ref) => this.call<void>("rwlock", ref, "ungate", async (o) => o.rwlockUngate(ref));
+
   semaphoreAcquire: SemaphoreStore["semaphoreAcquire"] = (ref, input) =>
     this.call<SemaphoreAcquireResult>("semaphore", ref, "acquire", async (o) => o.semaphoreAcquire(ref, input));
   semaphoreAdmit: SemaphoreStore["semaphoreAdmit"] = (ref, waiters, more) =>
@@ -95,6 +97,8 @@ export class DurableStore implements LockStore {
     this.call<SemaphoreState>("semaphore", ref, "inspect", async (o) => o.semaphoreInspect(ref));
   semaphoreWatch: SemaphoreStore["semaphoreWatch"] = (ref, token) =>
     this.call<WatchState>("semaphore", ref, "watch", async (o) => o.semaphoreWatch(ref, token));
+
+  semaphoreUngate: SemaphoreStore["semaphoreUngate"] = (ref) => this.call<void>("semaphore", ref, "ungate", async (o) => o.semaphoreUngate(ref));
 
   async ping(): Promise<void> {
     await this.call<boolean>("health", { ns: "_", name: "_" }, "ping", async (o) => o.ping());
