@@ -1,8 +1,8 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 
-type ObjectKind = "mutex" | "idempotency";
+type ObjectKind = "mutex" | "idempotency" | "rwlock" | "semaphore";
 
-/** The LockObject of one mutex (or idempotency key) of tenant-a (KEY_A). */
+/** The LockObject of one lock (a mutex by default) of tenant-a (KEY_A). */
 export function lockObject(name: string, kind: ObjectKind = "mutex") {
   return env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`${kind}:tenant-a:${name}`));
 }

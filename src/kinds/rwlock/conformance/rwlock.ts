@@ -1,8 +1,8 @@
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { verifySignature } from "../../../lockObject/signature.js";
 import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { deliveries, eventually, newReceiver } from "../../../../test/workers/support/lockObject.js";
+import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
 
 type Mode = "read" | "write";
 
@@ -40,19 +40,6 @@ class RwChecker {
   leave(mode: Mode) {
     if (mode === "write") this.writers -= 1;
     else this.readers -= 1;
-  }
-}
-
-/** The rwlock's lock object of tenant-a (KEY_A), for its alarms (onExpire). */
-const rwObject = (name: string) => env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`rwlock:tenant-a:${name}`));
-
-/** Runs the object's due alarms (a lapse, then the notification grace) as the runtime would. */
-async function runRwAlarms(name: string, rounds = 4): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    const next = await runInDurableObject(rwObject(name), (_o, state) => state.storage.getAlarm());
-    if (next === null || next - Date.now() > 5000) return;
-    await sleep(Math.max(0, next - Date.now()) + 20);
-    await runDurableObjectAlarm(rwObject(name));
   }
 }
 
@@ -652,7 +639,7 @@ export function rwlockConformance(kind: StoreKind) {
     expect(vanished.fence).toBe(released.fence);
     expect((await post(path(name, "release"), { token: released.token })).body.released).toBe(true);
     await sleep(Math.max(0, vanished.expiresAt - Date.now()) + 50);
-    await runRwAlarms(name);
+    await runAlarmsUntilQuiet(name, "rwlock");
     const got = await eventually(
       () => deliveries(receiver.id),
       (d) => d.length > 0,
@@ -663,7 +650,7 @@ export function rwlockConformance(kind: StoreKind) {
     expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
     // Nothing more comes (the released reader is never reported).
-    await runRwAlarms(name);
+    await runAlarmsUntilQuiet(name, "rwlock");
     expect(await deliveries(receiver.id)).toHaveLength(1);
   });
 
@@ -673,7 +660,7 @@ export function rwlockConformance(kind: StoreKind) {
     const w = (await acquire(name, "write", { ttlMs: 300, onExpire: receiver.url })).body;
     expect(w.mode).toBe("write");
     await sleep(Math.max(0, w.expiresAt - Date.now()) + 50);
-    await runRwAlarms(name);
+    await runAlarmsUntilQuiet(name, "rwlock");
     const got = await eventually(
       () => deliveries(receiver.id),
       (d) => d.length > 0,

@@ -1,8 +1,8 @@
-import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { verifySignature } from "../../../lockObject/signature.js";
 import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { deliveries, eventually, newReceiver } from "../../../../test/workers/support/lockObject.js";
+import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
 
 /**
  * Tracks the permits the clients believe they hold. A client counts its
@@ -26,19 +26,6 @@ class PermitChecker {
 
   leave(permits: number) {
     this.inUse -= permits;
-  }
-}
-
-/** The semaphore's lock object of tenant-a (KEY_A), for its alarms (onExpire). */
-const semObject = (name: string) => env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`semaphore:tenant-a:${name}`));
-
-/** Runs the object's due alarms (a lapse, then the notification grace) as the runtime would. */
-async function runSemAlarms(name: string, rounds = 4): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    const next = await runInDurableObject(semObject(name), (_o, state) => state.storage.getAlarm());
-    if (next === null || next - Date.now() > 5000) return;
-    await sleep(Math.max(0, next - Date.now()) + 20);
-    await runDurableObjectAlarm(semObject(name));
   }
 }
 
@@ -384,7 +371,7 @@ export function semaphoreConformance(kind: StoreKind) {
     const released = (await acquire(name, { limit: 3, ttlMs: 300, onExpire: receiver.url })).body;
     expect((await post(path(name, "release"), { token: released.token })).status).toBe(200);
     await sleep(Math.max(0, vanished.expiresAt - Date.now()) + 50);
-    await runSemAlarms(name);
+    await runAlarmsUntilQuiet(name, "semaphore");
     const got = await eventually(
       () => deliveries(receiver.id),
       (d) => d.length > 0,
@@ -394,7 +381,7 @@ export function semaphoreConformance(kind: StoreKind) {
     expect(JSON.parse(got[0].body)).toEqual({ kind: "semaphore", name, fence: vanished.fence, expiredAt: vanished.expiresAt });
     expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
-    await runSemAlarms(name);
+    await runAlarmsUntilQuiet(name, "semaphore");
     expect(await deliveries(receiver.id)).toHaveLength(1);
   });
 
