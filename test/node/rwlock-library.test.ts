@@ -1,34 +1,14 @@
-import { Redis } from "@upstash/redis";
-import { describe, expect, inject, it } from "vitest";
-import { ConflictError, HoldfastError, InvalidInputError, LeaseLostError, LockedError, RedisStore, RWLock } from "holdfast";
-import type { LockStore } from "holdfast";
+import type { Redis } from "@upstash/redis";
+import { describe, expect, it } from "vitest";
+import { sharedRedis, sleep, spyStore, unique } from "./support/library";
+import { ConflictError, HoldfastError, InvalidInputError, LeaseLostError, LockedError, RWLock } from "holdfast";
 
 /**
  * The read-write lock as an app uses it: `import { RWLock } from "holdfast"`
  * over a real @upstash/redis client, against a real redis-server behind the
  * project's Upstash gateway (see mutex-library.test.ts).
  */
-const sharedRedis = () => new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") });
-const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const rwKeys = (redis: Redis, name: string, ns = "default") => redis.keys(`hf:{rw:${ns}:${name}}*`);
-
-/** A real RedisStore that records every call made to it. */
-function spyStore(redis: Redis) {
-  const inner = new RedisStore(redis);
-  const calls: string[] = [];
-  const store = new Proxy(inner, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        calls.push(String(prop));
-        return value.apply(target, args);
-      };
-    },
-  }) as unknown as LockStore;
-  return { store, calls };
-}
 
 describe("RWLock over @upstash/redis", () => {
   it("readers share; a writer excludes readers and other writers", async () => {

@@ -1,34 +1,14 @@
-import { Redis } from "@upstash/redis";
-import { describe, expect, inject, it } from "vitest";
-import { ConflictError, HoldfastError, InvalidInputError, LeaseLostError, LockedError, RedisStore, Semaphore } from "holdfast";
-import type { LockStore } from "holdfast";
+import type { Redis } from "@upstash/redis";
+import { describe, expect, it } from "vitest";
+import { sharedRedis, sleep, spyStore, unique } from "./support/library";
+import { ConflictError, HoldfastError, InvalidInputError, LeaseLostError, LockedError, Semaphore } from "holdfast";
 
 /**
  * The counting semaphore as an app uses it: `import { Semaphore } from
  * "holdfast"` over a real @upstash/redis client, against a real
  * redis-server behind the project's Upstash gateway (see mutex-library.test.ts).
  */
-const sharedRedis = () => new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") });
-const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const semKeys = (redis: Redis, name: string, ns = "default") => redis.keys(`hf:{sem:${ns}:${name}}*`);
-
-/** A real RedisStore that records every call made to it, with its arguments. */
-function spyStore(redis: Redis) {
-  const inner = new RedisStore(redis);
-  const calls: Array<{ method: string; args: unknown[] }> = [];
-  const store = new Proxy(inner, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        calls.push({ method: String(prop), args });
-        return value.apply(target, args);
-      };
-    },
-  }) as unknown as LockStore;
-  return { store, calls };
-}
 
 describe("Semaphore over @upstash/redis", () => {
   it("accounts for permits per holder: acquire, inspect, release", async () => {
