@@ -5,6 +5,7 @@ import type { LockStore } from "../store/types.js";
 import { newOwnerToken } from "../tokens.js";
 import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy.js";
 import { logError } from "../logError.js";
+import type { WaitOutcome } from "./waitProtocol.js";
 
 export type QueueOutcome<Grant> =
   /** `pickup`: the grant must be picked up (confirmed delivered) or it is taken back. */
@@ -20,6 +21,18 @@ interface Waiter<Req, Grant> extends QueuedWaiter<Req> {
   /** It was the head in a store step: the store may have it registered or granted. */
   admitted: boolean;
   settle(outcome: QueueOutcome<Grant>): void;
+}
+
+/** A line's outcome as the Worker's answer (granted ones are watched first, by the kind's part). */
+export function waitOutcomeOf<Grant>(outcome: QueueOutcome<Grant>): WaitOutcome<Grant> {
+  switch (outcome.status) {
+    case "gone":
+      return { status: "locked", retryAfterMs: 1 }; // its client left: nobody reads this
+    case "unavailable":
+      return { status: "unavailable", message: outcome.message, outcome: "unknown" };
+    default:
+      return outcome;
+  }
 }
 
 /** How long a departed waiter's token is remembered: past any retried release that could still hand it the lock. */

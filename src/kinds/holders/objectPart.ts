@@ -1,7 +1,7 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
 import type { RwlockWait, SemaphoreWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
-import { WaitQueue } from "../../lockObject/WaitQueue.js";
+import { WaitQueue, waitOutcomeOf } from "../../lockObject/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { LockStore } from "../../store/types.js";
 import { waitFault } from "../../lockObject/waitFault.js";
@@ -76,17 +76,8 @@ export class HoldersObjectPart<Wait extends RwlockWait | SemaphoreWait, Req, Gra
         return outcome;
       }
       const outcome = await line.wait(this.spec.queued(req), req.waitMs, signal);
-      switch (outcome.status) {
-        case "granted":
-          watchGrant(outcome.grant);
-          return outcome;
-        case "gone":
-          return { status: "locked", retryAfterMs: 1 }; // nobody reads this
-        case "unavailable":
-          return { status: "unavailable", message: outcome.message, outcome: "unknown" };
-        default:
-          return outcome;
-      }
+      if (outcome.status === "granted") watchGrant(outcome.grant);
+      return waitOutcomeOf(outcome);
     } catch (err) {
       return waitFault(`lock object ${this.spec.kind} wait`, err);
     }

@@ -1,6 +1,6 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { MutexWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
-import { WaitQueue } from "../../lockObject/WaitQueue.js";
+import { WaitQueue, waitOutcomeOf } from "../../lockObject/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { type MutexWaitRequest, mutexQueuePolicy } from "./queuePolicy.js";
@@ -63,17 +63,8 @@ export class MutexObjectPart {
         return { status: "granted", grant: r.grant, pickup: false };
       }
       const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal);
-      switch (outcome.status) {
-        case "granted":
-          watchGrant(outcome.grant);
-          return { status: "granted", grant: outcome.grant, pickup: outcome.pickup };
-        case "gone":
-          return { status: "locked", retryAfterMs: 1 }; // nobody reads this
-        case "unavailable":
-          return { status: "unavailable", message: outcome.message, outcome: "unknown" };
-        default:
-          return outcome;
-      }
+      if (outcome.status === "granted") watchGrant(outcome.grant);
+      return waitOutcomeOf(outcome);
     } catch (err) {
       return waitFault("lock object wait", err);
     }
