@@ -1,9 +1,10 @@
 import { Hono } from "hono";
 import { selectStore } from "../store/storeConfig.js";
 import type { AppEnv } from "./appTypes.js";
-import { namespaceOf } from "./auth.js";
+import { bearerKey, namespaceOf } from "./auth.js";
 import { errorResponse } from "./errorResponse.js";
 import { openApiDocument } from "./openapi.js";
+import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { idempotencyRoutes } from "../kinds/idempotency/routes.js";
 import { mutexRoutes } from "../kinds/mutex/routes.js";
 import { rwlockRoutes } from "../kinds/rwlock/routes.js";
@@ -33,7 +34,10 @@ app.get("/healthz", async (c) => {
 app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
 
 app.use("/v1/*", async (c, next) => {
-  c.set("ns", await namespaceOf(c.req.header("authorization"), c.env.API_KEYS));
+  const authorization = c.req.header("authorization");
+  c.set("ns", await namespaceOf(authorization, c.env.API_KEYS));
+  c.set("apiKey", bearerKey(authorization) ?? "");
+  c.set("requestId", clientRequestId(c.req.header(REQUEST_ID_HEADER)));
   c.set("store", selectStore(c.env));
   await next();
 });

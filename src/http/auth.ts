@@ -33,13 +33,18 @@ export async function namespaceOf(authorization: string | undefined, apiKeys: st
     parsedKeys.set(apiKeys, entries);
   }
   const keys = await entries;
-  const presented = /^Bearer (.+)$/.exec(authorization ?? "")?.[1]?.trim();
+  const presented = bearerKey(authorization);
   if (!presented) throw new UnauthorizedError();
   const digest = await sha256(presented);
   let found: string | undefined;
   for (const k of keys) if (equalDigests(k.digest, digest)) found = k.namespace;
   if (!found) throw new UnauthorizedError();
   return found;
+}
+
+/** The key of an `Authorization: Bearer <key>` header, or undefined. */
+export function bearerKey(authorization: string | undefined): string | undefined {
+  return /^Bearer (.+)$/.exec(authorization ?? "")?.[1]?.trim() || undefined;
 }
 
 async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {

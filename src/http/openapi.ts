@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./requestId.js";
 import * as idem from "../kinds/idempotency/schemas.js";
 import * as mutex from "../kinds/mutex/schemas.js";
 import * as rw from "../kinds/rwlock/schemas.js";
@@ -232,7 +233,7 @@ export function openApiDocument(origin: string) {
         {
           operationId: op.operationId,
           summary: op.summary,
-          parameters: [{ $ref: `#/components/parameters/${param}` }],
+          parameters: [{ $ref: `#/components/parameters/${param}` }, ...(method === "post" ? [{ $ref: "#/components/parameters/RequestId" }] : [])],
           ...(op.body && { requestBody: { required: true, content: json(ref(op.body[0])) } }),
           responses: {
             ...Object.fromEntries(
@@ -266,6 +267,14 @@ export function openApiDocument(origin: string) {
       parameters: {
         Name: { name: "name", in: "path", required: true, description: "The lock's name", schema: nameSchema },
         Key: { name: "key", in: "path", required: true, description: "The idempotency key", schema: nameSchema },
+        RequestId: {
+          name: REQUEST_ID_HEADER,
+          in: "header",
+          required: false,
+          description:
+            "A new value per write, the same on every retry of it: the write then applies once (a retried acquire gets its first grant, a retried release its first answer). Remembered 2 minutes.",
+          schema: { type: "string", pattern: REQUEST_ID_PATTERN.source },
+        },
       },
       schemas: { ...componentSchemas(answers, "output"), ...componentSchemas(requests, "input") },
       responses: Object.fromEntries(Object.values(ERROR_RESPONSES).map(([id, description]) => [id, { description, content: json(ref("Error")) }])),

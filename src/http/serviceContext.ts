@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { followUpsWith, type ServiceContext } from "../service/ServiceContext.js";
+import { clientRequestIds, randomRequestIds } from "../service/requestIds.js";
 import type { AppEnv } from "./appTypes.js";
 
 /** The service layer's view of one request. */
@@ -11,5 +12,7 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
   } catch {
     waitUntil = (p) => void p; // no execution context: the follow-up still runs
   }
-  return { env: c.env, ns: c.var.ns, store: c.var.store, later: followUpsWith(waitUntil) };
+  const clientId = c.var.requestId;
+  const ids = clientId === undefined ? randomRequestIds : clientRequestIds(clientId, c.var.apiKey, c.var.ns);
+  return { env: c.env, ns: c.var.ns, store: c.var.store, ids, later: followUpsWith(waitUntil) };
 }

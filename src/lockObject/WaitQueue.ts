@@ -88,12 +88,19 @@ export class WaitQueue<Req, Grant> {
     return this.waiters.length;
   }
 
-  /** Waits in line up to waitMs; the signal (client disconnect) takes the waiter out. */
-  wait(req: Req, waitMs: number, signal?: AbortSignal): Promise<QueueOutcome<Grant>> {
+  /**
+   * Waits in line up to waitMs; the signal (client disconnect) takes the
+   * waiter out. `token`: the grant's token when the Worker chose it (from the
+   * client's request id); a waiter already in line with it is the same
+   * client's earlier attempt, whose answer was lost: this one takes its place.
+   */
+  wait(req: Req, waitMs: number, signal?: AbortSignal, token?: string): Promise<QueueOutcome<Grant>> {
+    const earlier = token === undefined ? -1 : this.waiters.findIndex((w) => w.token === token);
+    if (token !== undefined) this.left.delete(token); // its client is back
     return new Promise((resolve) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const waiter: Waiter<Req, Grant> = {
-        token: newOwnerToken(),
+        token: token ?? newOwnerToken(),
         req,
         fresh: this.waiters.length === 0,
         settled: false,
@@ -107,6 +114,13 @@ export class WaitQueue<Req, Grant> {
       };
       timer = setTimeout(() => this.leave(waiter, this.timeoutOutcome()), waitMs);
       signal?.addEventListener("abort", () => this.leave(waiter, { status: "gone" }));
+      if (earlier >= 0) {
+        const [old] = this.waiters.splice(earlier, 1, waiter);
+        waiter.fresh = old.fresh;
+        waiter.admitted = old.admitted;
+        old.settle({ status: "gone" }); // nobody reads the lost attempt's answer
+        return;
+      }
       this.waiters.push(waiter);
       // Only a new head tries the store: the rest are reached through it.
       if (this.waiters.length === 1) this.kick();
@@ -232,6 +246,8 @@ export class WaitQueue<Req, Grant> {
       return;
     }
     this.waiters.splice(i, 1);
+    clearTimeout(this.pickups.get(token)); // a retried wait granted again: one take-back timer
+    this.pickups.delete(token);
     if (!pickup) {
       waiter.settle({ status: "granted", grant, pickup: false });
       return;

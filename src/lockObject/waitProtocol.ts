@@ -18,6 +18,14 @@ interface WaitBase {
   waitMs: number;
   /** Watch this lease and notify here when it lapses. */
   onExpire?: string;
+  /**
+   * The owner token a new grant gets, when the Worker chose it (derived from
+   * the client's request id, so the client's retry finds its own grant or
+   * takes over its own place in line); otherwise the object makes one.
+   */
+  newToken?: string;
+  /** The request id a re-entry is remembered under (from the client's, when it sent one). */
+  requestId?: string;
 }
 
 export interface MutexWait extends WaitBase {
@@ -47,6 +55,8 @@ const base = {
   ttlMs: z.number(),
   waitMs: z.number(),
   onExpire: z.string().optional(),
+  newToken: z.string().optional(),
+  requestId: z.string().optional(),
 };
 
 export const waitRequestSchema: z.ZodType<WaitRequest> = z.discriminatedUnion("kind", [

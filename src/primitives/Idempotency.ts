@@ -24,6 +24,16 @@ export interface BeginOptions {
   fingerprint?: string;
 }
 
+/**
+ * The owner token and request id a write uses, when the caller chooses them
+ * (the HTTP service derives them from the client's request id, so the
+ * client's retries apply once). By default, fresh random ones.
+ */
+export interface WriteIds {
+  token?: string;
+  requestId?: string;
+}
+
 export type BeginResult =
   | { state: "started"; token: string; fence: number; ttlMs: number; expiresAt: number }
   | { state: "completed"; response: unknown; completedAt: number; fence: number };
@@ -44,7 +54,7 @@ export class Idempotency {
   }
 
   /** Throws InProgressError while another owner is within its ttl, FingerprintMismatchError on a different fingerprint. */
-  async begin(key: string, options: BeginOptions): Promise<BeginResult> {
+  async begin(key: string, options: BeginOptions, ids: WriteIds = {}): Promise<BeginResult> {
     checkTtl(options.ttlMs);
     const retainMs = options.retainMs ?? RETAIN_DEFAULT_MS;
     checkInt("invalid_retain", "retainMs", retainMs, RETAIN_MIN_MS, RETAIN_MAX_MS);
@@ -53,11 +63,11 @@ export class Idempotency {
       throw new InvalidInputError("invalid_fingerprint", `fingerprint is a string of 1..${FINGERPRINT_MAX_CHARS} characters`);
     }
     const r = await this.store.idempotencyBegin(this.ref(key), {
-      token: newOwnerToken(),
+      token: ids.token ?? newOwnerToken(),
       ttlMs: options.ttlMs,
       retainMs,
       fingerprint: fp,
-      requestId: newRequestId(),
+      requestId: ids.requestId ?? newRequestId(),
     });
     switch (r.status) {
       case "started":
@@ -84,19 +94,23 @@ export class Idempotency {
    * retainMs. Only the current owner within its deadline may: anyone else
    * gets LeaseLostError and nothing changes.
    */
-  async complete(key: string, token: string, response: unknown) {
+  async complete(key: string, token: string, response: unknown, ids: WriteIds = {}) {
     const responseJson = toJsonText(response);
     if (new TextEncoder().encode(responseJson).byteLength > RESPONSE_MAX_BYTES) {
       throw new TooLargeError(`the response's JSON is over ${RESPONSE_MAX_BYTES} bytes`);
     }
-    const r = await this.store.idempotencyComplete(this.ref(key), { token: checkToken(token), responseJson, requestId: newRequestId() });
+    const r = await this.store.idempotencyComplete(this.ref(key), {
+      token: checkToken(token),
+      responseJson,
+      requestId: ids.requestId ?? newRequestId(),
+    });
     if (r.status === "lost") throw new LeaseLostError();
     return { completedAt: r.completedAt, fence: r.fence };
   }
 
   /** Gives the key up so it can be begun again; answers the fence of the start it ended. */
-  async fail(key: string, token: string): Promise<{ fence: number }> {
-    const r = await this.store.idempotencyFail(this.ref(key), { token: checkToken(token), requestId: newRequestId() });
+  async fail(key: string, token: string, ids: WriteIds = {}): Promise<{ fence: number }> {
+    const r = await this.store.idempotencyFail(this.ref(key), { token: checkToken(token), requestId: ids.requestId ?? newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
     return { fence: r.fence };
   }

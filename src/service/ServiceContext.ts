@@ -1,12 +1,15 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
 import { logError } from "../logError.js";
+import type { RequestIds } from "./requestIds.js";
 
 /** What a kind's service needs of the request it serves. */
 export interface ServiceContext {
   env: Env;
   ns: string;
   store: LockStore;
+  /** Owner tokens and request ids for this request's writes (derived from the client's request id when it sent one). */
+  ids: RequestIds;
   /**
    * Runs a follow-up after the answer (telling the lock object of a write the
    * store already committed). Retried a few times; its failure never turns a

@@ -1,5 +1,6 @@
 import { describe } from "vitest";
 import { badInputConformance } from "../conformance/badInput";
+import { clientRetriesConformance } from "../conformance/clientRetries";
 import { lostLineConformance } from "../../src/kinds/holders/conformance/lostLine";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotency";
 import { mutexConformance } from "../../src/kinds/mutex/conformance/mutex";
@@ -14,6 +15,7 @@ for (const kind of ["redis", "durable"] as const) {
   describe(`${kind} store`, () => {
     describe("mutex", () => mutexConformance(kind));
     describe("retried requests", () => retrySafetyConformance(kind));
+    describe("client retries (Holdfast-Request-Id)", () => clientRetriesConformance(kind));
     describe("waiting and expiry notifications", () => waitingConformance(kind));
     describe("the lock object's line", () => queueConformance(kind));
     describe("bad input", () => badInputConformance(kind));

@@ -2,7 +2,6 @@ import { FingerprintMismatchError, InProgressError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { Idempotency } from "../../primitives/Idempotency.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
-import { newOwnerToken, newRequestId } from "../../tokens.js";
 
 /**
  * Idempotency keys as the HTTP API serves them: the store, then the lock
@@ -21,10 +20,11 @@ export interface BeginBody {
 }
 
 export async function beginIdempotency(ctx: ServiceContext, key: string, body: BeginBody) {
-  if (!body.onExpire) return idempotencyOf(ctx).begin(key, body);
+  const ids = { token: await ctx.ids.token(`idempotency:${key}:begin`), requestId: ctx.ids.requestId("begin") };
+  if (!body.onExpire) return idempotencyOf(ctx).begin(key, body, ids);
   const ref = { ns: ctx.ns, name: key };
   const r = await lockObjectClient(ctx.env, "idempotency", ref).idempotencyBeginWatched(
-    { token: newOwnerToken(), ttlMs: body.ttlMs, retainMs: body.retainMs, fingerprint: body.fingerprint, requestId: newRequestId() },
+    { token: ids.token, ttlMs: body.ttlMs, retainMs: body.retainMs, fingerprint: body.fingerprint, requestId: ids.requestId },
     body.onExpire,
     ctx.store.kind,
   );
@@ -44,10 +44,10 @@ export const heartbeatIdempotency = (ctx: ServiceContext, key: string, token: st
   idempotencyOf(ctx).heartbeat(key, token, ttlMs);
 
 export const completeIdempotency = (ctx: ServiceContext, key: string, token: string, response: unknown) =>
-  idempotencyOf(ctx).complete(key, token, response);
+  idempotencyOf(ctx).complete(key, token, response, { requestId: ctx.ids.requestId("complete") });
 
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
-  const { fence } = await idempotencyOf(ctx).fail(key, token);
+  const { fence } = await idempotencyOf(ctx).fail(key, token, { requestId: ctx.ids.requestId("fail") });
   // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
   if (ctx.store.kind === "redis") ctx.later("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).ended(fence));
 }

@@ -76,7 +76,13 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
   }
   // A retry of a grant (or the object asking again for its head) finds its own token.
   if (lease?.owner === input.token) {
-    if (input.mode !== "queue" || lease.pickupBy === undefined) return { status: "granted", grant: grantOf(name, lease) };
+    if (lease.pickupBy === undefined) return { status: "granted", grant: grantOf(name, lease) };
+    if (input.mode === "new") {
+      // The client's retry of an acquire that was granted from the line: it is alive, so the grant is picked up.
+      const { pickupBy: _, ...picked } = lease;
+      kv.put(LEASE, picked);
+      return { status: "granted", grant: grantOf(name, picked) };
+    }
     // A handoff the object learns of only now: the whole lease from now, as its answer will say.
     const renewed: Lease = { ...lease, expiresAt: now + lease.ttl, pickupBy: now + PICKUP_MS };
     kv.put(LEASE, renewed);

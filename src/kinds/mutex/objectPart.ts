@@ -50,10 +50,10 @@ export class MutexObjectPart {
       if (req.token !== undefined || req.waitMs === 0) {
         if (req.token === undefined && line.length) return { status: "locked", retryAfterMs: 100 };
         const input: MutexAcquireInput = {
-          token: req.token ?? newOwnerToken(),
+          token: req.token ?? req.newToken ?? newOwnerToken(),
           mode: req.token !== undefined ? "reenter" : "new",
           ttlMs: req.ttlMs,
-          requestId: newRequestId(),
+          requestId: req.requestId ?? newRequestId(),
           watch,
         };
         const r = await this.host.storeOf(req.store).mutexAcquire(ref, input);
@@ -62,7 +62,7 @@ export class MutexObjectPart {
         watchGrant(r.grant);
         return { status: "granted", grant: r.grant, pickup: false };
       }
-      const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal);
+      const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal, req.newToken);
       if (outcome.status === "granted") watchGrant(outcome.grant);
       return waitOutcomeOf(outcome);
     } catch (err) {

@@ -3,7 +3,6 @@ import { confirmPickup } from "../../lockObject/confirmPickup.js";
 import { grantOf } from "../../lockObject/grantOf.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
-import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { recentlyContended, sawContended } from "./recentlyContended.js";
 import { mutexGrant } from "./schemas.js";
 import type { MutexGrant, MutexState } from "./types.js";
@@ -33,14 +32,18 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
   const ref = { ns: ctx.ns, name };
   const object = lockObjectClient(ctx.env, "mutex", ref);
   const hint = `${ctx.store.kind}:${ctx.ns}:${name}`;
-  const tryStoreFirst = body.token !== undefined || body.waitMs === 0 || (ctx.store.kind === "redis" && !recentlyContended(hint));
+  const newToken = body.token === undefined ? await ctx.ids.token(`mutex:${name}:acquire`) : undefined;
+  const requestId = ctx.ids.requestId("acquire");
+  // A client's retry (its request id again) tries the store first, where its earlier grant may be.
+  const tryStoreFirst =
+    body.token !== undefined || body.waitMs === 0 || ctx.ids.fromClient || (ctx.store.kind === "redis" && !recentlyContended(hint));
   if (body.onExpire === undefined && tryStoreFirst) {
     const reenter = body.token !== undefined;
     const r = await ctx.store.mutexAcquire(ref, {
-      token: body.token ?? newOwnerToken(),
+      token: body.token ?? (newToken as string),
       mode: reenter ? "reenter" : "new",
       ttlMs: body.ttlMs,
-      requestId: newRequestId(),
+      requestId,
       watch: false,
     });
     if (r.status === "granted") return { grant: r.grant };
@@ -51,7 +54,17 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
     sawContended(hint);
   }
   const outcome = await object.wait(
-    { kind: "mutex", store: ctx.store.kind, ref, ttlMs: body.ttlMs, waitMs: body.waitMs, token: body.token, onExpire: body.onExpire },
+    {
+      kind: "mutex",
+      store: ctx.store.kind,
+      ref,
+      ttlMs: body.ttlMs,
+      waitMs: body.waitMs,
+      token: body.token,
+      onExpire: body.onExpire,
+      newToken,
+      requestId,
+    },
     mutexGrant,
     signal,
   );
@@ -72,7 +85,7 @@ export async function heartbeatMutex(ctx: ServiceContext, name: string, token: s
 
 export async function releaseMutex(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await ctx.store.mutexRelease(ref, { token, requestId: newRequestId() });
+  const r = await ctx.store.mutexRelease(ref, { token, requestId: ctx.ids.requestId("release") });
   if (r.status === "lost") throw new LeaseLostError();
   // Redis store: the object hears of the release after the answer (the
   // handoff to its waiter already happened in the store). The Durable store's

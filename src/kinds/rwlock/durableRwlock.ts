@@ -81,8 +81,14 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
       now + REQUEST_MEMORY_MS,
     );
   }
-  // A retry of this very acquire finds its own token.
-  if (mine) return { status: "granted", grant: grantOf(name, input.token, input.mode, mine) };
+  // A retry of this very acquire finds its own token; its client is alive, so the grant is picked up.
+  if (mine) {
+    if (mine.pickupBy !== undefined) {
+      delete mine.pickupBy;
+      save(kv, set);
+    }
+    return { status: "granted", grant: grantOf(name, input.token, input.mode, mine) };
+  }
   const until = blockedUntil(set, input.mode);
   if (until !== undefined) return { status: "busy", retryAfterMs: Math.max(until - now, 1), queued: false };
   if (gateExists(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };

@@ -25,11 +25,11 @@ export const rwlockObjectPart = (host: LockObjectHost) =>
     async tryOnce(store, req) {
       const r = await store.rwlockAcquire(req.ref, {
         mode: req.mode,
-        token: req.token ?? newOwnerToken(),
+        token: req.token ?? req.newToken ?? newOwnerToken(),
         reenter: req.token !== undefined,
         ttlMs: req.ttlMs,
         watch: req.onExpire !== undefined,
-        requestId: newRequestId(),
+        requestId: req.requestId ?? newRequestId(),
       });
       switch (r.status) {
         case "granted":

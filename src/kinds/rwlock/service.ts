@@ -3,7 +3,6 @@ import { confirmPickup } from "../../lockObject/confirmPickup.js";
 import { grantOf } from "../../lockObject/grantOf.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
-import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { UPGRADE_REFUSED } from "./objectPart.js";
 import { rwGrant } from "./schemas.js";
 import type { RwGrant, RwMode, RwState } from "./types.js";
@@ -25,14 +24,16 @@ export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode,
   const ref = { ns: ctx.ns, name };
   const object = lockObjectClient(ctx.env, "rwlock", ref);
   const reenter = body.token !== undefined;
+  const newToken = reenter ? undefined : await ctx.ids.token(`rwlock:${name}:${mode}/acquire`);
+  const requestId = ctx.ids.requestId(`${mode}/acquire`);
   if (body.onExpire === undefined) {
     const r = await ctx.store.rwlockAcquire(ref, {
       mode,
-      token: body.token ?? newOwnerToken(),
+      token: body.token ?? (newToken as string),
       reenter,
       ttlMs: body.ttlMs,
       watch: false,
-      requestId: newRequestId(),
+      requestId,
     });
     if (r.status === "granted") return { grant: r.grant };
     if (r.status === "lost") throw new LeaseLostError();
@@ -41,7 +42,18 @@ export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode,
     if (body.waitMs === 0) throw new LockedError(r.retryAfterMs);
   }
   const outcome = await object.wait(
-    { kind: "rwlock", store: ctx.store.kind, ref, mode, ttlMs: body.ttlMs, waitMs: body.waitMs, token: body.token, onExpire: body.onExpire },
+    {
+      kind: "rwlock",
+      store: ctx.store.kind,
+      ref,
+      mode,
+      ttlMs: body.ttlMs,
+      waitMs: body.waitMs,
+      token: body.token,
+      onExpire: body.onExpire,
+      newToken,
+      requestId,
+    },
     rwGrant,
     signal,
   );
@@ -59,7 +71,7 @@ export async function heartbeatRw(ctx: ServiceContext, name: string, token: stri
 
 export async function releaseRw(ctx: ServiceContext, name: string, token: string, mode: RwMode | "any") {
   const ref = { ns: ctx.ns, name };
-  const r = await ctx.store.rwlockRelease(ref, { token, mode, requestId: newRequestId() });
+  const r = await ctx.store.rwlockRelease(ref, { token, mode, requestId: ctx.ids.requestId(`${mode}/release`) });
   if (r.status === "lost") throw new LeaseLostError(mode === "any" ? undefined : `this token holds no ${mode} lock`);
   // Redis store: the object hears of it after the answer (its line may move, a watch
   // ends). The Durable store's object did both in the same call.

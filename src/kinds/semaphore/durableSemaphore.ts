@@ -47,8 +47,14 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Sem
   const set = load<SemHolder>(kv, now);
   const limit = heldBy(set) ? (set.limit ?? input.limit) : input.limit;
   const mine = set.holders[input.token];
-  // A retry of this very acquire finds its own token.
-  if (mine) return { status: "granted", grant: grantOf(name, input.token, mine, limit, limit - usedOf(set)) };
+  // A retry of this very acquire finds its own token; its client is alive, so the grant is picked up.
+  if (mine) {
+    if (mine.pickupBy !== undefined) {
+      delete mine.pickupBy;
+      save(kv, set);
+    }
+    return { status: "granted", grant: grantOf(name, input.token, mine, limit, limit - usedOf(set)) };
+  }
   if (heldBy(set) && limit !== input.limit) return { status: "limit_mismatch", limit };
   if (usedOf(set) + input.permits > input.limit) return { status: "busy", retryAfterMs: Math.max((firstEnd(set) ?? now) - now, 1), queued: false };
   if (gateExists(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };

@@ -25,7 +25,7 @@ export const semaphoreObjectPart = (host: LockObjectHost) =>
     isReentry: () => false,
     async tryOnce(store, req) {
       const r = await store.semaphoreAcquire(req.ref, {
-        token: newOwnerToken(),
+        token: req.newToken ?? newOwnerToken(),
         limit: req.limit,
         permits: req.permits,
         ttlMs: req.ttlMs,

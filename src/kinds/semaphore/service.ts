@@ -3,7 +3,6 @@ import { confirmPickup } from "../../lockObject/confirmPickup.js";
 import { grantOf } from "../../lockObject/grantOf.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
-import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { limitMismatchMessage } from "./objectPart.js";
 import { semaphoreGrant } from "./schemas.js";
 import type { SemaphoreGrant, SemaphoreState } from "./types.js";
@@ -23,9 +22,10 @@ export interface SemaphoreAcquireBody {
 export async function acquireSemaphore(ctx: ServiceContext, name: string, body: SemaphoreAcquireBody, signal?: AbortSignal) {
   const ref = { ns: ctx.ns, name };
   const object = lockObjectClient(ctx.env, "semaphore", ref);
+  const newToken = await ctx.ids.token(`semaphore:${name}:acquire`);
   if (body.onExpire === undefined) {
     const r = await ctx.store.semaphoreAcquire(ref, {
-      token: newOwnerToken(),
+      token: newToken,
       limit: body.limit,
       permits: body.permits,
       ttlMs: body.ttlMs,
@@ -45,6 +45,7 @@ export async function acquireSemaphore(ctx: ServiceContext, name: string, body: 
       ttlMs: body.ttlMs,
       waitMs: body.waitMs,
       onExpire: body.onExpire,
+      newToken,
     },
     semaphoreGrant,
     signal,
@@ -62,7 +63,7 @@ export async function heartbeatSemaphore(ctx: ServiceContext, name: string, toke
 
 export async function releaseSemaphore(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await ctx.store.semaphoreRelease(ref, { token, requestId: newRequestId() });
+  const r = await ctx.store.semaphoreRelease(ref, { token, requestId: ctx.ids.requestId("release") });
   if (r.status === "lost") throw new LeaseLostError();
   // Redis store: the object hears of it after the answer (see ../rwlock/service.ts).
   if (ctx.store.kind === "redis" && (r.waiters || r.watched)) {

@@ -49,12 +49,12 @@ export function api(kind: StoreKind, overrides: Partial<Env> = {}) {
     return { status: res.status, body: parsed, headers: res.headers };
   }
   /** Sends a request and never reads its answer, like a client that went away. */
-  async function raw(method: string, path: string, body?: unknown): Promise<Response> {
+  async function raw(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
     const ctx = createExecutionContext();
     return await worker.fetch(
       new Request(`http://holdfast.test${path}`, {
         method,
-        headers: { "content-type": "application/json", authorization: `Bearer ${KEY_A}` },
+        headers: { "content-type": "application/json", authorization: `Bearer ${KEY_A}`, ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
       }),
       e,

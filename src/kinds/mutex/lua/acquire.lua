@@ -28,7 +28,8 @@
 -- No barging: while the lock object has a waiter registered in KEYS[3], a
 -- try-lock of a free lock is busy; only "queue" (the object, for its head) may
 -- take it. Safe to run twice: a new or queued acquire whose token already owns
--- the lock is its own earlier grant and is answered again unchanged; only a
+-- the lock is its own earlier grant and is answered again (a new acquire's
+-- repeat, the client retrying, also marks it picked up); only a
 -- re-entry (which counts) is remembered under its request id. Busy and lost
 -- answers change nothing and are not remembered.
 
@@ -68,7 +69,11 @@ end
 
 if owner == token then
   local lease_ttl, exp = tonumber(lock[4]), tonumber(lock[5])
-  if mode == 'queue' and redis.call('HEXISTS', KEYS[1], 'pk') == 1 then
+  if mode == 'new' then
+    -- This acquire's own earlier grant (the client's retry): it is alive, so
+    -- a grant from the line is picked up.
+    redis.call('HDEL', KEYS[1], 'pk')
+  elseif mode == 'queue' and redis.call('HEXISTS', KEYS[1], 'pk') == 1 then
     -- A handoff the object learns of only now (its release news was lost):
     -- the waiter gets its whole lease from now, as its answer will say.
     exp = now_ms + lease_ttl

@@ -64,7 +64,15 @@ if how == 'reenter' then
   return r
 end
 
-if mine then return granted(mine) end
+if mine then
+  -- This acquire's own earlier grant (a retry): its client is alive, so a
+  -- grant from the line is picked up.
+  if mine.pk then
+    mine.pk = nil
+    holders_put(KEYS[1], token, mine)
+  end
+  return granted(mine)
+end
 
 local writer_end = holders_first_end(live, function(rec) return rec.w > 0 end)
 local blocked_until = nil

@@ -39,7 +39,16 @@ local function granted(rec)
     'ttlMs', rec.ttl, 'expiresAt', rec.exp, 'available', fmt(held_limit - used)}
 end
 
-if live[token] then return granted(live[token]) end
+if live[token] then
+  -- This acquire's own earlier grant (a retry): its client is alive, so a
+  -- grant from the line is picked up.
+  local mine = live[token]
+  if mine.pk then
+    mine.pk = nil
+    holders_put(KEYS[1], token, mine)
+  end
+  return granted(mine)
+end
 if n > 0 and held_limit ~= limit then return {'status', 'limit_mismatch', 'limit', fmt(held_limit)} end
 if used + permits > limit then
   local first = holders_first_end(live, function() return true end)

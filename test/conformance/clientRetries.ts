@@ -1,0 +1,108 @@
+import { expect, it } from "vitest";
+import { PICKUP_MS } from "../../src/limits.js";
+import { api, sleep, type StoreKind, uniqueName } from "../workers/support/api.js";
+
+const HEADER = "Holdfast-Request-Id";
+const newId = () => `rq-${crypto.randomUUID()}`;
+
+/**
+ * A client that lost an answer (a dropped connection, a timeout) sends the
+ * same write again with the same Holdfast-Request-Id: it must apply once.
+ * Run against both stores through the HTTP API.
+ */
+export function clientRetriesConformance(kind: StoreKind) {
+  const { post, get, raw } = api(kind);
+  const withId = (id: string) => ({ headers: { [HEADER]: id } });
+
+  it("a retried mutex acquire gets its first grant again, and holds the lock once", async () => {
+    const name = uniqueName("retry-acquire");
+    const id = newId();
+    const first = await post(`/v1/locks/${name}/acquire`, { ttlMs: 5000 }, withId(id));
+    const again = await post(`/v1/locks/${name}/acquire`, { ttlMs: 5000 }, withId(id));
+    expect(first.status).toBe(200);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ token: first.body.token, fence: first.body.fence, count: 1 });
+    expect((await get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, count: 1, fence: first.body.fence });
+    // Another request (another id) is a different caller: it waits its turn.
+    expect((await post(`/v1/locks/${name}/acquire`, { ttlMs: 5000 }, withId(newId()))).status).toBe(409);
+    // One release frees it: there is no second, orphaned grant.
+    expect((await post(`/v1/locks/${name}/release`, { token: first.body.token })).body).toEqual({ released: true, count: 0 });
+    expect((await get(`/v1/locks/${name}`)).body.held).toBe(false);
+  });
+
+  it("a retried release or re-entry gets its first answer, not lease_lost or a second count", async () => {
+    const name = uniqueName("retry-release");
+    const { token } = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 5000 })).body;
+    const reenterId = newId();
+    const re1 = await post(`/v1/locks/${name}/acquire`, { ttlMs: 5000, token }, withId(reenterId));
+    const re2 = await post(`/v1/locks/${name}/acquire`, { ttlMs: 5000, token }, withId(reenterId));
+    expect([re1.body.count, re2.body.count]).toEqual([2, 2]);
+    const releaseId = newId();
+    const rel1 = await post(`/v1/locks/${name}/release`, { token }, withId(releaseId));
+    const rel2 = await post(`/v1/locks/${name}/release`, { token }, withId(releaseId));
+    expect(rel1.body).toEqual({ released: false, count: 1 });
+    expect(rel2.body).toEqual({ released: false, count: 1 });
+    expect((await get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, count: 1 });
+  });
+
+  it("a retried read-write lock or semaphore acquire takes one hold, and its retried release answers ok", async () => {
+    const rw = uniqueName("retry-rw");
+    const id = newId();
+    const w1 = await post(`/v1/rwlocks/${rw}/write/acquire`, { ttlMs: 5000 }, withId(id));
+    const w2 = await post(`/v1/rwlocks/${rw}/write/acquire`, { ttlMs: 5000 }, withId(id));
+    expect(w2.body).toMatchObject({ token: w1.body.token, fence: w1.body.fence, count: 1 });
+    const relId = newId();
+    const r1 = await post(`/v1/rwlocks/${rw}/write/release`, { token: w1.body.token }, withId(relId));
+    const r2 = await post(`/v1/rwlocks/${rw}/write/release`, { token: w1.body.token }, withId(relId));
+    expect([r1.status, r2.status]).toEqual([200, 200]);
+    expect((await get(`/v1/rwlocks/${rw}`)).body.mode).toBe("free");
+
+    const sem = uniqueName("retry-sem");
+    const sid = newId();
+    const s1 = await post(`/v1/semaphores/${sem}/acquire`, { limit: 3, permits: 2, ttlMs: 5000 }, withId(sid));
+    const s2 = await post(`/v1/semaphores/${sem}/acquire`, { limit: 3, permits: 2, ttlMs: 5000 }, withId(sid));
+    expect(s2.body.token).toBe(s1.body.token);
+    expect((await get(`/v1/semaphores/${sem}`)).body).toMatchObject({ used: 2, holders: 1 });
+  });
+
+  it("a retried idempotency begin and complete apply once", async () => {
+    const key = uniqueName("retry-begin");
+    const id = newId();
+    const b1 = await post(`/v1/idempotency/${key}/begin`, { ttlMs: 5000 }, withId(id));
+    const b2 = await post(`/v1/idempotency/${key}/begin`, { ttlMs: 5000 }, withId(id));
+    expect([b1.status, b2.status]).toEqual([201, 201]);
+    expect(b2.body.token).toBe(b1.body.token);
+    const cid = newId();
+    const c1 = await post(`/v1/idempotency/${key}/complete`, { token: b1.body.token, response: { n: 1 } }, withId(cid));
+    const c2 = await post(`/v1/idempotency/${key}/complete`, { token: b1.body.token, response: { n: 1 } }, withId(cid));
+    expect([c1.status, c2.status]).toEqual([200, 200]);
+    expect(c2.body.completedAt).toBe(c1.body.completedAt);
+  });
+
+  it(`a waiter's grant whose answer was lost is kept by the client's retry, not taken back after ${PICKUP_MS} ms`, async () => {
+    const name = uniqueName("retry-waiter");
+    const holder = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 10_000 })).body;
+    const id = newId();
+    // The first attempt waits in line; its answer is never read (the connection dropped).
+    const lost = raw("POST", `/v1/locks/${name}/acquire`, { ttlMs: 10_000, waitMs: 5000 }, { [HEADER]: id });
+    await expect.poll(async () => (await get(`/v1/locks/${name}`)).body.waiters).toBe(1);
+    await post(`/v1/locks/${name}/release`, { token: holder.token });
+    expect((await lost).status).toBe(200); // granted from the line, unread
+    const retry = await post(`/v1/locks/${name}/acquire`, { ttlMs: 10_000, waitMs: 5000 }, withId(id));
+    expect(retry.status).toBe(200);
+    await sleep(PICKUP_MS + 500); // past the pickup time of the unread grant
+    const state = (await get(`/v1/locks/${name}`)).body;
+    expect(state).toMatchObject({ held: true, fence: retry.body.fence });
+    expect((await post(`/v1/locks/${name}/heartbeat`, { token: retry.body.token })).status).toBe(200);
+  });
+
+  it("a malformed Holdfast-Request-Id is 400 invalid_request_id and changes nothing", async () => {
+    const name = uniqueName("bad-id");
+    for (const bad of ["short", "x".repeat(129), "has space in it!!", "slashes/are/not/allowed/here"]) {
+      const res = await post(`/v1/locks/${name}/acquire`, { ttlMs: 5000 }, withId(bad));
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe("invalid_request_id");
+    }
+    expect((await get(`/v1/locks/${name}`)).body.held).toBe(false);
+  });
+}
