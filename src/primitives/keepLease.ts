@@ -3,8 +3,35 @@ import { LeaseLostError } from "../errors.js";
 export interface LeaseKeeper {
   /** Fires when the lease is lost, or may be (no heartbeat got through before the local deadline). */
   readonly signal: AbortSignal;
+  /** A heartbeat sent at `sentAt` (local time) was confirmed elsewhere (a manual one): the deadline moves. */
+  confirmed(sentAt: number): void;
+  /** The lease was lost, as someone else learned (a manual heartbeat answered lost). */
+  lost(): void;
   stop(): void;
 }
+
+/** Why a kept lease's signal aborted: the store said so, or no heartbeat was confirmed in time. */
+export type LossKind = "lost" | "deadline";
+
+export interface KeepLeaseOptions {
+  ttlMs: number;
+  /** Local time at which the begin or acquire was sent. */
+  since: number;
+  heartbeat: () => Promise<"ok" | "lost">;
+  /**
+   * Abort this long before the local deadline (default 0): room for the
+   * holder to stop its work, and for clock rate drift, before anyone else
+   * can hold the lease.
+   */
+  marginMs?: number;
+  /** The abort reason (default: the library's LeaseLostError). */
+  lostError?: (kind: LossKind, message: string) => Error;
+}
+
+const MESSAGES: Record<LossKind, string> = {
+  lost: "the store says this token no longer holds the lease",
+  deadline: "no heartbeat was confirmed before the lease's local deadline: it may have been lost",
+};
 
 /**
  * Heartbeats a lease every ttlMs/3 while work runs, one heartbeat at a time.
@@ -12,35 +39,34 @@ export interface LeaseKeeper {
  * (store unreachable) is retried on the next tick, but once the lease's
  * local deadline passes without one getting through, the signal aborts too:
  * the holder must assume the worst. The local deadline counts from when a
- * request was sent, which is never later than the store's own now.
+ * request was sent, which is never later than the store's own now, so it
+ * comes before the store's end of the lease (less the margin, earlier still).
  */
-export function keepLease(options: {
-  ttlMs: number;
-  /** Local time at which the begin or acquire was sent. */
-  since: number;
-  heartbeat: () => Promise<"ok" | "lost">;
-}): LeaseKeeper {
+export function keepLease(options: KeepLeaseOptions): LeaseKeeper {
   const controller = new AbortController();
   const interval = Math.max(1, Math.floor(options.ttlMs / 3));
+  const margin = options.marginMs ?? 0;
+  const lostError = options.lostError ?? ((_kind: LossKind, message: string) => new LeaseLostError(message));
   let stopped = false;
   let tickTimer: ReturnType<typeof setTimeout> | undefined;
   let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  let deadline = 0;
 
   const stop = () => {
     stopped = true;
     clearTimeout(tickTimer);
     clearTimeout(deadlineTimer);
   };
-  const lose = (message: string) => {
-    if (!controller.signal.aborted) controller.abort(new LeaseLostError(message));
+  const lose = (kind: LossKind) => {
+    if (!controller.signal.aborted) controller.abort(lostError(kind, MESSAGES[kind]));
     stop();
   };
   const armDeadline = (sentAt: number) => {
+    const next = sentAt + options.ttlMs - margin;
+    if (stopped || next <= deadline) return; // an older heartbeat confirmed late moves nothing
+    deadline = next;
     clearTimeout(deadlineTimer);
-    deadlineTimer = setTimeout(
-      () => lose("no heartbeat reached the store before the lease's deadline"),
-      Math.max(0, sentAt + options.ttlMs - Date.now()),
-    );
+    deadlineTimer = setTimeout(() => lose("deadline"), Math.max(0, deadline - Date.now()));
   };
   const tick = async () => {
     if (stopped) return;
@@ -48,7 +74,7 @@ export function keepLease(options: {
     try {
       const r = await options.heartbeat();
       if (stopped) return;
-      if (r === "lost") return lose("the store says this token no longer holds the lease");
+      if (r === "lost") return lose("lost");
       armDeadline(sentAt);
     } catch {
       // Retried next tick; the deadline timer decides when to give up.
@@ -58,5 +84,5 @@ export function keepLease(options: {
 
   armDeadline(options.since);
   tickTimer = setTimeout(tick, interval);
-  return { signal: controller.signal, stop };
+  return { signal: controller.signal, confirmed: armDeadline, lost: () => lose("lost"), stop };
 }

@@ -1,0 +1,257 @@
+import { InProgressError, LeaseLostError } from "./errors.js";
+import { Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
+import { Transport } from "./transport.js";
+
+export interface HoldfastClientOptions {
+  /** The service's origin, e.g. https://locks.example.com */
+  baseUrl: string;
+  apiKey: string;
+  /** A fetch to use instead of the global one (a service binding's, a test's). */
+  fetch?: typeof fetch;
+  /** How long one call may take, retries included, beyond any waitMs (default 10 s). */
+  timeoutMs?: number;
+  /**
+   * How long before a lease's local deadline its signal aborts when no
+   * heartbeat was confirmed (default: 10% of ttlMs, at least 100 ms, at most
+   * 2 s): time to stop work before anyone else can hold the lease.
+   */
+  safetyMarginMs?: number;
+}
+
+export interface LockOptions {
+  /** The lease's length; the client heartbeats every ttlMs/3 while it is held. */
+  ttlMs: number;
+  /** How long to wait in the lock's line (0 .. 60 000 ms, default 0: try once). */
+  waitMs?: number;
+  /** Stops waiting (the lock is then not acquired). */
+  signal?: AbortSignal;
+  /** Where the service POSTs a signed notice if this lease lapses without release. */
+  onExpire?: string;
+}
+
+export interface SemaphoreOptions extends LockOptions {
+  limit: number;
+  /** Permits to take (default 1). */
+  permits?: number;
+}
+
+export interface BeginOptions {
+  ttlMs: number;
+  retainMs?: number;
+  fingerprint?: string;
+  onExpire?: string;
+  signal?: AbortSignal;
+}
+
+export type BeginResult<T = unknown> = { state: "started"; lease: Lease } | { state: "completed"; response: T; completedAt: number; fence: number };
+
+export interface RunOnceOptions extends Omit<BeginOptions, "signal"> {
+  /** How long to wait for another caller's run of the same key to finish (default 0: InProgressError at once). */
+  waitMs?: number;
+}
+
+/** What a lease-returning call answered (the grants of every kind share these fields). */
+interface GrantBody {
+  token: string;
+  fence: number;
+  ttlMs: number;
+  expiresAt: number;
+  permits?: number;
+}
+
+const path = (base: string, name: string, ...rest: string[]) => [base, encodeURIComponent(name), ...rest].join("/");
+
+/**
+ * The holdfast client: locks whose leases are heartbeated for you, with a
+ * signal that says when one is lost (or may be) before anyone else can hold
+ * it, retries that apply once, and leases that travel between processes.
+ * Runs wherever fetch runs: Workers, Node 20+, Deno.
+ *
+ *   const client = new HoldfastClient({ baseUrl, apiKey });
+ *   await client.withLock("nightly-report", { ttlMs: 30_000 }, async (lease) => {
+ *     await build({ signal: lease.signal, fence: lease.fence });
+ *   });
+ */
+export class HoldfastClient {
+  private readonly host: LeaseHost;
+
+  constructor(options: HoldfastClientOptions) {
+    if (!options?.baseUrl) throw new TypeError("HoldfastClient needs baseUrl (the service's origin)");
+    if (!options.apiKey) throw new TypeError("HoldfastClient needs apiKey");
+    const margin = options.safetyMarginMs;
+    this.host = {
+      transport: new Transport(options),
+      timeoutMs: options.timeoutMs ?? 10_000,
+      marginFor: (ttlMs) => margin ?? Math.min(2000, Math.max(100, Math.round(ttlMs / 10))),
+    };
+  }
+
+  /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */
+  lock(name: string, options: LockOptions): Promise<Lease> {
+    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name, "acquire"), lockBody(options), options);
+  }
+
+  readLock(name: string, options: LockOptions): Promise<Lease> {
+    return this.acquire({ kind: "rwlock", name, mode: "read" }, path("/v1/rwlocks", name, "read", "acquire"), lockBody(options), options);
+  }
+
+  writeLock(name: string, options: LockOptions): Promise<Lease> {
+    return this.acquire({ kind: "rwlock", name, mode: "write" }, path("/v1/rwlocks", name, "write", "acquire"), lockBody(options), options);
+  }
+
+  /** Takes `permits` (default 1) of the counting semaphore `name`, whose holders all use `limit`. */
+  semaphore(name: string, options: SemaphoreOptions): Promise<Lease> {
+    const body = { ...lockBody(options), limit: options.limit, permits: options.permits ?? 1 };
+    return this.acquire({ kind: "semaphore", name }, path("/v1/semaphores", name, "acquire"), body, options);
+  }
+
+  /** Runs fn holding the mutex, with the lease (its signal and fence); releases after, whatever happens. */
+  withLock<T>(name: string, options: LockOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+    return this.holding(this.lock(name, options), fn);
+  }
+
+  withReadLock<T>(name: string, options: LockOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+    return this.holding(this.readLock(name, options), fn);
+  }
+
+  withWriteLock<T>(name: string, options: LockOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+    return this.holding(this.writeLock(name, options), fn);
+  }
+
+  withSemaphore<T>(name: string, options: SemaphoreOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+    return this.holding(this.semaphore(name, options), fn);
+  }
+
+  /**
+   * Starts the work of an idempotency key: `started` with a heartbeated
+   * lease (complete or fail it), or `completed` with the stored response.
+   * Throws InProgressError while someone else runs it.
+   */
+  async begin<T = unknown>(key: string, options: BeginOptions): Promise<BeginResult<T>> {
+    const sentAt = Date.now();
+    const body = { ttlMs: options.ttlMs, retainMs: options.retainMs, fingerprint: options.fingerprint, onExpire: options.onExpire };
+    const r = await this.host.transport.write<{ state: string; response?: T; completedAt?: number } & GrantBody>(
+      path("/v1/idempotency", key, "begin"),
+      body,
+      { deadline: sentAt + this.host.timeoutMs, signal: options.signal },
+    );
+    if (r.state === "completed") return { state: "completed", response: r.response as T, completedAt: r.completedAt as number, fence: r.fence };
+    return { state: "started", lease: new Lease(this.host, { kind: "idempotency", name: key, ...grantFields(r) }, sentAt) };
+  }
+
+  /** Stores the key's result (kept retainMs) and ends its lease. */
+  async complete(lease: Lease | LeaseHandle, response: unknown): Promise<{ completedAt: number }> {
+    const r = await this.host.transport.write<{ completedAt: number }>(
+      path("/v1/idempotency", lease.name, "complete"),
+      { token: lease.token, response: response === undefined ? null : response },
+      { deadline: Date.now() + this.host.timeoutMs },
+    );
+    if (lease instanceof Lease) lease.detach(); // done: nothing left to keep
+    return { completedAt: r.completedAt };
+  }
+
+  /** Gives the key up so it can be begun again. */
+  async fail(lease: Lease | LeaseHandle): Promise<void> {
+    if (lease instanceof Lease) return lease.release();
+    await this.release(lease);
+  }
+
+  /**
+   * Runs fn once per key across every caller: the first runs it (heartbeated)
+   * and stores its result; later callers get the stored result. If fn throws,
+   * the key is failed (it may run again) and the error rethrown.
+   */
+  async runOnce<T>(key: string, fn: (lease: Lease) => Promise<T> | T, options: RunOnceOptions): Promise<T> {
+    const until = Date.now() + (options.waitMs ?? 0);
+    for (;;) {
+      let begun: BeginResult<T>;
+      try {
+        begun = await this.begin<T>(key, options);
+      } catch (err) {
+        // Waiting begins again rather than inspects: if the running caller fails or vanishes, we take over.
+        if (!(err instanceof InProgressError) || Date.now() + err.retryAfterMs > until) throw err;
+        await new Promise((r) => setTimeout(r, Math.min(err.retryAfterMs, 1000)));
+        continue;
+      }
+      if (begun.state === "completed") return begun.response;
+      const { lease } = begun;
+      let result: T;
+      try {
+        result = await fn(lease);
+      } catch (err) {
+        await lease.release().catch(() => undefined); // fn's error is the one to report
+        throw err;
+      }
+      await this.complete(lease, result);
+      return result;
+    }
+  }
+
+  /**
+   * A lease from its handle (`lease.toJSON()`), in this process: heartbeats
+   * it at once (so its local deadline is known) and then keeps it like any
+   * other. Throws LeaseLostError when it is no longer held.
+   */
+  async resume(handle: LeaseHandle): Promise<Lease> {
+    const sentAt = Date.now();
+    const r = await this.host.transport.write<{ expiresAt: number }>(
+      leasePath(handle, "heartbeat"),
+      { token: handle.token },
+      {
+        deadline: sentAt + this.host.timeoutMs,
+      },
+    );
+    return new Lease(this.host, { ...handle, expiresAt: r.expiresAt }, sentAt);
+  }
+
+  /** Releases a lease by its handle without keeping it (an operator's release). */
+  async release(handle: Pick<LeaseHandle, "kind" | "name" | "token" | "mode">): Promise<unknown> {
+    return this.host.transport.write(leasePath(handle, "release"), { token: handle.token }, { deadline: Date.now() + this.host.timeoutMs });
+  }
+
+  /** The state of a lock as GET answers it (never its token). */
+  inspect(kind: LeaseHandle["kind"], name: string): Promise<Record<string, unknown>> {
+    const base = { mutex: "/v1/locks", rwlock: "/v1/rwlocks", semaphore: "/v1/semaphores", idempotency: "/v1/idempotency" }[kind];
+    return this.host.transport.read(path(base, name), { deadline: Date.now() + this.host.timeoutMs });
+  }
+
+  private async acquire(
+    what: Pick<LeaseHandle, "kind" | "name" | "mode">,
+    acquirePath: string,
+    body: Record<string, unknown>,
+    options: LockOptions,
+  ): Promise<Lease> {
+    const sentAt = Date.now();
+    const r = await this.host.transport.write<GrantBody>(acquirePath, body, {
+      deadline: sentAt + (options.waitMs ?? 0) + this.host.timeoutMs,
+      signal: options.signal,
+    });
+    return new Lease(this.host, { ...what, ...grantFields(r) }, sentAt);
+  }
+
+  private async holding<T>(acquired: Promise<Lease>, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+    const lease = await acquired;
+    let result: T;
+    try {
+      result = await fn(lease);
+    } catch (err) {
+      await lease.release().catch(() => undefined); // fn's error is the one to report
+      throw err;
+    }
+    try {
+      await lease.release();
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err; // lost: the signal said so while fn ran
+    }
+    return result;
+  }
+}
+
+function lockBody(options: LockOptions): Record<string, unknown> {
+  return { ttlMs: options.ttlMs, waitMs: options.waitMs ?? 0, onExpire: options.onExpire };
+}
+
+function grantFields(r: GrantBody) {
+  const fields = { token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
+  return r.permits === undefined ? fields : { ...fields, permits: r.permits };
+}

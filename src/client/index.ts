@@ -1,0 +1,33 @@
+/**
+ * holdfast/client: the service's TypeScript client. Leases heartbeated for
+ * you with a signal that says when one is lost, typed errors, retries that
+ * apply once, and leases that travel (toJSON / resume). No Node built-ins:
+ * it runs wherever fetch runs.
+ */
+export {
+  HoldfastClient,
+  type HoldfastClientOptions,
+  type LockOptions,
+  type SemaphoreOptions,
+  type BeginOptions,
+  type BeginResult,
+  type RunOnceOptions,
+} from "./HoldfastClient.js";
+export { Lease, type LeaseHandle, type LeaseKind } from "./lease.js";
+export { REQUEST_ID_HEADER } from "./transport.js";
+export {
+  HoldfastClientError,
+  LockedError,
+  LeaseLostError,
+  LeaseReleasedError,
+  InProgressError,
+  ConflictError,
+  FingerprintMismatchError,
+  InvalidRequestError,
+  UnauthorizedError,
+  RateLimitedError,
+  StoreUnavailableError,
+  NotConfiguredError,
+  ServerError,
+  UnreachableError,
+} from "./errors.js";

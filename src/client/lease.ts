@@ -1,0 +1,182 @@
+import { keepLease, type LeaseKeeper } from "../primitives/keepLease.js";
+import { LeaseLostError, LeaseReleasedError } from "./errors.js";
+import type { Transport } from "./transport.js";
+
+export type LeaseKind = "mutex" | "rwlock" | "semaphore" | "idempotency";
+
+/**
+ * A lease as plain JSON: what another process needs to heartbeat or release
+ * it (`client.resume(handle)`). It holds the token, so treat it as a secret.
+ */
+export interface LeaseHandle {
+  kind: LeaseKind;
+  name: string;
+  token: string;
+  fence: number;
+  /** When the lease ends, on the service's clock (epoch ms), as of the last heartbeat this client saw. */
+  expiresAt: number;
+  ttlMs: number;
+  /** The read-write lock's mode. */
+  mode?: "read" | "write";
+  /** The semaphore's permits. */
+  permits?: number;
+}
+
+/** What a lease needs of its client. */
+export interface LeaseHost {
+  transport: Transport;
+  /** How long one call may take (ms). */
+  timeoutMs: number;
+  /** How long before the local deadline the signal aborts, for a lease of ttlMs. */
+  marginFor(ttlMs: number): number;
+}
+
+const BASE: Record<LeaseKind, string> = { mutex: "/v1/locks", rwlock: "/v1/rwlocks", semaphore: "/v1/semaphores", idempotency: "/v1/idempotency" };
+
+/** The service paths of a lease's operations. */
+export function leasePath(handle: Pick<LeaseHandle, "kind" | "name" | "mode">, op: "heartbeat" | "release"): string {
+  const base = `${BASE[handle.kind]}/${encodeURIComponent(handle.name)}`;
+  if (handle.kind === "idempotency") return `${base}/${op === "release" ? "fail" : "heartbeat"}`;
+  if (handle.kind === "rwlock" && op === "release" && handle.mode) return `${base}/${handle.mode}/release`;
+  return `${base}/${op}`;
+}
+
+/**
+ * A held lease. While it is held the client heartbeats it every ttlMs/3.
+ * `signal` aborts when the service says the lease is lost, or, when no
+ * heartbeat has been confirmed, a margin before the local deadline (the
+ * time the last confirmed acquire or heartbeat was sent + ttlMs): before
+ * anyone else can hold it. It also aborts on release. Heartbeat failures
+ * never surface as unhandled rejections; they show as the signal.
+ *
+ *   await using lease = await client.lock("nightly", { ttlMs: 10_000 });
+ *   await work({ signal: lease.signal, fence: lease.fence });
+ */
+export class Lease {
+  readonly kind: LeaseKind;
+  readonly name: string;
+  readonly token: string;
+  readonly fence: number;
+  readonly ttlMs: number;
+  readonly mode?: "read" | "write";
+  readonly permits?: number;
+  /** When the lease ends on the service's clock, as of the last heartbeat. */
+  expiresAt: number;
+  private readonly keeper: LeaseKeeper;
+  private readonly released = new AbortController();
+  private readonly combined: AbortSignal;
+  private ended = false;
+
+  /** @param sentAt local time the acquire (or the confirming heartbeat) was sent */
+  constructor(
+    private readonly host: LeaseHost,
+    handle: LeaseHandle,
+    sentAt: number,
+  ) {
+    this.kind = handle.kind;
+    this.name = handle.name;
+    this.token = handle.token;
+    this.fence = handle.fence;
+    this.ttlMs = handle.ttlMs;
+    this.expiresAt = handle.expiresAt;
+    if (handle.mode) this.mode = handle.mode;
+    if (handle.permits !== undefined) this.permits = handle.permits;
+    const interval = Math.max(1, Math.floor(this.ttlMs / 3));
+    this.keeper = keepLease({
+      ttlMs: this.ttlMs,
+      since: sentAt,
+      marginMs: host.marginFor(this.ttlMs),
+      // One heartbeat, with its retries, takes at most one interval: the next tick tries again.
+      heartbeat: () =>
+        this.sendHeartbeat(Date.now() + interval).then(
+          () => "ok" as const,
+          (err) => {
+            if (err instanceof LeaseLostError) return "lost" as const;
+            throw err;
+          },
+        ),
+      lostError: (kind, message) => new LeaseLostError(message, kind === "lost"),
+    });
+    const both = new AbortController();
+    const forward = (s: AbortSignal) => () => {
+      if (!both.signal.aborted) both.abort(s.reason);
+    };
+    this.keeper.signal.addEventListener("abort", forward(this.keeper.signal), { once: true });
+    this.released.signal.addEventListener("abort", forward(this.released.signal), { once: true });
+    this.combined = both.signal;
+  }
+
+  /** Aborts when the lease is lost or may be (reason: LeaseLostError), or is released (LeaseReleasedError). */
+  get signal(): AbortSignal {
+    return this.combined;
+  }
+
+  /**
+   * Extends the lease by its ttlMs now (the client also does this for you).
+   * Throws LeaseLostError if it is gone.
+   */
+  async heartbeat(): Promise<{ expiresAt: number }> {
+    const sentAt = Date.now();
+    try {
+      await this.sendHeartbeat(sentAt + this.host.timeoutMs);
+    } catch (err) {
+      if (err instanceof LeaseLostError) this.keeper.lost();
+      throw err;
+    }
+    this.keeper.confirmed(sentAt);
+    return { expiresAt: this.expiresAt };
+  }
+
+  /**
+   * Gives the lease back (an idempotency key: fails it, so it can run
+   * again). Safe to call twice. Throws LeaseLostError if the service says
+   * the token no longer held it.
+   */
+  async release(): Promise<void> {
+    if (this.ended) return;
+    this.keeper.stop();
+    this.ended = true;
+    this.released.abort(new LeaseReleasedError());
+    await this.host.transport.write(leasePath(this, "release"), { token: this.token }, { deadline: Date.now() + this.host.timeoutMs });
+  }
+
+  /** `await using`: releases on scope exit; a lease already lost has nothing to release. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    try {
+      await this.release();
+    } catch (err) {
+      if (!(err instanceof LeaseLostError)) throw err;
+    }
+  }
+
+  /**
+   * Stops keeping the lease here without releasing it: hand `toJSON()` to
+   * another process, which resumes it. The signal aborts (LeaseReleasedError).
+   */
+  detach(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.keeper.stop();
+    this.released.abort(new LeaseReleasedError());
+  }
+
+  toJSON(): LeaseHandle {
+    const handle: LeaseHandle = {
+      kind: this.kind,
+      name: this.name,
+      token: this.token,
+      fence: this.fence,
+      expiresAt: this.expiresAt,
+      ttlMs: this.ttlMs,
+    };
+    if (this.mode) handle.mode = this.mode;
+    if (this.permits !== undefined) handle.permits = this.permits;
+    return handle;
+  }
+
+  // Always by the acquire's ttlMs (the service's default), so the local deadline stays right.
+  private async sendHeartbeat(deadline: number): Promise<void> {
+    const r = await this.host.transport.write<{ expiresAt: number }>(leasePath(this, "heartbeat"), { token: this.token }, { deadline });
+    this.expiresAt = r.expiresAt;
+  }
+}

@@ -1,0 +1,130 @@
+import { errorFromResponse, HoldfastClientError, RateLimitedError, StoreUnavailableError, UnreachableError } from "./errors.js";
+
+/** The header that makes a retried write apply once (docs/API.md). */
+export const REQUEST_ID_HEADER = "Holdfast-Request-Id";
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey: string;
+  fetch?: typeof fetch;
+}
+
+export interface SendOptions {
+  /** Local time (ms) after which no attempt starts and the current one is cut off. */
+  deadline: number;
+  /** The caller's signal: aborts the attempt in flight and any retry. */
+  signal?: AbortSignal;
+}
+
+/** Retry delays: full jitter over 100 ms doubling to 2 s (AWS's "exponential backoff and jitter"). */
+const BACKOFF_BASE_MS = 100;
+const BACKOFF_CAP_MS = 2000;
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+
+/**
+ * HTTP to the service with retries. Network errors, 429 and 503 are
+ * retried with exponential backoff and full jitter until the deadline; each
+ * write carries one Holdfast-Request-Id on all its attempts, so the service
+ * applies it once. Every other answer is returned or thrown as a typed
+ * error at once. Runs wherever fetch, AbortController and crypto.randomUUID
+ * do (Workers, Node 20+, Deno).
+ */
+export class Transport {
+  private readonly baseUrl: string;
+  private readonly fetchFn: typeof fetch;
+
+  constructor(private readonly options: TransportOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    // Bound to globalThis: Workers refuse a fetch called with another `this`.
+    this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  /** A write: one request id for all its attempts. */
+  write<T>(path: string, body: unknown, options: SendOptions): Promise<T> {
+    return this.send<T>("POST", path, body, options, crypto.randomUUID());
+  }
+
+  read<T>(path: string, options: SendOptions): Promise<T> {
+    return this.send<T>("GET", path, undefined, options);
+  }
+
+  private async send<T>(method: string, path: string, body: unknown, options: SendOptions, requestId?: string): Promise<T> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.options.apiKey}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (requestId) headers[REQUEST_ID_HEADER] = requestId;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    for (let attempt = 0; ; attempt++) {
+      let retryable: HoldfastClientError;
+      let waitAtLeast = 0;
+      try {
+        const res = await this.attempt(method, path, headers, payload, options);
+        const text = await res.text();
+        const parsed = parseJson(text);
+        if (res.ok) return parsed as T;
+        const err = errorFromResponse(res.status, isObject(parsed) ? parsed : { message: text.slice(0, 200) }, res.headers.get("retry-after"));
+        if (!(err instanceof RateLimitedError || err instanceof StoreUnavailableError)) throw err;
+        retryable = err;
+        if (err instanceof RateLimitedError) waitAtLeast = err.retryAfterMs;
+      } catch (err) {
+        if (err instanceof HoldfastClientError) throw err;
+        if (options.signal?.aborted) throw options.signal.reason;
+        retryable = new UnreachableError(`no answer from ${this.baseUrl}: ${describe(err)}`, { cause: err });
+      }
+      const delay = Math.max(waitAtLeast, Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
+      if (Date.now() + delay >= options.deadline) throw retryable;
+      await sleep(delay, options.signal);
+    }
+  }
+
+  /** One HTTP attempt, cut off at the deadline or by the caller's signal. */
+  private async attempt(method: string, path: string, headers: Record<string, string>, body: string | undefined, options: SendOptions) {
+    const remaining = options.deadline - Date.now();
+    if (remaining <= 0) throw new Error("the deadline passed");
+    const timeout = AbortSignal.timeout(remaining);
+    const signal = options.signal ? anySignal([options.signal, timeout]) : timeout;
+    return await this.fetchFn(`${this.baseUrl}${path}`, { method, headers, body, signal });
+  }
+}
+
+function anySignal(signals: AbortSignal[]): AbortSignal {
+  const controller = new AbortController();
+  for (const s of signals) {
+    if (s.aborted) {
+      controller.abort(s.reason);
+      break;
+    }
+    s.addEventListener("abort", () => controller.abort(s.reason), { once: true });
+  }
+  return controller.signal;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function describe(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = (err as { cause?: unknown }).cause;
+    return cause instanceof Error ? `${err.message} (${cause.message})` : err.message;
+  }
+  return String(err);
+}
