@@ -2,6 +2,15 @@ import { keepLease, type LeaseKeeper } from "../primitives/keepLease.js";
 import { LeaseLostError, LeaseReleasedError } from "./errors.js";
 import type { Transport } from "./transport.js";
 
+// Declared here too for consumers whose TypeScript lib predates explicit
+// resource management (ES2022), so the .d.ts compiles for them; it merges
+// with lib.esnext.disposable's and @types/node's declaration.
+declare global {
+  interface SymbolConstructor {
+    readonly asyncDispose: unique symbol;
+  }
+}
+
 export type LeaseKind = "mutex" | "rwlock" | "semaphore" | "idempotency";
 
 /**

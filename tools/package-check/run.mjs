@@ -2,8 +2,10 @@
 // `npm run check:package`: the package as a user gets it. Packs the tarball
 // (prepack builds dist/), checks what it ships, installs it into a scratch
 // directory, and runs three consumers against a local stack (redis-server +
-// the Upstash gateway), each taking and releasing a lock:
-//   node-esm     plain Node ESM, `import { Mutex } from "holdfast"`
+// the Upstash gateway) and the service itself (served by workerd), each
+// taking and releasing a lock:
+//   node-esm     plain Node ESM, `import { Mutex } from "holdfast"`, the
+//                client (`holdfast/client`) and the `holdfast` bin
 //   ts-nodenext  TypeScript, NodeNext, strict + exactOptionalPropertyTypes +
 //                noUncheckedIndexedAccess, skipLibCheck off: compiled, then run
 //   worker       a Worker bundled by wrangler (no nodejs_compat), served by workerd
@@ -32,6 +34,9 @@ const REQUIRED = [
   "dist/index.js",
   "dist/index.d.ts",
   "dist/hono.js",
+  "dist/client/index.js",
+  "dist/client/index.d.ts",
+  "dist/cli/main.js",
   "dist/store/redis/scripts.generated.js",
 ];
 
@@ -54,6 +59,7 @@ async function main() {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-package-"));
   let stack;
   let worker;
+  let service;
   try {
     step("npm pack (prepack builds dist/)");
     const { stdout } = await npm(["pack", "--json", "--pack-destination", scratch], { cwd: ROOT });
@@ -84,7 +90,10 @@ async function main() {
     await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: scratch });
 
     stack = await startLocalStack();
-    const env = { ...process.env, UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token };
+    const upstashEnv = { UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token };
+    const apiKey = "package-check-key-123";
+    service = await startWorkerServer({ vars: { ...upstashEnv, API_KEYS: `consumer=${apiKey}` } });
+    const env = { ...process.env, ...upstashEnv, HOLDFAST_URL: service.url, HOLDFAST_API_KEY: apiKey };
     const results = [];
 
     step("node-esm: plain Node ESM");
@@ -97,7 +106,7 @@ async function main() {
     step("worker: bundled by wrangler, served by workerd");
     worker = await startWorkerServer({
       projectDir: path.join(scratch, "worker"),
-      vars: { UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token },
+      vars: { ...upstashEnv, HOLDFAST_URL: service.url, HOLDFAST_API_KEY: apiKey },
     });
     const res = await fetch(worker.url);
     const body = await res.text();
@@ -110,6 +119,7 @@ async function main() {
     }
   } finally {
     await worker?.stop().catch(() => {});
+    await service?.stop().catch(() => {});
     await stack?.stop().catch(() => {});
     fs.rmSync(scratch, { recursive: true, force: true });
   }

@@ -16,7 +16,7 @@ idempotencyRoutes.post("/:key/begin", async (c) => {
   const body = await readBody(c, idempotencyBeginBody);
   if (body.onExpire) requireWebhookSecret(c.env);
   const r = await beginIdempotency(serviceContext(c), key, body);
-  if (r.state === "started") return c.json({ state: r.state, token: r.token, fence: r.fence }, 201);
+  if (r.state === "started") return c.json({ state: r.state, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt }, 201);
   return c.json({ state: r.state, response: r.response, completedAt: r.completedAt }, 200);
 });
 

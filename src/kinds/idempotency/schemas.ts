@@ -16,7 +16,14 @@ export const idempotencyBeginBody = z.strictObject({
 export const idempotencyCompleteBody = z.strictObject({ token, response: jsonValue });
 export const idempotencyFailBody = z.strictObject({ token });
 
-export const idempotencyStarted = z.object({ state: z.literal("started"), token: z.string(), fence: z.number().int() });
+export const idempotencyStarted = z.object({
+  state: z.literal("started"),
+  token: z.string(),
+  fence: z.number().int(),
+  /** The owner's deadline, as for a lock's lease (an addition to the contract's answer). */
+  ttlMs: z.number().int(),
+  expiresAt: z.number().int(),
+});
 export const idempotencyReplay = z.object({ state: z.literal("completed"), response: jsonValue, completedAt: z.number().int() });
 export const idempotencyCompleted = z.object({
   state: z.literal("completed"),

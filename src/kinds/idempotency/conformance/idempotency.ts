@@ -19,7 +19,7 @@ export function idempotencyConformance(kind: StoreKind) {
     const key = uniqueName("replay");
     const res = await post(path(key, "begin"), { ttlMs: 5000, fingerprint: "fp-1" });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(["fence", "state", "token"]);
+    expect(Object.keys(res.body).sort()).toEqual(["expiresAt", "fence", "state", "token", "ttlMs"]);
     expect(res.body.state).toBe("started");
     expect(res.body.token).toMatch(/^hf_[A-Za-z0-9_-]{24}$/);
     expect(Number.isSafeInteger(res.body.fence)).toBe(true);

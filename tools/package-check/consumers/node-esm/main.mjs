@@ -1,7 +1,9 @@
 // A plain Node ESM consumer of the packed package: takes and releases a lock
 // of each kind against the Upstash REST URL and token in its environment.
+import { execFileSync } from "node:child_process";
 import { Redis } from "@upstash/redis";
 import { LockedError, Mutex, RWLock, Semaphore } from "holdfast";
+import { HoldfastClient } from "holdfast/client";
 import { idempotency } from "holdfast/hono";
 
 const redis = new Redis({ url: process.env.UPSTASH_REDIS_REST_URL, token: process.env.UPSTASH_REDIS_REST_TOKEN, enableTelemetry: false });
@@ -21,4 +23,18 @@ const permit = await sem.acquire({ ttlMs: 5000 });
 await sem.release(permit.token);
 
 if (typeof idempotency !== "function") throw new Error("holdfast/hono has no idempotency middleware");
+
+// The client and the bin, against the service (HOLDFAST_URL, HOLDFAST_API_KEY).
+const client = new HoldfastClient({ baseUrl: process.env.HOLDFAST_URL, apiKey: process.env.HOLDFAST_API_KEY });
+const fence = await client.withLock(name, { ttlMs: 5000 }, (lease) => lease.fence);
+if (!(fence > 0)) throw new Error(`the client's lease has no fence: ${fence}`);
+// The installed bin runs a command under the lock and passes its fence.
+const printed = execFileSync(
+  "npx",
+  ["--no-install", "holdfast", "run", "--lock", name, "--", "node", "-e", "console.log(process.env.HOLDFAST_FENCE)"],
+  {
+    encoding: "utf8",
+  },
+);
+if (!(Number(printed.trim()) > fence)) throw new Error(`holdfast run printed ${JSON.stringify(printed)}, not a fence above ${fence}`);
 console.log(JSON.stringify({ consumer: "node-esm", fence: grant.fence, released: released.released }));

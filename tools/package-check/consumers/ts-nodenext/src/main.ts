@@ -15,6 +15,7 @@ import {
   Semaphore,
   type SemaphoreGrant,
 } from "holdfast";
+import { HoldfastClient, type Lease, type LeaseHandle, LockedError as ClientLockedError } from "holdfast/client";
 import { fromHeader, idempotency, type IdempotencyMiddlewareOptions } from "holdfast/hono";
 
 declare const process: { env: Record<string, string | undefined>; exitCode?: number };
@@ -31,6 +32,13 @@ const errors = [LockedError, LeaseLostError, ConflictError, InvalidInputError].m
 const options: IdempotencyMiddlewareOptions = { redis, ttlMs: 5000, key: fromHeader("idempotency-key") };
 const middleware = idempotency(options);
 const state: IdempotencyState | undefined = undefined;
+const client = new HoldfastClient({ baseUrl: process.env.HOLDFAST_URL ?? "", apiKey: process.env.HOLDFAST_API_KEY ?? "" });
+const lease: Lease = await client.lock(`${name}-client`, { ttlMs: 5000 });
+const handle: LeaseHandle = lease.toJSON();
+const busy = await client.lock(`${name}-client`, { ttlMs: 5000 }).catch((err: unknown) => err);
+if (!(busy instanceof ClientLockedError)) throw new Error("a second client lock should be LockedError");
+await (await client.resume(handle)).release();
+lease.detach();
 
 console.log(
   JSON.stringify({

@@ -1,12 +1,16 @@
 // A Worker consumer of the packed package: the Worker way to build the
 // Upstash client (@upstash/redis/cloudflare, from env, no process.env), then
-// takes and releases a lock on every request.
+// takes and releases a lock on every request, as a library and through the
+// client (holdfast/client) against the service.
 import { Redis } from "@upstash/redis/cloudflare";
 import { Mutex } from "holdfast";
+import { HoldfastClient } from "holdfast/client";
 
 interface Env {
   UPSTASH_REDIS_REST_URL: string;
   UPSTASH_REDIS_REST_TOKEN: string;
+  HOLDFAST_URL: string;
+  HOLDFAST_API_KEY: string;
 }
 
 export default {
@@ -15,6 +19,8 @@ export default {
     const mutex = new Mutex(redis, `worker-${Date.now()}`);
     const grant = await mutex.acquire({ ttlMs: 5000 });
     const released = await mutex.release(grant.token);
-    return Response.json({ consumer: "worker", fence: grant.fence, released: released.released });
+    const client = new HoldfastClient({ baseUrl: env.HOLDFAST_URL, apiKey: env.HOLDFAST_API_KEY });
+    const clientFence = await client.withLock(`worker-client-${Date.now()}`, { ttlMs: 5000 }, (lease) => lease.fence);
+    return Response.json({ consumer: "worker", fence: grant.fence, released: released.released, clientFence });
   },
 };

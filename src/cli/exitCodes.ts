@@ -1,0 +1,19 @@
+/**
+ * The command line's own exit statuses (from sysexits.h where one fits).
+ * When CMD ran, holdfast exits with CMD's status instead (128 + the signal
+ * number when a signal ended it), unless the lease was lost under it.
+ */
+export const EXIT = {
+  /** Bad usage: an unknown flag, a bad duration, a missing CMD. */
+  usage: 64,
+  /** The service could not be reached, or its store did not answer. */
+  unavailable: 69,
+  /** The lock was not acquired within --wait (or the --once key is being run elsewhere). */
+  notAcquired: 75,
+  /** The API key was refused. */
+  noPermission: 77,
+  /** No service URL or API key configured. */
+  config: 78,
+  /** The lease was lost while CMD ran: CMD was stopped (SIGTERM, then SIGKILL). */
+  leaseLost: 79,
+} as const;

@@ -1,0 +1,48 @@
+import { EXIT } from "./exitCodes.js";
+
+export const HELP = `Usage:
+  holdfast run --lock NAME [--ttl 30s] [--wait 0] [--grace 10s] -- CMD [ARGS...]
+  holdfast run --once KEY [--retain 1d] [--ttl 30s] [--wait 0] -- CMD [ARGS...]
+  holdfast status NAME [--kind mutex|rwlock|semaphore|idempotency]
+  holdfast release NAME --token TOKEN [--kind ...] [--mode read|write]
+
+Hold a holdfast lock while a command runs, across machines.
+
+run --lock NAME
+  Takes the mutex NAME, runs CMD while heartbeating its lease, and releases
+  it when CMD exits. If the lease is lost (or cannot be renewed in time),
+  CMD is sent SIGTERM, then SIGKILL after --grace. CMD gets HOLDFAST_FENCE
+  (pass it to anything that can reject stale writers), HOLDFAST_TOKEN and
+  HOLDFAST_LEASE (a JSON handle another process can resume).
+
+run --once KEY
+  Runs CMD at most once per KEY across machines (an idempotency key). A run
+  that exits 0 marks KEY done for --retain; a later run prints that it was
+  done and exits 0 without running CMD. A run that fails frees KEY again.
+
+status NAME      Shows a lock's state (never its token).
+release NAME     Releases a lease by its token (for operators).
+
+Options:
+  --ttl D        lease length, renewed every third of it (default 30s)
+  --wait D       how long to wait for the lock (default 0: try once)
+  --grace D      between SIGTERM and SIGKILL when the lease is lost (default 10s)
+  --retain D     how long a --once result is remembered (default 1d)
+  --url URL      the service (default: $HOLDFAST_URL)
+  --api-key KEY  the API key (default: $HOLDFAST_API_KEY; prefer the variable:
+                 flags show in the process list)
+  -q, --quiet    no messages of holdfast's own
+  -h, --help     this text
+  Durations: 500ms, 30s, 5m, 2h, 1d, or a number of seconds.
+
+Exit status:
+  CMD's own status when it ran (128+N when signal N ended it), and
+  ${EXIT.usage}  bad usage            ${EXIT.unavailable}  service unreachable or unavailable
+  ${EXIT.notAcquired}  lock not acquired    ${EXIT.noPermission}  API key refused
+  ${EXIT.config}  no URL or API key    ${EXIT.leaseLost}  lease lost: CMD was stopped
+
+Examples:
+  holdfast run --lock nightly-report --ttl 1m -- ./report.sh
+  holdfast run --once "invoice-$(date +%F)" --retain 2d -- ./send-invoices
+  holdfast status nightly-report
+`;

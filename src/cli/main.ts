@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+import {
+  HoldfastClient,
+  InProgressError,
+  InvalidRequestError,
+  type Lease,
+  LeaseLostError,
+  LockedError,
+  StoreUnavailableError,
+  UnauthorizedError,
+  UnreachableError,
+} from "../client/index.js";
+import { formatDuration } from "./durations.js";
+import { EXIT } from "./exitCodes.js";
+import { HELP } from "./help.js";
+import { CliError, type Command, parseCommand } from "./parseCommand.js";
+import { runUnderLease } from "./runUnderLease.js";
+
+/** The longest wait one acquire may ask for (the contract's waitMs bound); longer --wait asks again. */
+const MAX_WAIT_PER_ACQUIRE_MS = 60_000;
+
+async function main(argv: string[]): Promise<number> {
+  let quiet = false;
+  const say = (line: string) => {
+    if (!quiet) process.stderr.write(`holdfast: ${line}\n`);
+  };
+  try {
+    const parsed = parseCommand(argv, process.env);
+    quiet = parsed.quiet;
+    if (parsed.command.name === "help" || !parsed.connection) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    const client = new HoldfastClient({ baseUrl: parsed.connection.url, apiKey: parsed.connection.apiKey });
+    return await execute(client, parsed.command, say);
+  } catch (err) {
+    const [status, message] = explain(err);
+    process.stderr.write(`holdfast: ${message}\n`); // errors show even with --quiet
+    return status;
+  }
+}
+
+async function execute(client: HoldfastClient, command: Command, say: (line: string) => void): Promise<number> {
+  switch (command.name) {
+    case "run-lock": {
+      const lease = await lockWithin(client, command.lock, command.ttlMs, command.waitMs);
+      try {
+        const run = await runUnderLease(lease, command.cmd, command.graceMs, say);
+        return run.leaseLost ? EXIT.leaseLost : run.status;
+      } finally {
+        await lease.release().catch((err) => {
+          if (!(err instanceof LeaseLostError)) say(`could not release ${command.lock} (it ends at its TTL): ${(err as Error).message}`);
+        });
+      }
+    }
+    case "run-once": {
+      const lease = await beginWithin(client, command.key, command, say);
+      if (!lease) return 0;
+      let run: Awaited<ReturnType<typeof runUnderLease>> | undefined;
+      try {
+        run = await runUnderLease(lease, command.cmd, command.graceMs, say);
+        if (run.leaseLost) return EXIT.leaseLost; // someone else may run it now: no result of ours
+        if (run.status === 0) await client.complete(lease, { exitCode: 0, finishedAt: new Date().toISOString() });
+        return run.status;
+      } finally {
+        // Failed, lost or not run: the key is free to run again.
+        if (run?.status !== 0 || run.leaseLost) await lease.release().catch(() => undefined);
+      }
+    }
+    case "status":
+      process.stdout.write(`${JSON.stringify(await client.inspect(command.kind, command.target), null, 2)}\n`);
+      return 0;
+    case "release": {
+      const r = await client.release({ kind: command.kind, name: command.target, token: command.token, mode: command.mode }).catch((err) => {
+        if (err instanceof LeaseLostError) throw new CliError(`that token does not hold ${command.target} (released already, or its lease ended)`, 1);
+        throw err;
+      });
+      process.stdout.write(`${JSON.stringify(r)}\n`);
+      return 0;
+    }
+    default:
+      return EXIT.usage;
+  }
+}
+
+/** Takes the mutex, waiting up to waitMs (asking again every minute, the most one acquire may wait). */
+async function lockWithin(client: HoldfastClient, name: string, ttlMs: number, waitMs: number): Promise<Lease> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const wait = Math.min(MAX_WAIT_PER_ACQUIRE_MS, Math.max(0, until - Date.now()));
+    try {
+      return await client.lock(name, { ttlMs, waitMs: wait });
+    } catch (err) {
+      if (err instanceof LockedError && Date.now() < until) continue;
+      if (err instanceof LockedError) {
+        const hint = waitMs ? `within --wait ${formatDuration(waitMs)}` : "(use --wait 1m to wait for it)";
+        throw new CliError(`${name} is held by someone else; not acquired ${hint}; not running the command`, EXIT.notAcquired);
+      }
+      throw err;
+    }
+  }
+}
+
+/** Begins the --once key: a lease to run under, or undefined when it was done already. */
+async function beginWithin(
+  client: HoldfastClient,
+  key: string,
+  options: { ttlMs: number; retainMs: number; waitMs: number },
+  say: (line: string) => void,
+): Promise<Lease | undefined> {
+  const until = Date.now() + options.waitMs;
+  for (;;) {
+    try {
+      const r = await client.begin(key, { ttlMs: options.ttlMs, retainMs: options.retainMs });
+      if (r.state === "started") return r.lease;
+      say(`${key} was done already (at ${new Date(r.completedAt).toISOString()}); not running the command`);
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof InProgressError)) throw err;
+      if (Date.now() >= until) {
+        throw new CliError(`${key} is being run elsewhere right now; not running the command (use --wait to wait for its outcome)`, EXIT.notAcquired);
+      }
+      await new Promise((r) => setTimeout(r, Math.min(err.retryAfterMs, 500, Math.max(1, until - Date.now()))));
+    }
+  }
+}
+
+/** An error as an exit status and a sentence that says what to do. */
+function explain(err: unknown): [number, string] {
+  if (err instanceof CliError) return [err.status, err.message];
+  if (err instanceof UnreachableError) return [EXIT.unavailable, `${err.message}. Is HOLDFAST_URL right, and the service up?`];
+  if (err instanceof StoreUnavailableError) return [EXIT.unavailable, `the service's store did not answer (${err.message}); try again shortly`];
+  if (err instanceof UnauthorizedError) return [EXIT.noPermission, "the API key was refused: check HOLDFAST_API_KEY"];
+  if (err instanceof InvalidRequestError) return [EXIT.usage, `the service refused the request: ${err.message} (${err.code})`];
+  return [70, `unexpected error: ${err instanceof Error ? err.message : String(err)}`];
+}
+
+main(process.argv.slice(2)).then((status) => {
+  process.exitCode = status;
+  // Open keep-alive connections must not hold the exit back.
+  setTimeout(() => process.exit(status), 1000).unref();
+});

@@ -1,0 +1,122 @@
+import { parseArgs } from "node:util";
+import type { LeaseKind } from "../client/index.js";
+import { parseDuration } from "./durations.js";
+import { EXIT } from "./exitCodes.js";
+
+/** A problem with how holdfast was called: its message says what to do; exits with `status`. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly status: number = EXIT.usage,
+  ) {
+    super(message);
+  }
+}
+
+export interface Connection {
+  url: string;
+  apiKey: string;
+}
+
+export type Command =
+  | { name: "help" }
+  | { name: "run-lock"; lock: string; ttlMs: number; waitMs: number; graceMs: number; cmd: string[] }
+  | { name: "run-once"; key: string; ttlMs: number; waitMs: number; retainMs: number; graceMs: number; cmd: string[] }
+  | { name: "status"; target: string; kind: LeaseKind }
+  | { name: "release"; target: string; kind: LeaseKind; token: string; mode?: "read" | "write" };
+
+export interface Parsed {
+  command: Command;
+  quiet: boolean;
+  connection?: Connection;
+}
+
+const OPTIONS = {
+  lock: { type: "string" },
+  once: { type: "string" },
+  ttl: { type: "string" },
+  wait: { type: "string" },
+  grace: { type: "string" },
+  retain: { type: "string" },
+  kind: { type: "string" },
+  mode: { type: "string" },
+  token: { type: "string" },
+  url: { type: "string" },
+  "api-key": { type: "string" },
+  quiet: { type: "boolean", short: "q" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const KINDS: LeaseKind[] = ["mutex", "rwlock", "semaphore", "idempotency"];
+
+/** Reads argv (after the program name) and the environment into a command. */
+export function parseCommand(argv: string[], env: Record<string, string | undefined>): Parsed {
+  // Everything after the first "--" is CMD, untouched.
+  const split = argv.indexOf("--");
+  const own = split < 0 ? argv : argv.slice(0, split);
+  const cmd = split < 0 ? [] : argv.slice(split + 1);
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args: own, options: OPTIONS, allowPositionals: true, strict: true }));
+  } catch (err) {
+    throw new CliError(`${(err as Error).message}. See holdfast --help.`);
+  }
+  const quiet = values.quiet === true;
+  const [verb, target, ...extra] = positionals;
+  if (values.help || verb === "help" || verb === undefined) return { command: { name: "help" }, quiet };
+  if (extra.length)
+    throw new CliError(`unexpected ${JSON.stringify(extra[0])}: put the command after "--", e.g. holdfast run --lock NAME -- ${extra.join(" ")}`);
+
+  const str = (k: string) => values[k] as string | undefined;
+  const duration = (flag: string, fallback: number) => {
+    const text = str(flag);
+    if (text === undefined) return fallback;
+    const ms = parseDuration(text);
+    if (ms === undefined)
+      throw new CliError(`--${flag} ${JSON.stringify(text)} is not a duration: use 500ms, 30s, 5m, 2h, 1d or a number of seconds`);
+    return ms;
+  };
+  const kind = (): LeaseKind => {
+    const k = str("kind") ?? "mutex";
+    if (!KINDS.includes(k as LeaseKind)) throw new CliError(`--kind ${JSON.stringify(k)}: use one of ${KINDS.join(", ")}`);
+    return k as LeaseKind;
+  };
+  const connection = (): Connection => {
+    const url = str("url") ?? env.HOLDFAST_URL;
+    const apiKey = str("api-key") ?? env.HOLDFAST_API_KEY;
+    if (!url) throw new CliError("no service URL: set HOLDFAST_URL (or pass --url https://your-holdfast.example.com)", EXIT.config);
+    if (!/^https?:\/\//.test(url))
+      throw new CliError(`the service URL ${JSON.stringify(url)} must start with https:// (or http:// locally)`, EXIT.config);
+    if (!apiKey) throw new CliError("no API key: set HOLDFAST_API_KEY (or pass --api-key)", EXIT.config);
+    return { url, apiKey };
+  };
+
+  switch (verb) {
+    case "run": {
+      const lock = str("lock");
+      const once = str("once");
+      if ((lock === undefined) === (once === undefined)) throw new CliError("run needs exactly one of --lock NAME or --once KEY");
+      if (!cmd.length) throw new CliError(`no command to run: holdfast run ${lock ? `--lock ${lock}` : `--once ${once}`} -- CMD [ARGS...]`);
+      const common = { ttlMs: duration("ttl", 30_000), waitMs: duration("wait", 0), graceMs: duration("grace", 10_000), cmd };
+      const command: Command =
+        lock !== undefined
+          ? { name: "run-lock", lock, ...common }
+          : { name: "run-once", key: once as string, retainMs: duration("retain", 86_400_000), ...common };
+      return { command, quiet, connection: connection() };
+    }
+    case "status":
+      if (!target) throw new CliError("status needs a NAME: holdfast status NAME");
+      return { command: { name: "status", target, kind: kind() }, quiet, connection: connection() };
+    case "release": {
+      if (!target) throw new CliError("release needs a NAME: holdfast release NAME --token TOKEN");
+      const token = str("token");
+      if (!token) throw new CliError("release needs the lease's --token (holdfast never shows tokens: take it from the holder's HOLDFAST_TOKEN)");
+      const mode = str("mode");
+      if (mode !== undefined && mode !== "read" && mode !== "write") throw new CliError(`--mode ${JSON.stringify(mode)}: use read or write`);
+      return { command: { name: "release", target, kind: kind(), token, mode }, quiet, connection: connection() };
+    }
+    default:
+      throw new CliError(`unknown command ${JSON.stringify(verb)}: use run, status or release (holdfast --help)`);
+  }
+}

@@ -1,0 +1,176 @@
+// The `holdfast` command line as a real process (node + tsx on src/cli/main.ts), against the
+// Worker served by workerd on both stores.
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { HoldfastClient } from "../../src/client/index";
+import { EXIT } from "../../src/cli/exitCodes";
+import { startWorkerServer, type WorkerServer } from "../../tools/serve-worker/serve.mjs";
+
+const KEY = "cli-test-key-1234567";
+const MAIN = path.resolve("src/cli/main.ts");
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+
+interface Run {
+  child: ChildProcess;
+  done: Promise<{ status: number | null; stderr: string; stdout: string }>;
+}
+
+/** Starts `holdfast ARGS` with HOLDFAST_URL and HOLDFAST_API_KEY set for `url`. */
+function holdfast(url: string, args: string[], env: Record<string, string> = {}): Run {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+    env: { ...process.env, HOLDFAST_URL: url, HOLDFAST_API_KEY: KEY, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d) => {
+    stdout += d;
+  });
+  child.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const done = new Promise<{ status: number | null; stderr: string; stdout: string }>((resolve) =>
+    child.on("close", (status) => resolve({ status, stderr, stdout })),
+  );
+  return { child, done };
+}
+
+async function until<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (ok(v) || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+let scratch: string;
+const servers: Record<"redis" | "durable", WorkerServer> = {} as never;
+
+beforeAll(async () => {
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-cli-"));
+  const vars = { API_KEYS: `cli=${KEY}` };
+  [servers.redis, servers.durable] = await Promise.all([
+    startWorkerServer({ vars: { ...vars, UPSTASH_REDIS_REST_URL: inject("upstashUrl"), UPSTASH_REDIS_REST_TOKEN: inject("upstashToken") } }),
+    startWorkerServer({ vars }),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(Object.values(servers).map((s) => s?.stop()));
+  fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+for (const kind of ["redis", "durable"] as const) {
+  describe(`${kind} store`, () => {
+    const url = () => servers[kind].url;
+    const client = () => new HoldfastClient({ baseUrl: url(), apiKey: KEY });
+
+    it("run --lock holds the lock while CMD runs, gives CMD its fence, releases after, and exits with CMD's status", async () => {
+      const name = unique("run");
+      const marker = path.join(scratch, `${name}.started`);
+      const run = holdfast(url(), ["run", "--lock", name, "--ttl", "2s", "--", "sh", "-c", `echo "$HOLDFAST_FENCE" > ${marker}; sleep 1; exit 3`]);
+      const fence = await until(
+        () => (fs.existsSync(marker) ? fs.readFileSync(marker, "utf8").trim() : ""),
+        (v) => v !== "",
+      );
+      expect(await client().inspect("mutex", name)).toMatchObject({ held: true, fence: Number(fence) });
+      const { status } = await run.done;
+      expect(status).toBe(3);
+      expect((await client().inspect("mutex", name)).held).toBe(false);
+    });
+
+    it("run --lock does not run CMD when the lock is held, and says so with its own status", async () => {
+      const name = unique("busy");
+      const held = await client().lock(name, { ttlMs: 10_000 });
+      const marker = path.join(scratch, `${name}.ran`);
+      const { status, stderr } = await holdfast(url(), ["run", "--lock", name, "--", "touch", marker]).done;
+      expect(status).toBe(EXIT.notAcquired);
+      expect(stderr).toMatch(/held by someone else.*--wait/);
+      expect(fs.existsSync(marker)).toBe(false);
+      await held.release();
+    });
+
+    it("run --lock stops CMD (SIGTERM) when the lease is lost, and exits with the lease-lost status", async () => {
+      const name = unique("lost");
+      const tokenFile = path.join(scratch, `${name}.token`);
+      const termFile = path.join(scratch, `${name}.term`);
+      const script = `echo "$HOLDFAST_TOKEN" > ${tokenFile}; trap 'echo term > ${termFile}; exit 143' TERM; while :; do sleep 0.05; done`;
+      const run = holdfast(url(), ["run", "--lock", name, "--ttl", "1500ms", "--grace", "5s", "--", "sh", "-c", script]);
+      const token = await until(
+        () => (fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, "utf8").trim() : ""),
+        (v) => v !== "",
+      );
+      // An operator takes the lock away: the next heartbeat hears lease_lost.
+      await client().release({ kind: "mutex", name, token });
+      const { status, stderr } = await run.done;
+      expect(status).toBe(EXIT.leaseLost);
+      expect(stderr).toMatch(/lease on .* was lost/);
+      expect(fs.readFileSync(termFile, "utf8").trim()).toBe("term");
+    });
+
+    it("run --once runs CMD once across two concurrent invocations; a later one says it was done and exits 0", async () => {
+      const key = unique("once");
+      const log = path.join(scratch, `${key}.log`);
+      const args = ["run", "--once", key, "--wait", "20s", "--", "sh", "-c", `echo ran >> ${log}; sleep 1`];
+      const [a, b] = await Promise.all([holdfast(url(), args).done, holdfast(url(), args).done]);
+      expect([a.status, b.status]).toEqual([0, 0]);
+      expect(fs.readFileSync(log, "utf8")).toBe("ran\n");
+      const later = await holdfast(url(), args).done;
+      expect(later.status).toBe(0);
+      expect(later.stderr).toMatch(/was done already/);
+      expect(fs.readFileSync(log, "utf8")).toBe("ran\n");
+    });
+
+    it("run --once frees the key when CMD fails, so the next run runs it", async () => {
+      const key = unique("once-fail");
+      expect((await holdfast(url(), ["run", "--once", key, "--", "sh", "-c", "exit 4"]).done).status).toBe(4);
+      expect((await holdfast(url(), ["run", "--once", key, "--", "true"]).done).status).toBe(0);
+      expect(await client().inspect("idempotency", key)).toMatchObject({ state: "completed" });
+    });
+
+    it("status shows a lock without its token; release by token frees it", async () => {
+      const name = unique("ops");
+      const lease = await client().lock(name, { ttlMs: 10_000 });
+      const shown = await holdfast(url(), ["status", name]).done;
+      expect(shown.status).toBe(0);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ held: true, fence: lease.fence });
+      expect(shown.stdout).not.toContain(lease.token);
+      const released = await holdfast(url(), ["release", name, "--token", lease.token]).done;
+      expect(released.status).toBe(0);
+      expect((await client().inspect("mutex", name)).held).toBe(false);
+      const again = await holdfast(url(), ["release", name, "--token", lease.token]).done;
+      expect(again.status).toBe(1);
+      expect(again.stderr).toMatch(/does not hold/);
+    });
+  });
+}
+
+describe("usage", () => {
+  it("--help reads like a man page's synopsis and exits 0", async () => {
+    const { status, stdout } = await holdfast("http://127.0.0.1:1", ["--help"]).done;
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^Usage:\n\s+holdfast run --lock NAME/);
+    expect(stdout).toMatch(/Exit status:/);
+  });
+
+  it("says what to do about a bad duration, a missing command, a missing URL or an unreachable service", async () => {
+    const bad = await holdfast(servers.durable.url, ["run", "--lock", "x", "--ttl", "ten", "--", "true"]).done;
+    expect(bad.status).toBe(EXIT.usage);
+    expect(bad.stderr).toMatch(/--ttl "ten" is not a duration: use 500ms, 30s/);
+    const noCmd = await holdfast(servers.durable.url, ["run", "--lock", "x"]).done;
+    expect(noCmd.status).toBe(EXIT.usage);
+    expect(noCmd.stderr).toMatch(/holdfast run --lock x -- CMD/);
+    const noUrl = await holdfast("", ["status", "x"], { HOLDFAST_URL: "" }).done;
+    expect(noUrl.status).toBe(EXIT.config);
+    expect(noUrl.stderr).toMatch(/set HOLDFAST_URL/);
+    const down = await holdfast("http://127.0.0.1:1", ["status", "x"]).done;
+    expect(down.status).toBe(EXIT.unavailable);
+    expect(down.stderr).toMatch(/Is HOLDFAST_URL right/);
+    const badKey = await holdfast(servers.durable.url, ["status", "x"], { HOLDFAST_API_KEY: "wrong-key-123" }).done;
+    expect(badKey.status).toBe(EXIT.noPermission);
+  });
+});
