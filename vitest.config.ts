@@ -39,6 +39,9 @@ export default defineConfig({
               bindings: {
                 API_KEYS: TEST_API_KEYS,
                 WEBHOOK_SECRET: "test-webhook-secret",
+                // The test receivers listen on 127.0.0.1 over http; tenant-a may also notify hooks.tenant-a.example.
+                ONEXPIRE_HOSTS: "*=127.0.0.1,tenant-a=hooks.tenant-a.example|*.hooks.example",
+                ONEXPIRE_ALLOW_HTTP_LOCALHOST: "1",
                 // The lock objects' own configuration: the shared stack. A test's
                 // Worker env picks the store per request (envFor in test/workers/support/api.ts).
                 UPSTASH_REDIS_REST_URL: inject("upstashUrl"),

@@ -53,7 +53,12 @@ export async function startBenchStack(): Promise<BenchStack> {
   try {
     const gateway = await startGatewayChild(stoppers);
     const apiKey = randomBytes(16).toString("hex");
-    const common = { API_KEYS: `bench=${apiKey}`, WEBHOOK_SECRET: "holdfast-bench-webhook-secret" };
+    const common = {
+      API_KEYS: `bench=${apiKey}`,
+      WEBHOOK_SECRET: "holdfast-bench-webhook-secret",
+      ONEXPIRE_HOSTS: "*=127.0.0.1",
+      ONEXPIRE_ALLOW_HTTP_LOCALHOST: "1",
+    };
     // Sequential: the first call bundles, the second reuses the bundle.
     const redis = await startWorker("redis", { ...common, UPSTASH_REDIS_REST_URL: gateway.url, UPSTASH_REDIS_REST_TOKEN: gateway.token }, stoppers);
     const durable = await startWorker("durable", common, stoppers);

@@ -9,6 +9,14 @@ export interface Env {
   UPSTASH_REDIS_REST_TOKEN?: string;
   /** Signs expiry notifications (HMAC-SHA256). */
   WEBHOOK_SECRET?: string;
+  /**
+   * Hosts that may receive expiry notifications, per namespace:
+   * "shop=hooks.shop.example|*.shop.example,*=hooks.example" ("*": every namespace).
+   * Unset: no namespace may use onExpire. See http/onExpireTarget.ts.
+   */
+  ONEXPIRE_HOSTS?: string;
+  /** "1": onExpire may be http://localhost (local development only). */
+  ONEXPIRE_ALLOW_HTTP_LOCALHOST?: string;
   /** Bound on one store call in ms (default 2000). */
   STORE_TIMEOUT_MS?: string;
   /** One LockObject per (kind, namespace, name): waiters, watches, and on the Durable store the state. */

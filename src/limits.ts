@@ -4,7 +4,8 @@ export const TTL_MAX_MS = 86_400_000;
 export const WAIT_MAX_MS = 60_000;
 export const LIMIT_MAX = 10_000;
 export const BODY_MAX_BYTES = 64 * 1024;
-export const NAME_PATTERN = /^[A-Za-z0-9._:@+=-]{1,200}$/;
+/** The contract's name pattern, less "." and "..", which no URL can reach (clients resolve them as path steps). */
+export const NAME_PATTERN = /^(?!\.\.?$)[A-Za-z0-9._:@+=-]{1,200}$/;
 
 /**
  * How long the last issued fence is kept after a lock goes idle. The next

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { selectStore } from "../store/storeConfig.js";
+import { allowedMethodsOf } from "./allowedMethods.js";
 import type { AppEnv } from "./appTypes.js";
-import { bearerKey, namespaceOf } from "./auth.js";
+import { apiKeysProblem, bearerKey, namespaceOf } from "./auth.js";
 import { errorResponse } from "./errorResponse.js";
 import { openApiDocument } from "./openapi.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
@@ -14,21 +15,34 @@ import { semaphoreRoutes } from "../kinds/semaphore/routes.js";
 export const app = new Hono<AppEnv>();
 
 app.onError((err, c) => errorResponse(c, err));
-app.notFound((c) => c.json({ error: "not_found", message: `no route for ${c.req.method} ${new URL(c.req.url).pathname}` }, 404));
+const allowedMethods = allowedMethodsOf(app);
+app.notFound((c) => {
+  const pathname = new URL(c.req.url).pathname;
+  const allowed = allowedMethods(pathname);
+  if (allowed.length) {
+    c.header("Allow", allowed.join(", "));
+    return c.json({ error: "method_not_allowed", message: `${pathname} answers ${allowed.join(", ")}, not ${c.req.method}` }, 405);
+  }
+  return c.json({ error: "not_found", message: `no route for ${c.req.method} ${pathname}` }, 404);
+});
 
 app.get("/healthz", async (c) => {
   const store = selectStore(c.env);
   const started = Date.now();
+  let answers = true;
+  let storeProblem = "";
   try {
     await store.ping();
-    return c.json({ status: "ok", store: store.kind, answers: true, latencyMs: Date.now() - started }, 200);
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    return c.json(
-      { error: "store_unavailable", message, status: "unavailable", store: store.kind, answers: false, latencyMs: Date.now() - started },
-      503,
-    );
+    answers = false;
+    storeProblem = err instanceof Error ? err.message : String(err);
   }
+  const health = { store: store.kind, answers, latencyMs: Date.now() - started };
+  // A service that refuses every /v1 call is not healthy, whatever its store says.
+  const notConfigured = await apiKeysProblem(c.env.API_KEYS);
+  if (notConfigured) return c.json({ error: "not_configured", message: notConfigured, status: "not_configured", ...health }, 503);
+  if (!answers) return c.json({ error: "store_unavailable", message: storeProblem, status: "unavailable", ...health }, 503);
+  return c.json({ status: "ok", ...health }, 200);
 });
 
 app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));

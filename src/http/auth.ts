@@ -47,22 +47,46 @@ export function bearerKey(authorization: string | undefined): string | undefined
   return /^Bearer (.+)$/.exec(authorization ?? "")?.[1]?.trim() || undefined;
 }
 
+/**
+ * Parses API_KEYS ("ns=key,ns2=key2"). A bad entry is named by its position,
+ * never by its text: whatever it holds may be key material, and this message
+ * reaches anonymous callers. One key in two namespaces is refused (which
+ * namespace would it mean?); one namespace with two keys is a rotation.
+ */
 async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
   const entries: KeyEntry[] = [];
-  for (const pair of apiKeys
+  const pairs = apiKeys
     .split(",")
     .map((p) => p.trim())
-    .filter(Boolean)) {
+    .filter(Boolean);
+  for (const [i, pair] of pairs.entries()) {
     const eq = pair.indexOf("=");
     const namespace = pair.slice(0, eq);
     const key = pair.slice(eq + 1);
     if (eq < 1 || !NAMESPACE_PATTERN.test(namespace) || key.length < 8) {
-      throw new NotConfiguredError(`API_KEYS entry "${namespace || pair.slice(0, 8)}…" is not namespace=key with a key of 8+ characters`);
+      throw new NotConfiguredError(
+        `API_KEYS entry ${i + 1} of ${pairs.length} is not namespace=key with a namespace of A-Z a-z 0-9 _ - and a key of 8+ characters`,
+      );
     }
-    entries.push({ namespace, digest: await sha256(key) });
+    const digest = await sha256(key);
+    const twin = entries.findIndex((e) => equalDigests(e.digest, digest));
+    if (twin >= 0 && entries[twin].namespace !== namespace) {
+      throw new NotConfiguredError(`API_KEYS entries ${twin + 1} and ${i + 1} give one key to two namespaces`);
+    }
+    entries.push({ namespace, digest });
   }
   if (!entries.length) throw new NotConfiguredError("API_KEYS has no entries");
   return entries;
+}
+
+/** Whether API_KEYS is usable, for /healthz: undefined when it is, else why not. */
+export async function apiKeysProblem(apiKeys: string | undefined): Promise<string | undefined> {
+  try {
+    await namespaceOf("Bearer -", apiKeys);
+  } catch (err) {
+    if (err instanceof NotConfiguredError) return err.message;
+  }
+  return undefined;
 }
 
 async function sha256(s: string): Promise<Uint8Array> {

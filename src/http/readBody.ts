@@ -2,21 +2,30 @@ import type { Context } from "hono";
 import type { z } from "zod";
 import { InvalidInputError, TooLargeError } from "../errors.js";
 import { BODY_MAX_BYTES } from "../limits.js";
+import { JSON_MAX_DEPTH, jsonDepth } from "../jsonDepth.js";
 import { fieldErrorCodes } from "./schemas.js";
 
 /**
- * Reads and validates a JSON body: over 64 KiB is a 413, broken JSON or a
- * schema violation a 400 naming the first problem. Nothing is changed before
- * this has passed.
+ * Reads and validates a JSON body: over 64 KiB is a 413, broken JSON, JSON
+ * nested deeper than JSON_MAX_DEPTH or a schema violation a 400 naming the
+ * first problem. Nothing is changed before this has passed.
  */
 export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
   const declared = Number(c.req.header("content-length") ?? "0");
   if (declared > BODY_MAX_BYTES) throw new TooLargeError();
-  const bytes = new Uint8Array(await c.req.arrayBuffer());
-  if (bytes.byteLength > BODY_MAX_BYTES) throw new TooLargeError();
+  const bytes = await readAtMost(c.req.raw.body, BODY_MAX_BYTES);
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new InvalidInputError("invalid_body", "the body is not valid UTF-8");
+  }
+  if (jsonDepth(text) > JSON_MAX_DEPTH) {
+    throw new InvalidInputError("invalid_body", `the body nests arrays and objects deeper than ${JSON_MAX_DEPTH} levels`);
+  }
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    json = JSON.parse(text);
   } catch {
     throw new InvalidInputError("invalid_body", "the body is not valid JSON");
   }
@@ -29,4 +38,33 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
   const field = issue.path.length ? String(issue.path[0]) : "";
   const code = fieldErrorCodes[field] ?? "invalid_body";
   throw new InvalidInputError(code, field ? `${field}: ${issue.message}` : `body: ${issue.message}`);
+}
+
+/**
+ * The body's bytes, read as they arrive and abandoned past `max`, whatever
+ * Content-Length said (a chunked body has none): a 100 MiB upload costs
+ * 64 KiB of memory, not 100 MiB.
+ */
+async function readAtMost(body: ReadableStream<Uint8Array> | null, max: number): Promise<Uint8Array> {
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => undefined);
+      throw new TooLargeError();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
 }

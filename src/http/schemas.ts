@@ -16,7 +16,7 @@ export const onExpire = z.url({ protocol: /^https?$/ }).max(2048);
 export const jsonValue = z.json();
 
 export const healthResponse = z.object({
-  status: z.enum(["ok", "unavailable"]),
+  status: z.enum(["ok", "unavailable", "not_configured"]),
   store: z.enum(["redis", "durable"]),
   answers: z.boolean(),
   latencyMs: z.number(),

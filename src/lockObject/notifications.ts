@@ -29,6 +29,8 @@ export async function deliver(n: PendingNotification, secret: string): Promise<b
       method: "POST",
       headers: { "content-type": "application/json", "x-lock-signature": await signatureHeader(secret, n.body) },
       body: n.body,
+      // A redirect is not followed: it could lead past the onExpire checks (an internal address).
+      redirect: "manual",
       signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
     });
     await res.body?.cancel();

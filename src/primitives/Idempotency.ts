@@ -6,6 +6,7 @@ import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { checkInt, checkName, checkNamespace, checkToken, checkTtl } from "../validation.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
+import { JSON_MAX_DEPTH, jsonDepth } from "../jsonDepth.js";
 import { storeOf } from "./storeOf.js";
 
 export interface IdempotencyOptions {
@@ -131,6 +132,9 @@ function toJsonText(response: unknown): string {
     text = JSON.stringify(response);
   } catch (err) {
     throw new InvalidInputError("invalid_response", `the response is not JSON-serializable: ${(err as Error).message}`);
+  }
+  if (text !== undefined && jsonDepth(text) > JSON_MAX_DEPTH) {
+    throw new InvalidInputError("invalid_response", `the response nests arrays and objects deeper than ${JSON_MAX_DEPTH} levels`);
   }
   return text ?? "null";
 }

@@ -55,7 +55,7 @@ const servers: Record<"redis" | "durable", WorkerServer> = {} as never;
 
 beforeAll(async () => {
   stack = await startLocalStack(); // its own redis: this file pauses it
-  const vars = { API_KEYS: `real=${KEY}`, WEBHOOK_SECRET: "real-clients-secret" };
+  const vars = { API_KEYS: `real=${KEY}`, WEBHOOK_SECRET: "real-clients-secret", ONEXPIRE_HOSTS: "*=127.0.0.1", ONEXPIRE_ALLOW_HTTP_LOCALHOST: "1" };
   [servers.redis, servers.durable] = await Promise.all([
     startWorkerServer({ vars: { ...vars, UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token } }),
     startWorkerServer({ vars }),

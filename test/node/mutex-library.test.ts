@@ -145,9 +145,10 @@ describe("bad input to the library changes nothing and names the field", () => {
   }
 
   it("names and namespaces outside the contract's patterns are refused before any key is made", () => {
-    for (const name of ["a b", "a{b}", "", "x".repeat(201), "a/b"]) {
+    for (const name of ["a b", "a{b}", "", "x".repeat(201), "a/b", ".", ".."]) {
       expect(() => new Mutex(redis, name)).toThrow(expect.objectContaining({ code: "invalid_name" }));
     }
+    for (const name of ["...", ".a", "a.."]) expect(new Mutex(redis, name)).toBeInstanceOf(Mutex); // only the two path steps are refused
     for (const namespace of ["a:b", "a{b", "a}b", "", "x".repeat(65), "a b"]) {
       expect(() => new Mutex(redis, "c", { namespace })).toThrow(expect.objectContaining({ code: "invalid_namespace" }));
     }

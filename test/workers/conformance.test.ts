@@ -1,6 +1,7 @@
 import { describe } from "vitest";
 import { badInputConformance } from "../conformance/badInput";
 import { clientRetriesConformance } from "../conformance/clientRetries";
+import { hostileInputConformance } from "../conformance/hostileInput";
 import { lostLineConformance } from "../../src/kinds/holders/conformance/lostLine";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotency";
 import { mutexConformance } from "../../src/kinds/mutex/conformance/mutex";
@@ -19,6 +20,7 @@ for (const kind of ["redis", "durable"] as const) {
     describe("waiting and expiry notifications", () => waitingConformance(kind));
     describe("the lock object's line", () => queueConformance(kind));
     describe("bad input", () => badInputConformance(kind));
+    describe("hostile input", () => hostileInputConformance(kind));
     describe("idempotency", () => idempotencyConformance(kind));
     describe("read-write lock", () => rwlockConformance(kind));
     describe("semaphore", () => semaphoreConformance(kind));

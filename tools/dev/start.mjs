@@ -15,7 +15,9 @@ let apiKeys = process.env.API_KEYS;
 if (!apiKeys) apiKeys = `local=${LOCAL_API_KEY}`;
 const webhookSecret = process.env.WEBHOOK_SECRET || "holdfast-local-webhook-secret";
 
-const vars = [`API_KEYS:${apiKeys}`, `WEBHOOK_SECRET:${webhookSecret}`];
+// Local development: expiry notifications may go to receivers on this machine over http.
+const onExpireHosts = process.env.ONEXPIRE_HOSTS || "*=localhost|127.0.0.1";
+const vars = [`API_KEYS:${apiKeys}`, `WEBHOOK_SECRET:${webhookSecret}`, `ONEXPIRE_HOSTS:${onExpireHosts}`, "ONEXPIRE_ALLOW_HTTP_LOCALHOST:1"];
 let stack;
 if (useRedis) {
   stack = await startLocalStack();

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../http/appTypes.js";
 import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
-import { requireWebhookSecret } from "../../http/onExpire.js";
+import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContext.js";
 import { heartbeatBody, mutexAcquireBody, releaseBody } from "./schemas.js";
@@ -14,7 +14,7 @@ export const mutexRoutes = new Hono<AppEnv>();
 mutexRoutes.post("/:name/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, mutexAcquireBody);
-  if (body.onExpire) requireWebhookSecret(c.env);
+  if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
   const { grant, confirmDelivery } = await acquireMutex(serviceContext(c), name, body, c.req.raw.signal);
   // A grant from the line is confirmed once its answer went out (see deliveryConfirmed).
   return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);

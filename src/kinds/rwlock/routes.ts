@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../http/appTypes.js";
 import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
-import { requireWebhookSecret } from "../../http/onExpire.js";
+import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContext.js";
 import { heartbeatBody, releaseBody } from "../mutex/schemas.js";
@@ -22,7 +22,7 @@ const modeOf = (m: string): RwMode => (m === "write" ? "write" : "read");
 rwlockRoutes.post("/:name/:mode{read|write}/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, rwAcquireBody);
-  if (body.onExpire) requireWebhookSecret(c.env);
+  if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
   const { grant, confirmDelivery } = await acquireRw(serviceContext(c), name, modeOf(c.req.param("mode")), body, c.req.raw.signal);
   return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
 });

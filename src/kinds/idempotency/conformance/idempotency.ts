@@ -177,7 +177,7 @@ export function idempotencyConformance(kind: StoreKind) {
     for (const body of [
       { ttlMs: 100, retainMs: 1000 },
       { ttlMs: 86_400_000, retainMs: 2_592_000_000 },
-      { ttlMs: 1000, fingerprint: "f".repeat(256), onExpire: "https://example.com/hooks/expired" },
+      { ttlMs: 1000, fingerprint: "f".repeat(256), onExpire: "https://hooks.tenant-a.example/hooks/expired" },
     ]) {
       const key = uniqueName("bounds");
       const res = await post(path(key, "begin"), body);
