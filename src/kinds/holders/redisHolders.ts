@@ -3,6 +3,7 @@ import { InternalError } from "../../errors.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import type { WatchState } from "../../store/WatchState.js";
+import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { HolderKeys } from "./keys.js";
 import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 
@@ -16,8 +17,8 @@ export function redisHolders(scripts: ScriptRunner) {
       return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
     },
 
-    async withdraw(k: HolderKeys, input: { token: string }): Promise<HolderWithdrawResult> {
-      const r = await scripts.run("holders_withdraw", [k.lock, k.gate], [input.token]);
+    async withdraw(k: HolderKeys, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult> {
+      const r = await scripts.run("holders_withdraw", [k.lock, k.gate], [input.token, input.reason]);
       if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
       if (r.status === "unregistered" || r.status === "none") return { status: r.status };
       throw unexpectedReply("holders_withdraw", r);

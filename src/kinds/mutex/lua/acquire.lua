@@ -68,9 +68,11 @@ end
 
 if owner == token then
   local lease_ttl, exp = tonumber(lock[4]), tonumber(lock[5])
-  if mode == 'queue' and redis.call('HEXISTS', KEYS[1], 'pk') == 1 then
-    -- A handoff the object learns of only now (its release news was lost):
-    -- the waiter gets its whole lease from now, as its answer will say.
+  if mode == 'queue' and mark == '1' then
+    -- A grant the object learns of only now (a handoff whose release news was
+    -- lost, or its own step whose answer was lost): the waiter gets its whole
+    -- lease from now, as its answer will say, and must pick it up (marked pk
+    -- even if that step granted it unmarked: nobody has its token yet).
     exp = now_ms + lease_ttl
     redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'pk', fmt(now_ms + pickup))
     redis.call('PEXPIREAT', KEYS[1], fmt(exp))
