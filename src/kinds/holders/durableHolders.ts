@@ -1,4 +1,4 @@
-import { ENDED_KEEP_MS, REGISTRATION_GRACE_MS } from "../../limits.js";
+import { ENDED_KEEP_MS } from "../../limits.js";
 import { fenceKeptUntil, live } from "../../store/durable/records.js";
 import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { WatchState } from "../../store/WatchState.js";
@@ -90,8 +90,7 @@ export function heartbeat<H extends HolderLease>(kv: SyncKvStorage, now: number,
   delete next.pickupBy;
   set.holders[input.token] = next;
   save(kv, set);
-  const gate = live<Gate>(kv, GATE, now, (g) => g.until);
-  if (gate?.token) kv.put<Gate>(GATE, { ...gate, until: Math.max(gate.until, now + ttl + REGISTRATION_GRACE_MS) });
+  // The gate is left alone (see holders/lua/heartbeat.lua): the lock object's queue step renews it while it has a line.
   return { status: "ok", expiresAt: next.exp, ttlMs: ttl, fence: mine.fence };
 }
 

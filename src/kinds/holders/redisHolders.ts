@@ -1,4 +1,3 @@
-import { REGISTRATION_GRACE_MS } from "../../limits.js";
 import { InternalError } from "../../errors.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
@@ -11,7 +10,7 @@ import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 export function redisHolders(scripts: ScriptRunner) {
   return {
     async heartbeat(k: HolderKeys, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult> {
-      const r = await scripts.run("holders_heartbeat", [k.lock, k.gate], [input.token, input.ttlMs ?? "", REGISTRATION_GRACE_MS]);
+      const r = await scripts.run("holders_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("holders_heartbeat", r);
       return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
