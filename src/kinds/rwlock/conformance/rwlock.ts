@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { verifySignature } from "../../../lockObject/signature.js";
 import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
+import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
 
 type Mode = "read" | "write";
 
@@ -669,7 +669,14 @@ export function rwlockConformance(kind: StoreKind) {
       5000,
     );
     expect(got).toHaveLength(1);
-    expect(JSON.parse(got[0].body)).toEqual({ kind: "rwlock", name, fence: vanished.fence, expiredAt: vanished.expiresAt });
+    expect(JSON.parse(got[0].body)).toEqual({
+      kind: "rwlock",
+      name,
+      fence: vanished.fence,
+      holder: await holderIdOfToken(vanished.token),
+      expiredAt: vanished.expiresAt,
+    });
+    expect(got[0].body).not.toContain(vanished.token);
     expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
     // Nothing more comes (the released reader is never reported).
@@ -689,7 +696,31 @@ export function rwlockConformance(kind: StoreKind) {
       (d) => d.length > 0,
       5000,
     );
-    expect(got.map((d) => JSON.parse(d.body))).toEqual([{ kind: "rwlock", name, fence: w.fence, expiredAt: w.expiresAt }]);
+    expect(got.map((d) => JSON.parse(d.body))).toEqual([
+      { kind: "rwlock", name, fence: w.fence, holder: await holderIdOfToken(w.token), expiredAt: w.expiresAt },
+    ]);
+  });
+
+  it("readers that vanish together share a fence, yet each notification names its holder: deduplicating by (name, fence, holder) keeps them all", async () => {
+    const name = uniqueName("rw-notify-readers");
+    const receiver = await newReceiver();
+    const readers = [];
+    for (let i = 0; i < 3; i++) readers.push((await acquire(name, "read", { ttlMs: 300, onExpire: receiver.url })).body);
+    expect(new Set(readers.map((r) => r.fence)).size).toBe(1);
+    await sleep(Math.max(...readers.map((r) => r.expiresAt - Date.now()), 0) + 50);
+    await runAlarmsUntilQuiet(name, "rwlock");
+    const got = await eventually(
+      () => deliveries(receiver.id),
+      (d) => d.length >= 3,
+      5000,
+    );
+    const bodies = got.map((d) => JSON.parse(d.body));
+    // What a receiver following docs/API.md keeps: one per (name, fence, holder).
+    const kept = new Map(bodies.map((b) => [`${b.name}|${b.fence}|${b.holder}`, b]));
+    expect(kept.size).toBe(3);
+    const ids = await Promise.all(readers.map((r) => holderIdOfToken(r.token)));
+    expect([...kept.values()].map((b) => b.holder).sort()).toEqual([...ids].sort());
+    for (const b of bodies) expect(b).toMatchObject({ kind: "rwlock", name, fence: readers[0].fence });
   });
 
   // ---- bad input ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { verifySignature } from "../../../lockObject/signature.js";
 import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
+import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
 
 /**
  * Tracks the permits the clients believe they hold. A client counts its
@@ -399,7 +399,14 @@ export function semaphoreConformance(kind: StoreKind) {
       5000,
     );
     expect(got).toHaveLength(1);
-    expect(JSON.parse(got[0].body)).toEqual({ kind: "semaphore", name, fence: vanished.fence, expiredAt: vanished.expiresAt });
+    expect(JSON.parse(got[0].body)).toEqual({
+      kind: "semaphore",
+      name,
+      fence: vanished.fence,
+      holder: await holderIdOfToken(vanished.token),
+      expiredAt: vanished.expiresAt,
+    });
+    expect(got[0].body).not.toContain(vanished.token);
     expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
     await runAlarmsUntilQuiet(name, "semaphore");
