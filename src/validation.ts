@@ -1,5 +1,5 @@
 import { InvalidInputError } from "./errors.js";
-import { NAME_PATTERN, NAMESPACE_PATTERN, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "./limits.js";
+import { NAME_PATTERN, NAMESPACE_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "./limits.js";
 
 /**
  * The library's checks, with the HTTP contract's bounds and error codes: bad
@@ -31,9 +31,14 @@ export function checkNamespace(value: unknown): string {
   return value;
 }
 
+/** 1 .. TOKEN_MAX_BYTES bytes of UTF-8: the bound the store's scripts check, so a long multi-byte token is a 400, never a 500. */
+export function isTokenSized(value: string): boolean {
+  return value.length >= 1 && value.length <= TOKEN_MAX_BYTES && new TextEncoder().encode(value).length <= TOKEN_MAX_BYTES;
+}
+
+export const TOKEN_SIZE_MESSAGE = `token must be a string of 1 to ${TOKEN_MAX_BYTES} bytes (UTF-8)`;
+
 export function checkToken(value: unknown): string {
-  if (typeof value !== "string" || value.length < 1 || value.length > 256) {
-    throw new InvalidInputError("invalid_token", "token must be a string of 1 to 256 characters");
-  }
+  if (typeof value !== "string" || !isTokenSized(value)) throw new InvalidInputError("invalid_token", TOKEN_SIZE_MESSAGE);
   return value;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { NAME_PATTERN, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "../limits.js";
+import { NAME_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "../limits.js";
+import { isTokenSized, TOKEN_SIZE_MESSAGE } from "../validation.js";
 
 /**
  * Field schemas every lock kind shares, and the error and health answers.
@@ -10,7 +11,8 @@ import { NAME_PATTERN, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "../limits.js"
 export const nameSchema = z.string().regex(NAME_PATTERN);
 export const ttlMs = z.number().int().min(TTL_MIN_MS).max(TTL_MAX_MS);
 export const waitMs = z.number().int().min(0).max(WAIT_MAX_MS);
-export const token = z.string().min(1).max(256);
+/** Bounded in UTF-8 bytes (maxLength, in characters, is the looser bound a schema can state). */
+export const token = z.string().min(1).max(TOKEN_MAX_BYTES).refine(isTokenSized, TOKEN_SIZE_MESSAGE);
 export const onExpire = z.url({ protocol: /^https?$/ }).max(2048);
 /** Any JSON value (a stored idempotency response): one instance, so the OpenAPI document has one recursive component. */
 export const jsonValue = z.json();

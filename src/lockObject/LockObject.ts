@@ -14,6 +14,7 @@ import { redisStoreOf } from "../store/storeConfig.js";
 import type { LockStore } from "../store/types.js";
 import { LocalStore } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
+import type { WithdrawReason } from "./QueuePolicy.js";
 import { type ObjectStoreFault, type StoreKind, type WaitOutcome, waitRequestSchema } from "./waitProtocol.js";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
 
@@ -142,7 +143,7 @@ export class LockObject extends DurableObject<Env> {
   async mutexRelease(ref: LockRef, input: { token: string; requestId: string }) {
     return this.afterWrite(await this.mutex.releaseHere(ref, input));
   }
-  async mutexWithdraw(ref: LockRef, input: { token: string }) {
+  async mutexWithdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }) {
     return this.afterWrite(await this.mutex.withdrawHere(ref, input));
   }
   mutexInspect(ref: LockRef) {
@@ -187,7 +188,7 @@ export class LockObject extends DurableObject<Env> {
     if (r.status === "ok") this.rwlock.released(ref, "durable", input.token, r.released && r.watched);
     return this.afterWrite(r);
   }
-  async rwlockWithdraw(ref: LockRef, input: { token: string }) {
+  async rwlockWithdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }) {
     return this.afterWrite(await this.host.local.rwlockWithdraw(ref, input));
   }
   rwlockInspect(ref: LockRef) {
@@ -216,7 +217,7 @@ export class LockObject extends DurableObject<Env> {
     if (r.status === "ok") this.semaphore.released(ref, "durable", input.token, r.watched);
     return this.afterWrite(r);
   }
-  async semaphoreWithdraw(ref: LockRef, input: { token: string }) {
+  async semaphoreWithdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }) {
     return this.afterWrite(await this.host.local.semaphoreWithdraw(ref, input));
   }
   semaphoreInspect(ref: LockRef) {

@@ -9,6 +9,18 @@ export interface QueuedWaiter<Req> {
   fresh: boolean;
 }
 
+/**
+ * Why a waiter's token is withdrawn, which says what the store may take back:
+ * - "left": it left the line (its wait ran out, its client went away) before
+ *   any grant reached it. Nobody else knows its token, so whatever the store
+ *   holds for it is taken back, picked-up mark or not (a waiter granted on
+ *   arrival has no mark).
+ * - "unclaimed": its grant was answered but not picked up in time. Its client
+ *   may yet show a sign of life, so the grant is taken back only while the
+ *   store still marks it not picked up.
+ */
+export type WithdrawReason = "left" | "unclaimed";
+
 /** What one store step for the queue decided. */
 export interface Admission<Grant> {
   /** Waiters granted now, in order (a read-write lock may grant a batch of readers). */
@@ -39,6 +51,6 @@ export interface QueuePolicy<Req, Grant> {
    * (a gate that a line lost with a restarted object left behind). Optional.
    */
   idle?(store: LockStore, ref: LockRef): Promise<void>;
-  /** A waiter left: unregister it, or take back a grant it never picked up. True when a grant was taken back. */
-  withdraw(store: LockStore, ref: LockRef, token: string): Promise<boolean>;
+  /** A waiter left: unregister it, or take back its grant (see WithdrawReason). True when a grant was taken back. */
+  withdraw(store: LockStore, ref: LockRef, token: string, reason: WithdrawReason): Promise<boolean>;
 }

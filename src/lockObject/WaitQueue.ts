@@ -3,7 +3,7 @@ import { PICKUP_MS } from "../limits.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken } from "../tokens.js";
-import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy.js";
+import type { QueuedWaiter, QueuePolicy, WithdrawReason } from "./QueuePolicy.js";
 import { logError } from "../logError.js";
 import type { WaitOutcome } from "./waitProtocol.js";
 
@@ -55,20 +55,30 @@ const MIN_WAKE_MS = 5;
  * the answer reached the client (pickedUp), or the holder heartbeats. If
  * neither happens within PICKUP_MS the grant is taken back (the store only
  * takes back a grant still marked not picked up), so a waiter whose client
- * vanished holds the lock for at most that long.
+ * vanished holds the lock for at most that long. A waiter that left the line
+ * before any grant reached it has whatever the store granted it taken back
+ * unconditionally: nobody knows its token.
  */
 export class WaitQueue<Req, Grant> {
   private readonly waiters: Array<Waiter<Req, Grant>> = [];
   /** Grants handed out and not yet picked up: their take-back timers. */
   private readonly pickups = new Map<string, ReturnType<typeof setTimeout>>();
-  private readonly withdrawals = new Set<string>();
+  /** Tokens to take out of the store, and why (which says what may be taken back). */
+  private readonly withdrawals = new Map<string, WithdrawReason>();
   /**
    * Tokens of waiters that left without a grant, for a while: a grant the
-   * store makes to one of them later (a handoff racing its departure) is
-   * taken back. Any other token we are told about again (delivered twice, by
-   * the release and by our own wake-up) is left alone: its holder has it.
+   * store makes to one of them (in the store step their wait ran out during,
+   * or a handoff racing their departure) is taken back, unconditionally.
    */
   private readonly left = new Set<string>();
+  /**
+   * Tokens whose grant was answered but not picked up in time, for a while: a
+   * late second news of that grant is taken back again only while the store
+   * still marks it not picked up. Any other token we are told about again
+   * (delivered twice, by the release and by our own wake-up) is left alone:
+   * its holder has it.
+   */
+  private readonly unclaimed = new Set<string>();
   private wakeTimer: ReturnType<typeof setTimeout> | undefined;
   /** The store failing now: waiters whose wait ends meanwhile get 503, not 409. */
   private fault: StoreUnavailableError | undefined;
@@ -140,6 +150,7 @@ export class WaitQueue<Req, Grant> {
     // Its holder has it: a take-back not yet sent is called off.
     this.withdrawals.delete(token);
     this.left.delete(token);
+    this.unclaimed.delete(token);
   }
 
   /**
@@ -190,9 +201,9 @@ export class WaitQueue<Req, Grant> {
 
   /** False when the store failed: the alarm retries. */
   private async runWithdrawals(): Promise<boolean> {
-    for (const token of [...this.withdrawals]) {
+    for (const [token, reason] of [...this.withdrawals]) {
       try {
-        await this.policy.withdraw(this.host.store(), this.host.ref, token);
+        await this.policy.withdraw(this.host.store(), this.host.ref, token, reason);
         this.withdrawals.delete(token);
       } catch (err) {
         if (this.noteFault(err)) return false;
@@ -237,10 +248,13 @@ export class WaitQueue<Req, Grant> {
     const i = this.waiters.findIndex((w) => w.token === token);
     const waiter = this.waiters[i];
     if (!waiter) {
-      // Its client left while the store granted it: take the grant back. (A token
-      // delivered already, or unknown to us, is never taken back from here.)
-      if (this.left.has(token)) {
-        this.withdrawals.add(token);
+      // Its client left while the store granted it: take the grant back (whatever
+      // its pickup mark: nobody has its token). A grant answered once and never
+      // picked up is taken back only while still marked so; a token delivered
+      // and picked up, or unknown to us, is never taken back from here.
+      const reason: WithdrawReason | undefined = this.left.has(token) ? "left" : this.unclaimed.has(token) ? "unclaimed" : undefined;
+      if (reason) {
+        this.withdrawals.set(token, reason);
         this.wanted = true;
       }
       return;
@@ -257,8 +271,8 @@ export class WaitQueue<Req, Grant> {
       setTimeout(() => {
         // Nobody picked it up: take it back, and the line moves on.
         this.pickups.delete(token);
-        this.forget(token);
-        this.withdrawals.add(token);
+        this.remember(this.unclaimed, token);
+        this.withdrawals.set(token, "unclaimed");
         this.kick();
       }, PICKUP_MS),
     );
@@ -280,16 +294,16 @@ export class WaitQueue<Req, Grant> {
     const i = this.waiters.indexOf(waiter);
     if (i >= 0) this.waiters.splice(i, 1);
     if (waiter.admitted) {
-      this.forget(waiter.token);
-      this.withdrawals.add(waiter.token);
+      this.remember(this.left, waiter.token);
+      this.withdrawals.set(waiter.token, "left");
     }
     if (waiter.admitted || i === 0) this.kick();
   }
 
   /** Remembers a token that left the line (or never picked up its grant) long enough for any late grant to it to arrive. */
-  private forget(token: string): void {
-    this.left.add(token);
-    setTimeout(() => this.left.delete(token), LEFT_REMEMBERED_MS);
+  private remember(set: Set<string>, token: string): void {
+    set.add(token);
+    setTimeout(() => set.delete(token), LEFT_REMEMBERED_MS);
   }
 
   private timeoutOutcome(): QueueOutcome<Grant> {

@@ -11,8 +11,26 @@ export const RELEASE_GRACE_MS = 1000;
 export const MAX_ATTEMPTS = 10;
 const DELIVERY_TIMEOUT_MS = 5000;
 
-export function notificationFor(lease: WatchedLease, now: number): PendingNotification {
-  const body = JSON.stringify({ kind: lease.kind, name: lease.name, fence: lease.fence, expiredAt: lease.expiresAt });
+/**
+ * A short, non-secret id of a holder for its notifications: the first 16 hex
+ * characters of SHA-256 of its token (never the token itself). Readers of a
+ * read-write lock share a fence, so (name, fence) does not tell their lapses
+ * apart; (name, fence, holder) does, and a holder can recognise its own.
+ */
+export async function holderIdOf(token: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token)));
+  return Array.from(digest.subarray(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** `holder`: the holder's id (holderIdOf), for the kinds with many holders (their watches are by token). */
+export function notificationFor(lease: WatchedLease, now: number, holder?: string): PendingNotification {
+  const body = JSON.stringify({
+    kind: lease.kind,
+    name: lease.name,
+    fence: lease.fence,
+    ...(holder === undefined ? {} : { holder }),
+    expiredAt: lease.expiresAt,
+  });
   return { url: lease.onExpire, body, fence: lease.fence, attempts: 0, nextAt: now + RELEASE_GRACE_MS };
 }
 

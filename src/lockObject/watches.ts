@@ -1,7 +1,7 @@
 import type { LockStore } from "../store/types.js";
 import type { WatchState } from "../store/WatchState.js";
 import type { StoreKind } from "./waitProtocol.js";
-import { deliver, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications.js";
+import { deliver, holderIdOf, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications.js";
 
 /**
  * Leases watched for onExpire, and their undelivered notifications, kept in
@@ -72,13 +72,15 @@ export async function checkWatches(kv: SyncKvStorage, storeOf: (kind: StoreKind)
       kv.put(key, { ...lease, checkAt: Date.now() + 1000 }); // store down or failing: look again soon
       continue;
     }
+    // Worked out before the look below, so nothing awaits between that look and the writes after it.
+    const holder = found.state === "lapsed" && lease.token !== undefined ? await holderIdOf(lease.token) : undefined;
     if (!kv.get(key)) continue; // released while we asked
     const at = Date.now();
     if (found.state === "held") {
       kv.put(key, { ...lease, expiresAt: found.expiresAt, checkAt: at + Math.max(MIN_RECHECK_MS, found.remainingMs) });
     } else {
       kv.delete(key);
-      if (found.state === "lapsed") kv.put(NOTIFY + watchIdOf(lease), notificationFor(lease, at));
+      if (found.state === "lapsed") kv.put(NOTIFY + watchIdOf(lease), notificationFor(lease, at, holder));
     }
   }
 }

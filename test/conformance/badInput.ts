@@ -56,6 +56,41 @@ export function badInputConformance(kind: StoreKind) {
     }
   });
 
+  // A token is bounded in bytes (the store's scripts count bytes): 200 characters of 3 bytes each pass a
+  // character count but are 600 bytes. Every route that takes a token answers 400, on both stores alike.
+  const multiByteToken = "€".repeat(200);
+  const tokenRoutes: Array<[string, (name: string) => unknown]> = [
+    ["/v1/locks/{name}/acquire", () => ({ ttlMs: 1000, token: multiByteToken })],
+    ["/v1/locks/{name}/heartbeat", () => ({ token: multiByteToken })],
+    ["/v1/locks/{name}/release", () => ({ token: multiByteToken })],
+    ["/v1/rwlocks/{name}/read/acquire", () => ({ ttlMs: 1000, token: multiByteToken })],
+    ["/v1/rwlocks/{name}/write/acquire", () => ({ ttlMs: 1000, token: multiByteToken })],
+    ["/v1/rwlocks/{name}/heartbeat", () => ({ token: multiByteToken })],
+    ["/v1/rwlocks/{name}/read/heartbeat", () => ({ token: multiByteToken })],
+    ["/v1/rwlocks/{name}/release", () => ({ token: multiByteToken })],
+    ["/v1/rwlocks/{name}/write/release", () => ({ token: multiByteToken })],
+    ["/v1/semaphores/{name}/heartbeat", () => ({ token: multiByteToken })],
+    ["/v1/semaphores/{name}/release", () => ({ token: multiByteToken })],
+    ["/v1/idempotency/{name}/heartbeat", () => ({ token: multiByteToken })],
+    ["/v1/idempotency/{name}/complete", () => ({ token: multiByteToken, response: { ok: true } })],
+    ["/v1/idempotency/{name}/fail", () => ({ token: multiByteToken })],
+  ];
+  for (const [route, body] of tokenRoutes) {
+    it(`${route} with a token of 200 three-byte characters (600 bytes) is 400 invalid_token`, async () => {
+      const name = uniqueName("mb-token");
+      const res = await post(route.replace("{name}", name), body(name));
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe("invalid_token");
+      expect(typeof res.body.message).toBe("string");
+    });
+  }
+
+  it("a token of exactly 256 ASCII bytes is valid input: lease_lost, not a 400", async () => {
+    const res = await post(`/v1/locks/${uniqueName("long-token")}/release`, { token: "t".repeat(256) });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toBe("lease_lost");
+  });
+
   for (const [label, segment] of [
     ["a space", "a%20b"],
     ["a slash", "a%2Fb"],

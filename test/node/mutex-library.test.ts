@@ -132,6 +132,7 @@ describe("bad input to the library changes nothing and names the field", () => {
     ["waitMs above 60 s", { ttlMs: 1000, waitMs: 60_001 }, "invalid_wait"],
     ["a negative waitMs", { ttlMs: 1000, waitMs: -5 }, "invalid_wait"],
     ["an empty token", { ttlMs: 1000, token: "" }, "invalid_token"],
+    ["a token of 200 three-byte characters (600 bytes)", { ttlMs: 1000, token: "€".repeat(200) }, "invalid_token"],
   ] as const) {
     it(`acquire with ${label} throws InvalidInputError ${code}, and the lock stays free`, async () => {
       const name = unique("bad");

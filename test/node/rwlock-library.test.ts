@@ -276,6 +276,7 @@ describe("bad input to RWLock changes nothing and names the field", () => {
     ["a negative waitMs", { ttlMs: 1000, waitMs: -5 }, "invalid_wait", "waitMs"],
     ["an empty token", { ttlMs: 1000, token: "" }, "invalid_token", "token"],
     ["a token of 257 characters", { ttlMs: 1000, token: "t".repeat(257) }, "invalid_token", "token"],
+    ["a token of 200 three-byte characters (600 bytes)", { ttlMs: 1000, token: "€".repeat(200) }, "invalid_token", "token"],
     ["a numeric token", { ttlMs: 1000, token: 42 }, "invalid_token", "token"],
   ] as const;
 
@@ -319,6 +320,8 @@ describe("bad input to RWLock changes nothing and names the field", () => {
       [() => lock.heartbeat(w.token, "1000" as never), "invalid_ttl", "ttlMs"],
       [() => lock.release(""), "invalid_token", "token"],
       [() => lock.release("t".repeat(257)), "invalid_token", "token"],
+      [() => lock.release("€".repeat(200)), "invalid_token", "token"],
+      [() => lock.heartbeat("€".repeat(200)), "invalid_token", "token"],
       [() => lock.release(w.token, "writer" as never), "invalid_mode", "mode"],
       [() => lock.release(w.token, "any" as never), "invalid_mode", "mode"],
       [() => lock.release(w.token, null as never), "invalid_mode", "mode"],

@@ -284,6 +284,8 @@ describe("bad input to Semaphore changes nothing and names the field", () => {
       [() => sem.heartbeat(g.token, null as never), "invalid_ttl", "ttlMs"],
       [() => sem.release(""), "invalid_token", "token"],
       [() => sem.release("t".repeat(257)), "invalid_token", "token"],
+      [() => sem.release("€".repeat(200)), "invalid_token", "token"],
+      [() => sem.heartbeat("€".repeat(200)), "invalid_token", "token"],
       [() => sem.release({} as never), "invalid_token", "token"],
     ];
     for (const [call, code, field] of cases) {

@@ -1,5 +1,6 @@
-import { ENDED_KEEP_MS, REGISTRATION_GRACE_MS } from "../../limits.js";
+import { ENDED_KEEP_MS } from "../../limits.js";
 import { fenceKeptUntil, live } from "../../store/durable/records.js";
+import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 
@@ -89,12 +90,16 @@ export function heartbeat<H extends HolderLease>(kv: SyncKvStorage, now: number,
   delete next.pickupBy;
   set.holders[input.token] = next;
   save(kv, set);
-  const gate = live<Gate>(kv, GATE, now, (g) => g.until);
-  if (gate?.token) kv.put<Gate>(GATE, { ...gate, until: Math.max(gate.until, now + ttl + REGISTRATION_GRACE_MS) });
+  // The gate is left alone (see holders/lua/heartbeat.lua): the lock object's queue step renews it while it has a line.
   return { status: "ok", expiresAt: next.exp, ttlMs: ttl, fence: mine.fence };
 }
 
-export function withdraw<H extends HolderLease>(kv: SyncKvStorage, now: number, input: { token: string }): HolderWithdrawResult {
+/** The same rules as holders/lua/withdraw.lua. */
+export function withdraw<H extends HolderLease>(
+  kv: SyncKvStorage,
+  now: number,
+  input: { token: string; reason: WithdrawReason },
+): HolderWithdrawResult {
   const gate = live<Gate>(kv, GATE, now, (g) => g.until);
   if (input.token && gate?.token === input.token) {
     kv.delete(GATE);
@@ -102,7 +107,8 @@ export function withdraw<H extends HolderLease>(kv: SyncKvStorage, now: number, 
   }
   const set = load<H>(kv, now);
   const mine = set.holders[input.token];
-  if (!mine || mine.pickupBy === undefined) return { status: "none" };
+  // A waiter that left before any grant reached it: nobody has its token, so its grant goes whatever its mark.
+  if (!mine || (input.reason === "unclaimed" && mine.pickupBy === undefined)) return { status: "none" };
   delete set.holders[input.token];
   save(kv, set);
   return { status: "revoked", fence: mine.fence };

@@ -1,4 +1,4 @@
-import type { Admission, QueuedWaiter, QueuePolicy } from "../../lockObject/QueuePolicy.js";
+import type { Admission, QueuedWaiter, QueuePolicy, WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { LockStore } from "../../store/types.js";
 import { ADMIT_BATCH } from "./redisHolders.js";
@@ -11,7 +11,7 @@ import type { Admitted, HolderWithdrawResult, QueuedHolder } from "./types.js";
  */
 export function holderQueuePolicy<Req extends Omit<QueuedHolder, "token" | "markPickup">, Grant extends { token: string }>(ops: {
   admit(store: LockStore, ref: LockRef, waiters: Array<Req & QueuedHolder>, more: boolean): Promise<Admitted<Grant>>;
-  withdraw(store: LockStore, ref: LockRef, token: string): Promise<HolderWithdrawResult>;
+  withdraw(store: LockStore, ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
   ungate(store: LockStore, ref: LockRef): Promise<void>;
 }): QueuePolicy<Req, Grant> {
   return {
@@ -31,8 +31,8 @@ export function holderQueuePolicy<Req extends Omit<QueuedHolder, "token" | "mark
       };
     },
     idle: (store, ref) => ops.ungate(store, ref),
-    async withdraw(store, ref, token) {
-      return (await ops.withdraw(store, ref, token)).status === "revoked";
+    async withdraw(store, ref, token, reason) {
+      return (await ops.withdraw(store, ref, { token, reason })).status === "revoked";
     },
   };
 }

@@ -1,8 +1,8 @@
-import { REGISTRATION_GRACE_MS } from "../../limits.js";
 import { InternalError } from "../../errors.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import type { WatchState } from "../../store/WatchState.js";
+import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { HolderKeys } from "./keys.js";
 import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 
@@ -10,14 +10,14 @@ import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 export function redisHolders(scripts: ScriptRunner) {
   return {
     async heartbeat(k: HolderKeys, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult> {
-      const r = await scripts.run("holders_heartbeat", [k.lock, k.gate], [input.token, input.ttlMs ?? "", REGISTRATION_GRACE_MS]);
+      const r = await scripts.run("holders_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("holders_heartbeat", r);
       return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
     },
 
-    async withdraw(k: HolderKeys, input: { token: string }): Promise<HolderWithdrawResult> {
-      const r = await scripts.run("holders_withdraw", [k.lock, k.gate], [input.token]);
+    async withdraw(k: HolderKeys, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult> {
+      const r = await scripts.run("holders_withdraw", [k.lock, k.gate], [input.token, input.reason]);
       if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
       if (r.status === "unregistered" || r.status === "none") return { status: r.status };
       throw unexpectedReply("holders_withdraw", r);

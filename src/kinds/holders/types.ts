@@ -1,3 +1,4 @@
+import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { WatchState } from "../../store/WatchState.js";
 
@@ -12,7 +13,7 @@ import type { WatchState } from "../../store/WatchState.js";
 
 export type HolderHeartbeatResult = { status: "ok"; expiresAt: number; ttlMs: number; fence: number } | { status: "lost" };
 
-/** Taking a queued waiter out of line: the gate was its, it had an unclaimed grant (taken back), or nothing of it was left. */
+/** Taking a queued waiter out of line: the gate was its, its grant was taken back (see WithdrawReason), or nothing of it was left. */
 export type HolderWithdrawResult = { status: "unregistered" | "none" } | { status: "revoked"; fence: number };
 
 /** A waiter as the lock object passes it to a store step. */
@@ -37,7 +38,7 @@ export interface Admitted<Grant> {
 /** The operations every many-holder kind has, besides its own acquire/admit/release/inspect. */
 export interface HolderOps {
   heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
-  withdraw(ref: LockRef, input: { token: string }): Promise<HolderWithdrawResult>;
+  withdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
   /** The lease of this token, for its onExpire watch. */
   watch(ref: LockRef, token: string): Promise<WatchState>;
   /** The object's line is empty: drop a gate a lost line left behind. */

@@ -1,6 +1,7 @@
 import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
 import { fenceKeptUntil, issueFence, lastFence, live } from "../../store/durable/records.js";
+import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type {
   MutexAcquireInput,
@@ -76,14 +77,15 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
   }
   // A retry of a grant (or the object asking again for its head) finds its own token.
   if (lease?.owner === input.token) {
-    if (lease.pickupBy === undefined) return { status: "granted", grant: grantOf(name, lease) };
-    if (input.mode === "new") {
+    if (input.mode === "new" && lease.pickupBy !== undefined) {
       // The client's retry of an acquire that was granted from the line: it is alive, so the grant is picked up.
       const { pickupBy: _, ...picked } = lease;
       kv.put(LEASE, picked);
       return { status: "granted", grant: grantOf(name, picked) };
     }
-    // A handoff the object learns of only now: the whole lease from now, as its answer will say.
+    if (input.mode !== "queue" || input.markPickup !== true) return { status: "granted", grant: grantOf(name, lease) };
+    // A grant the object learns of only now (a handoff, or its own step whose answer was lost): the whole lease
+    // from now, as its answer will say, marked for pickup (even if granted unmarked: nobody has its token yet).
     const renewed: Lease = { ...lease, expiresAt: now + lease.ttl, pickupBy: now + PICKUP_MS };
     kv.put(LEASE, renewed);
     return { status: "granted", grant: grantOf(name, renewed) };
@@ -143,13 +145,14 @@ export function release(kv: SyncKvStorage, now: number, name: string, input: { t
   return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: true, handedTo: grantOf(name, handed) });
 }
 
-export function withdraw(kv: SyncKvStorage, now: number, input: { token: string }): MutexWithdrawResult {
+export function withdraw(kv: SyncKvStorage, now: number, input: { token: string; reason: WithdrawReason }): MutexWithdrawResult {
   if (input.token && liveNext(kv, now)?.token === input.token) {
     kv.delete(NEXT);
     return { status: "unregistered" };
   }
   const lease = liveLease(kv, now);
-  if (lease?.owner === input.token && lease.pickupBy !== undefined) {
+  // A waiter that left before any grant reached it: nobody has its token, so its grant goes whatever its mark.
+  if (lease?.owner === input.token && (input.reason === "left" || lease.pickupBy !== undefined)) {
     kv.delete(LEASE);
     return { status: "revoked", fence: lease.fence };
   }

@@ -1,4 +1,5 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
+import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { MutexWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { WaitQueue, waitOutcomeOf } from "../../lockObject/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
@@ -102,7 +103,7 @@ export class MutexObjectPart {
     return r;
   }
 
-  withdrawHere(ref: LockRef, input: { token: string }) {
+  withdrawHere(ref: LockRef, input: { token: string; reason: WithdrawReason }) {
     return this.host.local.mutexWithdraw(ref, input);
   }
 }

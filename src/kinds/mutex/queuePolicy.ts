@@ -33,7 +33,7 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
     throw new InternalError(`a queued acquire answered ${r.status}`);
   },
 
-  async withdraw(store, ref, token) {
-    return (await store.mutexWithdraw(ref, { token })).status === "revoked";
+  async withdraw(store, ref, token, reason) {
+    return (await store.mutexWithdraw(ref, { token, reason })).status === "revoked";
   },
 };

@@ -70,7 +70,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
 
     async mutexWithdraw(ref, input): Promise<MutexWithdrawResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_withdraw", [k.lock, k.next], [input.token]);
+      const r = await scripts.run("mutex_withdraw", [k.lock, k.next], [input.token, input.reason]);
       if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
       if (r.status === "unregistered" || r.status === "none") return { status: r.status };
       throw unexpectedReply("mutex_withdraw", r);

@@ -1,3 +1,4 @@
+import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { WatchState } from "../../store/WatchState.js";
 
@@ -66,7 +67,7 @@ export interface MutexStore {
   mutexAcquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult>;
   mutexHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<MutexHeartbeatResult>;
   mutexRelease(ref: LockRef, input: { token: string; requestId: string }): Promise<MutexReleaseResult>;
-  mutexWithdraw(ref: LockRef, input: { token: string }): Promise<MutexWithdrawResult>;
+  mutexWithdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<MutexWithdrawResult>;
   mutexInspect(ref: LockRef): Promise<MutexState>;
   /** The lease of this fence, for its onExpire watch. */
   mutexWatch(ref: LockRef, fence: number): Promise<WatchState>;

@@ -105,8 +105,9 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQ
   for (const w of waiters) {
     const mine = set.holders[w.token];
     if (mine) {
-      // Granted by a step whose answer was lost: answered again, its lease from now if still to be picked up.
-      if (mine.pickupBy !== undefined && w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, pickupBy: now + PICKUP_MS };
+      // Granted by a step whose answer was lost: answered again; if it must be picked up, its lease from now and
+      // marked so (even if that step granted it unmarked: nobody has its token yet).
+      if (w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, pickupBy: now + PICKUP_MS };
       granted.push(grantOf(name, w.token, w.mode, set.holders[w.token]));
       continue;
     }

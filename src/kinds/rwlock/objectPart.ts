@@ -17,7 +17,7 @@ export const rwlockObjectPart = (host: LockObjectHost) =>
     kind: "rwlock",
     policy: holderQueuePolicy<RwWaitRequest, RwGrant>({
       admit: (store, ref, waiters, more) => store.rwlockAdmit(ref, waiters, more),
-      withdraw: (store, ref, token) => store.rwlockWithdraw(ref, { token }),
+      withdraw: (store, ref, input) => store.rwlockWithdraw(ref, input),
       ungate: (store, ref) => store.rwlockUngate(ref),
     }),
     queued: (req) => ({ mode: req.mode, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),

@@ -1,3 +1,4 @@
+import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types.js";
@@ -71,7 +72,7 @@ export interface RwlockStore {
   rwlockHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
   /** mode "any": the write hold if the token has one, else a read hold. */
   rwlockRelease(ref: LockRef, input: { token: string; mode: RwMode | "any"; requestId: string }): Promise<RwReleaseResult>;
-  rwlockWithdraw(ref: LockRef, input: { token: string }): Promise<HolderWithdrawResult>;
+  rwlockWithdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
   rwlockInspect(ref: LockRef): Promise<RwState>;
   rwlockWatch(ref: LockRef, token: string): Promise<WatchState>;
   /** The lock object's line is empty: drop a gate a lost line left behind. */

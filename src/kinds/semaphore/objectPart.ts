@@ -18,7 +18,7 @@ export const semaphoreObjectPart = (host: LockObjectHost) =>
     kind: "semaphore",
     policy: holderQueuePolicy<SemaphoreWaitRequest, SemaphoreGrant>({
       admit: (store, ref, waiters, more) => store.semaphoreAdmit(ref, waiters, more),
-      withdraw: (store, ref, token) => store.semaphoreWithdraw(ref, { token }),
+      withdraw: (store, ref, input) => store.semaphoreWithdraw(ref, input),
       ungate: (store, ref) => store.semaphoreUngate(ref),
     }),
     queued: (req) => ({ limit: req.limit, permits: req.permits, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),

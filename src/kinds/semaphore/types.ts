@@ -1,3 +1,4 @@
+import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types.js";
@@ -49,7 +50,7 @@ export interface SemaphoreStore {
   semaphoreAdmit(ref: LockRef, waiters: SemaphoreQueuedHolder[], more: boolean): Promise<Admitted<SemaphoreGrant>>;
   semaphoreHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
   semaphoreRelease(ref: LockRef, input: { token: string; requestId: string }): Promise<SemaphoreReleaseResult>;
-  semaphoreWithdraw(ref: LockRef, input: { token: string }): Promise<HolderWithdrawResult>;
+  semaphoreWithdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
   semaphoreInspect(ref: LockRef): Promise<SemaphoreState>;
   semaphoreWatch(ref: LockRef, token: string): Promise<WatchState>;
   /** The lock object's line is empty: drop a gate a lost line left behind. */

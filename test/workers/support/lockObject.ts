@@ -49,3 +49,12 @@ export async function deliveries(id: string): Promise<Array<{ at: number; signat
   const res = await fetch(`${env.TEST_RECEIVERS_URL}/receivers/${id}`);
   return ((await res.json()) as { deliveries: any[] }).deliveries;
 }
+
+/** What a receiver computes to recognise a holder's notification: the first 16 hex characters of SHA-256 of its token. */
+export async function holderIdOfToken(token: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
+  return [...new Uint8Array(digest)]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("")
+    .slice(0, 16);
+}

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { PICKUP_MS, REGISTRATION_GRACE_MS } from "../../../limits.js";
 import { api, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { eventually, lockObject } from "../../../../test/workers/support/lockObject.js";
+import { eventually, lockObject, newReceiver } from "../../../../test/workers/support/lockObject.js";
 
 /**
  * The lock object's line, the same on both stores: nobody goes ahead of it,
@@ -98,6 +98,27 @@ export function queueConformance(kind: StoreKind) {
     expect(Date.now() - handedAt).toBeLessThan(PICKUP_MS + 1000);
     expect(res.body.fence).toBeGreaterThan(ghostGrant.body.fence);
     void ghost; // never read
+  });
+
+  it("a waiter whose wait runs out while the line's store step grants it holds nothing: the grant is taken back", async () => {
+    const name = uniqueName("left-during-step");
+    const receiver = await newReceiver();
+    // onExpire sends even a free lock's acquire through the lock object's line, as its first (fresh) waiter;
+    // a 1 ms wait runs out while the store step that grants it is under way (on Redis, a round trip).
+    const res = await post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 1, onExpire: receiver.url });
+    if (res.status === 200) return; // granted in time (the Durable store's step runs in memory): it holds, as answered
+    expect(res.status).toBe(409);
+    // Nobody knows that grant's token: the lock must be free again at once, not after 30 s.
+    expect(
+      (
+        await eventually(
+          () => get(path(name)),
+          (r) => r.body.held === false,
+          3000,
+        )
+      ).body.held,
+    ).toBe(false);
+    expect((await post(path(name, "acquire"), { ttlMs: 1000 })).status).toBe(200);
   });
 
   it("a waiting acquire granted on arrival (it never waited) needs no pickup: it keeps its lease", async () => {

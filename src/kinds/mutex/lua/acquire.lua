@@ -73,9 +73,11 @@ if owner == token then
     -- This acquire's own earlier grant (the client's retry): it is alive, so
     -- a grant from the line is picked up.
     redis.call('HDEL', KEYS[1], 'pk')
-  elseif mode == 'queue' and redis.call('HEXISTS', KEYS[1], 'pk') == 1 then
-    -- A handoff the object learns of only now (its release news was lost):
-    -- the waiter gets its whole lease from now, as its answer will say.
+  elseif mode == 'queue' and mark == '1' then
+    -- A grant the object learns of only now (a handoff whose release news was
+    -- lost, or its own step whose answer was lost): the waiter gets its whole
+    -- lease from now, as its answer will say, and must pick it up (marked pk
+    -- even if that step granted it unmarked: nobody has its token yet).
     exp = now_ms + lease_ttl
     redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'pk', fmt(now_ms + pickup))
     redis.call('PEXPIREAT', KEYS[1], fmt(exp))

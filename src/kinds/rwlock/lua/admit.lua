@@ -18,8 +18,11 @@
 -- the earliest end of a lease in its way; else "").
 --
 -- Safe to run twice: a waiter that already holds (a step whose answer was
--- lost) is answered again; if it still has to be picked up, its lease and
--- pickup time start again from now, as its answer will say.
+-- lost) is answered again; if it must be picked up (mark "1"), its lease and
+-- pickup time start again from now, as its answer will say, and it is marked
+-- pk even if the lost step granted it unmarked (its waiter was fresh then):
+-- nobody has its token yet, and a grant that is never picked up must be
+-- taken back.
 -- uses: holders
 
 local fence_keep = arg_int(1, 'fence keep ms', 1, 31536000000)
@@ -51,7 +54,7 @@ end
 for _, w in ipairs(waiters) do
   local mine = live[w.token]
   if mine then
-    if mine.pk and w.mark == '1' then
+    if w.mark == '1' then
       mine.exp = fmt(now_ms + tonumber(mine.ttl))
       mine.pk = fmt(now_ms + pickup)
       holders_put(KEYS[1], w.token, mine)
