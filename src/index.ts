@@ -14,6 +14,7 @@ export { Semaphore, type SemaphoreOptions, type SemaphoreAcquireOptions } from "
 export { Idempotency, type IdempotencyOptions, type BeginOptions, type BeginResult } from "./primitives/Idempotency.js";
 export { runOnce, type RunOnceOptions, type RunOnceContext } from "./primitives/runOnce.js";
 export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotency.js";
+export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./lockObject/signature.js";
 export { fromHeader, fromJsonBody } from "./middleware/idempotencyKeyFrom.js";
 export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore.js";
 export type { LockStore, LockRef } from "./store/types.js";

@@ -4,6 +4,7 @@ import * as idem from "../kinds/idempotency/schemas.js";
 import * as mutex from "../kinds/mutex/schemas.js";
 import * as rw from "../kinds/rwlock/schemas.js";
 import * as sem from "../kinds/semaphore/schemas.js";
+import { notificationKeyResponse } from "./notificationKey.js";
 import * as shared from "./schemas.js";
 
 /**
@@ -179,6 +180,14 @@ const operations: Record<string, Record<string, Op>> = {
       errors: READ_ERRORS,
     },
   },
+  "/v1/notifications/key": {
+    get: {
+      operationId: "notificationKey",
+      summary: "The key that verifies this namespace's expiry notifications",
+      ok: [200, "NotificationKey", notificationKeyResponse],
+      errors: [401, 503],
+    },
+  },
 };
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
@@ -226,14 +235,17 @@ export function openApiDocument(origin: string) {
     },
   };
   for (const [path, byMethod] of Object.entries(operations)) {
-    const param = path.includes("{key}") ? "Key" : "Name";
+    const param = path.includes("{key}") ? "Key" : path.includes("{name}") ? "Name" : undefined;
     paths[path] = Object.fromEntries(
       Object.entries(byMethod).map(([method, op]) => [
         method,
         {
           operationId: op.operationId,
           summary: op.summary,
-          parameters: [{ $ref: `#/components/parameters/${param}` }, ...(method === "post" ? [{ $ref: "#/components/parameters/RequestId" }] : [])],
+          parameters: [
+            ...(param ? [{ $ref: `#/components/parameters/${param}` }] : []),
+            ...(method === "post" ? [{ $ref: "#/components/parameters/RequestId" }] : []),
+          ],
           ...(op.body && { requestBody: { required: true, content: json(ref(op.body[0])) } }),
           responses: {
             ...Object.fromEntries(

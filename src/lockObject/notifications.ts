@@ -1,5 +1,5 @@
 import type { PendingNotification, WatchedLease } from "./watches.js";
-import { signatureHeader } from "./signature.js";
+import { namespaceKey, SIGNATURE_HEADER, signatureHeader } from "./signature.js";
 
 /**
  * How long a lapsed-looking lease waits before its notification goes out:
@@ -26,12 +26,13 @@ export async function holderIdOf(token: string): Promise<string> {
 export function notificationFor(lease: WatchedLease, now: number, holder?: string): PendingNotification {
   const body = JSON.stringify({
     kind: lease.kind,
+    namespace: lease.ns,
     name: lease.name,
     fence: lease.fence,
     ...(holder === undefined ? {} : { holder }),
     expiredAt: lease.expiresAt,
   });
-  return { url: lease.onExpire, body, fence: lease.fence, attempts: 0, nextAt: now + RELEASE_GRACE_MS };
+  return { url: lease.onExpire, ns: lease.ns, body, fence: lease.fence, attempts: 0, nextAt: now + RELEASE_GRACE_MS };
 }
 
 /** Exponential backoff with jitter: about 1 s, 2 s, 4 s ... capped at 10 minutes. */
@@ -40,12 +41,13 @@ export function retryDelayMs(attempts: number): number {
   return Math.round(base / 2 + Math.random() * (base / 2));
 }
 
-/** One delivery attempt; true when the receiver answered 2xx. */
-export async function deliver(n: PendingNotification, secret: string): Promise<boolean> {
+/** One delivery attempt, signed with the namespace's key; true when the receiver answered 2xx. */
+export async function deliver(n: PendingNotification, webhookSecret: string): Promise<boolean> {
   try {
+    const key = await namespaceKey(webhookSecret, n.ns ?? "");
     const res = await fetch(n.url, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-lock-signature": await signatureHeader(secret, n.body) },
+      headers: { "content-type": "application/json", [SIGNATURE_HEADER]: await signatureHeader(key, n.body) },
       body: n.body,
       // A redirect is not followed: it could lead past the onExpire checks (an internal address).
       redirect: "manual",

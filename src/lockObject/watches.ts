@@ -35,6 +35,8 @@ export const watchIdOf = (lease: { fence: number; token?: string }): string => l
 /** A notification not yet acknowledged by its receiver. */
 export interface PendingNotification {
   url: string;
+  /** The namespace, whose key signs it (absent only in notifications stored before namespaces signed). */
+  ns?: string;
   body: string;
   fence: number;
   attempts: number;

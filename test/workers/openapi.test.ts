@@ -37,6 +37,7 @@ describe("service documents", () => {
         "POST /v1/semaphores/{name}/heartbeat",
         "POST /v1/semaphores/{name}/release",
         "GET /v1/semaphores/{name}",
+        "GET /v1/notifications/key",
       ]),
     );
   });

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { verifySignature } from "../../../lockObject/signature.js";
+import { namespaceKey, verifyNotification } from "../../../lockObject/signature.js";
 import { api, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
 import {
   deliveries,
@@ -154,10 +154,24 @@ export function waitingConformance(kind: StoreKind) {
     await fireObjectAlarm(name); // delivers
     const got = await deliveries(receiver.id);
     expect(got).toHaveLength(1);
-    expect(JSON.parse(got[0].body)).toEqual({ kind: "mutex", name, fence: holder.fence, expiredAt: holder.expiresAt });
-    expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-    expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
-    expect(await verifySignature("another-secret", got[0].body, got[0].signature ?? null)).toBe(false);
+    expect(JSON.parse(got[0].body)).toEqual({ kind: "mutex", namespace: "tenant-a", name, fence: holder.fence, expiredAt: holder.expiresAt });
+    expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v2=[0-9a-f]{64}$/);
+    expect(
+      await verifyNotification({ body: got[0].body, signature: got[0].signature, key: await namespaceKey(env.WEBHOOK_SECRET!, "tenant-a") }),
+    ).not.toBeNull();
+    // Another namespace's key (or the raw secret) does not verify it: tenants cannot forge each other's.
+    expect(
+      await verifyNotification({ body: got[0].body, signature: got[0].signature, key: await namespaceKey(env.WEBHOOK_SECRET!, "tenant-b") }),
+    ).toBeNull();
+    expect(await verifyNotification({ body: got[0].body, signature: got[0].signature, key: env.WEBHOOK_SECRET! })).toBeNull();
+    // A captured delivery replayed with a fresh t fails v2 (t is inside the MAC); an old t fails the tolerance.
+    const key = await namespaceKey(env.WEBHOOK_SECRET!, "tenant-a");
+    const replayed = got[0].signature?.replace(/^t=\d+/, `t=${Date.now()}`);
+    expect(await verifyNotification({ body: got[0].body, signature: replayed, key })).toBeNull();
+    expect(await verifyNotification({ body: got[0].body, signature: got[0].signature, key, now: Date.now() + 10 * 60_000 })).toBeNull();
+    // The key a tenant reads from the service verifies its own notifications.
+    const served = await get("/v1/notifications/key");
+    expect(served.body).toMatchObject({ namespace: "tenant-a", key, header: "x-lock-signature" });
   });
 
   it("sends nothing for a lease that was released", async () => {
@@ -210,8 +224,10 @@ export function waitingConformance(kind: StoreKind) {
     for (const key of [vanished, completed, failed]) await runAlarmsUntilQuiet(key, "idempotency");
     const got = await deliveries(receiver.id);
     expect(got.map((d) => JSON.parse(d.body))).toEqual([
-      { kind: "idempotency", name: vanished, fence: started.fence, expiredAt: expect.any(Number) },
+      { kind: "idempotency", namespace: "tenant-a", name: vanished, fence: started.fence, expiredAt: expect.any(Number) },
     ]);
-    expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
+    expect(
+      await verifyNotification({ body: got[0].body, signature: got[0].signature, key: await namespaceKey(env.WEBHOOK_SECRET!, "tenant-a") }),
+    ).not.toBeNull();
   });
 }

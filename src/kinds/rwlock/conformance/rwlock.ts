@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { verifySignature } from "../../../lockObject/signature.js";
+import { namespaceKey, verifyNotification } from "../../../lockObject/signature.js";
 import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
 import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
 
@@ -671,14 +671,17 @@ export function rwlockConformance(kind: StoreKind) {
     expect(got).toHaveLength(1);
     expect(JSON.parse(got[0].body)).toEqual({
       kind: "rwlock",
+      namespace: "tenant-a",
       name,
       fence: vanished.fence,
       holder: await holderIdOfToken(vanished.token),
       expiredAt: vanished.expiresAt,
     });
     expect(got[0].body).not.toContain(vanished.token);
-    expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
-    expect(await verifySignature(env.WEBHOOK_SECRET!, got[0].body, got[0].signature ?? null)).toBe(true);
+    expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v2=[0-9a-f]{64}$/);
+    expect(
+      await verifyNotification({ body: got[0].body, signature: got[0].signature, key: await namespaceKey(env.WEBHOOK_SECRET!, "tenant-a") }),
+    ).not.toBeNull();
     // Nothing more comes (the released reader is never reported).
     await runAlarmsUntilQuiet(name, "rwlock");
     expect(await deliveries(receiver.id)).toHaveLength(1);
@@ -697,7 +700,7 @@ export function rwlockConformance(kind: StoreKind) {
       5000,
     );
     expect(got.map((d) => JSON.parse(d.body))).toEqual([
-      { kind: "rwlock", name, fence: w.fence, holder: await holderIdOfToken(w.token), expiredAt: w.expiresAt },
+      { kind: "rwlock", namespace: "tenant-a", name, fence: w.fence, holder: await holderIdOfToken(w.token), expiredAt: w.expiresAt },
     ]);
   });
 
