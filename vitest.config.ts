@@ -42,6 +42,9 @@ export default defineConfig({
                 // The test receivers listen on 127.0.0.1 over http; tenant-a may also notify hooks.tenant-a.example.
                 ONEXPIRE_HOSTS: "*=127.0.0.1,tenant-a=hooks.tenant-a.example|*.hooks.example",
                 ONEXPIRE_ALLOW_HTTP_LOCALHOST: "1",
+                // No request budgets by default (the suite's bursts would spend them); the rate-limit
+                // cases pick a tier for their own env.
+                RATE_LIMIT_TIERS: "*=off",
                 // The lock objects' own configuration: the shared stack. A test's
                 // Worker env picks the store per request (envFor in test/workers/support/api.ts).
                 UPSTASH_REDIS_REST_URL: inject("upstashUrl"),

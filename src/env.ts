@@ -1,3 +1,4 @@
+import type { RateLimiter } from "./http/rateLimit.js";
 import type { LockObject } from "./lockObject/LockObject.js";
 
 /** The Worker's bindings and secrets (see wrangler.toml). */
@@ -17,6 +18,12 @@ export interface Env {
   ONEXPIRE_HOSTS?: string;
   /** "1": onExpire may be http://localhost (local development only). */
   ONEXPIRE_ALLOW_HTTP_LOCALHOST?: string;
+  /** Request budgets per namespace: "ns=low|standard|high|off,*=standard" (http/rateLimit.ts). */
+  RATE_LIMIT_TIERS?: string;
+  /** The tiers' Workers Rate Limiting bindings (wrangler.toml [[ratelimits]]). */
+  RATE_LIMIT_LOW?: RateLimiter;
+  RATE_LIMIT_STANDARD?: RateLimiter;
+  RATE_LIMIT_HIGH?: RateLimiter;
   /** Bound on one store call in ms (default 2000). */
   STORE_TIMEOUT_MS?: string;
   /** One LockObject per (kind, namespace, name): waiters, watches, and on the Durable store the state. */

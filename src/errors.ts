@@ -29,6 +29,16 @@ export class LeaseLostError extends HoldfastError {
   }
 }
 
+/** The namespace spent its request budget for this window (429, Retry-After). */
+export class RateLimitedError extends HoldfastError {
+  constructor(
+    readonly retryAfterMs: number,
+    tier: string,
+  ) {
+    super("rate_limited", `this API key's namespace is over its request budget (${tier} tier); retry after the window ends`);
+  }
+}
+
 /** An idempotency key is being worked on by another owner. */
 export class InProgressError extends HoldfastError {
   constructor(

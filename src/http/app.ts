@@ -6,6 +6,7 @@ import { apiKeysProblem, bearerKey, namespaceOf } from "./auth.js";
 import { errorResponse } from "./errorResponse.js";
 import { notificationKeyRoutes } from "./notificationKey.js";
 import { openApiDocument } from "./openapi.js";
+import { checkRateLimit } from "./rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { idempotencyRoutes } from "../kinds/idempotency/routes.js";
 import { mutexRoutes } from "../kinds/mutex/routes.js";
@@ -51,6 +52,7 @@ app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin
 app.use("/v1/*", async (c, next) => {
   const authorization = c.req.header("authorization");
   c.set("ns", await namespaceOf(authorization, c.env.API_KEYS));
+  await checkRateLimit(c.env, c.var.ns);
   c.set("apiKey", bearerKey(authorization) ?? "");
   c.set("requestId", clientRequestId(c.req.header(REQUEST_ID_HEADER)));
   c.set("store", selectStore(c.env));

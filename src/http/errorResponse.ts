@@ -6,6 +6,7 @@ import {
   InProgressError,
   InternalError,
   InvalidInputError,
+  RateLimitedError,
   LeaseLostError,
   LockedError,
   StoreUnavailableError,
@@ -19,6 +20,10 @@ export function errorResponse(c: Context, err: unknown): Response {
   if (err instanceof LockedError || err instanceof InProgressError) {
     c.header("Retry-After", String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
     return c.json({ error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, 409);
+  }
+  if (err instanceof RateLimitedError) {
+    c.header("Retry-After", String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
+    return c.json({ error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, 429);
   }
   if (err instanceof ConflictError) return c.json({ error: err.code, message: err.message }, 409);
   if (err instanceof LeaseLostError) return c.json({ error: err.code, message: err.message }, 409);

@@ -29,8 +29,8 @@ interface Op {
   errors: number[];
 }
 
-const WRITE_ERRORS = [400, 401, 409, 413, 503];
-const READ_ERRORS = [400, 401, 503];
+const WRITE_ERRORS = [400, 401, 409, 413, 429, 503];
+const READ_ERRORS = [400, 401, 429, 503];
 
 /** The shared error answers: status -> component name and description. */
 const ERROR_RESPONSES: Record<number, [string, string]> = {
@@ -39,6 +39,7 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   409: ["Conflict", "locked (with retryAfterMs and Retry-After), lease_lost, in_progress, limit_mismatch or upgrade_not_supported."],
   413: ["TooLarge", "The body is over 64 KiB."],
   422: ["FingerprintMismatch", "The idempotency key was used with another fingerprint."],
+  429: ["RateLimited", "The namespace is over its request budget: retry after Retry-After (retryAfterMs)."],
   500: ["Internal", "A bug, never an outage: errorId is also in the Worker's log."],
   503: ["Unavailable", "The store did not answer within its deadline; outcome says whether a write may have been applied."],
 };
@@ -122,7 +123,7 @@ const operations: Record<string, Record<string, Op>> = {
       body: ["IdempotencyBeginRequest", idem.idempotencyBeginBody],
       ok: [201, "IdempotencyStarted", idem.idempotencyStarted],
       alsoOk: [[200, "IdempotencyReplay", idem.idempotencyReplay]],
-      errors: [400, 401, 409, 413, 422, 503],
+      errors: [400, 401, 409, 413, 422, 429, 503],
     },
   },
   "/v1/idempotency/{key}/heartbeat": { post: heartbeat("idempotencyHeartbeat", "Move the in-progress deadline") },
@@ -185,7 +186,7 @@ const operations: Record<string, Record<string, Op>> = {
       operationId: "notificationKey",
       summary: "The key that verifies this namespace's expiry notifications",
       ok: [200, "NotificationKey", notificationKeyResponse],
-      errors: [401, 503],
+      errors: [401, 429, 503],
     },
   },
 };

@@ -1,5 +1,6 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { expect, it } from "vitest";
+import { HoldfastClient, RateLimitedError } from "../../src/client/index";
 import worker from "../../src/worker";
 import { api, KEY_A, KEY_B, type StoreKind, uniqueName } from "../workers/support/api";
 
@@ -162,5 +163,42 @@ export function hostileInputConformance(kind: StoreKind) {
     );
     expect(b.status).toBe(400);
     expect(b.body.message).toMatch(/allow-list/);
+  });
+
+  it("a namespace over its request budget gets 429 rate_limited with Retry-After, and other namespaces do not", async () => {
+    const limited = api(kind, { RATE_LIMIT_TIERS: "tenant-a=low,*=off" });
+    const name = uniqueName("flood");
+    // The low tier allows 100 requests per 10 s window: 250 overflow it even across a window's end.
+    const statuses: number[] = [];
+    let refused: Awaited<ReturnType<typeof limited.get>> | undefined;
+    for (let batch = 0; batch < 10; batch++) {
+      const answers = await Promise.all(Array.from({ length: 25 }, () => limited.get(`/v1/locks/${name}`)));
+      for (const a of answers) {
+        statuses.push(a.status);
+        if (a.status === 429) refused = a;
+      }
+    }
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
+    expect(refused?.body).toMatchObject({ error: "rate_limited" });
+    expect(refused?.body.retryAfterMs).toBeGreaterThan(0);
+    expect(refused?.body.retryAfterMs).toBeLessThanOrEqual(10_000);
+    expect(Number(refused?.headers.get("retry-after"))).toBe(Math.ceil((refused?.body.retryAfterMs ?? 0) / 1000));
+    // A write refused for the budget changes nothing; another namespace is not held back.
+    const acquire = await limited.post(`/v1/locks/${name}/acquire`, { ttlMs: 5000 });
+    if (acquire.status === 429) expect((await get(`/v1/locks/${name}`)).body.held).toBe(false);
+    expect((await limited.get(`/v1/locks/${name}`, { key: KEY_B })).status).toBe(200);
+
+    // The client sees it as RateLimitedError, retried only while the wait fits its deadline.
+    const client = new HoldfastClient({
+      baseUrl: "http://holdfast.test",
+      apiKey: KEY_A,
+      timeoutMs: 300,
+      fetch: async (input, init) => worker.fetch(new Request(input as string, init), limited.env, createExecutionContext()),
+    });
+    let err: unknown;
+    for (let i = 0; i < 5 && !(err instanceof RateLimitedError); i++) err = await client.inspect("mutex", name).catch((e) => e);
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect((err as RateLimitedError).retryAfterMs).toBeGreaterThan(0);
   });
 }

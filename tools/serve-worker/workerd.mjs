@@ -96,9 +96,16 @@ const TRANSLATED = new Set([
  * @param {{ vars: Record<string, string>, storage: string, configDir: string }} options
  * @returns {string}
  */
+/**
+ * Options left unbound on purpose: the Worker runs without them. Rate-limit
+ * bindings are simulated only by Miniflare; without one the Worker does not
+ * limit (src/http/rateLimit.ts), which is what a bench or a client test wants.
+ */
+const LEFT_UNBOUND = new Set(["ratelimits"]);
+
 export function workerdConfig(bundle, { vars, storage, configDir }) {
   const o = /** @type {Record<string, any>} */ (bundle.workerOptions);
-  const untranslated = Object.keys(o).filter((k) => !TRANSLATED.has(k) && !isEmpty(o[k]));
+  const untranslated = Object.keys(o).filter((k) => !TRANSLATED.has(k) && !LEFT_UNBOUND.has(k) && !isEmpty(o[k]));
   if (untranslated.length) {
     throw new Error(`wrangler.toml configures ${untranslated.join(", ")}, which the workerd engine does not translate; use engine: "miniflare"`);
   }

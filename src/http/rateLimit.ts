@@ -1,0 +1,60 @@
+import type { Env } from "../env.js";
+import { RateLimitedError } from "../errors.js";
+import { logError } from "../logError.js";
+
+/** What a Workers Rate Limiting binding offers (declared here so the library's types need no platform types). */
+export interface RateLimiter {
+  limit(options: { key: string }): Promise<{ success: boolean }>;
+}
+
+/**
+ * Per-namespace request budgets, counted by the Workers Rate Limiting
+ * bindings that wrangler.toml declares, one per tier (a well-kept counter
+ * Cloudflare runs, not ours). RATE_LIMIT_TIERS picks a namespace's tier:
+ * "shop=high,batch=low,*=standard" ("*": every other namespace; "off": no
+ * budget). Unlisted namespaces get "standard". A tier whose binding is not
+ * bound (a plain `workerd serve`) does not limit.
+ */
+export const RATE_LIMIT_BINDINGS = {
+  low: "RATE_LIMIT_LOW",
+  standard: "RATE_LIMIT_STANDARD",
+  high: "RATE_LIMIT_HIGH",
+} as const;
+type Tier = keyof typeof RATE_LIMIT_BINDINGS | "off";
+
+/** Every tier's window, as wrangler.toml declares it (Cloudflare allows 10 or 60 s). */
+export const RATE_LIMIT_PERIOD_MS = 10_000;
+
+export function tierOf(config: string | undefined, ns: string): Tier {
+  let fallback: Tier = "standard";
+  for (const entry of (config ?? "").split(",")) {
+    const [owner, tier] = entry.split("=").map((s) => s.trim());
+    if (!isTier(tier)) continue;
+    if (owner === ns) return tier;
+    if (owner === "*") fallback = tier;
+  }
+  return fallback;
+}
+
+const isTier = (t: string | undefined): t is Tier => t === "off" || (t !== undefined && t in RATE_LIMIT_BINDINGS);
+
+/**
+ * Counts one request against the namespace's budget; over it, RateLimitedError
+ * with the time left in the window (the binding says no more than yes or no).
+ * A limiter that fails lets the request through: a broken counter must not
+ * take the locks down with it.
+ */
+export async function checkRateLimit(env: Env, ns: string, now = Date.now()): Promise<void> {
+  const tier = tierOf(env.RATE_LIMIT_TIERS, ns);
+  if (tier === "off") return;
+  const limiter = env[RATE_LIMIT_BINDINGS[tier]];
+  if (!limiter) return;
+  let success: boolean;
+  try {
+    ({ success } = await limiter.limit({ key: ns }));
+  } catch (err) {
+    logError(`rate limiter ${RATE_LIMIT_BINDINGS[tier]} failed; letting the request through`, err);
+    return;
+  }
+  if (!success) throw new RateLimitedError(RATE_LIMIT_PERIOD_MS - (now % RATE_LIMIT_PERIOD_MS), tier);
+}
