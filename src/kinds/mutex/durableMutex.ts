@@ -118,8 +118,7 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
   const next: Lease = { ...lease, expiresAt: now + ttl };
   delete next.pickupBy;
   kv.put<Lease>(LEASE, next);
-  const waiting = liveNext(kv, now);
-  if (waiting?.token) kv.put<Next>(NEXT, { ...waiting, until: Math.max(waiting.until, now + ttl + REGISTRATION_GRACE_MS) });
+  // The registered waiter is left alone: the lock object renews it (see heartbeat.lua).
   return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: lease.fence };
 }
 

@@ -43,7 +43,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
 
     async mutexHeartbeat(ref, input): Promise<MutexHeartbeatResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_heartbeat", [k.lock, k.next], [input.token, input.ttlMs ?? "", REGISTRATION_GRACE_MS]);
+      const r = await scripts.run("mutex_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
       return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };

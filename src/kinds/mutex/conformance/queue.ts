@@ -149,6 +149,34 @@ export function queueConformance(kind: StoreKind) {
     expect(again.body.fence).toBeGreaterThan(holder.fence);
   });
 
+  it("a waiter registered by a line the object lost does not outlive the lease it waited behind, however long the holder heartbeats", async () => {
+    const name = uniqueName("lost-line-hb");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 1000 })).body;
+    let beating = true;
+    const beats = (async () => {
+      while (beating) {
+        expect((await post(path(name, "heartbeat"), { token: holder.token })).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    const waiter = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 20_000 });
+    await untilWaiters(name, 1);
+    await runInDurableObject(lockObject(name), (_o, state) => state.abort("restarted by the test")).catch(() => undefined);
+    expect((await waiter).status).toBe(503);
+    // Past the registration's grace after the lease it was made behind, while the holder stays alive.
+    await new Promise((r) => setTimeout(r, 1000 + REGISTRATION_GRACE_MS + 500));
+    beating = false;
+    await beats;
+    expect((await post(path(name, "release"), { token: holder.token })).body).toEqual({ released: true, count: 0 });
+    // Nobody is handed the lock: the next try-lock gets it (not after the vanished waiter's 30 s).
+    const next = await eventually(
+      () => post(path(name, "acquire"), { ttlMs: 1000 }),
+      (r) => r.status === 200,
+      3000,
+    );
+    expect(next.status).toBe(200);
+  });
+
   it("a bug is a 500 with an error id, never a 503: the lock's key holds something our scripts did not write", async () => {
     const name = uniqueName("bug");
     if (kind === "redis") {
