@@ -11,7 +11,9 @@ Hold a holdfast lock while a command runs, across machines.
 run --lock NAME
   Takes the mutex NAME, runs CMD while heartbeating its lease, and releases
   it when CMD exits. If the lease is lost (or cannot be renewed in time),
-  CMD is sent SIGTERM, then SIGKILL after --grace. CMD gets HOLDFAST_FENCE
+  CMD is sent SIGTERM, then SIGKILL after --grace, early enough that CMD is
+  gone before anyone else can hold the lock; without a terminal, CMD runs in
+  its own process group and the whole group is signalled. CMD gets HOLDFAST_FENCE
   (pass it to anything that can reject stale writers), HOLDFAST_TOKEN and
   HOLDFAST_LEASE (a JSON handle another process can resume).
 
@@ -26,7 +28,8 @@ release NAME     Releases a lease by its token (for operators).
 Options:
   --ttl D        lease length, renewed every third of it (default 30s)
   --wait D       how long to wait for the lock (default 0: try once)
-  --grace D      between SIGTERM and SIGKILL when the lease is lost (default 10s)
+  --grace D      between SIGTERM and SIGKILL when the lease is lost (default
+                 10s, at most a quarter of --ttl; under half of it)
   --retain D     how long a --once result is remembered (default 1d)
   --url URL      the service (default: $HOLDFAST_URL)
   --api-key KEY  the API key (default: $HOLDFAST_API_KEY; prefer the variable:

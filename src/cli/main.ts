@@ -10,6 +10,7 @@ import {
   UnauthorizedError,
   UnreachableError,
 } from "../client/index.js";
+import { constants } from "node:os";
 import { formatDuration } from "./durations.js";
 import { EXIT } from "./exitCodes.js";
 import { HELP } from "./help.js";
@@ -31,8 +32,16 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(HELP);
       return 0;
     }
-    const client = new HoldfastClient({ baseUrl: parsed.connection.url, apiKey: parsed.connection.apiKey });
-    return await execute(client, parsed.command, say);
+    const command = parsed.command;
+    // CMD must be dead before anyone else can hold the lease: a lost lease's signal comes at least
+    // the grace (SIGTERM to SIGKILL) before the lease can end, not only the client's default margin.
+    const graceMs = "graceMs" in command ? command.graceMs : 0;
+    const client = new HoldfastClient({
+      baseUrl: parsed.connection.url,
+      apiKey: parsed.connection.apiKey,
+      safetyMarginMs: marginFor(command, graceMs),
+    });
+    return await execute(client, command, say);
   } catch (err) {
     const [status, message] = explain(err);
     process.stderr.write(`holdfast: ${message}\n`); // errors show even with --quiet
@@ -40,11 +49,32 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The client's safety margin for a run: its default, or the grace and some slack when that is longer. */
+function marginFor(command: Command, graceMs: number): number | undefined {
+  if (command.name !== "run-lock" && command.name !== "run-once") return undefined;
+  const fallback = Math.min(2000, Math.max(100, Math.round(command.ttlMs / 10)));
+  return Math.max(fallback, graceMs + 500);
+}
+
+/**
+ * A signal that reaches holdfast before CMD runs (or after it ended) stops
+ * the acquire or waits for the release, rather than killing holdfast with
+ * the lock still held; while CMD runs, runUnderLease forwards it to CMD.
+ */
+const interrupted = new AbortController();
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(sig, () => {
+    interrupted.abort(new CliError(`stopped by ${sig} before the command ran`, 128 + (constants.signals[sig] ?? 0)));
+  });
+}
+
 async function execute(client: HoldfastClient, command: Command, say: (line: string) => void): Promise<number> {
   switch (command.name) {
     case "run-lock": {
       const lease = await lockWithin(client, command.lock, command.ttlMs, command.waitMs);
       try {
+        if (interrupted.signal.aborted) throw interrupted.signal.reason;
+        if (lease.signal.aborted) return EXIT.leaseLost;
         const run = await runUnderLease(lease, command.cmd, command.graceMs, say);
         return run.leaseLost ? EXIT.leaseLost : run.status;
       } finally {
@@ -58,9 +88,17 @@ async function execute(client: HoldfastClient, command: Command, say: (line: str
       if (!lease) return 0;
       let run: Awaited<ReturnType<typeof runUnderLease>> | undefined;
       try {
+        if (interrupted.signal.aborted) throw interrupted.signal.reason;
+        if (lease.signal.aborted) return EXIT.leaseLost;
         run = await runUnderLease(lease, command.cmd, command.graceMs, say);
         if (run.leaseLost) return EXIT.leaseLost; // someone else may run it now: no result of ours
-        if (run.status === 0) await client.complete(lease, { exitCode: 0, finishedAt: new Date().toISOString() });
+        if (run.status === 0) {
+          await client.complete(lease, { exitCode: 0, finishedAt: new Date().toISOString() }).catch((err) => {
+            if (err instanceof LeaseLostError)
+              throw new CliError(`the command succeeded but the lease on ${command.key} was lost before it could be marked done`, EXIT.leaseLost);
+            throw err;
+          });
+        }
         return run.status;
       } finally {
         // Failed, lost or not run: the key is free to run again.
@@ -89,8 +127,9 @@ async function lockWithin(client: HoldfastClient, name: string, ttlMs: number, w
   for (;;) {
     const wait = Math.min(MAX_WAIT_PER_ACQUIRE_MS, Math.max(0, until - Date.now()));
     try {
-      return await client.lock(name, { ttlMs, waitMs: wait });
+      return await client.lock(name, { ttlMs, waitMs: wait, signal: interrupted.signal });
     } catch (err) {
+      if (interrupted.signal.aborted) throw interrupted.signal.reason;
       if (err instanceof LockedError && Date.now() < until) continue;
       if (err instanceof LockedError) {
         const hint = waitMs ? `within --wait ${formatDuration(waitMs)}` : "(use --wait 1m to wait for it)";
@@ -111,11 +150,12 @@ async function beginWithin(
   const until = Date.now() + options.waitMs;
   for (;;) {
     try {
-      const r = await client.begin(key, { ttlMs: options.ttlMs, retainMs: options.retainMs });
+      const r = await client.begin(key, { ttlMs: options.ttlMs, retainMs: options.retainMs, signal: interrupted.signal });
       if (r.state === "started") return r.lease;
       say(`${key} was done already (at ${new Date(r.completedAt).toISOString()}); not running the command`);
       return undefined;
     } catch (err) {
+      if (interrupted.signal.aborted) throw interrupted.signal.reason;
       if (!(err instanceof InProgressError)) throw err;
       if (Date.now() >= until) {
         throw new CliError(`${key} is being run elsewhere right now; not running the command (use --wait to wait for its outcome)`, EXIT.notAcquired);

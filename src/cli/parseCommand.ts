@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import type { LeaseKind } from "../client/index.js";
-import { parseDuration } from "./durations.js";
+import { formatDuration, parseDuration } from "./durations.js";
 import { EXIT } from "./exitCodes.js";
 
 /** A problem with how holdfast was called: its message says what to do; exits with `status`. */
@@ -98,7 +98,16 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       const once = str("once");
       if ((lock === undefined) === (once === undefined)) throw new CliError("run needs exactly one of --lock NAME or --once KEY");
       if (!cmd.length) throw new CliError(`no command to run: holdfast run ${lock ? `--lock ${lock}` : `--once ${once}`} -- CMD [ARGS...]`);
-      const common = { ttlMs: duration("ttl", 30_000), waitMs: duration("wait", 0), graceMs: duration("grace", 10_000), cmd };
+      const ttlMs = duration("ttl", 30_000);
+      if (ttlMs < 1000) throw new CliError(`--ttl ${formatDuration(ttlMs)} is too short for a command: use 1s or more`);
+      // CMD is stopped (SIGTERM, then SIGKILL after the grace) before the lease can end, so the grace must fit well inside it.
+      const graceMs = duration("grace", Math.min(10_000, Math.floor(ttlMs / 4)));
+      if (graceMs * 2 >= ttlMs) {
+        throw new CliError(
+          `--grace ${formatDuration(graceMs)} must be under half of --ttl ${formatDuration(ttlMs)}: CMD must be stopped before the lease can end`,
+        );
+      }
+      const common = { ttlMs, waitMs: duration("wait", 0), graceMs, cmd };
       const command: Command =
         lock !== undefined
           ? { name: "run-lock", lock, ...common }

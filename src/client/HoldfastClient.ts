@@ -1,4 +1,5 @@
-import { InProgressError, LeaseLostError } from "./errors.js";
+import { leaseClock } from "../primitives/keepLease.js";
+import { InProgressError, LeaseLostError, StoreUnavailableError, UnreachableError } from "./errors.js";
 import { Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
 import { Transport } from "./transport.js";
 
@@ -128,12 +129,14 @@ export class HoldfastClient {
    * Throws InProgressError while someone else runs it.
    */
   async begin<T = unknown>(key: string, options: BeginOptions): Promise<BeginResult<T>> {
-    const sentAt = Date.now();
+    const sentAt = leaseClock();
     const body = { ttlMs: options.ttlMs, retainMs: options.retainMs, fingerprint: options.fingerprint, onExpire: options.onExpire };
-    const r = await this.host.transport.write<{ state: string; response?: T; completedAt?: number } & GrantBody>(
+    const r = await this.writeOrGiveBack<{ state: string; response?: T; completedAt?: number } & GrantBody>(
+      { kind: "idempotency", name: key },
       path("/v1/idempotency", key, "begin"),
       body,
-      { deadline: sentAt + this.host.timeoutMs, signal: options.signal },
+      Date.now() + this.host.timeoutMs,
+      options.signal,
     );
     if (r.state === "completed") return { state: "completed", response: r.response as T, completedAt: r.completedAt as number, fence: r.fence };
     return { state: "started", lease: new Lease(this.host, { kind: "idempotency", name: key, ...grantFields(r) }, sentAt) };
@@ -141,13 +144,18 @@ export class HoldfastClient {
 
   /** Stores the key's result (kept retainMs) and ends its lease. */
   async complete(lease: Lease | LeaseHandle, response: unknown): Promise<{ completedAt: number }> {
-    const r = await this.host.transport.write<{ completedAt: number }>(
-      path("/v1/idempotency", lease.name, "complete"),
-      { token: lease.token, response: response === undefined ? null : response },
-      { deadline: Date.now() + this.host.timeoutMs },
-    );
-    if (lease instanceof Lease) lease.detach(); // done: nothing left to keep
-    return { completedAt: r.completedAt };
+    try {
+      const r = await this.host.transport.write<{ completedAt: number }>(
+        path("/v1/idempotency", lease.name, "complete"),
+        { token: lease.token, response: response === undefined ? null : response },
+        { deadline: Date.now() + this.host.timeoutMs },
+      );
+      return { completedAt: r.completedAt };
+    } finally {
+      // Stored or not, this process stops keeping it: a complete that failed leaves the key
+      // to lapse at its ttl (another caller then runs it), never held for as long as we live.
+      if (lease instanceof Lease) lease.detach();
+    }
   }
 
   /** Gives the key up so it can be begun again. */
@@ -169,8 +177,8 @@ export class HoldfastClient {
         begun = await this.begin<T>(key, options);
       } catch (err) {
         // Waiting begins again rather than inspects: if the running caller fails or vanishes, we take over.
-        if (!(err instanceof InProgressError) || Date.now() + err.retryAfterMs > until) throw err;
-        await new Promise((r) => setTimeout(r, Math.min(err.retryAfterMs, 1000)));
+        if (!(err instanceof InProgressError) || Date.now() >= until) throw err;
+        await new Promise((r) => setTimeout(r, Math.max(1, Math.min(err.retryAfterMs, 1000, until - Date.now()))));
         continue;
       }
       if (begun.state === "completed") return begun.response;
@@ -193,13 +201,11 @@ export class HoldfastClient {
    * other. Throws LeaseLostError when it is no longer held.
    */
   async resume(handle: LeaseHandle): Promise<Lease> {
-    const sentAt = Date.now();
+    const sentAt = leaseClock();
     const r = await this.host.transport.write<{ expiresAt: number }>(
       leasePath(handle, "heartbeat"),
-      { token: handle.token },
-      {
-        deadline: sentAt + this.host.timeoutMs,
-      },
+      { token: handle.token, ttlMs: handle.ttlMs },
+      { deadline: Date.now() + this.host.timeoutMs },
     );
     return new Lease(this.host, { ...handle, expiresAt: r.expiresAt }, sentAt);
   }
@@ -221,12 +227,42 @@ export class HoldfastClient {
     body: Record<string, unknown>,
     options: LockOptions,
   ): Promise<Lease> {
-    const sentAt = Date.now();
-    const r = await this.host.transport.write<GrantBody>(acquirePath, body, {
-      deadline: sentAt + (options.waitMs ?? 0) + this.host.timeoutMs,
-      signal: options.signal,
-    });
+    const sentAt = leaseClock();
+    const deadline = Date.now() + (options.waitMs ?? 0) + this.host.timeoutMs;
+    const r = await this.writeOrGiveBack<GrantBody>(what, acquirePath, body, deadline, options.signal);
     return new Lease(this.host, { ...what, ...grantFields(r) }, sentAt);
+  }
+
+  /**
+   * An acquire or begin; if it ends without an answer (the caller's signal,
+   * the deadline, an unknown outcome), the service may have granted it all
+   * the same. Then, in the background, the same write is sent again with the
+   * same request id and no wait, so the service recognises it and answers
+   * that grant if there is one, and the grant is given back: an abandoned
+   * acquire does not hold the lock for its ttl.
+   */
+  private async writeOrGiveBack<R extends { token?: string; state?: string }>(
+    what: Pick<LeaseHandle, "kind" | "name" | "mode">,
+    writePath: string,
+    body: Record<string, unknown>,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<R> {
+    const requestId = crypto.randomUUID();
+    try {
+      return await this.host.transport.write<R>(writePath, body, { deadline, signal }, requestId);
+    } catch (err) {
+      const unknownOutcome =
+        signal?.aborted || err instanceof UnreachableError || (err instanceof StoreUnavailableError && err.outcome === "unknown");
+      if (unknownOutcome) {
+        const again = { ...body, ...("waitMs" in body ? { waitMs: 0 } : {}) };
+        void this.host.transport
+          .write<R>(writePath, again, { deadline: Date.now() + this.host.timeoutMs }, requestId)
+          .then((r) => (r.token && r.state !== "completed" ? this.release({ ...what, token: r.token }) : undefined))
+          .catch(() => undefined); // best effort: otherwise the grant ends at its ttl
+      }
+      throw err;
+    }
   }
 
   private async holding<T>(acquired: Promise<Lease>, fn: (lease: Lease) => Promise<T> | T): Promise<T> {

@@ -1,4 +1,4 @@
-import { keepLease, type LeaseKeeper } from "../primitives/keepLease.js";
+import { keepLease, type LeaseKeeper, leaseClock } from "../primitives/keepLease.js";
 import { LeaseLostError, LeaseReleasedError } from "./errors.js";
 import type { Transport } from "./transport.js";
 
@@ -76,7 +76,7 @@ export class Lease {
   private readonly combined: AbortSignal;
   private ended = false;
 
-  /** @param sentAt local time the acquire (or the confirming heartbeat) was sent */
+  /** @param sentAt leaseClock() when the acquire (or the confirming heartbeat) was sent */
   constructor(
     private readonly host: LeaseHost,
     handle: LeaseHandle,
@@ -96,8 +96,8 @@ export class Lease {
       since: sentAt,
       marginMs: host.marginFor(this.ttlMs),
       // One heartbeat, with its retries, takes at most one interval: the next tick tries again.
-      heartbeat: () =>
-        this.sendHeartbeat(Date.now() + interval).then(
+      heartbeat: (signal) =>
+        this.sendHeartbeat(Date.now() + interval, signal).then(
           () => "ok" as const,
           (err) => {
             if (err instanceof LeaseLostError) return "lost" as const;
@@ -125,9 +125,9 @@ export class Lease {
    * Throws LeaseLostError if it is gone.
    */
   async heartbeat(): Promise<{ expiresAt: number }> {
-    const sentAt = Date.now();
+    const sentAt = leaseClock();
     try {
-      await this.sendHeartbeat(sentAt + this.host.timeoutMs);
+      await this.sendHeartbeat(Date.now() + this.host.timeoutMs);
     } catch (err) {
       if (err instanceof LeaseLostError) this.keeper.lost();
       throw err;
@@ -183,9 +183,11 @@ export class Lease {
     return handle;
   }
 
-  // Always by the acquire's ttlMs (the service's default), so the local deadline stays right.
-  private async sendHeartbeat(deadline: number): Promise<void> {
-    const r = await this.host.transport.write<{ expiresAt: number }>(leasePath(this, "heartbeat"), { token: this.token }, { deadline });
+  // Always by this lease's own ttlMs, named (not the service's default, which a re-entry with
+  // another ttl would change): the local deadline then matches the service's.
+  private async sendHeartbeat(deadline: number, signal?: AbortSignal): Promise<void> {
+    const body = { token: this.token, ttlMs: this.ttlMs };
+    const r = await this.host.transport.write<{ expiresAt: number }>(leasePath(this, "heartbeat"), body, { deadline, signal });
     this.expiresAt = r.expiresAt;
   }
 }

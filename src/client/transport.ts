@@ -16,6 +16,13 @@ export interface SendOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * How long a write may be retried: under the 2 minutes the service remembers
+ * a request id's answer, so a late retry still gets the first answer rather
+ * than applying again or answering lease_lost for a write that landed.
+ */
+export const WRITE_RETRY_MAX_MS = 100_000;
+
 /** Retry delays: full jitter over 100 ms doubling to 2 s (AWS's "exponential backoff and jitter"). */
 const BACKOFF_BASE_MS = 100;
 const BACKOFF_CAP_MS = 2000;
@@ -52,9 +59,10 @@ export class Transport {
     this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   }
 
-  /** A write: one request id for all its attempts. */
-  write<T>(path: string, body: unknown, options: SendOptions): Promise<T> {
-    return this.send<T>("POST", path, body, options, crypto.randomUUID());
+  /** A write: one request id for all its attempts (pass one to repeat an earlier write). */
+  write<T>(path: string, body: unknown, options: SendOptions, requestId: string = crypto.randomUUID()): Promise<T> {
+    const deadline = Math.min(options.deadline, Date.now() + WRITE_RETRY_MAX_MS);
+    return this.send<T>("POST", path, body, { ...options, deadline }, requestId);
   }
 
   read<T>(path: string, options: SendOptions): Promise<T> {
@@ -70,8 +78,7 @@ export class Transport {
       let retryable: HoldfastClientError;
       let waitAtLeast = 0;
       try {
-        const res = await this.attempt(method, path, headers, payload, options);
-        const text = await res.text();
+        const { res, text } = await this.attempt(method, path, headers, payload, options);
         const parsed = parseJson(text);
         if (res.ok) return parsed as T;
         const err = errorFromResponse(res.status, isObject(parsed) ? parsed : { message: text.slice(0, 200) }, res.headers.get("retry-after"));
@@ -93,22 +100,20 @@ export class Transport {
   private async attempt(method: string, path: string, headers: Record<string, string>, body: string | undefined, options: SendOptions) {
     const remaining = options.deadline - Date.now();
     if (remaining <= 0) throw new Error("the deadline passed");
-    const timeout = AbortSignal.timeout(remaining);
-    const signal = options.signal ? anySignal([options.signal, timeout]) : timeout;
-    return await this.fetchFn(`${this.baseUrl}${path}`, { method, headers, body, signal });
-  }
-}
-
-function anySignal(signals: AbortSignal[]): AbortSignal {
-  const controller = new AbortController();
-  for (const s of signals) {
-    if (s.aborted) {
-      controller.abort(s.reason);
-      break;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${remaining} ms`)), remaining);
+    const onAbort = () => controller.abort(options.signal?.reason);
+    if (options.signal?.aborted) onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const res = await this.fetchFn(`${this.baseUrl}${path}`, { method, headers, body, signal: controller.signal });
+      return { res, text: await res.text() }; // the body too within the deadline
+    } finally {
+      // Nothing of this attempt stays behind: no timer holding the process, no listener on a long-lived signal.
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
     }
-    s.addEventListener("abort", () => controller.abort(s.reason), { once: true });
   }
-  return controller.signal;
 }
 
 function parseJson(text: string): unknown {

@@ -100,17 +100,15 @@ export class WaitQueue<Req, Grant> {
 
   /**
    * Waits in line up to waitMs; the signal (client disconnect) takes the
-   * waiter out. `token`: the grant's token when the Worker chose it (from the
-   * client's request id); a waiter already in line with it is the same
-   * client's earlier attempt, whose answer was lost: this one takes its place.
+   * waiter out. Every waiter gets a fresh token of the line's own, never one
+   * a client could send again: a departed waiter's token may still have a
+   * take-back on its way, which must never meet a live holder.
    */
-  wait(req: Req, waitMs: number, signal?: AbortSignal, token?: string): Promise<QueueOutcome<Grant>> {
-    const earlier = token === undefined ? -1 : this.waiters.findIndex((w) => w.token === token);
-    if (token !== undefined) this.left.delete(token); // its client is back
+  wait(req: Req, waitMs: number, signal?: AbortSignal): Promise<QueueOutcome<Grant>> {
     return new Promise((resolve) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const waiter: Waiter<Req, Grant> = {
-        token: token ?? newOwnerToken(),
+        token: newOwnerToken(),
         req,
         fresh: this.waiters.length === 0,
         settled: false,
@@ -124,13 +122,6 @@ export class WaitQueue<Req, Grant> {
       };
       timer = setTimeout(() => this.leave(waiter, this.timeoutOutcome()), waitMs);
       signal?.addEventListener("abort", () => this.leave(waiter, { status: "gone" }));
-      if (earlier >= 0) {
-        const [old] = this.waiters.splice(earlier, 1, waiter);
-        waiter.fresh = old.fresh;
-        waiter.admitted = old.admitted;
-        old.settle({ status: "gone" }); // nobody reads the lost attempt's answer
-        return;
-      }
       this.waiters.push(waiter);
       // Only a new head tries the store: the rest are reached through it.
       if (this.waiters.length === 1) this.kick();

@@ -19,9 +19,10 @@ interface WaitBase {
   /** Watch this lease and notify here when it lapses. */
   onExpire?: string;
   /**
-   * The owner token a new grant gets, when the Worker chose it (derived from
-   * the client's request id, so the client's retry finds its own grant or
-   * takes over its own place in line); otherwise the object makes one.
+   * The owner token of a grant made at once (a try, or a try with a watch),
+   * when the Worker chose it (derived from the client's request id, so the
+   * client's retry finds its own grant); otherwise, and always for a grant
+   * from the line, the object makes one.
    */
   newToken?: string;
   /** The request id a re-entry is remembered under (from the client's, when it sent one). */

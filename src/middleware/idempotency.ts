@@ -4,7 +4,7 @@ import { HoldfastError, LeaseLostError } from "../errors.js";
 import { errorResponse } from "../http/errorResponse.js";
 import { RESPONSE_MAX_BYTES } from "../limits.js";
 import { Idempotency } from "../primitives/Idempotency.js";
-import { keepLease } from "../primitives/keepLease.js";
+import { keepLease, leaseClock } from "../primitives/keepLease.js";
 import type { LockStore } from "../store/types.js";
 
 export interface IdempotencyMiddlewareOptions {
@@ -54,7 +54,7 @@ export function idempotency(options: IdempotencyMiddlewareOptions): MiddlewareHa
     if (key === undefined) return next();
 
     let begun: Awaited<ReturnType<Idempotency["begin"]>>;
-    const sentAt = Date.now();
+    const sentAt = leaseClock();
     try {
       const fingerprint = await fingerprintOf(c, await c.req.text());
       begun = await idem.begin(key, { ttlMs: options.ttlMs, retainMs: options.retainMs, fingerprint });

@@ -13,11 +13,19 @@ export interface LeaseKeeper {
 /** Why a kept lease's signal aborted: the store said so, or no heartbeat was confirmed in time. */
 export type LossKind = "lost" | "deadline";
 
+/**
+ * The clock leases are kept by: monotonic, so an NTP step of the wall clock
+ * can neither stretch nor shorten a deadline. Every `since` and `sentAt`
+ * handed to keepLease comes from it.
+ */
+export const leaseClock = (): number => performance.now();
+
 export interface KeepLeaseOptions {
   ttlMs: number;
-  /** Local time at which the begin or acquire was sent. */
+  /** leaseClock() when the begin or acquire was sent. */
   since: number;
-  heartbeat: () => Promise<"ok" | "lost">;
+  /** One heartbeat; `signal` aborts it when the lease is stopped or lost. */
+  heartbeat: (signal: AbortSignal) => Promise<"ok" | "lost">;
   /**
    * Abort this long before the local deadline (default 0): room for the
    * holder to stop its work, and for clock rate drift, before anyone else
@@ -34,13 +42,15 @@ const MESSAGES: Record<LossKind, string> = {
 };
 
 /**
- * Heartbeats a lease every ttlMs/3 while work runs, one heartbeat at a time.
- * The store saying "lost" aborts the signal at once. A heartbeat that fails
- * (store unreachable) is retried on the next tick, but once the lease's
- * local deadline passes without one getting through, the signal aborts too:
- * the holder must assume the worst. The local deadline counts from when a
- * request was sent, which is never later than the store's own now, so it
- * comes before the store's end of the lease (less the margin, earlier still).
+ * Heartbeats a lease every ttlMs/3 while work runs, one heartbeat at a time,
+ * and sooner when the local deadline is near: a tick comes at most halfway
+ * to the deadline, so a grant that took long to arrive (a wait) or a
+ * heartbeat that failed is followed by another try in time. The store
+ * saying "lost" aborts the signal at once. Once the local deadline passes
+ * without a confirmed heartbeat, the signal aborts too: the holder must
+ * assume the worst. The local deadline counts from when a request was sent,
+ * which is never later than the store's own now, so it comes before the
+ * store's end of the lease (less the margin, earlier still).
  */
 export function keepLease(options: KeepLeaseOptions): LeaseKeeper {
   const controller = new AbortController();
@@ -51,11 +61,13 @@ export function keepLease(options: KeepLeaseOptions): LeaseKeeper {
   let tickTimer: ReturnType<typeof setTimeout> | undefined;
   let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   let deadline = 0;
+  const inFlight = new AbortController();
 
   const stop = () => {
     stopped = true;
     clearTimeout(tickTimer);
     clearTimeout(deadlineTimer);
+    inFlight.abort(); // a heartbeat still retrying must not outlive the lease's keeping
   };
   const lose = (kind: LossKind) => {
     if (!controller.signal.aborted) controller.abort(lostError(kind, MESSAGES[kind]));
@@ -66,23 +78,27 @@ export function keepLease(options: KeepLeaseOptions): LeaseKeeper {
     if (stopped || next <= deadline) return; // an older heartbeat confirmed late moves nothing
     deadline = next;
     clearTimeout(deadlineTimer);
-    deadlineTimer = setTimeout(() => lose("deadline"), Math.max(0, deadline - Date.now()));
+    deadlineTimer = setTimeout(() => lose("deadline"), Math.max(0, deadline - leaseClock()));
+  };
+  /** Every third of the ttl, or halfway to the deadline when that comes first. */
+  const scheduleTick = () => {
+    if (!stopped) tickTimer = setTimeout(tick, Math.max(1, Math.min(interval, (deadline - leaseClock()) / 2)));
   };
   const tick = async () => {
     if (stopped) return;
-    const sentAt = Date.now();
+    const sentAt = leaseClock();
     try {
-      const r = await options.heartbeat();
+      const r = await options.heartbeat(inFlight.signal);
       if (stopped) return;
       if (r === "lost") return lose("lost");
       armDeadline(sentAt);
     } catch {
-      // Retried next tick; the deadline timer decides when to give up.
+      // Tried again soon; the deadline timer decides when to give up.
     }
-    if (!stopped) tickTimer = setTimeout(tick, interval);
+    scheduleTick();
   };
 
   armDeadline(options.since);
-  tickTimer = setTimeout(tick, interval);
+  scheduleTick();
   return { signal: controller.signal, confirmed: armDeadline, lost: () => lose("lost"), stop };
 }

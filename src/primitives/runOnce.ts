@@ -2,7 +2,7 @@ import type { Redis } from "@upstash/redis";
 import { InProgressError, LeaseLostError } from "../errors.js";
 import type { LockStore } from "../store/types.js";
 import { Idempotency, type BeginResult } from "./Idempotency.js";
-import { keepLease } from "./keepLease.js";
+import { keepLease, leaseClock } from "./keepLease.js";
 import { pollForGrant } from "./pollForGrant.js";
 
 export interface RunOnceOptions {
@@ -42,9 +42,9 @@ export async function runOnce<T>(key: string, fn: (ctx: RunOnceContext) => Promi
 
   // Waiting re-begins rather than inspects: if the running caller fails or
   // vanishes, the waiter that begins next takes the work over.
-  let sentAt = Date.now();
+  let sentAt = leaseClock();
   const attempt = await pollForGrant<BeginResult>(options.waitMs ?? 0, async () => {
-    sentAt = Date.now();
+    sentAt = leaseClock();
     try {
       return { done: true, value: await idem.begin(key, options) };
     } catch (err) {

@@ -12,27 +12,33 @@ import { newOwnerToken, newRequestId, tokenFromSecret } from "../tokens.js";
 export interface RequestIds {
   /** A new owner token for this request's acquire or begin. */
   token(op: string): Promise<string>;
-  /** The request id the store remembers this write's answer under. */
-  requestId(op: string): string;
+  /**
+   * The request id the store remembers this write's answer under, for the
+   * token the write names (a re-entry, release, complete or fail), if any.
+   */
+  requestId(op: string, token?: string): Promise<string>;
   /** Whether the client sent its own id (its retries may come back). */
   readonly fromClient: boolean;
 }
 
 export const randomRequestIds: RequestIds = {
   token: async () => newOwnerToken(),
-  requestId: () => newRequestId(),
+  requestId: async () => newRequestId(),
   fromClient: false,
 };
 
 /**
- * Ids derived from the client's: the token is an HMAC under the caller's API
- * key, so it stays a secret only that caller can know even though request
- * ids may be logged along the way.
+ * Ids derived from the client's, as HMACs under the caller's API key: the
+ * token stays a secret only that caller can know even though request ids
+ * may be logged along the way, and a remembered answer is found only by the
+ * same key, for the same operation, naming the same token. Someone who saw
+ * the request id but holds another key (or does not know the token) gets no
+ * answer of it, and so no token out of it.
  */
 export function clientRequestIds(clientId: string, secret: string, scope: string): RequestIds {
   return {
     token: (op) => tokenFromSecret(secret, `${scope}\n${op}\n${clientId}`),
-    requestId: (op) => `c:${op}:${clientId}`,
+    requestId: async (op, token = "") => `c_${(await tokenFromSecret(secret, `${scope}\nanswer\n${op}\n${token}\n${clientId}`)).slice(3)}`,
     fromClient: true,
   };
 }

@@ -99,7 +99,7 @@ for (const kind of ["redis", "durable"] as const) {
       const tokenFile = path.join(scratch, `${name}.token`);
       const termFile = path.join(scratch, `${name}.term`);
       const script = `echo "$HOLDFAST_TOKEN" > ${tokenFile}; trap 'echo term > ${termFile}; exit 143' TERM; while :; do sleep 0.05; done`;
-      const run = holdfast(url(), ["run", "--lock", name, "--ttl", "1500ms", "--grace", "5s", "--", "sh", "-c", script]);
+      const run = holdfast(url(), ["run", "--lock", name, "--ttl", "2s", "--grace", "500ms", "--", "sh", "-c", script]);
       const token = await until(
         () => (fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, "utf8").trim() : ""),
         (v) => v !== "",
@@ -110,6 +110,30 @@ for (const kind of ["redis", "durable"] as const) {
       expect(status).toBe(EXIT.leaseLost);
       expect(stderr).toMatch(/lease on .* was lost/);
       expect(fs.readFileSync(termFile, "utf8").trim()).toBe("term");
+    });
+
+    it("a lost lease stops the whole command: its children too, not only the shell", async () => {
+      const name = unique("group");
+      const tokenFile = path.join(scratch, `${name}.token`);
+      const childPid = path.join(scratch, `${name}.pid`);
+      const script = `sleep 60 & echo $! > ${childPid}; echo "$HOLDFAST_TOKEN" > ${tokenFile}; wait`;
+      const run = holdfast(url(), ["run", "--lock", name, "--ttl", "2s", "--grace", "500ms", "--", "sh", "-c", script]);
+      const token = await until(
+        () => (fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, "utf8").trim() : ""),
+        (v) => v !== "",
+      );
+      const pid = Number(fs.readFileSync(childPid, "utf8").trim());
+      await client().release({ kind: "mutex", name, token });
+      expect((await run.done).status).toBe(EXIT.leaseLost);
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      expect(await until(alive, (a) => !a, 3000)).toBe(false);
     });
 
     it("run --once runs CMD once across two concurrent invocations; a later one says it was done and exits 0", async () => {
@@ -161,6 +185,9 @@ describe("usage", () => {
     const bad = await holdfast(servers.durable.url, ["run", "--lock", "x", "--ttl", "ten", "--", "true"]).done;
     expect(bad.status).toBe(EXIT.usage);
     expect(bad.stderr).toMatch(/--ttl "ten" is not a duration: use 500ms, 30s/);
+    const grace = await holdfast(servers.durable.url, ["run", "--lock", "x", "--ttl", "10s", "--grace", "5s", "--", "true"]).done;
+    expect(grace.status).toBe(EXIT.usage);
+    expect(grace.stderr).toMatch(/--grace 5s must be under half of --ttl 10s/);
     const noCmd = await holdfast(servers.durable.url, ["run", "--lock", "x"]).done;
     expect(noCmd.status).toBe(EXIT.usage);
     expect(noCmd.stderr).toMatch(/holdfast run --lock x -- CMD/);

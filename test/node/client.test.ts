@@ -53,11 +53,24 @@ for (const kind of ["redis", "durable"] as const) {
       expect((await client().inspect("mutex", name)).held).toBe(false);
     });
 
+    it("a lease granted after a long wait (over 2/3 of its TTL) is kept, not given up before its first heartbeat", async () => {
+      const name = unique("waited");
+      const first = await client().lock(name, { ttlMs: 3000 });
+      const waited = client().lock(name, { ttlMs: 1500, waitMs: 10_000 });
+      await sleep(1300); // the second acquire waits most of its own TTL
+      await first.release();
+      const lease = await waited;
+      await sleep(2000); // past that acquire's sending time + TTL: only heartbeats keep it
+      expect(lease.signal.aborted).toBe(false);
+      expect(await client().inspect("mutex", name)).toMatchObject({ held: true, fence: lease.fence });
+      await lease.release();
+    });
+
     it("aborts the signal before the lease's local deadline when the service cannot be reached, while nobody else can hold it yet", async () => {
       const proxy = await startProxy(servers[kind].url);
       const name = unique("unreachable");
       const sentAt = Date.now();
-      const lease = await client(proxy.url).lock(name, { ttlMs: 1500 });
+      const lease = await new HoldfastClient({ baseUrl: proxy.url, apiKey: KEY, safetyMarginMs: 500 }).lock(name, { ttlMs: 1500 });
       const abortedAt = aborted(lease.signal);
       await proxy.close(); // the service is gone for this client: its port is closed
       const at = await abortedAt;

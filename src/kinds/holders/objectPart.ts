@@ -75,7 +75,7 @@ export class HoldersObjectPart<Wait extends RwlockWait | SemaphoreWait, Req, Gra
         if (outcome.status === "granted") watchGrant(outcome.grant);
         return outcome;
       }
-      const outcome = await line.wait(this.spec.queued(req), req.waitMs, signal, req.newToken);
+      const outcome = await line.wait(this.spec.queued(req), req.waitMs, signal);
       if (outcome.status === "granted") watchGrant(outcome.grant);
       return waitOutcomeOf(outcome);
     } catch (err) {

@@ -20,7 +20,7 @@ export interface BeginBody {
 }
 
 export async function beginIdempotency(ctx: ServiceContext, key: string, body: BeginBody) {
-  const ids = { token: await ctx.ids.token(`idempotency:${key}:begin`), requestId: ctx.ids.requestId("begin") };
+  const ids = { token: await ctx.ids.token(`idempotency:${key}:begin`), requestId: await ctx.ids.requestId(`idempotency:${key}:begin`) };
   if (!body.onExpire) return idempotencyOf(ctx).begin(key, body, ids);
   const ref = { ns: ctx.ns, name: key };
   const r = await lockObjectClient(ctx.env, "idempotency", ref).idempotencyBeginWatched(
@@ -43,11 +43,11 @@ export async function beginIdempotency(ctx: ServiceContext, key: string, body: B
 export const heartbeatIdempotency = (ctx: ServiceContext, key: string, token: string, ttlMs?: number) =>
   idempotencyOf(ctx).heartbeat(key, token, ttlMs);
 
-export const completeIdempotency = (ctx: ServiceContext, key: string, token: string, response: unknown) =>
-  idempotencyOf(ctx).complete(key, token, response, { requestId: ctx.ids.requestId("complete") });
+export const completeIdempotency = async (ctx: ServiceContext, key: string, token: string, response: unknown) =>
+  idempotencyOf(ctx).complete(key, token, response, { requestId: await ctx.ids.requestId(`idempotency:${key}:complete`, token) });
 
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
-  const { fence } = await idempotencyOf(ctx).fail(key, token, { requestId: ctx.ids.requestId("fail") });
+  const { fence } = await idempotencyOf(ctx).fail(key, token, { requestId: await ctx.ids.requestId(`idempotency:${key}:fail`, token) });
   // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
   if (ctx.store.kind === "redis") ctx.later("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).ended(fence));
 }

@@ -63,7 +63,7 @@ export class MutexObjectPart {
         watchGrant(r.grant);
         return { status: "granted", grant: r.grant, pickup: false };
       }
-      const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal, req.newToken);
+      const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal);
       if (outcome.status === "granted") watchGrant(outcome.grant);
       return waitOutcomeOf(outcome);
     } catch (err) {

@@ -33,7 +33,7 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
   const object = lockObjectClient(ctx.env, "mutex", ref);
   const hint = `${ctx.store.kind}:${ctx.ns}:${name}`;
   const newToken = body.token === undefined ? await ctx.ids.token(`mutex:${name}:acquire`) : undefined;
-  const requestId = ctx.ids.requestId("acquire");
+  const requestId = await ctx.ids.requestId(`mutex:${name}:acquire`, body.token);
   // A client's retry (its request id again) tries the store first, where its earlier grant may be.
   const tryStoreFirst =
     body.token !== undefined || body.waitMs === 0 || ctx.ids.fromClient || (ctx.store.kind === "redis" && !recentlyContended(hint));
@@ -85,7 +85,7 @@ export async function heartbeatMutex(ctx: ServiceContext, name: string, token: s
 
 export async function releaseMutex(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await ctx.store.mutexRelease(ref, { token, requestId: ctx.ids.requestId("release") });
+  const r = await ctx.store.mutexRelease(ref, { token, requestId: await ctx.ids.requestId(`mutex:${name}:release`, token) });
   if (r.status === "lost") throw new LeaseLostError();
   // Redis store: the object hears of the release after the answer (the
   // handoff to its waiter already happened in the store). The Durable store's

@@ -25,7 +25,7 @@ export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode,
   const object = lockObjectClient(ctx.env, "rwlock", ref);
   const reenter = body.token !== undefined;
   const newToken = reenter ? undefined : await ctx.ids.token(`rwlock:${name}:${mode}/acquire`);
-  const requestId = ctx.ids.requestId(`${mode}/acquire`);
+  const requestId = await ctx.ids.requestId(`rwlock:${name}:${mode}/acquire`, body.token);
   if (body.onExpire === undefined) {
     const r = await ctx.store.rwlockAcquire(ref, {
       mode,
@@ -71,7 +71,7 @@ export async function heartbeatRw(ctx: ServiceContext, name: string, token: stri
 
 export async function releaseRw(ctx: ServiceContext, name: string, token: string, mode: RwMode | "any") {
   const ref = { ns: ctx.ns, name };
-  const r = await ctx.store.rwlockRelease(ref, { token, mode, requestId: ctx.ids.requestId(`${mode}/release`) });
+  const r = await ctx.store.rwlockRelease(ref, { token, mode, requestId: await ctx.ids.requestId(`rwlock:${name}:${mode}/release`, token) });
   if (r.status === "lost") throw new LeaseLostError(mode === "any" ? undefined : `this token holds no ${mode} lock`);
   // Redis store: the object hears of it after the answer (its line may move, a watch
   // ends). The Durable store's object did both in the same call.

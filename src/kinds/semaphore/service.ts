@@ -63,7 +63,7 @@ export async function heartbeatSemaphore(ctx: ServiceContext, name: string, toke
 
 export async function releaseSemaphore(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await ctx.store.semaphoreRelease(ref, { token, requestId: ctx.ids.requestId("release") });
+  const r = await ctx.store.semaphoreRelease(ref, { token, requestId: await ctx.ids.requestId(`semaphore:${name}:release`, token) });
   if (r.status === "lost") throw new LeaseLostError();
   // Redis store: the object hears of it after the answer (see ../rwlock/service.ts).
   if (ctx.store.kind === "redis" && (r.waiters || r.watched)) {
