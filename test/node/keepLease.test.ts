@@ -14,7 +14,14 @@ describe("keepLease", () => {
   it("heartbeats every third of the TTL while the store answers, and never aborts", async () => {
     const beats: number[] = [];
     const start = leaseClock();
-    const kept = keepLease({ ttlMs: 3000, since: start, heartbeat: async () => (beats.push(leaseClock() - start), "ok") });
+    const kept = keepLease({
+      ttlMs: 3000,
+      since: start,
+      heartbeat: async () => {
+        beats.push(leaseClock() - start);
+        return "ok";
+      },
+    });
     await vi.advanceTimersByTimeAsync(10_000);
     expect(kept.signal.aborted).toBe(false);
     expect(beats.slice(0, 3)).toEqual([1000, 2000, 3000]);
@@ -25,7 +32,15 @@ describe("keepLease", () => {
     const sentAt = leaseClock();
     await vi.advanceTimersByTimeAsync(2500); // the acquire waited 2.5 s of its 3 s TTL
     let beats = 0;
-    const kept = keepLease({ ttlMs: 3000, since: sentAt, marginMs: 100, heartbeat: async () => (beats++, "ok") });
+    const kept = keepLease({
+      ttlMs: 3000,
+      since: sentAt,
+      marginMs: 100,
+      heartbeat: async () => {
+        beats++;
+        return "ok";
+      },
+    });
     await vi.advanceTimersByTimeAsync(1000);
     expect(beats).toBeGreaterThan(0);
     expect(kept.signal.aborted).toBe(false);
