@@ -1,5 +1,8 @@
-/** Prints an aligned text table: first column left-aligned, the rest right-aligned. */
+import { recordTable } from "./results";
+
+/** Prints an aligned text table: first column left-aligned, the rest right-aligned (and keeps it for bench/results/). */
 export function printTable(title: string, header: string[], rows: string[][], notes: string[] = []): void {
+  recordTable({ title, header, rows, notes });
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: string[]) =>
     cells
