@@ -182,15 +182,8 @@ export class HoldfastClient {
         continue;
       }
       if (begun.state === "completed") return begun.response;
-      const { lease } = begun;
-      let result: T;
-      try {
-        result = await fn(lease);
-      } catch (err) {
-        await lease.release().catch(() => undefined); // fn's error is the one to report
-        throw err;
-      }
-      await this.complete(lease, result);
+      const result = await runOrGiveBack(begun.lease, fn);
+      await this.complete(begun.lease, result);
       return result;
     }
   }
@@ -267,19 +260,23 @@ export class HoldfastClient {
 
   private async holding<T>(acquired: Promise<Lease>, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
     const lease = await acquired;
-    let result: T;
-    try {
-      result = await fn(lease);
-    } catch (err) {
-      await lease.release().catch(() => undefined); // fn's error is the one to report
-      throw err;
-    }
+    const result = await runOrGiveBack(lease, fn);
     try {
       await lease.release();
     } catch (err) {
       if (!(err instanceof LeaseLostError)) throw err; // lost: the signal said so while fn ran
     }
     return result;
+  }
+}
+
+/** fn with the lease; if it throws, the lease is given back (released, or failed) and fn's error is the one reported. */
+async function runOrGiveBack<T>(lease: Lease, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+  try {
+    return await fn(lease);
+  } catch (err) {
+    await lease.release().catch(() => undefined);
+    throw err;
   }
 }
 

@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { HoldfastClient } from "../../src/client/index";
 import { EXIT } from "../../src/cli/exitCodes";
-import { startWorkerServer, type WorkerServer } from "../../tools/serve-worker/serve.mjs";
+import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
 
 const KEY = "cli-test-key-1234567";
 const MAIN = path.resolve("src/cli/main.ts");
@@ -38,29 +38,16 @@ function holdfast(url: string, args: string[], env: Record<string, string> = {})
   return { child, done };
 }
 
-async function until<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 let scratch: string;
-const servers: Record<"redis" | "durable", WorkerServer> = {} as never;
+let servers: Stores;
 
 beforeAll(async () => {
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-cli-"));
-  const vars = { API_KEYS: `cli=${KEY}` };
-  [servers.redis, servers.durable] = await Promise.all([
-    startWorkerServer({ vars: { ...vars, UPSTASH_REDIS_REST_URL: inject("upstashUrl"), UPSTASH_REDIS_REST_TOKEN: inject("upstashToken") } }),
-    startWorkerServer({ vars }),
-  ]);
+  servers = await startOnBothStores({ API_KEYS: `cli=${KEY}` }, { url: inject("upstashUrl"), token: inject("upstashToken") });
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(Object.values(servers).map((s) => s?.stop()));
+  await stopAll(servers ?? {});
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 

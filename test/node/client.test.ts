@@ -11,7 +11,7 @@ import {
   UnauthorizedError,
   UnreachableError,
 } from "../../src/client/index";
-import { startWorkerServer, type WorkerServer } from "../../tools/serve-worker/serve.mjs";
+import { type Stores, startOnBothStores, stopAll } from "./support/workerServers";
 import { startProxy } from "./support/proxy";
 
 const KEY = "client-test-key-123456";
@@ -23,18 +23,14 @@ const aborted = (signal: AbortSignal) =>
     signal.addEventListener("abort", () => resolve(Date.now()), { once: true });
   });
 
-const servers: Record<"redis" | "durable", WorkerServer> = {} as never;
+let servers: Stores;
 
 beforeAll(async () => {
-  const vars = { API_KEYS: `client=${KEY}` };
-  [servers.redis, servers.durable] = await Promise.all([
-    startWorkerServer({ vars: { ...vars, UPSTASH_REDIS_REST_URL: inject("upstashUrl"), UPSTASH_REDIS_REST_TOKEN: inject("upstashToken") } }),
-    startWorkerServer({ vars }),
-  ]);
+  servers = await startOnBothStores({ API_KEYS: `client=${KEY}` }, { url: inject("upstashUrl"), token: inject("upstashToken") });
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(Object.values(servers).map((s) => s?.stop()));
+  await stopAll(servers ?? {});
 });
 
 for (const kind of ["redis", "durable"] as const) {

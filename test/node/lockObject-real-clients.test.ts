@@ -5,7 +5,7 @@ import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PICKUP_MS } from "../../src/limits";
 import { startLocalStack, type LocalStack } from "../../tools/local-stack/stack.mjs";
-import { startWorkerServer, type WorkerServer } from "../../tools/serve-worker/serve.mjs";
+import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
 
 const KEY = "real-clients-key-123456";
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -41,29 +41,17 @@ function disconnectingAcquire(base: string, name: string, body: unknown, closeAf
   });
 }
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 let stack: LocalStack;
-const servers: Record<"redis" | "durable", WorkerServer> = {} as never;
+let servers: Stores;
 
 beforeAll(async () => {
   stack = await startLocalStack(); // its own redis: this file pauses it
   const vars = { API_KEYS: `real=${KEY}`, WEBHOOK_SECRET: "real-clients-secret", ONEXPIRE_HOSTS: "*=127.0.0.1", ONEXPIRE_ALLOW_HTTP_LOCALHOST: "1" };
-  [servers.redis, servers.durable] = await Promise.all([
-    startWorkerServer({ vars: { ...vars, UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token } }),
-    startWorkerServer({ vars }),
-  ]);
+  servers = await startOnBothStores(vars, stack);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all(Object.values(servers).map((s) => s?.stop()));
+  await stopAll(servers ?? {});
   await stack?.stop();
 });
 

@@ -72,6 +72,15 @@ local function holders_last_end(live)
   return last
 end
 
+-- A holder showed a sign of life (its acquire repeated by a retry): a grant
+-- from the line is picked up, so the lock object will not take it back.
+local function holders_picked_up(key, token, rec)
+  if rec.pk then
+    rec.pk = nil
+    holders_put(key, token, rec)
+  end
+end
+
 -- The next fence: max(last + 1, now in microseconds), kept fence_keep ms.
 local function next_fence(key, now_us, fence_keep)
   local fence = math.max(tonumber(redis.call('GET', key) or '0') + 1, now_us)

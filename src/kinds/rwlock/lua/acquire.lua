@@ -65,12 +65,8 @@ if how == 'reenter' then
 end
 
 if mine then
-  -- This acquire's own earlier grant (a retry): its client is alive, so a
-  -- grant from the line is picked up.
-  if mine.pk then
-    mine.pk = nil
-    holders_put(KEYS[1], token, mine)
-  end
+  -- This acquire's own earlier grant (a retry): its client is alive.
+  holders_picked_up(KEYS[1], token, mine)
   return granted(mine)
 end
 

@@ -40,14 +40,9 @@ local function granted(rec)
 end
 
 if live[token] then
-  -- This acquire's own earlier grant (a retry): its client is alive, so a
-  -- grant from the line is picked up.
-  local mine = live[token]
-  if mine.pk then
-    mine.pk = nil
-    holders_put(KEYS[1], token, mine)
-  end
-  return granted(mine)
+  -- This acquire's own earlier grant (a retry): its client is alive.
+  holders_picked_up(KEYS[1], token, live[token])
+  return granted(live[token])
 end
 if n > 0 and held_limit ~= limit then return {'status', 'limit_mismatch', 'limit', fmt(held_limit)} end
 if used + permits > limit then
