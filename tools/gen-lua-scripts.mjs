@@ -7,6 +7,12 @@
 // also gets src/kinds/holders/holders.lua (the per-holder leases the
 // read-write lock and the semaphore share). The .lua files stay the single
 // source of truth; runs before test, start, bench and build.
+//
+// Each script's body runs as a function whose reply (a flat list of
+// name/value strings) goes back as one JSON text: a client that JSON-parses
+// replies (@upstash/redis by default) then parses one string that is JSON,
+// instead of trying, and failing with a thrown error, on every string of a
+// list. ScriptRunner takes the reply either way.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,7 +33,7 @@ for (const kind of readdirSync(kindsDir).sort()) {
     const name = `${kind}_${file.replace(/\.lua$/, "")}`;
     const body = readFileSync(join(luaDir, file), "utf8");
     const libs = /^-- uses: holders$/m.test(body) ? `${prelude}\n${holdersLib}` : prelude;
-    entries.push(`  ${name}: ${JSON.stringify(`${libs}\n${body}`)},`);
+    entries.push(`  ${name}: ${JSON.stringify(`${libs}\nlocal function script_body()\n${body}\nend\n\nreturn cjson.encode(script_body())\n`)},`);
   }
 }
 

@@ -51,7 +51,18 @@ export class ScriptRunner {
   }
 }
 
-function pairsOf(name: string, reply: unknown): ScriptReply {
+/** The reply as a list: JSON text (a client that does not parse replies), or already parsed. */
+function listOf(reply: unknown): unknown {
+  if (typeof reply !== "string") return reply;
+  try {
+    return JSON.parse(reply);
+  } catch {
+    return reply;
+  }
+}
+
+function pairsOf(name: string, raw: unknown): ScriptReply {
+  const reply = listOf(raw);
   if (!Array.isArray(reply) || reply.length % 2 !== 0) {
     throw new InternalError(`${name} answered ${JSON.stringify(reply)?.slice(0, 200)}, not name/value pairs`);
   }
