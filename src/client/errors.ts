@@ -19,14 +19,23 @@ export class HoldfastClientError extends Error {
   }
 }
 
-/** Not acquired within waitMs: someone else holds it. Try again after `retryAfterMs`. */
-export class LockedError extends HoldfastClientError {
+/** An answer that says when to try again (`retryAfterMs`, from the body or Retry-After). */
+export class RetryLaterError extends HoldfastClientError {
   constructor(
+    code: string,
     readonly retryAfterMs: number,
     message: string,
+    status: number,
     body: Record<string, unknown> = {},
   ) {
-    super("locked", message, 409, body);
+    super(code, message, status, body);
+  }
+}
+
+/** Not acquired within waitMs: someone else holds it. Try again after `retryAfterMs`. */
+export class LockedError extends RetryLaterError {
+  constructor(retryAfterMs: number, message: string, body: Record<string, unknown> = {}) {
+    super("locked", retryAfterMs, message, 409, body);
   }
 }
 
@@ -53,13 +62,9 @@ export class LeaseReleasedError extends HoldfastClientError {
 }
 
 /** An idempotency key is being run by someone else now. */
-export class InProgressError extends HoldfastClientError {
-  constructor(
-    readonly retryAfterMs: number,
-    message: string,
-    body: Record<string, unknown> = {},
-  ) {
-    super("in_progress", message, 409, body);
+export class InProgressError extends RetryLaterError {
+  constructor(retryAfterMs: number, message: string, body: Record<string, unknown> = {}) {
+    super("in_progress", retryAfterMs, message, 409, body);
   }
 }
 
@@ -76,13 +81,9 @@ export class InvalidRequestError extends HoldfastClientError {}
 export class UnauthorizedError extends HoldfastClientError {}
 
 /** Too many requests for this key: retried by the client until its deadline, then thrown. */
-export class RateLimitedError extends HoldfastClientError {
-  constructor(
-    readonly retryAfterMs: number,
-    message: string,
-    body: Record<string, unknown> = {},
-  ) {
-    super("rate_limited", message, 429, body);
+export class RateLimitedError extends RetryLaterError {
+  constructor(retryAfterMs: number, message: string, body: Record<string, unknown> = {}) {
+    super("rate_limited", retryAfterMs, message, 429, body);
   }
 }
 

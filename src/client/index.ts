@@ -18,6 +18,7 @@ export { REQUEST_ID_HEADER } from "./transport.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "../lockObject/signature.js";
 export {
   HoldfastClientError,
+  RetryLaterError,
   LockedError,
   LeaseLostError,
   LeaseReleasedError,
