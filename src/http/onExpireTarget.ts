@@ -32,7 +32,11 @@ export function onExpireTargetProblem(url: string, ns: string, config: OnExpireC
     return "onExpire is not a URL";
   }
   if (u.username || u.password) return "onExpire may not carry credentials";
-  const host = u.hostname.toLowerCase().replace(/^\[|\]$/g, "");
+  // Brackets off an IPv6 literal, and a root-zone dot off a name ("localhost." is localhost).
+  const host = u.hostname
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "");
   const loopback = isLoopback(host);
   const devHttp = config.ONEXPIRE_ALLOW_HTTP_LOCALHOST === "1" && loopback;
   if (u.protocol !== "https:" && !(u.protocol === "http:" && devHttp)) {
@@ -87,7 +91,7 @@ function isNonPublicAddress(host: string): boolean {
   if (mapped) return nonPublicV4(ipv4Of(mapped) ?? [0, 0, 0, 0]);
   const first = Number.parseInt(host.split(":")[0] || "0", 16);
   return (
-    host === "::" ||
+    host.startsWith("::") || // ::/16 and below: unspecified, loopback, IPv4-compatible (::7f00:1) and mapped forms
     host === "::1" ||
     (first & 0xfe00) === 0xfc00 || // fc00::/7 unique local
     (first & 0xffc0) === 0xfe80 || // fe80::/10 link-local

@@ -109,6 +109,10 @@ export function hostileInputConformance(kind: StoreKind) {
       "https://0x7f.1/hook",
       "https://[::1]/hook",
       "https://[::ffff:127.0.0.1]/hook",
+      "https://[::127.0.0.1]/hook", // IPv4-compatible, parsed as [::7f00:1]
+      "https://[::ffff:a9fe:a9fe]/latest/meta-data/", // 169.254.169.254, mapped
+      "https://localhost./hook", // a root-zone dot
+      "https://0/hook", // 0.0.0.0
       "https://169.254.169.254/latest/meta-data/",
       "https://10.1.2.3/hook",
       "https://172.16.0.1/hook",
@@ -124,7 +128,8 @@ export function hostileInputConformance(kind: StoreKind) {
     ];
     // In production (no local-development switch), even with every host allowed, none of these is a receiver.
     const open = api(kind, {
-      ONEXPIRE_HOSTS: "*=127.0.0.1|localhost|*.internal|*.local|intranet|hooks.tenant-a.example|169.254.169.254",
+      ONEXPIRE_HOSTS:
+        "*=127.0.0.1|localhost|*.internal|*.local|intranet|hooks.tenant-a.example|169.254.169.254|::7f00:1|::ffff:a9fe:a9fe|0.0.0.0|10.1.2.3|fd00::1",
       ONEXPIRE_ALLOW_HTTP_LOCALHOST: undefined,
     });
     for (const onExpire of targets) {
