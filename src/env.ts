@@ -8,6 +8,13 @@ export interface Env {
   /** Both set: the Redis store through Upstash. Otherwise the Durable store. */
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
+  /**
+   * Both set: a quorum (Redlock) over several Upstash databases, comma-separated
+   * and in the same order, an odd number of at least 3. Mutex only. Takes
+   * precedence over the single-database settings.
+   */
+  UPSTASH_REDIS_REST_URLS?: string;
+  UPSTASH_REDIS_REST_TOKENS?: string;
   /** Signs expiry notifications (HMAC-SHA256). */
   WEBHOOK_SECRET?: string;
   /**

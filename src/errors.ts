@@ -101,3 +101,21 @@ export class InternalError extends HoldfastError {
     super("internal", message);
   }
 }
+
+/**
+ * The configured store does not offer this lock kind (a quorum of Redis
+ * databases offers the mutex only; see docs/guarantees.md). Answered 501:
+ * retrying will not help, another deployment might.
+ */
+export class NotSupportedError extends HoldfastError {
+  constructor(message: string) {
+    super("not_supported", message);
+  }
+}
+
+/** The service's own configuration is missing or wrong (API_KEYS, the store settings...): 503 until an operator fixes it. */
+export class NotConfiguredError extends HoldfastError {
+  constructor(message: string) {
+    super("not_configured", message);
+  }
+}

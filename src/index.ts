@@ -17,6 +17,7 @@ export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/ide
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./lockObject/signature.js";
 export { fromHeader, fromJsonBody } from "./middleware/idempotencyKeyFrom.js";
 export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore.js";
+export { QuorumStore, type QuorumStoreOptions } from "./store/quorum/QuorumStore.js";
 export type { LockStore, LockRef } from "./store/types.js";
 export type { MutexGrant, MutexState } from "./kinds/mutex/types.js";
 export type { RwGrant, RwState } from "./kinds/rwlock/types.js";
@@ -33,4 +34,6 @@ export {
   StoreUnavailableError,
   InvalidInputError,
   InternalError,
+  NotSupportedError,
+  NotConfiguredError,
 } from "./errors.js";

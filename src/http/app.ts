@@ -1,5 +1,7 @@
 import { Hono } from "hono";
+import { NotConfiguredError } from "../errors.js";
 import { selectStore } from "../store/storeConfig.js";
+import type { LockStore } from "../store/types.js";
 import { allowedMethodsOf } from "./allowedMethods.js";
 import type { AppEnv } from "./appTypes.js";
 import { apiKeysProblem, bearerKey, namespaceOf } from "./auth.js";
@@ -29,7 +31,13 @@ app.notFound((c) => {
 });
 
 app.get("/healthz", async (c) => {
-  const store = selectStore(c.env);
+  let store: LockStore;
+  try {
+    store = selectStore(c.env);
+  } catch (err) {
+    if (!(err instanceof NotConfiguredError)) throw err;
+    return c.json({ error: "not_configured", message: err.message, status: "not_configured", store: "redis", answers: false, latencyMs: 0 }, 503);
+  }
   const started = Date.now();
   let answers = true;
   let storeProblem = "";

@@ -1,4 +1,4 @@
-import { HoldfastError } from "../errors.js";
+import { HoldfastError, NotConfiguredError } from "../errors.js";
 import { NAMESPACE_PATTERN } from "../limits.js";
 
 export class UnauthorizedError extends HoldfastError {
@@ -7,9 +7,10 @@ export class UnauthorizedError extends HoldfastError {
   }
 }
 
-export class NotConfiguredError extends HoldfastError {
+/** API_KEYS gives no usable key: every /v1 call is refused until it is set right. */
+class ApiKeysNotConfiguredError extends NotConfiguredError {
   constructor(detail: string) {
-    super("not_configured", `the service has no usable API keys (${detail}); set the API_KEYS secret`);
+    super(`the service has no usable API keys (${detail}); set the API_KEYS secret`);
   }
 }
 
@@ -26,7 +27,7 @@ const parsedKeys = new Map<string, Promise<KeyEntry[]>>();
  * in constant time, so timing does not reveal how much of a key matched.
  */
 export async function namespaceOf(authorization: string | undefined, apiKeys: string | undefined): Promise<string> {
-  if (!apiKeys?.trim()) throw new NotConfiguredError("API_KEYS is not set");
+  if (!apiKeys?.trim()) throw new ApiKeysNotConfiguredError("API_KEYS is not set");
   let entries = parsedKeys.get(apiKeys);
   if (!entries) {
     entries = parseApiKeys(apiKeys);
@@ -64,18 +65,18 @@ async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
     const namespace = pair.slice(0, eq);
     const key = pair.slice(eq + 1);
     if (eq < 1 || !NAMESPACE_PATTERN.test(namespace) || key.length < 8) {
-      throw new NotConfiguredError(
+      throw new ApiKeysNotConfiguredError(
         `API_KEYS entry ${i + 1} of ${pairs.length} is not namespace=key with a namespace of A-Z a-z 0-9 _ - and a key of 8+ characters`,
       );
     }
     const digest = await sha256(key);
     const twin = entries.findIndex((e) => equalDigests(e.digest, digest));
     if (twin >= 0 && entries[twin].namespace !== namespace) {
-      throw new NotConfiguredError(`API_KEYS entries ${twin + 1} and ${i + 1} give one key to two namespaces`);
+      throw new ApiKeysNotConfiguredError(`API_KEYS entries ${twin + 1} and ${i + 1} give one key to two namespaces`);
     }
     entries.push({ namespace, digest });
   }
-  if (!entries.length) throw new NotConfiguredError("API_KEYS has no entries");
+  if (!entries.length) throw new ApiKeysNotConfiguredError("API_KEYS has no entries");
   return entries;
 }
 
@@ -84,7 +85,7 @@ export async function apiKeysProblem(apiKeys: string | undefined): Promise<strin
   try {
     await namespaceOf("Bearer -", apiKeys);
   } catch (err) {
-    if (err instanceof NotConfiguredError) return err.message;
+    if (err instanceof ApiKeysNotConfiguredError) return err.message;
   }
   return undefined;
 }

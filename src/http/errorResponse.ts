@@ -9,10 +9,12 @@ import {
   RateLimitedError,
   LeaseLostError,
   LockedError,
+  NotConfiguredError,
+  NotSupportedError,
   StoreUnavailableError,
   TooLargeError,
 } from "../errors.js";
-import { NotConfiguredError, UnauthorizedError } from "./auth.js";
+import { UnauthorizedError } from "./auth.js";
 import { logError } from "../logError.js";
 
 /** The one place where typed errors become HTTP statuses and bodies. */
@@ -32,6 +34,7 @@ export function errorResponse(c: Context, err: unknown): Response {
   if (err instanceof TooLargeError) return c.json({ error: err.code, message: err.message }, 413);
   if (err instanceof FingerprintMismatchError) return c.json({ error: err.code, message: err.message }, 422);
   if (err instanceof NotConfiguredError) return c.json({ error: err.code, message: err.message }, 503);
+  if (err instanceof NotSupportedError) return c.json({ error: err.code, message: err.message }, 501);
   if (err instanceof StoreUnavailableError) {
     return c.json({ error: err.code, message: err.message, outcome: err.outcome }, 503);
   }

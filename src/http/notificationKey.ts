@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { namespaceKey, SIGNATURE_HEADER } from "../lockObject/signature.js";
 import type { AppEnv } from "./appTypes.js";
-import { NotConfiguredError } from "./auth.js";
+import { NotConfiguredError } from "../errors.js";
 
 export const notificationKeyResponse = z.object({
   namespace: z.string(),

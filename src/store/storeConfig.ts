@@ -1,23 +1,29 @@
 import { DEFAULT_STORE_TIMEOUT_MS } from "../deadline.js";
+import { NotConfiguredError } from "../errors.js";
 import type { Env } from "../env.js";
 import { DurableStore } from "./durable/DurableStore.js";
 import { createUpstashClient } from "./redis/createUpstashClient.js";
+import { QuorumStore } from "./quorum/QuorumStore.js";
 import { RedisStore } from "./redis/RedisStore.js";
 import type { LockStore } from "./types.js";
 
-let cachedRedis: { key: string; store: RedisStore } | undefined;
+let cachedRedis: { key: string; store: RedisStore | QuorumStore } | undefined;
 
 export function storeTimeoutMs(env: Pick<Env, "STORE_TIMEOUT_MS">): number {
   return Number(env.STORE_TIMEOUT_MS) || DEFAULT_STORE_TIMEOUT_MS;
 }
 
 /**
- * The Redis store when both Upstash settings are present, else undefined.
+ * The store outside the lock objects: a quorum when both UPSTASH_REDIS_REST_URLS
+ * and _TOKENS are set, else the Redis store when both single Upstash settings
+ * are, else undefined.
  * Built from the Worker's own configuration, in the Worker and in each lock
  * object alike, and kept per isolate (its client and script cache); nothing
  * of it is ever stored.
  */
-export function redisStoreOf(env: Env): RedisStore | undefined {
+export function redisStoreOf(env: Env): RedisStore | QuorumStore | undefined {
+  if (env.UPSTASH_REDIS_REST_URLS && env.UPSTASH_REDIS_REST_TOKENS)
+    return quorumStoreOf(env.UPSTASH_REDIS_REST_URLS, env.UPSTASH_REDIS_REST_TOKENS, storeTimeoutMs(env));
   const url = env.UPSTASH_REDIS_REST_URL;
   const token = env.UPSTASH_REDIS_REST_TOKEN;
   if (!url || !token) return undefined;
@@ -29,7 +35,29 @@ export function redisStoreOf(env: Env): RedisStore | undefined {
   return cachedRedis.store;
 }
 
-/** The store the Worker uses: Redis when configured, else the Durable store (each lock's LockObject). */
+function quorumStoreOf(urlList: string, tokenList: string, timeoutMs: number): QuorumStore {
+  const key = `quorum ${urlList} ${tokenList} ${timeoutMs}`;
+  if (cachedRedis?.key !== key) {
+    const urls = urlList.split(",").map((u) => u.trim());
+    const tokens = tokenList.split(",").map((t) => t.trim());
+    if (urls.length !== tokens.length || urls.some((u) => !u) || tokens.some((t) => !t)) {
+      throw new NotConfiguredError(
+        `UPSTASH_REDIS_REST_URLS has ${urls.length} entries and UPSTASH_REDIS_REST_TOKENS ${tokens.length}; they must pair up, none empty`,
+      );
+    }
+    if (urls.length < 3 || urls.length % 2 === 0) {
+      throw new NotConfiguredError(`UPSTASH_REDIS_REST_URLS lists ${urls.length} databases; a quorum needs an odd number of at least 3`);
+    }
+    const store = new QuorumStore(
+      urls.map((url, i) => createUpstashClient(url, tokens[i], timeoutMs)),
+      { timeoutMs },
+    );
+    cachedRedis = { key, store };
+  }
+  return cachedRedis.store as QuorumStore;
+}
+
+/** The store the Worker uses: a quorum or Redis when configured, else the Durable store (each lock's LockObject). */
 export function selectStore(env: Env): LockStore {
   return redisStoreOf(env) ?? new DurableStore(env.LOCK_OBJECT, { timeoutMs: storeTimeoutMs(env) });
 }

@@ -51,12 +51,14 @@ for (const kind of ["redis", "durable"] as const) {
 
     it("a lease granted after a long wait (over 2/3 of its TTL) is kept, not given up before its first heartbeat", async () => {
       const name = unique("waited");
-      const first = await client().lock(name, { ttlMs: 3000 });
-      const waited = client().lock(name, { ttlMs: 1500, waitMs: 10_000 });
-      await sleep(1300); // the second acquire waits most of its own TTL
+      const first = await client().lock(name, { ttlMs: 5000 });
+      const waited = client().lock(name, { ttlMs: 3000, waitMs: 10_000 });
+      // The second acquire waits over 2/3 of its own TTL, which leaves its first heartbeat
+      // 800 ms less the 300 ms margin to be confirmed (room for a busy machine).
+      await sleep(2200);
       await first.release();
       const lease = await waited;
-      await sleep(2000); // past that acquire's sending time + TTL: only heartbeats keep it
+      await sleep(1500); // past that acquire's sending time + TTL: only heartbeats keep it
       expect(lease.signal.aborted).toBe(false);
       expect(await client().inspect("mutex", name)).toMatchObject({ held: true, fence: lease.fence });
       await lease.release();

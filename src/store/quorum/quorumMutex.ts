@@ -1,0 +1,223 @@
+import { FENCE_KEEP_MS } from "../../limits.js";
+import { mutexKeys } from "../../kinds/mutex/keys.js";
+import type {
+  MutexAcquireInput,
+  MutexAcquireResult,
+  MutexGrant,
+  MutexHeartbeatResult,
+  MutexReleaseResult,
+  MutexState,
+  MutexStore,
+  MutexWithdrawResult,
+} from "../../kinds/mutex/types.js";
+import { newRequestId } from "../../tokens.js";
+import type { LockRef } from "../LockRef.js";
+import type { ScriptRunner } from "../redis/ScriptRunner.js";
+import type { WatchState } from "../WatchState.js";
+import { gather, type NodeAnswer, noMajority, valuesOf } from "./majority.js";
+
+/** One Redis database of a quorum: its mutex operations and its script runner. */
+export interface QuorumNode {
+  mutex: MutexStore;
+  scripts: ScriptRunner;
+}
+
+/** Redlock's allowance for clocks running at different rates: 1 % of the TTL plus 2 ms. */
+export function driftMs(ttlMs: number): number {
+  return Math.floor(ttlMs / 100) + 2;
+}
+
+/** How long a grant that could not be confirmed in time asks the caller to wait before trying again. */
+const RETRY_AFTER_INVALID_MS = 50;
+
+/**
+ * The mutex over N independent Redis databases (Redlock): every operation
+ * runs the single-database script on all of them at once, and a grant stands
+ * only on a majority, confirmed within its validity (the TTL less the time
+ * the acquire took and the drift allowance). See docs/guarantees.md.
+ *
+ * Fences: each database issues its own; the grant's is the largest of the
+ * majority's, which a second step (raise_fence.lua) writes back as the floor
+ * of a majority, so any later grant (whose majority shares a database with
+ * it) gets a larger one.
+ */
+export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): MutexStore {
+  const n = nodes.length;
+  const majority = Math.floor(n / 2) + 1;
+
+  const count = <T>(answers: Array<NodeAnswer<T>>, test: (v: T) => boolean) => answers.filter((a) => a.ok && test(a.value)).length;
+  /** A majority can no longer say yes once more than n - majority answered otherwise. */
+  const settles =
+    <T>(test: (v: T) => boolean) =>
+    (answers: Array<NodeAnswer<T>>) =>
+      count(answers, test) >= majority || answers.length - count(answers, test) > n - majority;
+
+  /** Releases wherever this token holds a level it should not (a grant short of a majority, or too late). */
+  async function giveBack(ref: LockRef, token: string, where: number[]): Promise<void> {
+    await Promise.all(where.map((i) => nodes[i].mutex.mutexRelease(ref, { token, requestId: newRequestId() }).catch(() => undefined)));
+  }
+
+  /** Makes `fence` the floor on every node, and the lock's fence where the token holds it; true once a majority of holders took it. */
+  async function raiseFence(ref: LockRef, token: string, fence: number): Promise<boolean> {
+    const k = mutexKeys(ref);
+    const g = await gather(
+      n,
+      (i) => nodes[i].scripts.run("mutex_raise_fence", [k.lock, k.fence], [token, fence, FENCE_KEEP_MS]),
+      settles((r) => r.held === "1"),
+    );
+    return valuesOf(g.answers).filter((r) => r.held === "1").length >= majority;
+  }
+
+  return {
+    async mutexAcquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
+      const started = now();
+      const isGrant = (r: MutexAcquireResult) => r.status === "granted";
+      const g = await gather(n, (i) => nodes[i].mutex.mutexAcquire(ref, input), settles(isGrant));
+      const grantedOn = g.answers.flatMap((a, i) => (a?.ok && a.value.status === "granted" ? [i] : []));
+      const grants = grantedOn.map((i) => (g.answers[i] as { value: { grant: MutexGrant } }).value.grant);
+
+      if (grants.length >= majority) {
+        const fence = Math.max(...grants.map((x) => x.fence));
+        const raised = await raiseFence(ref, input.token, fence);
+        const validMs = input.ttlMs - (now() - started) - driftMs(input.ttlMs);
+        if (raised && validMs > 0) {
+          return {
+            status: "granted",
+            grant: {
+              name: ref.name,
+              token: input.token,
+              fence,
+              ttlMs: input.ttlMs,
+              expiresAt: started + input.ttlMs - driftMs(input.ttlMs),
+              count: Math.max(...grants.map((x) => x.count)),
+            },
+          };
+        }
+        // Not confirmed in time: a grant nobody may rely on, so give it back everywhere.
+        const all = await g.all;
+        await giveBack(ref, input.token, indexesWhere(all, isGrant));
+        if (!raised) throw noMajority("the fence step of mutex acquire", all, majority);
+        return { status: "busy", retryAfterMs: RETRY_AFTER_INVALID_MS, queued: false };
+      }
+
+      // No majority granted: give back what was granted (a late node's too), then say why.
+      const all = await g.all;
+      await giveBack(ref, input.token, indexesWhere(all, isGrant));
+      const answered = valuesOf(all);
+      if (answered.filter((r) => r.status === "lost").length >= majority) return { status: "lost" };
+      if (answered.length < majority) throw noMajority("mutex acquire", all, majority);
+      const busy = answered.flatMap((r) => (r.status === "busy" ? [r] : []));
+      return {
+        status: "busy",
+        retryAfterMs: busy.length ? Math.min(...busy.map((r) => r.retryAfterMs)) : RETRY_AFTER_INVALID_MS,
+        queued: busy.some((r) => r.queued),
+      };
+    },
+
+    async mutexHeartbeat(ref, input): Promise<MutexHeartbeatResult> {
+      const started = now();
+      const g = await gather(
+        n,
+        (i) => nodes[i].mutex.mutexHeartbeat(ref, input),
+        settles((r) => r.status === "ok"),
+      );
+      const ok = valuesOf(g.answers).flatMap((r) => (r.status === "ok" ? [r] : []));
+      if (ok.length >= majority) {
+        const ttlMs = input.ttlMs ?? Math.min(...ok.map((r) => r.ttlMs));
+        // An extension confirmed too late to be relied on is no extension.
+        if (ttlMs - (now() - started) - driftMs(ttlMs) <= 0) return { status: "lost" };
+        return { status: "ok", ttlMs, expiresAt: started + ttlMs - driftMs(ttlMs), fence: Math.max(...ok.map((r) => r.fence)) };
+      }
+      if (valuesOf(g.answers).filter((r) => r.status === "lost").length > n - majority) return { status: "lost" };
+      throw noMajority("mutex heartbeat", g.answers, majority);
+    },
+
+    async mutexRelease(ref, input): Promise<MutexReleaseResult> {
+      const started = now();
+      const g = await gather(
+        n,
+        (i) => nodes[i].mutex.mutexRelease(ref, input),
+        settles((r) => r.status === "ok"),
+      );
+      const ok = valuesOf(g.answers).flatMap((r) => (r.status === "ok" ? [r] : []));
+      if (ok.length < majority) {
+        if (valuesOf(g.answers).filter((r) => r.status === "lost").length > n - majority) return { status: "lost" };
+        throw noMajority("mutex release", g.answers, majority);
+      }
+      // Free for others only where a majority freed it (re-entry levels can differ after a partial failure).
+      const released = ok.filter((r) => r.released).length >= majority;
+      const result: MutexReleaseResult = {
+        status: "ok",
+        released,
+        count: released ? 0 : Math.max(...ok.map((r) => r.count)),
+        fence: Math.max(...ok.map((r) => r.fence)),
+        watched: ok.some((r) => r.watched),
+      };
+      // A handoff stands when a majority handed to the same waiter; otherwise the
+      // lock object asks for its head again, which the nodes that did hand over
+      // answer with that same grant.
+      const handed = ok.flatMap((r) => (r.handedTo ? [r.handedTo] : []));
+      const to = handed[0]?.token;
+      const same = handed.filter((h) => h.token === to);
+      if (to !== undefined && same.length >= majority) {
+        const fence = Math.max(...same.map((h) => h.fence));
+        const ttlMs = same[0].ttlMs;
+        if ((await raiseFence(ref, to, fence)) && ttlMs - (now() - started) - driftMs(ttlMs) > 0) {
+          result.handedTo = { name: ref.name, token: to, fence, ttlMs, expiresAt: started + ttlMs - driftMs(ttlMs), count: 1 };
+        }
+      }
+      return result;
+    },
+
+    async mutexWithdraw(ref, input): Promise<MutexWithdrawResult> {
+      const g = await gather(
+        n,
+        (i) => nodes[i].mutex.mutexWithdraw(ref, input),
+        () => false,
+      );
+      const answered = valuesOf(g.answers);
+      if (answered.length < majority) throw noMajority("mutex withdraw", g.answers, majority);
+      const revoked = answered.flatMap((r) => (r.status === "revoked" ? [r.fence] : []));
+      if (revoked.length) return { status: "revoked", fence: Math.max(...revoked) };
+      return { status: answered.some((r) => r.status === "unregistered") ? "unregistered" : "none" };
+    },
+
+    async mutexWatch(ref, fence): Promise<WatchState> {
+      const g = await gather(
+        n,
+        (i) => nodes[i].mutex.mutexWatch(ref, fence),
+        () => false,
+      );
+      const answered = valuesOf(g.answers);
+      // Released on purpose anywhere: the holder ended it, nothing to report.
+      if (answered.some((s) => s.state === "ended")) return { state: "ended" };
+      const held = answered.flatMap((s) => (s.state === "held" ? [s] : []));
+      if (held.length >= majority) {
+        const soonest = held.reduce((a, b) => (a.remainingMs <= b.remainingMs ? a : b));
+        return { state: "held", remainingMs: soonest.remainingMs, expiresAt: soonest.expiresAt };
+      }
+      if (answered.filter((s) => s.state === "lapsed").length > n - majority) return { state: "lapsed" };
+      throw noMajority("mutex watch", g.answers, majority);
+    },
+
+    async mutexInspect(ref): Promise<MutexState> {
+      const g = await gather(
+        n,
+        (i) => nodes[i].mutex.mutexInspect(ref),
+        () => false,
+      );
+      const answered = valuesOf(g.answers);
+      if (answered.length < majority) throw noMajority("mutex inspect", g.answers, majority);
+      const held = answered.filter((s) => s.held);
+      const fences = answered.flatMap((s) => (s.fence === null ? [] : [s.fence]));
+      const fence = fences.length ? Math.max(...fences) : null;
+      if (held.length < majority) return { held: false, fence, count: 0, ttlMs: 0, expiresAt: null };
+      const soonest = held.reduce((a, b) => (a.ttlMs <= b.ttlMs ? a : b));
+      return { held: true, fence, count: Math.max(...held.map((s) => s.count)), ttlMs: soonest.ttlMs, expiresAt: soonest.expiresAt };
+    },
+  };
+}
+
+function indexesWhere<T>(answers: Array<NodeAnswer<T>>, test: (v: T) => boolean): number[] {
+  return answers.flatMap((a, i) => (a.ok && test(a.value) ? [i] : []));
+}
