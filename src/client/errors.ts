@@ -100,8 +100,11 @@ export class StoreUnavailableError extends HoldfastClientError {
   }
 }
 
-/** The service is not set up to serve (no API keys configured). */
+/** The service is not set up to serve (no API keys, a store configured wrong). */
 export class NotConfiguredError extends HoldfastClientError {}
+
+/** The service's store does not offer this lock kind (501: a quorum offers the mutex only). */
+export class NotSupportedError extends HoldfastClientError {}
 
 /** A bug in the service (500): `errorId` matches its log. */
 export class ServerError extends HoldfastClientError {
@@ -137,6 +140,8 @@ export function errorFromResponse(status: number, body: Record<string, unknown>,
       return new StoreUnavailableError(message, body);
     case "not_configured":
       return new NotConfiguredError(code, message, status, body);
+    case "not_supported":
+      return new NotSupportedError(code, message, status, body);
     case "fingerprint_mismatch":
       return new FingerprintMismatchError(code, message, status, body);
     case "unauthorized":

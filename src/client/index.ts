@@ -30,6 +30,7 @@ export {
   RateLimitedError,
   StoreUnavailableError,
   NotConfiguredError,
+  NotSupportedError,
   ServerError,
   UnreachableError,
 } from "./errors.js";

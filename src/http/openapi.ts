@@ -41,6 +41,7 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   422: ["FingerprintMismatch", "The idempotency key was used with another fingerprint."],
   429: ["RateLimited", "The namespace is over its request budget: retry after Retry-After (retryAfterMs)."],
   500: ["Internal", "A bug, never an outage: errorId is also in the Worker's log."],
+  501: ["NotSupported", "not_supported: the service runs on a quorum of Redis databases, which offers the mutex only."],
   503: ["Unavailable", "The store did not answer within its deadline; outcome says whether a write may have been applied."],
 };
 
@@ -191,6 +192,9 @@ const operations: Record<string, Record<string, Op>> = {
   },
 };
 
+/** Lock kinds other than the mutex answer 501 on a quorum of Redis databases. */
+const mutexOnlyOnQuorum = (path: string) => /^\/v1\/(rwlocks|semaphores|idempotency)\//.test(path);
+
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const json = (schema: object) => ({ "application/json": { schema } });
 
@@ -253,7 +257,10 @@ export function openApiDocument(origin: string) {
               [op.ok, ...(op.alsoOk ?? [])].map(([status, id]) => [String(status), { description: "ok", content: json(ref(id)) }]),
             ),
             ...Object.fromEntries(
-              [...op.errors, 500].map((status) => [String(status), { $ref: `#/components/responses/${ERROR_RESPONSES[status][0]}` }]),
+              [...op.errors, ...(mutexOnlyOnQuorum(path) ? [501] : []), 500].map((status) => [
+                String(status),
+                { $ref: `#/components/responses/${ERROR_RESPONSES[status][0]}` },
+              ]),
             ),
           },
         },

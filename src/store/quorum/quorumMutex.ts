@@ -57,7 +57,11 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
     await Promise.all(where.map((i) => nodes[i].mutex.mutexRelease(ref, { token, requestId: newRequestId() }).catch(() => undefined)));
   }
 
-  /** Makes `fence` the floor on every node, and the lock's fence where the token holds it; true once a majority of holders took it. */
+  /**
+   * Makes `fence` the floor on every node, and the lock's fence where the
+   * token holds it (never lowering either); true once a majority of the
+   * databases hold the lock with it.
+   */
   async function raiseFence(ref: LockRef, token: string, fence: number): Promise<boolean> {
     const k = mutexKeys(ref);
     const g = await gather(
@@ -126,7 +130,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
         const ttlMs = input.ttlMs ?? Math.min(...ok.map((r) => r.ttlMs));
         // An extension confirmed too late to be relied on is no extension.
         if (ttlMs - (now() - started) - driftMs(ttlMs) <= 0) return { status: "lost" };
-        return { status: "ok", ttlMs, expiresAt: started + ttlMs - driftMs(ttlMs), fence: Math.max(...ok.map((r) => r.fence)) };
+        return { status: "ok", ttlMs, expiresAt: started + ttlMs - driftMs(ttlMs), fence: leaseFence(ok) };
       }
       if (valuesOf(g.answers).filter((r) => r.status === "lost").length > n - majority) return { status: "lost" };
       throw noMajority("mutex heartbeat", g.answers, majority);
@@ -150,7 +154,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
         status: "ok",
         released,
         count: released ? 0 : Math.max(...ok.map((r) => r.count)),
-        fence: Math.max(...ok.map((r) => r.fence)),
+        fence: leaseFence(ok),
         watched: ok.some((r) => r.watched),
       };
       // A handoff stands when a majority handed to the same waiter; otherwise the
@@ -209,13 +213,30 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       const answered = valuesOf(g.answers);
       if (answered.length < majority) throw noMajority("mutex inspect", g.answers, majority);
       const held = answered.filter((s) => s.held);
-      const fences = answered.flatMap((s) => (s.fence === null ? [] : [s.fence]));
-      const fence = fences.length ? Math.max(...fences) : null;
-      if (held.length < majority) return { held: false, fence, count: 0, ttlMs: 0, expiresAt: null };
+      if (held.length < majority) {
+        const fences = answered.flatMap((s) => (s.fence === null ? [] : [s.fence]));
+        return { held: false, fence: fences.length ? Math.max(...fences) : null, count: 0, ttlMs: 0, expiresAt: null };
+      }
       const soonest = held.reduce((a, b) => (a.ttlMs <= b.ttlMs ? a : b));
-      return { held: true, fence, count: Math.max(...held.map((s) => s.count)), ttlMs: soonest.ttlMs, expiresAt: soonest.expiresAt };
+      return {
+        held: true,
+        fence: leaseFence(held as Array<{ fence: number }>),
+        count: Math.max(...held.map((s) => s.count)),
+        ttlMs: soonest.ttlMs,
+        expiresAt: soonest.expiresAt,
+      };
     },
   };
+}
+
+/**
+ * The lease's fence from a majority's answers: the smallest. A majority of
+ * the holding databases carry exactly the grant's fence (raise_fence.lua set
+ * it), any majority of answers includes one of them, and a database that
+ * granted too late for that step issued a larger one of its own.
+ */
+function leaseFence(answers: Array<{ fence: number }>): number {
+  return Math.min(...answers.map((a) => a.fence));
 }
 
 function indexesWhere<T>(answers: Array<NodeAnswer<T>>, test: (v: T) => boolean): number[] {
