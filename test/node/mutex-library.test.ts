@@ -1,5 +1,5 @@
 import { Redis } from "@upstash/redis";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { InternalError, InvalidInputError, LeaseLostError, LockedError, Mutex, RedisStore, StoreUnavailableError } from "holdfast";
 import { startLocalStack } from "../../tools/local-stack/stack.mjs";
 import type { LocalStack } from "../../tools/local-stack/stack.mjs";
@@ -62,6 +62,30 @@ describe("Mutex over @upstash/redis", () => {
     const name = unique("ns");
     await new Mutex(sharedRedis(), name, { namespace: "a" }).acquire({ ttlMs: 5000 });
     expect((await new Mutex(sharedRedis(), name, { namespace: "b" }).acquire({ ttlMs: 5000 })).count).toBe(1);
+  });
+});
+
+describe("fences keep rising when Redis lost its last fence and its clock went back", () => {
+  // The whole fault (Redis's clock moved back, with FLUSHALL) runs in `npm run chaos`; this shows
+  // the rule it relies on: the caller's clock is a floor for new fences, capped a day ahead of Redis's.
+  it("a caller's clock ahead of Redis's raises the next fence to it, and a clock days ahead no further than a day", async () => {
+    const redis = sharedRedis();
+    const lock = new Mutex(redis, unique("floor"));
+    const realNow = Date.now();
+    vi.useFakeTimers({ toFake: ["Date"], now: realNow + 3_600_000 });
+    try {
+      const g = await lock.acquire({ ttlMs: 5000 });
+      expect(g.fence).toBeGreaterThanOrEqual((realNow + 3_600_000) * 1000);
+      await lock.release(g.token);
+      await redis.del(`hf:{mx:default:${lock.name}}:fence`); // the last fence is lost
+      vi.setSystemTime(realNow + 3 * 86_400_000);
+      const h = await lock.acquire({ ttlMs: 5000 });
+      expect(h.fence).toBeGreaterThan(g.fence);
+      expect(h.fence).toBeLessThan((Date.now() - 2 * 86_400_000 + 60_000) * 1000); // Redis's now + 1 day, not the caller's 3
+      await lock.release(h.token);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

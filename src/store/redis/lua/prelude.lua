@@ -27,10 +27,22 @@ local function arg_one_of(i, name, allowed)
   bad_arg(name, 'must be one of ' .. table.concat(allowed, ', ') .. ', got ' .. tostring(v))
 end
 
--- Redis's clock, never the client's: milliseconds and microseconds.
+-- The caller's clock in microseconds: ScriptRunner appends it to every
+-- script's ARGV, and it is taken off here, so each script's own ARGV is as its
+-- header says. It is only ever a floor for fences (see redis_now).
+local caller_us = tonumber(table.remove(ARGV))
+if not caller_us or caller_us ~= math.floor(caller_us) or caller_us < 0 or caller_us > 9007199254740991 then
+  bad_arg("caller clock", "must be the caller's time in microseconds")
+end
+
+-- Redis's clock, never the client's, for leases: milliseconds. And a floor
+-- for new fences in microseconds: Redis's clock, or the caller's when that is
+-- ahead (by at most a day), so that fences keep rising when Redis lost its
+-- last fence AND its clock went back (see docs/guarantees.md).
 local function redis_now()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), tonumber(t[1]) * 1000000 + tonumber(t[2])
+  local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), math.max(now_us, math.min(caller_us, now_us + 86400000000))
 end
 
 -- Integers as strings, so large values survive JSON round trips exactly.
