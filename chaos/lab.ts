@@ -1,0 +1,87 @@
+/**
+ * Everything the faults act on: three redis-servers (A is the single Redis
+ * store; A, B and C the quorum), each behind a gateway and a fault proxy, and
+ * the Worker served by workerd twice (Redis store on A, Durable store), each
+ * restartable with its Durable Object storage kept on disk.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Redis } from "@upstash/redis";
+import { QuorumStore, RedisStore } from "../src/index";
+import { startWorkerServer, type WorkerServer } from "../tools/serve-worker/serve.mjs";
+import { type LockClient, libraryClient, workerClient } from "./lockClients";
+import { type RedisNode, startRedisNode } from "./redisNode";
+
+export const API_KEY = "chaos-suite-key-0123456789";
+/** The Redis store's and each quorum database's bound per call. */
+export const STORE_TIMEOUT_MS = 1000;
+
+export type TargetName = "Redis, library" | "Redis, Worker" | "Durable, Worker" | "quorum of 3, library";
+
+export interface RestartableWorker {
+  readonly url: string;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface Lab {
+  nodes: RedisNode[];
+  workers: { redis: RestartableWorker; durable: RestartableWorker };
+  client(target: TargetName): LockClient;
+  /** Every node up and answering, clocks true, proxies passing: the state each run starts from. */
+  heal(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const upstash = (node: RedisNode) => new Redis({ url: node.url, token: node.token, retry: { retries: 2, backoff: (n) => 25 * 2 ** n } });
+
+export async function startLab(): Promise<Lab> {
+  const nodes = await Promise.all(["a", "b", "c"].map((l) => startRedisNode(l)));
+  const vars = { API_KEYS: `chaos=${API_KEY}`, STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) };
+  const [redis, durable] = await Promise.all([
+    restartableWorker({ ...vars, UPSTASH_REDIS_REST_URL: nodes[0].url, UPSTASH_REDIS_REST_TOKEN: nodes[0].token }),
+    restartableWorker(vars),
+  ]);
+  const clients: Record<TargetName, () => LockClient> = {
+    "Redis, library": () => libraryClient(new RedisStore(upstash(nodes[0]), { timeoutMs: STORE_TIMEOUT_MS })),
+    "quorum of 3, library": () => libraryClient(new QuorumStore(nodes.map(upstash), { timeoutMs: STORE_TIMEOUT_MS / 2 })),
+    "Redis, Worker": () => workerClient(() => redis.url, API_KEY),
+    "Durable, Worker": () => workerClient(() => durable.url, API_KEY),
+  };
+  return {
+    nodes,
+    workers: { redis, durable },
+    client: (target) => clients[target](),
+    async heal() {
+      for (const n of nodes) {
+        n.resume();
+        n.shiftClock(0);
+        n.proxy.mode = { kind: "pass" };
+        if ((await n.command("PING").catch(() => undefined)) !== "PONG") await n.start();
+      }
+    },
+    async close() {
+      await Promise.all([redis.stop(), durable.stop()]);
+      await Promise.all(nodes.map((n) => n.close()));
+    },
+  };
+}
+
+async function restartableWorker(vars: Record<string, string>): Promise<RestartableWorker> {
+  const persistDir = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-chaos-worker-"));
+  let server: WorkerServer = await startWorkerServer({ vars, persistDir });
+  return {
+    get url() {
+      return server.url;
+    },
+    async restart() {
+      await server.stop();
+      server = await startWorkerServer({ vars, persistDir });
+    },
+    async stop() {
+      await server.stop();
+      fs.rmSync(persistDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The ways a client reaches a lock, behind one face for the workload: the
+ * library over a store (one Redis, or a quorum), and the Worker's HTTP API
+ * (on either of its stores). Each answer becomes an Outcome; nothing throws.
+ */
+import { LeaseLostError, LockedError, type LockStore, Mutex, StoreUnavailableError } from "../src/index";
+import type { Outcome } from "./history";
+
+export interface LockClient {
+  acquire(name: string, ttlMs: number, waitMs: number, signal?: AbortSignal): Promise<Outcome>;
+  heartbeat(name: string, token: string, ttlMs: number): Promise<Outcome>;
+  release(name: string, token: string): Promise<Outcome>;
+}
+
+/** No single request may take longer than this; past it the request counts as hung. */
+export const HUNG_MS = 10_000;
+
+export function libraryClient(store: LockStore): LockClient {
+  const locks = new Map<string, Mutex>();
+  const lock = (name: string) => locks.get(name) ?? locks.set(name, new Mutex(store, name)).get(name)!;
+  return {
+    acquire: (name, ttlMs, waitMs, signal) =>
+      bounded(async () => {
+        const g = await lock(name).acquire({ ttlMs, waitMs, signal });
+        return { kind: "granted", token: g.token, fence: g.fence, ttlMs: g.ttlMs, expiresAt: g.expiresAt };
+      }),
+    heartbeat: (name, token, ttlMs) =>
+      bounded(async () => {
+        const r = await lock(name).heartbeat(token, ttlMs);
+        return { kind: "ok", expiresAt: r.expiresAt, ttlMs: r.ttlMs };
+      }),
+    release: (name, token) =>
+      bounded(async () => {
+        await lock(name).release(token);
+        return { kind: "ok" };
+      }),
+  };
+}
+
+export function workerClient(baseUrl: () => string, apiKey: string): LockClient {
+  const post = (path: string, body: unknown, signal?: AbortSignal) =>
+    bounded(async () => {
+      const res = await fetch(`${baseUrl()}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal,
+      });
+      const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+      return { status: res.status, json };
+    });
+  const answer = (r: Outcome | { status: number; json: Record<string, unknown> }, ok: (json: Record<string, unknown>) => Outcome): Outcome => {
+    if ("kind" in r) return r;
+    if (r.status === 200) return ok(r.json);
+    if (r.json.error === "locked") return { kind: "busy" };
+    if (r.json.error === "lease_lost") return { kind: "lost" };
+    if (r.status === 503) return { kind: "unavailable" };
+    return { kind: "error", message: `${r.status} ${JSON.stringify(r.json).slice(0, 200)}` };
+  };
+  const path = (name: string, op: string) => `/v1/locks/${encodeURIComponent(name)}/${op}`;
+  return {
+    acquire: async (name, ttlMs, waitMs, signal) =>
+      answer(await post(path(name, "acquire"), { ttlMs, waitMs }, signal), (j) => ({
+        kind: "granted",
+        token: String(j.token),
+        fence: Number(j.fence),
+        ttlMs: Number(j.ttlMs),
+        expiresAt: Number(j.expiresAt),
+      })),
+    heartbeat: async (name, token, ttlMs) =>
+      answer(await post(path(name, "heartbeat"), { token, ttlMs }), (j) => ({ kind: "ok", expiresAt: Number(j.expiresAt), ttlMs: Number(j.ttlMs) })),
+    release: async (name, token) => answer(await post(path(name, "release"), { token }), () => ({ kind: "ok" })),
+  };
+}
+
+/** Runs one request, turning what it throws into an Outcome, and a request past HUNG_MS into "hung". */
+async function bounded<T>(call: () => Promise<T>): Promise<T | Outcome> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hung = new Promise<Outcome>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: "hung" }), HUNG_MS);
+  });
+  try {
+    return await Promise.race([call(), hung]);
+  } catch (err) {
+    if (err instanceof LockedError) return { kind: "busy" };
+    if (err instanceof LeaseLostError) return { kind: "lost" };
+    if (err instanceof StoreUnavailableError) return { kind: "unavailable" };
+    return { kind: "error", message: err instanceof Error ? `${err.name}: ${err.message}`.slice(0, 200) : String(err) };
+  } finally {
+    clearTimeout(timer);
+  }
+}

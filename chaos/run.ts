@@ -1,0 +1,151 @@
+/**
+ * npm run chaos: the fault suite. For each fault and each store it applies
+ * to, four clients take one lock over and over and write to a fenced
+ * resource while the fault is injected for real and then healed; a checker
+ * reads the history and prints a table per fault, and what we promise is
+ * checked:
+ * - under every fault: 0 writes accepted out of fence order, and fences that
+ *   never go backwards or repeat (data loss included);
+ * - without data loss: 0 overlapping holds (by the store's own expiresAt);
+ * - the fault's own promises (a quorum with one database down: no 503...).
+ * Exits 1 when one does not hold. Results also go to chaos/results/.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { check, type Report } from "./checker";
+import { FencedResource } from "./fencedResource";
+import { FAULTS, type FaultRun } from "./faults";
+import { History } from "./history";
+import { startLab, type TargetName } from "./lab";
+import { AFTER_MS, BEFORE_MS, CLIENTS, HOLD_MS, TTL_MS, WAIT_MS, WRITES_PER_HOLD } from "./settings";
+import { now, sleep } from "./time";
+import { runClients, runDisconnectingWaiters } from "./workload";
+
+interface Row {
+  fault: string;
+  target: TargetName;
+  dataLoss: boolean;
+  report: Report;
+  notes: string[];
+  failures: string[];
+}
+
+const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+
+async function main() {
+  const started = Date.now();
+  console.log(`holdfast fault suite: ${CLIENTS} clients per run, TTL ${TTL_MS} ms, holds of ${HOLD_MS} ms with ${WRITES_PER_HOLD} fenced writes and a heartbeat, waits up to ${WAIT_MS} ms`);
+  console.log("starting three redis-servers (append-only, fsync always, clock shim), their gateways and the Worker on both stores...");
+  const lab = await startLab();
+  const rows: Row[] = [];
+  try {
+    for (const fault of FAULTS) {
+      if (only && !fault.name.includes(only)) continue;
+      console.log(`\n## ${fault.name}${fault.dataLoss ? " (data loss)" : ""}\n`);
+      const faultRows: Row[] = [];
+      for (const target of fault.targets) {
+        await lab.heal();
+        const lockName = `chaos-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+        const run: FaultRun = { lab, pausing: false, disconnecting: false, notes: [], failures: [] };
+        const history = new History();
+        const resource = new FencedResource();
+        const client = lab.client(target);
+        const endAt = now() + BEFORE_MS + fault.lastsMs + AFTER_MS;
+        const done = () => now() >= endAt;
+        const workload = runClients(client, lockName, resource, history, {
+          clients: CLIENTS,
+          ttlMs: TTL_MS,
+          holdMs: HOLD_MS,
+          writesPerHold: WRITES_PER_HOLD,
+          waitMs: WAIT_MS,
+          pauseWhileHolding: (c) => (run.pausing && c === 0 ? 2.5 * TTL_MS : 0),
+        }, done);
+        await sleep(BEFORE_MS);
+        await fault.inject(run, target);
+        const waiters = run.disconnecting ? runDisconnectingWaiters(client, lockName, TTL_MS, () => !run.disconnecting) : undefined;
+        await sleep(fault.lastsMs);
+        await fault.heal(run, target, lockName);
+        await workload;
+        if (waiters) run.notes.push(`${await waiters} waiters hung up`);
+        const report = check(history, resource.log);
+        const failures = [...promisesBroken(report, fault.dataLoss), ...(fault.verify?.(report, run) ?? []), ...run.failures];
+        const row = { fault: fault.name, target, dataLoss: fault.dataLoss, report, notes: run.notes, failures };
+        faultRows.push(row);
+        rows.push(row);
+      }
+      console.log(table(faultRows));
+      for (const r of faultRows) {
+        for (const n of r.notes) console.log(`- ${r.target}: ${n}`);
+        for (const f of r.failures) console.log(`- ${r.target}: BROKEN: ${f}`);
+        if (r.report.firstError) console.log(`- ${r.target}: first error: ${r.report.firstError}`);
+      }
+    }
+  } finally {
+    await lab.close();
+  }
+  const broken = rows.filter((r) => r.failures.length);
+  const summary = `${rows.length} runs in ${Math.round((Date.now() - started) / 1000)} s; ${broken.length ? `${broken.length} broke a promise` : "every promise held"}`;
+  console.log(`\n${summary}`);
+  writeResults(rows, summary);
+  process.exit(broken.length ? 1 : 0);
+}
+
+/** What holds under every fault, and without data loss. */
+function promisesBroken(r: Report, dataLoss: boolean): string[] {
+  const out: string[] = [];
+  if (r.acceptedOutOfOrder) out.push(`${r.acceptedOutOfOrder} writes accepted out of fence order`);
+  if (r.fenceBackwards) out.push(`${r.fenceBackwards} fences went backwards`);
+  if (r.fenceRepeats) out.push(`${r.fenceRepeats} fences repeated`);
+  if (!dataLoss && r.overlaps) out.push(`${r.overlaps} overlapping holds without data loss`);
+  if (r.hung) out.push(`${r.hung} requests hung`);
+  if (r.grants === 0) out.push("no grant at all");
+  return out;
+}
+
+const HEADER = ["store, client", "grants", "overlaps (store time)", "overlaps (clients' view)", "fences back / repeated", "writes ok / refused", "out of order", "503s (p99 ms)", "other errors", "hung", "promises"];
+
+function table(rows: Row[]): string {
+  const cells = rows.map((r) => {
+    const x = r.report;
+    return [
+      r.target,
+      String(x.grants),
+      x.overlaps ? `${x.overlaps} (max ${Math.round(x.overlapMaxMs)} ms)` : "0",
+      x.clientOverlaps ? `${x.clientOverlaps} (max ${Math.round(x.clientOverlapMaxMs)} ms)` : "0",
+      `${x.fenceBackwards} / ${x.fenceRepeats}`,
+      `${x.writesAccepted} / ${x.writesRefused}`,
+      String(x.acceptedOutOfOrder),
+      x.unavailable ? `${x.unavailable} (${Math.round(x.unavailableP99Ms)})` : "0",
+      String(x.errors),
+      String(x.hung),
+      r.failures.length ? "BROKEN" : "held",
+    ];
+  });
+  const line = (c: string[]) => `| ${c.join(" | ")} |`;
+  return [line(HEADER), line(HEADER.map(() => "---")), ...cells.map(line)].join("\n");
+}
+
+function writeResults(rows: Row[], summary: string) {
+  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "latest.json"), JSON.stringify({ at: new Date().toISOString(), summary, rows }, null, 2));
+  const faults = [...new Set(rows.map((r) => r.fault))];
+  const md = [
+    `# holdfast fault suite (${new Date().toISOString()})`,
+    "",
+    summary,
+    "",
+    ...faults.flatMap((f) => {
+      const rs = rows.filter((r) => r.fault === f);
+      return [`## ${f}${rs[0].dataLoss ? " (data loss)" : ""}`, "", table(rs), "", ...rs.flatMap((r) => [...r.notes, ...r.failures.map((x) => `BROKEN: ${x}`)].map((n) => `- ${r.target}: ${n}`)), ""];
+    }),
+  ].join("\n");
+  fs.writeFileSync(path.join(dir, "latest.md"), md);
+  console.log(`results: ${path.relative(process.cwd(), path.join(dir, "latest.md"))} and latest.json`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(2);
+});
