@@ -21,6 +21,8 @@ import type { History, Op, Outcome } from "./history";
 
 export interface Report {
   grants: number;
+  /** The longest time between two grants coming back: how long the lock stood still. */
+  longestGapMs: number;
   overlaps: number;
   overlapMaxMs: number;
   clientOverlaps: number;
@@ -94,8 +96,11 @@ export function check(history: History, writes: Write[]): Report {
   const failed = (kind: Outcome["kind"]) => history.ops.filter((o) => o.outcome.kind === kind);
   const unavailable = failed("unavailable");
   const errors = failed("error");
+  const grantTimes = holds.map((h) => h.grantedAt).sort((a, b) => a - b);
+  const longestGapMs = grantTimes.reduce((gap, t, i) => (i ? Math.max(gap, t - grantTimes[i - 1]) : gap), 0);
   return {
     grants: holds.length,
+    longestGapMs,
     overlaps,
     overlapMaxMs,
     clientOverlaps,

@@ -52,7 +52,24 @@ export async function startRedisNode(label: string): Promise<RedisNode> {
   const launch = async () => {
     child = spawn(
       bin,
-      ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", dataDir, "--protected-mode", "no", "--logfile", path.join(dir, "redis.log")],
+      [
+        "--port",
+        String(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--dir",
+        dataDir,
+        "--protected-mode",
+        "no",
+        "--logfile",
+        path.join(dir, "redis.log"),
+      ],
       { stdio: "ignore", env: { ...process.env, LD_PRELOAD: shim, HOLDFAST_CLOCK_OFFSET_FILE: clock.file } },
     );
     const deadline = Date.now() + 10_000;

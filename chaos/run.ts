@@ -35,7 +35,9 @@ const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".
 
 async function main() {
   const started = Date.now();
-  console.log(`holdfast fault suite: ${CLIENTS} clients per run, TTL ${TTL_MS} ms, holds of ${HOLD_MS} ms with ${WRITES_PER_HOLD} fenced writes and a heartbeat, waits up to ${WAIT_MS} ms`);
+  console.log(
+    `holdfast fault suite: ${CLIENTS} clients per run, TTL ${TTL_MS} ms, holds of ${HOLD_MS} ms with ${WRITES_PER_HOLD} fenced writes and a heartbeat, waits up to ${WAIT_MS} ms`,
+  );
   console.log("starting three redis-servers (append-only, fsync always, clock shim), their gateways and the Worker on both stores...");
   const lab = await startLab();
   const rows: Row[] = [];
@@ -53,14 +55,21 @@ async function main() {
         const client = lab.client(target);
         const endAt = now() + BEFORE_MS + fault.lastsMs + AFTER_MS;
         const done = () => now() >= endAt;
-        const workload = runClients(client, lockName, resource, history, {
-          clients: CLIENTS,
-          ttlMs: TTL_MS,
-          holdMs: HOLD_MS,
-          writesPerHold: WRITES_PER_HOLD,
-          waitMs: WAIT_MS,
-          pauseWhileHolding: (c) => (run.pausing && c === 0 ? 2.5 * TTL_MS : 0),
-        }, done);
+        const workload = runClients(
+          client,
+          lockName,
+          resource,
+          history,
+          {
+            clients: CLIENTS,
+            ttlMs: TTL_MS,
+            holdMs: HOLD_MS,
+            writesPerHold: WRITES_PER_HOLD,
+            waitMs: WAIT_MS,
+            pauseWhileHolding: (c) => (run.pausing && c === 0 ? 2.5 * TTL_MS : 0),
+          },
+          done,
+        );
         await sleep(BEFORE_MS);
         await fault.inject(run, target);
         const waiters = run.disconnecting ? runDisconnectingWaiters(client, lockName, TTL_MS, () => !run.disconnecting) : undefined;
@@ -103,7 +112,20 @@ function promisesBroken(r: Report, dataLoss: boolean): string[] {
   return out;
 }
 
-const HEADER = ["store, client", "grants", "overlaps (store time)", "overlaps (clients' view)", "fences back / repeated", "writes ok / refused", "out of order", "503s (p99 ms)", "other errors", "hung", "promises"];
+const HEADER = [
+  "store, client",
+  "grants",
+  "longest gap ms",
+  "overlaps (store time)",
+  "overlaps (clients' view)",
+  "fences back / repeated",
+  "writes ok / refused",
+  "out of order",
+  "503s (p99 ms)",
+  "other errors",
+  "hung",
+  "promises",
+];
 
 function table(rows: Row[]): string {
   const cells = rows.map((r) => {
@@ -111,6 +133,7 @@ function table(rows: Row[]): string {
     return [
       r.target,
       String(x.grants),
+      String(Math.round(x.longestGapMs)),
       x.overlaps ? `${x.overlaps} (max ${Math.round(x.overlapMaxMs)} ms)` : "0",
       x.clientOverlaps ? `${x.clientOverlaps} (max ${Math.round(x.clientOverlapMaxMs)} ms)` : "0",
       `${x.fenceBackwards} / ${x.fenceRepeats}`,
@@ -138,7 +161,14 @@ function writeResults(rows: Row[], summary: string) {
     "",
     ...faults.flatMap((f) => {
       const rs = rows.filter((r) => r.fault === f);
-      return [`## ${f}${rs[0].dataLoss ? " (data loss)" : ""}`, "", table(rs), "", ...rs.flatMap((r) => [...r.notes, ...r.failures.map((x) => `BROKEN: ${x}`)].map((n) => `- ${r.target}: ${n}`)), ""];
+      return [
+        `## ${f}${rs[0].dataLoss ? " (data loss)" : ""}`,
+        "",
+        table(rs),
+        "",
+        ...rs.flatMap((r) => [...r.notes, ...r.failures.map((x) => `BROKEN: ${x}`)].map((n) => `- ${r.target}: ${n}`)),
+        "",
+      ];
     }),
   ].join("\n");
   fs.writeFileSync(path.join(dir, "latest.md"), md);

@@ -20,7 +20,14 @@ export interface WorkloadOptions {
   pauseWhileHolding?: (client: number) => number;
 }
 
-export async function runClients(lock: LockClient, name: string, resource: FencedResource, history: History, options: WorkloadOptions, until: () => boolean): Promise<void> {
+export async function runClients(
+  lock: LockClient,
+  name: string,
+  resource: FencedResource,
+  history: History,
+  options: WorkloadOptions,
+  until: () => boolean,
+): Promise<void> {
   const call = async (client: number, op: "acquire" | "heartbeat" | "release", token: string | undefined, run: () => Promise<Outcome>) => {
     const invokedAt = now();
     const outcome = await run();
@@ -39,7 +46,8 @@ export async function runClients(lock: LockClient, name: string, resource: Fence
       const step = options.holdMs / options.writesPerHold;
       for (let w = 0; w < options.writesPerHold; w++) {
         resource.write(client, got.fence, now());
-        if (w === Math.floor(options.writesPerHold / 2)) await call(client, "heartbeat", got.token, () => lock.heartbeat(name, got.token, options.ttlMs));
+        if (w === Math.floor(options.writesPerHold / 2))
+          await call(client, "heartbeat", got.token, () => lock.heartbeat(name, got.token, options.ttlMs));
         await sleep(step);
       }
       const pause = options.pauseWhileHolding?.(client) ?? 0;

@@ -19,7 +19,10 @@ export function clockShiftLibrary(): string {
   if (!hasCompiler()) {
     if (process.getuid?.() !== 0) throw new Error("the chaos suite needs a C compiler for its clock shim: apt-get install -y gcc");
     console.warn("gcc not found; installing it with apt-get (running as root)");
-    execFileSync("sh", ["-c", "apt-get update && apt-get install -y gcc libc6-dev"], { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } });
+    execFileSync("sh", ["-c", "apt-get update && apt-get install -y gcc libc6-dev"], {
+      stdio: "inherit",
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
   }
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-clockshift-")), "clockshift.so");
   execFileSync("cc", ["-shared", "-fPIC", "-O2", "-o", out, SOURCE]);
