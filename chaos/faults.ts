@@ -101,16 +101,24 @@ export const FAULTS: Fault[] = [
     targets: REDIS,
     dataLoss: false,
     lastsMs: 2000,
-    inject: async ({ lab }) => void (lab.nodes[0].proxy.mode = { kind: "error", status: 502 }),
-    heal: async ({ lab }) => void (lab.nodes[0].proxy.mode = { kind: "pass" }),
+    inject: async ({ lab }) => {
+      lab.nodes[0].proxy.mode = { kind: "error", status: 502 };
+    },
+    heal: async ({ lab }) => {
+      lab.nodes[0].proxy.mode = { kind: "pass" };
+    },
   },
   {
     name: "the gateway answers slowly (1.5 s, past the store deadline) for 3 s",
     targets: ["Redis, library"],
     dataLoss: false,
     lastsMs: 3000,
-    inject: async ({ lab }) => void (lab.nodes[0].proxy.mode = { kind: "slow", delayMs: 1500 }),
-    heal: async ({ lab }) => void (lab.nodes[0].proxy.mode = { kind: "pass" }),
+    inject: async ({ lab }) => {
+      lab.nodes[0].proxy.mode = { kind: "slow", delayMs: 1500 };
+    },
+    heal: async ({ lab }) => {
+      lab.nodes[0].proxy.mode = { kind: "pass" };
+    },
   },
   {
     name: "quorum: one of three databases down for 4 s",
@@ -180,8 +188,12 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, library", "Durable, Worker", "quorum of 3, library"],
     dataLoss: false,
     lastsMs: 4000,
-    inject: async (run) => void (run.pausing = true),
-    heal: async (run) => void (run.pausing = false),
+    inject: async (run) => {
+      run.pausing = true;
+    },
+    heal: async (run) => {
+      run.pausing = false;
+    },
     verify: (r) => (r.writesRefused === 0 ? ["no stale write was refused: the pauses did not happen?"] : []),
   },
   {
@@ -189,7 +201,11 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, Worker", "Durable, Worker"],
     dataLoss: false,
     lastsMs: 4000,
-    inject: async (run) => void (run.disconnecting = true),
-    heal: async (run) => void (run.disconnecting = false),
+    inject: async (run) => {
+      run.disconnecting = true;
+    },
+    heal: async (run) => {
+      run.disconnecting = false;
+    },
   },
 ];
