@@ -21,7 +21,7 @@ import type { History, Op, Outcome } from "./history";
 
 export interface Report {
   grants: number;
-  /** The longest time between two grants coming back: how long the lock stood still. */
+  /** The longest time between two grants coming back (or the run's start or end): how long the lock stood still. */
   longestGapMs: number;
   overlaps: number;
   overlapMaxMs: number;
@@ -54,7 +54,8 @@ interface Hold {
   releaseAskedAt: number;
 }
 
-export function check(history: History, writes: Write[]): Report {
+/** `window`: the run's start and end (suite time), so a lock that stood still until the end counts too. */
+export function check(history: History, writes: Write[], window?: { start: number; end: number }): Report {
   const holds = holdsOf(history.ops);
   let overlaps = 0;
   let overlapMaxMs = 0;
@@ -96,7 +97,7 @@ export function check(history: History, writes: Write[]): Report {
   const failed = (kind: Outcome["kind"]) => history.ops.filter((o) => o.outcome.kind === kind);
   const unavailable = failed("unavailable");
   const errors = failed("error");
-  const grantTimes = holds.map((h) => h.grantedAt).sort((a, b) => a - b);
+  const grantTimes = [...(window ? [window.start] : []), ...holds.map((h) => h.grantedAt).sort((a, b) => a - b), ...(window ? [window.end] : [])];
   const longestGapMs = grantTimes.reduce((gap, t, i) => (i ? Math.max(gap, t - grantTimes[i - 1]) : gap), 0);
   return {
     grants: holds.length,

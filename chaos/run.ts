@@ -53,7 +53,8 @@ async function main() {
         const history = new History();
         const resource = new FencedResource();
         const client = lab.client(target);
-        const endAt = now() + BEFORE_MS + fault.lastsMs + AFTER_MS;
+        const startAt = now();
+        const endAt = startAt + BEFORE_MS + fault.lastsMs + AFTER_MS;
         const done = () => now() >= endAt;
         const workload = runClients(
           client,
@@ -77,7 +78,7 @@ async function main() {
         await fault.heal(run, target, lockName);
         await workload;
         if (waiters) run.notes.push(`${await waiters} waiters hung up`);
-        const report = check(history, resource.log);
+        const report = check(history, resource.log, { start: startAt, end: Math.max(now(), endAt) });
         const failures = [...promisesBroken(report, fault.dataLoss), ...(fault.verify?.(report, run) ?? []), ...run.failures];
         const row = { fault: fault.name, target, dataLoss: fault.dataLoss, report, notes: run.notes, failures };
         faultRows.push(row);
