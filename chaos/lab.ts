@@ -10,6 +10,7 @@ import path from "node:path";
 import { Redis } from "@upstash/redis";
 import { QuorumStore, RedisStore } from "../src/index";
 import { startWorkerServer, type WorkerServer } from "../tools/serve-worker/serve.mjs";
+import { type IdempotencyClient, libraryIdempotency, workerIdempotency } from "./idempotencyClients";
 import { type LockClient, libraryClient, workerClient } from "./lockClients";
 import { type RedisNode, startRedisNode } from "./redisNode";
 
@@ -29,6 +30,8 @@ export interface Lab {
   nodes: RedisNode[];
   workers: { redis: RestartableWorker; durable: RestartableWorker };
   client(target: TargetName): LockClient;
+  /** Idempotency keys on the target's store; none on the quorum (mutex only). */
+  idempotency(target: TargetName): IdempotencyClient | undefined;
   /** Every node up and answering, clocks true, proxies passing: the state each run starts from. */
   heal(): Promise<void>;
   close(): Promise<void>;
@@ -49,10 +52,17 @@ export async function startLab(): Promise<Lab> {
     "Redis, Worker": () => workerClient(() => redis.url, API_KEY),
     "Durable, Worker": () => workerClient(() => durable.url, API_KEY),
   };
+  const idempotency: Record<TargetName, () => IdempotencyClient | undefined> = {
+    "Redis, library": () => libraryIdempotency(new RedisStore(upstash(nodes[0]), { timeoutMs: STORE_TIMEOUT_MS })),
+    "quorum of 3, library": () => undefined,
+    "Redis, Worker": () => workerIdempotency(() => redis.url, API_KEY),
+    "Durable, Worker": () => workerIdempotency(() => durable.url, API_KEY),
+  };
   return {
     nodes,
     workers: { redis, durable },
     client: (target) => clients[target](),
+    idempotency: (target) => idempotency[target](),
     async heal() {
       for (const n of nodes) {
         n.resume();

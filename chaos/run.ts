@@ -17,6 +17,7 @@ import { check, type Report } from "./checker";
 import { FencedResource } from "./fencedResource";
 import { FAULTS, type FaultRun } from "./faults";
 import { History } from "./history";
+import { checkDeliveries, type IdempotencyReport, runDeliveries } from "./idempotencyWorkload";
 import { startLab, type TargetName } from "./lab";
 import { AFTER_MS, BEFORE_MS, CLIENTS, HOLD_MS, TTL_MS, WAIT_MS, WRITES_PER_HOLD } from "./settings";
 import { now, sleep } from "./time";
@@ -27,6 +28,8 @@ interface Row {
   target: TargetName;
   dataLoss: boolean;
   report: Report;
+  /** The webhook deliveries on the same store (none on the quorum). */
+  deliveries?: IdempotencyReport;
   notes: string[];
   failures: string[];
 }
@@ -71,6 +74,8 @@ async function main() {
           },
           done,
         );
+        const idem = lab.idempotency(target);
+        const deliveries = idem ? runDeliveries(idem, `${lockName}-key`, 2, TTL_MS, done) : undefined;
         await sleep(BEFORE_MS);
         await fault.inject(run, target);
         const waiters = run.disconnecting ? runDisconnectingWaiters(client, lockName, TTL_MS, () => !run.disconnecting) : undefined;
@@ -79,8 +84,14 @@ async function main() {
         await workload;
         if (waiters) run.notes.push(`${await waiters} waiters hung up`);
         const report = check(history, resource.log, { start: startAt, end: Math.max(now(), endAt) });
-        const failures = [...promisesBroken(report, fault.dataLoss), ...(fault.verify?.(report, run) ?? []), ...run.failures];
-        const row = { fault: fault.name, target, dataLoss: fault.dataLoss, report, notes: run.notes, failures };
+        const delivered = deliveries ? checkDeliveries(await deliveries) : undefined;
+        const failures = [
+          ...promisesBroken(report, fault.dataLoss),
+          ...(delivered && !fault.dataLoss ? deliveriesBroken(delivered) : []),
+          ...(fault.verify?.(report, run) ?? []),
+          ...run.failures,
+        ];
+        const row = { fault: fault.name, target, dataLoss: fault.dataLoss, report, deliveries: delivered, notes: run.notes, failures };
         faultRows.push(row);
         rows.push(row);
       }
@@ -110,6 +121,14 @@ function promisesBroken(r: Report, dataLoss: boolean): string[] {
   if (!dataLoss && r.overlaps) out.push(`${r.overlaps} overlapping holds without data loss`);
   if (r.hung) out.push(`${r.hung} requests hung`);
   if (r.grants === 0) out.push("no grant at all");
+  return out;
+}
+
+/** Without data loss, an idempotency key never loses its result and never replays another one. */
+function deliveriesBroken(d: IdempotencyReport): string[] {
+  const out: string[] = [];
+  if (d.lostResults) out.push(`${d.lostResults} idempotency results lost (work done again)`);
+  if (d.wrongReplays) out.push(`${d.wrongReplays} replays answered another result`);
   return out;
 }
 
@@ -143,6 +162,9 @@ function table(rows: Row[]): string {
       x.unavailable ? `${x.unavailable} (${Math.round(x.unavailableP99Ms)})` : "0",
       String(x.errors),
       String(x.hung),
+      r.deliveries
+        ? `${r.deliveries.completed} / ${r.deliveries.replays} / ${r.deliveries.lostResults} / ${r.deliveries.wrongReplays}`
+        : "(mutex only)",
       r.failures.length ? "BROKEN" : "held",
     ];
   });

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { check } from "../../chaos/checker";
 import { FencedResource } from "../../chaos/fencedResource";
 import { History, type Op } from "../../chaos/history";
+import { checkDeliveries, type IdempotencyEvent } from "../../chaos/idempotencyWorkload";
 
 const grant = (client: number, token: string, fence: number, invokedAt: number, completedAt: number, storeStart: number): Op => ({
   client,
@@ -68,5 +69,37 @@ describe("the fault suite's checker", () => {
       { client: 1, fence: 9, at: 2, accepted: true },
     ];
     expect(check(new History(), unfenced).acceptedOutOfOrder).toBe(1);
+  });
+});
+
+describe("the fault suite's idempotency check", () => {
+  const ev = (op: "begin" | "complete", invokedAt: number, outcome: IdempotencyEvent["outcome"], result?: string): IdempotencyEvent => ({
+    key: "k",
+    client: 0,
+    op,
+    invokedAt,
+    completedAt: invokedAt + 5,
+    outcome,
+    result,
+  });
+
+  it("a key started again after its result was stored is a lost result; a replay of another result is a wrong one", () => {
+    const lost = checkDeliveries([
+      ev("begin", 0, { kind: "started", token: "t1" }),
+      ev("complete", 40, { kind: "ok" }, "first"),
+      ev("begin", 100, { kind: "completed", response: { result: "first" } }),
+      ev("begin", 200, { kind: "started", token: "t2" }),
+      ev("begin", 300, { kind: "completed", response: { result: "second" } }),
+    ]);
+    expect(lost).toEqual({ completed: 1, replays: 2, lostResults: 1, wrongReplays: 1 });
+  });
+
+  it("a begin sent before the result was stored may start the work (it is not a loss)", () => {
+    const ok = checkDeliveries([
+      ev("begin", 0, { kind: "started", token: "t1" }),
+      ev("begin", 10, { kind: "busy" }),
+      ev("complete", 40, { kind: "ok" }, "first"),
+    ]);
+    expect(ok.lostResults).toBe(0);
   });
 });
