@@ -52,15 +52,15 @@ export async function runDeliveries(
 export interface IdempotencyReport {
   completed: number;
   replays: number;
-  /** Work started again on a key after a complete of it had been answered ok. */
+  /** Keys whose work started again after a complete of it had been answered ok. */
   lostResults: number;
-  /** A replay whose result is not the one the key's accepted complete stored. */
+  /** Keys that replayed a result other than the one their accepted complete stored. */
   wrongReplays: number;
 }
 
 export function checkDeliveries(events: IdempotencyEvent[]): IdempotencyReport {
-  let lostResults = 0;
-  let wrongReplays = 0;
+  const lost = new Set<string>();
+  const wrong = new Set<string>();
   const stored = new Map<string, { result: string; at: number }>();
   for (const e of [...events].sort((a, b) => a.completedAt - b.completedAt)) {
     if (e.op === "complete" && e.outcome.kind === "ok" && e.result && !stored.has(e.key)) stored.set(e.key, { result: e.result, at: e.completedAt });
@@ -69,16 +69,16 @@ export function checkDeliveries(events: IdempotencyEvent[]): IdempotencyReport {
     const s = stored.get(e.key);
     if (!s || e.op !== "begin") continue;
     // Asked for after the result was stored, and told to do the work again: the result was lost.
-    if (e.outcome.kind === "started" && e.invokedAt > s.at) lostResults++;
+    if (e.outcome.kind === "started" && e.invokedAt > s.at) lost.add(e.key);
     if (e.outcome.kind === "completed" && e.invokedAt > s.at) {
       const got = (e.outcome.response as { result?: string } | null)?.result;
-      if (got !== s.result) wrongReplays++;
+      if (got !== s.result) wrong.add(e.key);
     }
   }
   return {
     completed: events.filter((e) => e.op === "complete" && e.outcome.kind === "ok").length,
     replays: events.filter((e) => e.op === "begin" && e.outcome.kind === "completed").length,
-    lostResults,
-    wrongReplays,
+    lostResults: lost.size,
+    wrongReplays: wrong.size,
   };
 }

@@ -127,8 +127,8 @@ function promisesBroken(r: Report, dataLoss: boolean): string[] {
 /** Without data loss, an idempotency key never loses its result and never replays another one. */
 function deliveriesBroken(d: IdempotencyReport): string[] {
   const out: string[] = [];
-  if (d.lostResults) out.push(`${d.lostResults} idempotency results lost (work done again)`);
-  if (d.wrongReplays) out.push(`${d.wrongReplays} replays answered another result`);
+  if (d.lostResults) out.push(`${d.lostResults} idempotency keys lost their result (work done again)`);
+  if (d.wrongReplays) out.push(`${d.wrongReplays} idempotency keys replayed another result`);
   return out;
 }
 
