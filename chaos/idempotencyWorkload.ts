@@ -50,6 +50,8 @@ export async function runDeliveries(
 }
 
 export interface IdempotencyReport {
+  /** Keys the clients used. */
+  keys: number;
   completed: number;
   replays: number;
   /** Keys whose work started again after a complete of it had been answered ok. */
@@ -76,6 +78,7 @@ export function checkDeliveries(events: IdempotencyEvent[]): IdempotencyReport {
     }
   }
   return {
+    keys: new Set(events.map((e) => e.key)).size,
     completed: events.filter((e) => e.op === "complete" && e.outcome.kind === "ok").length,
     replays: events.filter((e) => e.op === "begin" && e.outcome.kind === "completed").length,
     lostResults: lost.size,

@@ -56,6 +56,7 @@ async function main() {
         const history = new History();
         const resource = new FencedResource();
         const client = lab.client(target);
+        let pausedUntil = 0;
         const startAt = now();
         const endAt = startAt + BEFORE_MS + fault.lastsMs + AFTER_MS;
         const done = () => now() >= endAt;
@@ -70,7 +71,12 @@ async function main() {
             holdMs: HOLD_MS,
             writesPerHold: WRITES_PER_HOLD,
             waitMs: WAIT_MS,
-            pauseWhileHolding: (c) => (run.pausing && c === 0 ? 2.5 * TTL_MS : 0),
+            // While the fault lasts, whichever holder comes next pauses, one at a time.
+            pauseWhileHolding: () => {
+              if (!run.pausing || now() < pausedUntil) return 0;
+              pausedUntil = now() + 2.5 * TTL_MS;
+              return 2.5 * TTL_MS;
+            },
           },
           done,
         );
@@ -195,7 +201,59 @@ function writeResults(rows: Row[], summary: string) {
     }),
   ].join("\n");
   fs.writeFileSync(path.join(dir, "latest.md"), md);
+  fs.writeFileSync(path.join(dir, "latest-one-table.md"), oneTable(rows, summary));
   console.log(`results: ${path.relative(process.cwd(), path.join(dir, "latest.md"))} and latest.json`);
+}
+
+/** Every run in one table, as docs/guarantees.md shows them. */
+function oneTable(rows: Row[], summary: string): string {
+  const header = [
+    "fault",
+    "store, client",
+    "grants",
+    "longest gap ms",
+    "overlaps (store time)",
+    "overlaps (clients' view)",
+    "fences back / repeated",
+    "writes ok / refused",
+    "accepted out of order",
+    "503s (p99 ms)",
+    "other errors",
+    "hung",
+    "idempotency keys: lost result / replayed another",
+  ];
+  const line = (c: string[]) => `| ${c.join(" | ")} |`;
+  const overlap = (n: number, max: number) => (n ? `${n} (${Math.round(max)} ms)` : "0");
+  const body = rows.map((r, i) => {
+    const x = r.report;
+    const fault = `${r.fault}${r.dataLoss ? " **(data loss)**" : ""}`;
+    return line([
+      i > 0 && rows[i - 1].fault === r.fault ? "" : fault,
+      r.target,
+      String(x.grants),
+      String(Math.round(x.longestGapMs)),
+      overlap(x.overlaps, x.overlapMaxMs),
+      overlap(x.clientOverlaps, x.clientOverlapMaxMs),
+      `${x.fenceBackwards} / ${x.fenceRepeats}`,
+      `${x.writesAccepted} / ${x.writesRefused}`,
+      String(x.acceptedOutOfOrder),
+      x.unavailable ? `${x.unavailable} (${Math.round(x.unavailableP99Ms)})` : "0",
+      String(x.errors),
+      String(x.hung),
+      r.deliveries ? `${r.deliveries.lostResults} / ${r.deliveries.wrongReplays} of ${r.deliveries.keys}` : "(mutex only)",
+    ]);
+  });
+  const notes = rows.flatMap((r) => [...r.notes, ...r.failures.map((f) => `BROKEN: ${f}`)].map((n) => `- ${r.fault}, ${r.target}: ${n}`));
+  return [
+    line(header),
+    line(header.map(() => "---")),
+    ...body,
+    "",
+    `${summary} (\`npm run chaos\`, ${new Date().toISOString().slice(0, 10)}).`,
+    "",
+    ...notes,
+    "",
+  ].join("\n");
 }
 
 main().catch((err) => {

@@ -91,7 +91,7 @@ describe("the fault suite's idempotency check", () => {
       ev("begin", 200, { kind: "started", token: "t2" }),
       ev("begin", 300, { kind: "completed", response: { result: "second" } }),
     ]);
-    expect(lost).toEqual({ completed: 1, replays: 2, lostResults: 1, wrongReplays: 1 });
+    expect(lost).toEqual({ keys: 1, completed: 1, replays: 2, lostResults: 1, wrongReplays: 1 });
   });
 
   it("a begin sent before the result was stored may start the work (it is not a loss)", () => {
