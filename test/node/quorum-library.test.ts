@@ -58,9 +58,9 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     const a = await lock.acquire({ ttlMs: 5000 });
     const states = await Promise.all([0, 1, 2].map((i) => node(i).mutexInspect(ref(name))));
     expect(states.every((s) => s.held)).toBe(true);
-    // A majority carries the grant's fence; a database that answered after the decision may carry a larger one of its own.
-    expect(states.filter((s) => s.fence === a.fence).length).toBeGreaterThanOrEqual(2);
-    expect(states.every((s) => (s.fence ?? 0) >= a.fence)).toBe(true);
+    // A majority carries the grant's fence as the agreed one; each database's own is never above it, unless it answered after the decision.
+    expect(states.filter((s) => s.quorumFence === a.fence).length).toBeGreaterThanOrEqual(2);
+    expect(states.every((s) => s.quorumFence === undefined || s.quorumFence === a.fence)).toBe(true);
     await expect(lock.acquire({ ttlMs: 5000 })).rejects.toBeInstanceOf(LockedError);
     expect((await lock.heartbeat(a.token)).fence).toBe(a.fence);
     expect((await lock.release(a.token)).released).toBe(true);
@@ -158,6 +158,74 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     expect((await lock.acquire({ ttlMs: 5000, token: g.token })).count).toBe(2);
     expect(await lock.release(g.token)).toMatchObject({ released: false, count: 1 });
     expect(await lock.release(g.token)).toMatchObject({ released: true });
+    expect((await lock.inspect()).held).toBe(false);
+  });
+
+  it("a retried acquire that finds its older grant on a majority promises no more than that grant's own expiry", async () => {
+    const name = unique("q-retry-old");
+    const token = "hf_retried-acquire-token";
+    const input = { token, mode: "new" as const, ttlMs: 3000, requestId: "rq_first", watch: false };
+    // The first try reached databases 0 and 1 (its answer was lost); the retry comes 1.5 s later.
+    for (const i of [0, 1]) await node(i).mutexAcquire(ref(name), input);
+    await new Promise((r) => setTimeout(r, 1500));
+    const r = await quorum().mutexAcquire(ref(name), { ...input, requestId: "rq_retry" });
+    expect(r.status).toBe("granted");
+    const held = await Promise.all([0, 1].map((i) => node(i).mutexInspect(ref(name))));
+    const soonest = Math.min(...held.map((s) => s.expiresAt ?? 0));
+    if (r.status === "granted") expect(r.grant.expiresAt).toBeLessThanOrEqual(soonest);
+  });
+
+  it("heartbeat, release and inspect report the grant's fence, not one a late database issued on its own", async () => {
+    const name = unique("q-late-fence");
+    // Databases 0 and 1 issue fences an hour ahead (as clocks running ahead would), so the grant's fence is large.
+    for (const i of [0, 1])
+      await new Redis({ url: stacks[i].url, token: stacks[i].token }).set(`hf:{mx:default:${name}}:fence`, String(Date.now() * 1000 + 3_600_000_000));
+    await stacks[2].redis.stop();
+    const lock = new Mutex(quorum(), name);
+    const g = await lock.acquire({ ttlMs: 5000 });
+    // Database 2 comes back empty and grants the same token late, with a smaller fence of its own.
+    await stacks[2].redis.restart();
+    await node(2).mutexAcquire(ref(name), { token: g.token, mode: "new", ttlMs: 5000, requestId: "rq_late", watch: false });
+    expect((await node(2).mutexInspect(ref(name))).fence).toBeLessThan(g.fence);
+    // Now the answers come from database 1 (agreed fence) and database 2 (its own, smaller).
+    await stacks[0].redis.stop();
+    expect((await lock.heartbeat(g.token)).fence).toBe(g.fence);
+    expect((await lock.inspect()).fence).toBe(g.fence);
+    expect(await lock.release(g.token)).toMatchObject({ released: true, fence: g.fence });
+  });
+
+  it("a re-entry that reaches only one database is an unknown outcome, not given back; its retry counts once everywhere", async () => {
+    const name = unique("q-reenter-partial");
+    const q = quorum();
+    const lock = new Mutex(q, name);
+    const g = await lock.acquire({ ttlMs: 10_000 });
+    const reenter = { token: g.token, mode: "reenter" as const, ttlMs: 10_000, requestId: "rq_reenter-once", watch: false };
+    stacks[1].redis.pause();
+    stacks[2].redis.pause();
+    const err = await q.mutexAcquire(ref(name), reenter).catch((e) => e);
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect(err.outcome).toBe("unknown");
+    stacks[1].redis.resume();
+    stacks[2].redis.resume();
+    const again = await q.mutexAcquire(ref(name), reenter);
+    expect(again).toMatchObject({ status: "granted", grant: { count: 2, fence: g.fence } });
+    const counts = await Promise.all([0, 1, 2].map(async (i) => (await node(i).mutexInspect(ref(name))).count));
+    expect(counts).toEqual([2, 2, 2]);
+    expect(await lock.release(g.token)).toMatchObject({ released: false, count: 1 });
+    expect(await lock.release(g.token)).toMatchObject({ released: true });
+  });
+
+  it("a release is free for others when a majority freed it, whichever databases answer first", async () => {
+    const name = unique("q-levels");
+    const lock = new Mutex(quorum(), name);
+    const g = await lock.acquire({ ttlMs: 5000 });
+    // Levels apart after a partial failure: database 0 holds two levels, databases 1 and 2 one.
+    await node(0).mutexAcquire(ref(name), { token: g.token, mode: "reenter", ttlMs: 5000, requestId: "rq_level", watch: false });
+    stacks[1].redis.pause(); // database 0 answers first: not freed there
+    const releasing = lock.release(g.token);
+    await new Promise((r) => setTimeout(r, 100));
+    stacks[1].redis.resume();
+    expect(await releasing).toMatchObject({ released: true, count: 0 });
     expect((await lock.inspect()).held).toBe(false);
   });
 

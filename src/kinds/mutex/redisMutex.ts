@@ -46,7 +46,13 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
       const r = await scripts.run("mutex_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
-      return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
+      return {
+        status: "ok",
+        expiresAt: numberField(r, "expiresAt"),
+        ttlMs: numberField(r, "ttlMs"),
+        fence: numberField(r, "fence"),
+        ...agreedFence(r),
+      };
     },
 
     async mutexRelease(ref, input): Promise<MutexReleaseResult> {
@@ -64,6 +70,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
         count: numberField(r, "count"),
         fence: numberField(r, "fence"),
         watched: r.watched === "1",
+        ...agreedFence(r),
         ...(r.handedTo ? { handedTo: grantOf(ref, r, "handed") } : {}),
       };
     },
@@ -90,6 +97,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
         count: numberField(r, "count"),
         ttlMs: numberField(r, "remainingMs"),
         expiresAt: optionalNumberField(r, "expiresAt"),
+        ...agreedFence(r),
       };
     },
   };
@@ -105,5 +113,11 @@ function grantOf(ref: LockRef, r: ScriptReply, prefix: "" | "handed"): MutexGran
     ttlMs: numberField(r, field("ttlMs")),
     expiresAt: numberField(r, field("expiresAt")),
     count: prefix ? 1 : numberField(r, "count"),
+    ...(prefix ? {} : agreedFence(r)),
   };
+}
+
+/** A quorum database's agreed fence for the lease, when the reply carries one. */
+function agreedFence(r: ScriptReply): { quorumFence?: number } {
+  return r.quorumFence === undefined ? {} : { quorumFence: numberField(r, "quorumFence") };
 }

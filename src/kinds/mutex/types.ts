@@ -4,7 +4,16 @@ import type { WatchState } from "../../store/WatchState.js";
 
 /** What both stores do for the mutex; test/conformance holds them to the same behaviour. */
 
-export interface MutexGrant {
+/**
+ * Only from one database of a quorum (store/quorum): the fence the quorum
+ * agreed for the lease (raise_fence.lua), which tells the lease's fence apart
+ * from one the database issued on its own for a grant too late to count.
+ */
+interface AgreedFence {
+  quorumFence?: number;
+}
+
+export interface MutexGrant extends AgreedFence {
   name: string;
   token: string;
   fence: number;
@@ -35,10 +44,10 @@ export type MutexAcquireResult =
   | { status: "busy"; retryAfterMs: number; queued: boolean }
   | { status: "lost" };
 
-export type MutexHeartbeatResult = { status: "ok"; expiresAt: number; ttlMs: number; fence: number } | { status: "lost" };
+export type MutexHeartbeatResult = ({ status: "ok"; expiresAt: number; ttlMs: number; fence: number } & AgreedFence) | { status: "lost" };
 
 export type MutexReleaseResult =
-  | {
+  | (AgreedFence & {
       status: "ok";
       released: boolean;
       count: number;
@@ -47,13 +56,13 @@ export type MutexReleaseResult =
       watched: boolean;
       /** The release handed the lock to the lock object's registered waiter. */
       handedTo?: MutexGrant;
-    }
+    })
   | { status: "lost" };
 
 /** Taking a queued waiter out of line (see lua/withdraw.lua). */
 export type MutexWithdrawResult = { status: "unregistered" | "none" } | { status: "revoked"; fence: number };
 
-export interface MutexState {
+export interface MutexState extends AgreedFence {
   held: boolean;
   /** The current holder's fence, or the last issued one when free (null if none is remembered). */
   fence: number | null;

@@ -10,7 +10,11 @@ import { gather, noMajority } from "./majority.js";
 import { quorumMutex } from "./quorumMutex.js";
 
 export interface QuorumStoreOptions {
-  /** Bound on each database's answer in ms (default 2000); a call makes at most two rounds. */
+  /**
+   * Bound on each database's answer in ms (default 2000). An acquire makes at
+   * most three rounds (grant, fence, and giving back a grant that fell short),
+   * so it answers within three bounds; the other operations within one or two.
+   */
   timeoutMs?: number;
 }
 

@@ -1,3 +1,4 @@
+import { StoreUnavailableError } from "../../errors.js";
 import { FENCE_KEEP_MS } from "../../limits.js";
 import { mutexKeys } from "../../kinds/mutex/keys.js";
 import type {
@@ -58,18 +59,64 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
   }
 
   /**
-   * Makes `fence` the floor on every node, and the lock's fence where the
-   * token holds it (never lowering either); true once a majority of the
-   * databases hold the lock with it.
+   * Makes `fence` the floor on every node, and the lease's agreed fence where
+   * the token holds it (never lowering either). `raised` once a majority of
+   * the databases hold the lock with it; `endsAt` is then when fewer than a
+   * majority will still hold it by their own clocks (seen from ours, before
+   * the drift allowance): a node may have answered with an older grant (a
+   * retry's), whose lease began before this acquire did.
    */
-  async function raiseFence(ref: LockRef, token: string, fence: number): Promise<boolean> {
+  async function raiseFence(ref: LockRef, token: string, fence: number): Promise<{ raised: boolean; endsAt: number }> {
     const k = mutexKeys(ref);
+    const sent = now();
     const g = await gather(
       n,
       (i) => nodes[i].scripts.run("mutex_raise_fence", [k.lock, k.fence], [token, fence, FENCE_KEEP_MS]),
       settles((r) => r.held === "1"),
     );
-    return valuesOf(g.answers).filter((r) => r.held === "1").length >= majority;
+    // Each held node's lease ends no sooner than `sent` plus what it said was left.
+    const ends = valuesOf(g.answers)
+      .filter((r) => r.held === "1")
+      .map((r) => sent + Number(r.remainingMs))
+      .sort((a, b) => b - a);
+    return ends.length >= majority ? { raised: true, endsAt: ends[majority - 1] } : { raised: false, endsAt: sent };
+  }
+
+  /** The lease's end as the quorum may promise it: both bounds, less the drift allowance. */
+  const promisedEnd = (started: number, ttlMs: number, endsAt: number) => Math.min(started + ttlMs, endsAt) - driftMs(ttlMs);
+
+  /**
+   * A re-entry, on a majority. Never given back: giving a level back where it
+   * was taken while another node's answer is unknown would leave the nodes'
+   * levels apart. One that does not settle is an outcome unknown, and the
+   * client's retry (the same request id) replays it where it applied and
+   * applies it where it did not. Never busy: re-entry answers granted or lost.
+   */
+  async function reentered(
+    ref: LockRef,
+    input: MutexAcquireInput,
+    started: number,
+    answers: Array<NodeAnswer<MutexAcquireResult> | undefined>,
+    grants: MutexGrant[],
+  ): Promise<MutexAcquireResult> {
+    if (grants.length >= majority) {
+      const fence = leaseFence(grants);
+      const { raised, endsAt } = await raiseFence(ref, input.token, fence);
+      const expiresAt = promisedEnd(started, input.ttlMs, endsAt);
+      if (raised && expiresAt > now()) {
+        return {
+          status: "granted",
+          grant: { name: ref.name, token: input.token, fence, ttlMs: input.ttlMs, expiresAt, count: Math.max(...grants.map((x) => x.count)) },
+        };
+      }
+      throw new StoreUnavailableError(
+        "mutex re-entry: not confirmed on a majority of the Redis databases in time; retry it with the same request id",
+      );
+    }
+    if (valuesOf(answers).filter((r) => r.status === "lost").length > n - majority) return { status: "lost" };
+    throw new StoreUnavailableError(
+      `mutex re-entry: granted on ${grants.length} of ${n} Redis databases, a majority is ${majority}; retry it with the same request id`,
+    );
   }
 
   return {
@@ -79,22 +126,16 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       const g = await gather(n, (i) => nodes[i].mutex.mutexAcquire(ref, input), settles(isGrant));
       const grantedOn = g.answers.flatMap((a, i) => (a?.ok && a.value.status === "granted" ? [i] : []));
       const grants = grantedOn.map((i) => (g.answers[i] as { value: { grant: MutexGrant } }).value.grant);
+      if (input.mode === "reenter") return reentered(ref, input, started, g.answers, grants);
 
       if (grants.length >= majority) {
-        const fence = Math.max(...grants.map((x) => x.fence));
-        const raised = await raiseFence(ref, input.token, fence);
-        const validMs = input.ttlMs - (now() - started) - driftMs(input.ttlMs);
-        if (raised && validMs > 0) {
+        const fence = grantFence(grants);
+        const { raised, endsAt } = await raiseFence(ref, input.token, fence);
+        const expiresAt = promisedEnd(started, input.ttlMs, endsAt);
+        if (raised && expiresAt > now()) {
           return {
             status: "granted",
-            grant: {
-              name: ref.name,
-              token: input.token,
-              fence,
-              ttlMs: input.ttlMs,
-              expiresAt: started + input.ttlMs - driftMs(input.ttlMs),
-              count: Math.max(...grants.map((x) => x.count)),
-            },
+            grant: { name: ref.name, token: input.token, fence, ttlMs: input.ttlMs, expiresAt, count: Math.max(...grants.map((x) => x.count)) },
           };
         }
         // Not confirmed in time: a grant nobody may rely on, so give it back everywhere.
@@ -119,6 +160,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
     },
 
     async mutexHeartbeat(ref, input): Promise<MutexHeartbeatResult> {
+      // Every node's heartbeat extends from its own now (later than `started`): no older lease to allow for.
       const started = now();
       const g = await gather(
         n,
@@ -143,12 +185,16 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
         (i) => nodes[i].mutex.mutexRelease(ref, input),
         settles((r) => r.status === "ok"),
       );
-      const ok = valuesOf(g.answers).flatMap((r) => (r.status === "ok" ? [r] : []));
+      let ok = valuesOf(g.answers).flatMap((r) => (r.status === "ok" ? [r] : []));
       if (ok.length < majority) {
         if (valuesOf(g.answers).filter((r) => r.status === "lost").length > n - majority) return { status: "lost" };
         throw noMajority("mutex release", g.answers, majority);
       }
-      // Free for others only where a majority freed it (re-entry levels can differ after a partial failure).
+      // Re-entry levels can differ after a partial failure: when the answers so far
+      // disagree, hear every node, and call it free only where a majority freed it.
+      if (ok.some((r) => r.released) && ok.some((r) => !r.released)) {
+        ok = valuesOf(await g.all).flatMap((r) => (r.status === "ok" ? [r] : []));
+      }
       const released = ok.filter((r) => r.released).length >= majority;
       const result: MutexReleaseResult = {
         status: "ok",
@@ -166,9 +212,10 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       if (to !== undefined && same.length >= majority) {
         const fence = Math.max(...same.map((h) => h.fence));
         const ttlMs = same[0].ttlMs;
-        if ((await raiseFence(ref, to, fence)) && ttlMs - (now() - started) - driftMs(ttlMs) > 0) {
-          result.handedTo = { name: ref.name, token: to, fence, ttlMs, expiresAt: started + ttlMs - driftMs(ttlMs), count: 1 };
-        }
+        // A remembered release (a retry) answers with a handoff made earlier: raise's endsAt allows for it.
+        const { raised, endsAt } = await raiseFence(ref, to, fence);
+        const expiresAt = promisedEnd(started, ttlMs, endsAt);
+        if (raised && expiresAt > now()) result.handedTo = { name: ref.name, token: to, fence, ttlMs, expiresAt, count: 1 };
       }
       return result;
     },
@@ -230,13 +277,24 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
 }
 
 /**
- * The lease's fence from a majority's answers: the smallest. A majority of
- * the holding databases carry exactly the grant's fence (raise_fence.lua set
- * it), any majority of answers includes one of them, and a database that
- * granted too late for that step issued a larger one of its own.
+ * The lease's fence from a majority's answers: the fence the quorum agreed
+ * (raise_fence.lua recorded it on a majority, and any majority of answers
+ * includes one of those). A database that granted too late to be counted
+ * answers a fence of its own, larger or smaller, which is not the lease's.
+ * The largest agreed one, as a retried acquire may have agreed a second.
  */
-function leaseFence(answers: Array<{ fence: number }>): number {
-  return Math.min(...answers.map((a) => a.fence));
+function leaseFence(answers: Array<{ fence: number; quorumFence?: number }>): number {
+  const agreed = answers.flatMap((a) => (a.quorumFence === undefined ? [] : [a.quorumFence]));
+  return agreed.length ? Math.max(...agreed) : Math.min(...answers.map((a) => a.fence));
+}
+
+/**
+ * A new grant's fence: the one a first try already agreed (a retry finds it
+ * on the databases that granted then), else the largest the majority issued.
+ */
+function grantFence(grants: MutexGrant[]): number {
+  const agreed = grants.flatMap((x) => (x.quorumFence === undefined ? [] : [x.quorumFence]));
+  return agreed.length ? Math.max(...agreed) : Math.max(...grants.map((x) => x.fence));
 }
 
 function indexesWhere<T>(answers: Array<NodeAnswer<T>>, test: (v: T) => boolean): number[] {

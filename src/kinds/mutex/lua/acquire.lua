@@ -1,7 +1,8 @@
 -- mutex acquire: grant a free mutex, re-enter it, or (for the lock object)
 -- queue behind the holder.
 --
--- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk
+-- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk,
+--                                                   and qf on a quorum's databases (raise_fence.lua)
 -- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     the last fence, kept ARGV[5] ms after a grant
 -- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more of the lock object's
 --                                                   head waiter; a release hands the lock to it
@@ -21,7 +22,8 @@
 --          it is granted on arrival (as alive as a try-lock's client)
 --
 -- Returns name/value pairs:
---   status granted, token, fence, ttlMs, expiresAt, count
+--   status granted, token, fence, ttlMs, expiresAt, count, and quorumFence when the
+--     lease's hash has a quorum's agreed fence (qf; only ever on a grant already held)
 --   status busy, retryAfterMs, queued ("1" when the lock is free but a waiter is first)
 --   status lost                      re-entry with a token that does not hold the lock
 --
@@ -46,11 +48,16 @@ local mark = arg_one_of(10, 'mark', {'0', '1'})
 
 local now_ms, now_us = redis_now()
 
-local function granted(owner, fence, lease_ttl, exp, count)
-  return {'status', 'granted', 'token', owner, 'fence', fence, 'ttlMs', fmt(lease_ttl), 'expiresAt', fmt(exp), 'count', fmt(count)}
+local function granted(owner, fence, lease_ttl, exp, count, qf)
+  local r = {'status', 'granted', 'token', owner, 'fence', fence, 'ttlMs', fmt(lease_ttl), 'expiresAt', fmt(exp), 'count', fmt(count)}
+  if qf then
+    r[#r + 1] = 'quorumFence'
+    r[#r + 1] = qf
+  end
+  return r
 end
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'ttl', 'exp')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'ttl', 'exp', 'qf')
 local owner = lock[1]
 
 if mode == 'reenter' then
@@ -62,7 +69,7 @@ if mode == 'reenter' then
   if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
   redis.call('HDEL', KEYS[1], 'pk') -- the holder is alive: its grant is picked up
   redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
-  local r = granted(token, lock[3], ttl, now_ms + ttl, count)
+  local r = granted(token, lock[3], ttl, now_ms + ttl, count, lock[6])
   redis.call('SET', KEYS[4], cjson.encode(r), 'PX', fmt(memory))
   return r
 end
@@ -82,7 +89,7 @@ if owner == token then
     redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'pk', fmt(now_ms + pickup))
     redis.call('PEXPIREAT', KEYS[1], fmt(exp))
   end
-  return granted(token, lock[3], lease_ttl, exp, tonumber(lock[2]))
+  return granted(token, lock[3], lease_ttl, exp, tonumber(lock[2]), lock[6])
 end
 
 if owner then

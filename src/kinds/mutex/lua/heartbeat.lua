@@ -4,7 +4,8 @@
 -- ARGV[1]  token
 -- ARGV[2]  ttlMs (1 .. 86400000), or "" for the ttl of the last acquire
 --
--- Returns name/value pairs: status ok, expiresAt, ttlMs, fence; or status lost.
+-- Returns name/value pairs: status ok, expiresAt, ttlMs, fence (and quorumFence
+-- on a quorum's database, see raise_fence.lua); or status lost.
 --
 -- A heartbeat is the holder's sign of life: it also marks a handed-over grant
 -- as picked up (pk), so the lock object will not take it back. It does not
@@ -20,7 +21,7 @@ if ARGV[2] ~= '' then ttl_arg = arg_int(2, 'ttlMs', 1, 86400000) end
 
 local now_ms = redis_now()
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'qf')
 if lock[1] ~= token then return {'status', 'lost'} end
 
 local ttl = ttl_arg or tonumber(lock[2])
@@ -28,4 +29,9 @@ local exp = now_ms + ttl
 redis.call('HSET', KEYS[1], 'exp', fmt(exp))
 redis.call('HDEL', KEYS[1], 'pk')
 redis.call('PEXPIREAT', KEYS[1], fmt(exp))
-return {'status', 'ok', 'expiresAt', fmt(exp), 'ttlMs', fmt(ttl), 'fence', lock[3]}
+local r = {'status', 'ok', 'expiresAt', fmt(exp), 'ttlMs', fmt(ttl), 'fence', lock[3]}
+if lock[4] then
+  r[#r + 1] = 'quorumFence'
+  r[#r + 1] = lock[4]
+end
+return r

@@ -4,12 +4,18 @@
 -- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence
 --
 -- Returns name/value pairs: held "1"|"0", fence (or "" when none is
--- remembered), count, remainingMs, expiresAt (or "" when free).
+-- remembered), count, remainingMs, expiresAt (or "" when free), and
+-- quorumFence when held on a quorum's database (see raise_fence.lua).
 
 local now_ms = redis_now()
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp', 'qf')
 if not lock[1] then
   return {'held', '0', 'fence', redis.call('GET', KEYS[2]) or '', 'count', '0', 'remainingMs', '0', 'expiresAt', ''}
 end
 local exp = tonumber(lock[4])
-return {'held', '1', 'fence', lock[3], 'count', lock[2], 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', lock[4]}
+local r = {'held', '1', 'fence', lock[3], 'count', lock[2], 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', lock[4]}
+if lock[5] then
+  r[#r + 1] = 'quorumFence'
+  r[#r + 1] = lock[5]
+end
+return r

@@ -17,7 +17,8 @@
 --          its lock object, should it miss the news, does not report a lapse
 --
 -- Returns name/value pairs:
---   status ok, released "1"|"0", count, fence, watched "1"|"0"
+--   status ok, released "1"|"0", count, fence, watched "1"|"0", and quorumFence on a
+--     quorum's database (see raise_fence.lua)
 --     and when handed over: handedTo (token), handedFence, handedTtlMs, handedExpiresAt
 --   status lost
 --
@@ -37,11 +38,17 @@ if seen then return cjson.decode(seen) end
 
 local now_ms, now_us = redis_now()
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch', 'qf')
 if lock[1] ~= token then return {'status', 'lost'} end
 local watched = lock[3] or '0'
+-- The fence the lease's watch knows it by: a quorum's agreed one where there is one.
+local lease_fence = lock[4] or lock[2]
 
 local function answer(r)
+  if lock[4] then
+    r[#r + 1] = 'quorumFence'
+    r[#r + 1] = lock[4]
+  end
   redis.call('SET', KEYS[4], cjson.encode(r), 'PX', fmt(memory))
   return r
 end
@@ -53,7 +60,7 @@ end
 
 redis.call('DEL', KEYS[1])
 if watched == '1' then
-  redis.call('SADD', KEYS[5], lock[2])
+  redis.call('SADD', KEYS[5], lease_fence)
   redis.call('PEXPIRE', KEYS[5], fmt(ended_keep))
 end
 local nx = redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more')

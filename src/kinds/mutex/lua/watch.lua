@@ -2,15 +2,15 @@
 --
 -- KEYS[1]  lock   hf:{mx:<ns>:<name>}
 -- KEYS[2]  ended  hf:{mx:<ns>:<name>}:ended   fences of watched leases released on purpose
--- ARGV[1]  the lease's fence
+-- ARGV[1]  the lease's fence (on a quorum's database, the agreed one: qf)
 --
 -- Returns name/value pairs: state held, remainingMs, expiresAt; or state
 -- ended (released on purpose: no notification); or state lapsed.
 
 local fence = arg_str(1, 'fence', 32)
 local now_ms = redis_now()
-local lock = redis.call('HMGET', KEYS[1], 'fence', 'exp')
-if lock[1] == fence then
+local lock = redis.call('HMGET', KEYS[1], 'fence', 'exp', 'qf')
+if (lock[3] or lock[1]) == fence then
   local exp = tonumber(lock[2])
   return {'state', 'held', 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', lock[2]}
 end

@@ -24,9 +24,9 @@ if redis.call('HGET', KEYS[2], 'token') == token then
   redis.call('DEL', KEYS[2])
   return {'status', 'unregistered'}
 end
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'pk', 'fence')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'pk', 'fence', 'qf')
 if lock[1] == token and (reason == 'left' or lock[2]) then
   redis.call('DEL', KEYS[1])
-  return {'status', 'revoked', 'fence', lock[3]}
+  return {'status', 'revoked', 'fence', lock[4] or lock[3]}
 end
 return {'status', 'none'}
