@@ -8,14 +8,30 @@ export const DEFAULT_STORE_TIMEOUT_MS = 2000;
  * so its outcome is unknown. Failures of the call itself pass through as they
  * are: the caller classifies them (a store fault is not a bug).
  */
-export async function withDeadline<T>(what: string, timeoutMs: number, call: () => Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreUnavailableError(`the store did not answer ${what} within ${timeoutMs} ms`, "unknown")), timeoutMs);
+export function withDeadline<T>(what: string, timeoutMs: number, call: () => Promise<T>): Promise<T> {
+  // One promise and one timer per call (not a race of two promises): this is on every store call's path.
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new StoreUnavailableError(`the store did not answer ${what} within ${timeoutMs} ms`, "unknown")),
+      timeoutMs,
+    );
+    let pending: Promise<T>;
+    try {
+      pending = call();
+    } catch (err) {
+      clearTimeout(timer);
+      reject(err);
+      return;
+    }
+    pending.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
   });
-  try {
-    return await Promise.race([call(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

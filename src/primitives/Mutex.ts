@@ -52,7 +52,9 @@ export class Mutex {
     const reenter = options.token !== undefined;
     const token = reenter ? checkToken(options.token) : newOwnerToken();
     const tryOnce = async () => {
-      const r = await this.store.mutexAcquire(this.ref, { token, mode: reenter ? "reenter" : "new", ttlMs, requestId: newRequestId(), watch: false });
+      // Only a re-entry is remembered by request id; a new acquire's retry is recognised by its token.
+      const requestId = reenter ? newRequestId() : "";
+      const r = await this.store.mutexAcquire(this.ref, { token, mode: reenter ? "reenter" : "new", ttlMs, requestId, watch: false });
       if (r.status === "lost") throw new LeaseLostError();
       return r.status === "granted" ? { done: true as const, value: r.grant } : { done: false as const, retryAfterMs: r.retryAfterMs };
     };

@@ -81,11 +81,9 @@ local function holders_picked_up(key, token, rec)
   end
 end
 
--- The next fence: max(last + 1, now in microseconds), kept fence_keep ms.
+-- The next fence as a string (issue_fence, in the prelude).
 local function next_fence(key, now_us, fence_keep)
-  local fence = math.max(tonumber(redis.call('GET', key) or '0') + 1, now_us)
-  redis.call('SET', key, fmt(fence), 'PX', fmt(fence_keep))
-  return fmt(fence)
+  return fmt(issue_fence(key, now_us, fence_keep))
 end
 
 -- A queue step left a waiter in line: it keeps try-locks out until the

@@ -21,7 +21,8 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
       const k = mutexKeys(ref);
       const r = await scripts.run(
         "mutex_acquire",
-        [k.lock, k.fence, k.next, k.request(input.requestId)],
+        // Only a re-entry reads its request key: a new or queued acquire's retry is recognised by its token.
+        input.mode === "reenter" ? [k.lock, k.fence, k.next, k.request(input.requestId)] : [k.lock, k.fence, k.next],
         [
           input.token,
           input.ttlMs,

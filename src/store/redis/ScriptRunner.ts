@@ -2,9 +2,7 @@ import type { Redis } from "@upstash/redis";
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import { InternalError } from "../../errors.js";
 import { classifyRedisFault } from "./redisFaults.js";
-import { luaScripts, type LuaScriptName } from "./scripts.generated.js";
-
-type Script = ReturnType<Redis["createScript"]>;
+import { luaScriptSha1, luaScripts, type LuaScriptName } from "./scripts.generated.js";
 
 /** A script's reply: its name/value pairs (see src/store/redis/lua/prelude.lua). */
 export type ScriptReply = Readonly<Record<string, string>>;
@@ -16,7 +14,6 @@ export type ScriptReply = Readonly<Record<string, string>>;
  * a bug before it leaves here.
  */
 export class ScriptRunner {
-  private readonly scripts = new Map<LuaScriptName, Script>();
   readonly timeoutMs: number;
 
   constructor(
@@ -27,21 +24,26 @@ export class ScriptRunner {
   }
 
   async run(name: LuaScriptName, keys: string[], args: Array<string | number>): Promise<ScriptReply> {
-    let script = this.scripts.get(name);
-    if (!script) {
-      script = this.redis.createScript(luaScripts[name]);
-      this.scripts.set(name, script);
-    }
-    const s = script;
+    const argv = args.map(String);
+    // The caller's clock goes last: a floor for fences, taken off by the prelude (prelude.lua).
+    argv.push(String(Date.now() * 1000));
     let reply: unknown;
     try {
-      // The caller's clock goes last: a floor for fences, taken off by the prelude (prelude.lua).
-      const callerUs = String(Date.now() * 1000);
-      reply = await withDeadline(name, this.timeoutMs, () => s.exec(keys, [...args.map(String), callerUs]));
+      reply = await withDeadline(name, this.timeoutMs, () => this.evalsha(name, keys, argv));
     } catch (err) {
       throw classifyRedisFault(name, err);
     }
     return pairsOf(name, reply);
+  }
+
+  /** EVALSHA, and EVAL when Redis does not have the script (a new or flushed database). */
+  private async evalsha(name: LuaScriptName, keys: string[], argv: string[]): Promise<unknown> {
+    try {
+      return await this.redis.evalsha(luaScriptSha1[name], keys, argv);
+    } catch (err) {
+      if (!(err instanceof Error) || !/NOSCRIPT/i.test(err.message)) throw err;
+      return await this.redis.eval(luaScripts[name], keys, argv);
+    }
   }
 
   async ping(): Promise<void> {

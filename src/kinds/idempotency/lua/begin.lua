@@ -60,9 +60,7 @@ end
 -- The first fingerprint sticks: a start without one keeps the vanished owner's.
 if fp == '' then fp = old_fp end
 
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-local fence = math.max(last + 1, now_us)
-redis.call('SET', KEYS[2], fmt(fence), 'PX', fmt(fence_keep))
+local fence = issue_fence(KEYS[2], now_us, fence_keep)
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'started', 'token', token, 'fence', fmt(fence), 'fp', fp,
   'deadline', fmt(now_ms + ttl), 'ttl', fmt(ttl), 'retain', fmt(retain))

@@ -7,7 +7,8 @@
 -- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more of the lock object's
 --                                                   head waiter; a release hands the lock to it
 --                                                   (token "": more waiters, none registered yet)
--- KEYS[4]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries
+-- KEYS[4]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries (only
+--                                                   passed, and only read, in mode "reenter")
 -- ARGV[1]  token: the new owner token, or the held token when re-entering
 -- ARGV[2]  ttlMs of the lease (1 .. 86400000)
 -- ARGV[3]  mode: "new" (try-lock), "reenter", or "queue" (only the lock object: its head waiter)
@@ -62,7 +63,7 @@ local owner = lock[1]
 
 if mode == 'reenter' then
   local seen = redis.call('GET', KEYS[4])
-  if seen then return cjson.decode(seen) end
+  if seen then return seen end
   if owner ~= token then return {'status', 'lost'} end
   local count = redis.call('HINCRBY', KEYS[1], 'count', 1)
   redis.call('HSET', KEYS[1], 'ttl', fmt(ttl), 'exp', fmt(now_ms + ttl))
@@ -109,9 +110,7 @@ if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
   return {'status', 'busy', 'retryAfterMs', '100', 'queued', '1'}
 end
 
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-local fence = math.max(last + 1, now_us)
-redis.call('SET', KEYS[2], fmt(fence), 'PX', fmt(fence_keep))
+local fence = issue_fence(KEYS[2], now_us, fence_keep)
 redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fmt(fence), 'ttl', fmt(ttl), 'exp', fmt(now_ms + ttl), 'watch', watch)
 -- Exactly the expiresAt we answer, so every reply agrees with the key.
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))

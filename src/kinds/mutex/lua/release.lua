@@ -2,7 +2,7 @@
 -- hand the lock to the lock object's registered waiter, or delete it.
 -- Compare-and-delete: never touches another holder's lock.
 --
--- KEYS[1]  lock     hf:{mx:<ns>:<name>}
+-- KEYS[1]  lock     hf:{mx:<ns>:<name>}      its field rl: KEYS[4] of the last inner release
 -- KEYS[2]  fence    hf:{mx:<ns>:<name>}:fence
 -- KEYS[3]  next     hf:{mx:<ns>:<name>}:next
 -- KEYS[4]  request  hf:{mx:<ns>:<name>}:rq:<id>
@@ -23,8 +23,12 @@
 --   status lost
 --
 -- Handing over inside the release costs the next waiter no round trip of its
--- own. Safe to run twice: the answer is remembered under the request id
--- (a retried inner release would otherwise drop two levels); lost is not.
+-- own. Safe to run twice: every ok answer is remembered under the request id.
+-- A retried final release finds the lease gone and replays it; a retried
+-- inner release (which would otherwise drop two levels) finds its id on the
+-- lease (field rl) and replays it. Lost is not remembered. The usual release
+-- (one level, nobody waiting) is HMGET, DEL, HMGET, SET: the clock is read
+-- only for a handoff.
 
 local token = arg_str(1, 'token', 256)
 local memory = arg_int(2, 'request memory ms', 1, 86400000)
@@ -33,28 +37,32 @@ local pickup = arg_int(4, 'pickup ms', 1, 86400000)
 local grace = arg_int(5, 'registration grace ms', 1, 86400000)
 local ended_keep = arg_int(6, 'ended keep ms', 1, 86400000)
 
-local seen = redis.call('GET', KEYS[4])
-if seen then return cjson.decode(seen) end
-
-local now_ms, now_us = redis_now()
-
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch', 'qf')
-if lock[1] ~= token then return {'status', 'lost'} end
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch', 'qf', 'count', 'rl')
+if lock[1] ~= token or lock[6] == KEYS[4] then
+  -- Not (or no longer) this token's, or this very request already ran: its
+  -- remembered answer if it did, else lost.
+  local seen = redis.call('GET', KEYS[4])
+  if seen then return seen end
+  return {'status', 'lost'}
+end
 local watched = lock[3] or '0'
 -- The fence the lease's watch knows it by: a quorum's agreed one where there is one.
 local lease_fence = lock[4] or lock[2]
 
+-- The reply as JSON text, remembered under the request id for a retry.
 local function answer(r)
   if lock[4] then
     r[#r + 1] = 'quorumFence'
     r[#r + 1] = lock[4]
   end
-  redis.call('SET', KEYS[4], cjson.encode(r), 'PX', fmt(memory))
-  return r
+  local text = cjson.encode(r)
+  redis.call('SET', KEYS[4], text, 'PX', fmt(memory))
+  return text
 end
 
-local count = redis.call('HINCRBY', KEYS[1], 'count', -1)
+local count = tonumber(lock[5] or '1') - 1
 if count > 0 then
+  redis.call('HSET', KEYS[1], 'count', fmt(count), 'rl', KEYS[4])
   return answer({'status', 'ok', 'released', '0', 'count', fmt(count), 'fence', lock[2], 'watched', watched})
 end
 
@@ -68,10 +76,9 @@ if not nx[1] or nx[1] == '' then
   return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', watched})
 end
 
+local now_ms, now_us = redis_now()
 local ttl = tonumber(nx[2])
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-local fence = math.max(last + 1, now_us)
-redis.call('SET', KEYS[2], fmt(fence), 'PX', fmt(fence_keep))
+local fence = issue_fence(KEYS[2], now_us, fence_keep)
 redis.call('HSET', KEYS[1], 'owner', nx[1], 'count', '1', 'fence', fmt(fence), 'ttl', fmt(ttl),
   'exp', fmt(now_ms + ttl), 'watch', nx[3] or '0', 'pk', fmt(now_ms + pickup))
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))

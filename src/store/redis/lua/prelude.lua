@@ -48,3 +48,14 @@ end
 -- Integers as strings, so large values survive JSON round trips exactly.
 local function fmt(n) return string.format('%.0f', n) end
 
+
+-- The next fence of a lock: max(last + 1, now_us), stored back as the last
+-- (kept keep_ms). One SET ... GET on the usual path, where the clock is
+-- past the last fence; a second SET only when it is not (grants within one
+-- microsecond, or a clock that went back).
+local function issue_fence(fence_key, now_us, keep_ms)
+  local last = tonumber(redis.call('SET', fence_key, fmt(now_us), 'PX', fmt(keep_ms), 'GET') or '0')
+  if last < now_us then return now_us end
+  redis.call('SET', fence_key, fmt(last + 1), 'PX', fmt(keep_ms))
+  return last + 1
+end
