@@ -13,6 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Redis } from "@upstash/redis";
 import { Mutex } from "../src/index";
+import { type LuaScriptName, luaScriptSha1, luaScripts } from "../src/store/redis/scripts.generated";
 import { NAMESPACE, TTL_MS } from "./clients";
 import { withTimeout } from "./loop";
 import { gatewayCommand } from "./redisInfo";
@@ -46,17 +47,13 @@ interface ScriptCall {
 /** The first script call a library try-lock makes (the acquire), seen through a wrapped client. */
 async function recordAcquire(redis: Redis): Promise<ScriptCall> {
   const calls: ScriptCall[] = [];
+  const sources = new Map(Object.entries(luaScriptSha1).map(([name, sha]) => [sha, luaScripts[name as LuaScriptName]]));
   const recording = new Proxy(redis, {
     get(target, prop) {
-      if (prop === "createScript")
-        return (source: string) => {
-          const real = target.createScript(source);
-          return {
-            exec: (keys: string[], args: string[]) => {
-              calls.push({ source, keys, args });
-              return real.exec(keys, args);
-            },
-          };
+      if (prop === "evalsha")
+        return (sha: string, keys: string[], args: string[]) => {
+          calls.push({ source: sources.get(sha) ?? "", keys, args });
+          return target.evalsha(sha, keys, args);
         };
       const v = Reflect.get(target, prop, target);
       return typeof v === "function" ? v.bind(target) : v;
@@ -65,7 +62,7 @@ async function recordAcquire(redis: Redis): Promise<ScriptCall> {
   const mutex = new Mutex(recording, PROBE, { namespace: NAMESPACE });
   const grant = await mutex.acquire({ ttlMs: TTL_MS });
   await mutex.release(grant.token);
-  if (!calls.length) throw new Error("the library's acquire ran no script");
+  if (!calls.length || !calls[0].source) throw new Error("the library's acquire ran no script of ours");
   return calls[0];
 }
 
