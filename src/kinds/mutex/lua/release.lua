@@ -27,8 +27,8 @@
 -- A retried final release finds the lease gone and replays it; a retried
 -- inner release (which would otherwise drop two levels) finds its id on the
 -- lease (field rl) and replays it. Lost is not remembered. The usual release
--- (one level, nobody waiting) is HMGET, DEL, HMGET, SET: the clock is read
--- only for a handoff.
+-- (one level, unwatched) is HMGET, DEL, SET: the waiter is read only behind a
+-- watched lease, the clock only for a handoff.
 
 local token = arg_str(1, 'token', 256)
 local memory = arg_int(2, 'request memory ms', 1, 86400000)
@@ -71,7 +71,10 @@ if watched == '1' then
   redis.call('SADD', KEYS[5], lease_fence)
   redis.call('PEXPIRE', KEYS[5], fmt(ended_keep))
 end
-local nx = redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more')
+-- A registered waiter exists only behind a watched lease: registering (acquire.lua,
+-- queue mode) marks the lease it waits behind, and no grant to another token
+-- leaves a registration in place. So an unwatched lease has nobody to hand to.
+local nx = watched == '1' and redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more') or {}
 if not nx[1] or nx[1] == '' then
   return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', watched})
 end
