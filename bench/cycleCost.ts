@@ -3,36 +3,23 @@
  * acquire+release cycle spends its time, the library next to @upstash/lock,
  * on one local stack. Rounds alternate the two clients (so drift on a busy
  * machine hits both alike) and report per cycle: wall time, CPU of this
- * process (the client), of the gateway process and of redis-server, and
- * Redis's own time inside the commands (INFO commandstats; a script's inner commands count twice, in the script and on their own), and HTTP requests to the gateway. A tool for
- * finding cost, not a test; compare figures only within one run.
+ * process (the client), of the gateway process and of redis-server, Redis's
+ * own time inside the commands (INFO commandstats; a script's inner commands
+ * count twice, in the script and on their own), and HTTP requests to the
+ * gateway. A tool for finding cost, not a test; compare figures only within
+ * one run.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
-import path from "node:path";
-import { libraryLock, type Release, upstashLock, upstashRedis } from "./clients";
+import { upstashRedis } from "./clients";
 import { gatewayCommand } from "./redisInfo";
 import { installFetchCounter, requestsTo } from "./roundTrips";
-import { ROOT, type Gateway } from "./stack";
-import { withTimeout } from "./loop";
+import { type Gateway, startLocalStackProcess } from "./stack";
+import { directCycleTargets } from "./uncontended";
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const CYCLES = Number(process.argv[3] ?? 1500);
-/** CYCLE_ONLY="holdfast Mutex:16" measures one client at one loop count (for a CPU profile). */
+/** CYCLE_ONLY="holdfast Mutex (library):16" measures one client at one loop count (for a CPU profile). */
 const ONLY = process.env.CYCLE_ONLY;
-
-type Acquirer = (name: string) => () => Promise<Release | null>;
-
-const clients: Record<string, (redis: ReturnType<typeof upstashRedis>) => Acquirer> = {
-  "holdfast Mutex": (redis) => (name) => {
-    const lock = libraryLock(redis, name);
-    return () => lock.acquire(0);
-  },
-  "@upstash/lock": (redis) => (name) => {
-    const lock = upstashLock(redis, name, { attempts: 1, delay: 0 });
-    return () => lock.acquire();
-  },
-};
 
 /** CPU seconds a process has used (utime + stime), from /proc. */
 function procCpu(pid: number): number {
@@ -48,20 +35,9 @@ async function redisUsec(gw: Gateway): Promise<number> {
 }
 
 async function main() {
-  const child = spawn(process.execPath, [path.join(ROOT, "bench/localStackChild.mjs")], { stdio: ["pipe", "pipe", "inherit"] });
+  const stack = await startLocalStackProcess();
   try {
-    const line = await withTimeout(
-      new Promise<string>((resolve) => {
-        let buf = "";
-        child.stdout!.on("data", (d) => {
-          buf += d;
-          if (buf.includes("\n")) resolve(buf.slice(0, buf.indexOf("\n")));
-        });
-      }),
-      20_000,
-      "local stack",
-    );
-    const gw = JSON.parse(line) as Gateway;
+    const gw = stack.gateway;
     installFetchCounter();
     const redisPid = Number(String(await gatewayCommand(gw, ["INFO", "server"])).match(/^process_id:(\d+)/m)?.[1]);
     const redis = upstashRedis(gw);
@@ -69,13 +45,12 @@ async function main() {
     const results: Record<string, Record<number, number[][]>> = {};
     for (let round = 0; round < ROUNDS; round++) {
       for (const loops of [1, 16]) {
-        for (const [label, make] of Object.entries(clients)) {
+        for (const { label, acquirer } of directCycleTargets(gw, redis)) {
           if (ONLY && ONLY !== `${label}:${loops}`) continue;
-          const acquirer = make(redis);
           const acquires = Array.from({ length: loops }, (_, i) => acquirer(`cc-${round}-${loops}-${label.length}-${i}`));
           // warm-up
           for (const a of acquires) await (await a())?.();
-          const [c0, g0, r0, u0, h0] = [process.cpuUsage(), procCpu(child.pid!), procCpu(redisPid), await redisUsec(gw), requestsTo(gw.url)];
+          const [c0, g0, r0, u0, h0] = [process.cpuUsage(), procCpu(stack.pid), procCpu(redisPid), await redisUsec(gw), requestsTo(gw.url)];
           const t0 = performance.now();
           let done = 0;
           await Promise.all(
@@ -93,7 +68,7 @@ async function main() {
           const row = [
             (done / wall) * 1000,
             (c.user + c.system) / done,
-            ((procCpu(child.pid!) - g0) * 1e6) / done,
+            ((procCpu(stack.pid) - g0) * 1e6) / done,
             ((procCpu(redisPid) - r0) * 1e6) / done,
             ((await redisUsec(gw)) - u0) / done,
             (requestsTo(gw.url) - h0) / done,
@@ -105,17 +80,17 @@ async function main() {
       }
     }
     const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    console.log("client          loops  cycles/s  client CPU µs  gateway CPU µs  redis CPU µs  cmdstat µs   HTTP   (medians per cycle)");
+    console.log("client                   loops  cycles/s  client CPU µs  gateway CPU µs  redis CPU µs  cmdstat µs   HTTP   (medians per cycle)");
     for (const [label, byLoops] of Object.entries(results)) {
       for (const [loops, rows] of Object.entries(byLoops)) {
         const col = (i: number) => med(rows.map((r) => r[i]));
         console.log(
-          `${label.padEnd(15)} ${loops.padStart(5)} ${col(0).toFixed(0).padStart(9)} ${col(1).toFixed(0).padStart(14)} ${col(2).toFixed(0).padStart(15)} ${col(3).toFixed(0).padStart(13)} ${col(4).toFixed(1).padStart(13)} ${col(5).toFixed(2).padStart(5)}`,
+          `${label.padEnd(24)} ${loops.padStart(5)} ${col(0).toFixed(0).padStart(9)} ${col(1).toFixed(0).padStart(14)} ${col(2).toFixed(0).padStart(15)} ${col(3).toFixed(0).padStart(13)} ${col(4).toFixed(1).padStart(13)} ${col(5).toFixed(2).padStart(5)}`,
         );
       }
     }
   } finally {
-    child.stdin?.end();
+    await stack.stop();
   }
 }
 

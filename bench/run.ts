@@ -26,7 +26,7 @@ import { recordFact, recordHandoff, writeResults } from "./results";
 import { type BenchStack, ROOT, servingVersions, startBenchStack } from "./stack";
 import { int, ms } from "./stats";
 import { printTable } from "./table";
-import { CYCLE_HEADER, cycleTableRows, cycleTargets, measureCycles, type CycleRow } from "./uncontended";
+import { CYCLE_HEADER, cycleTableRows, cycleTargets, directCycleTargets, measureCycles, type CycleRow } from "./uncontended";
 
 /** `npm run bench -- --quick` (or BENCH_QUICK=1): every window and count cut down, for a smoke run. */
 const QUICK = process.argv.includes("--quick") || process.env.BENCH_QUICK === "1";
@@ -135,22 +135,20 @@ async function cyclesSection(
   ceiling: Awaited<ReturnType<typeof measureCeiling>> | { ok: false; reason: string },
 ) {
   const cycleRows: CycleRow[] = [];
-  const targets = cycleTargets(gw, redis, workers);
   // The library and @upstash/lock take turns, CYCLE_ROUNDS short rounds each, and each row is its
   // median round: a machine that slows down mid-run then slows both, and neither runs cold first.
-  const direct = targets.filter((t) => t.direct);
+  const direct = directCycleTargets(gw, redis);
+  const rounds = new Map<string, CycleRow[]>(); // by label and loop count
   for (const loops of [1, PARALLEL_LOOPS]) {
-    const rounds = new Map<string, CycleRow[]>();
     for (let round = 0; round < CYCLE_ROUNDS; round++) {
       for (const target of direct) {
         const row = await measureCycles(target, gw, loops, UNCONTENDED_MS / CYCLE_ROUNDS, `${run}-u${round}-${target.label.length}`);
-        rounds.set(target.label, [...(rounds.get(target.label) ?? []), row]);
+        rounds.set(`${target.label}/${loops}`, [...(rounds.get(`${target.label}/${loops}`) ?? []), row]);
       }
     }
-    for (const rows of rounds.values()) cycleRows.push(medianRound(rows));
   }
-  cycleRows.sort((a, b) => direct.findIndex((t) => t.label === a.label) - direct.findIndex((t) => t.label === b.label) || a.loops - b.loops);
-  for (const target of targets.filter((t) => !t.direct)) {
+  for (const target of direct) for (const loops of [1, PARALLEL_LOOPS]) cycleRows.push(medianRound(rounds.get(`${target.label}/${loops}`) ?? []));
+  for (const target of cycleTargets(gw, redis, workers).filter((t) => !t.direct)) {
     const prefix = `${run}-u${cycleRows.length}`;
     cycleRows.push(await measureCycles(target, gw, 1, UNCONTENDED_MS, prefix));
     cycleRows.push(await measureCycles(target, gw, PARALLEL_LOOPS, UNCONTENDED_MS, prefix));

@@ -70,15 +70,22 @@ export async function startBenchStack(): Promise<BenchStack> {
 }
 
 async function startGatewayChild(stoppers: Array<() => Promise<void>>): Promise<Gateway> {
+  const stack = await startLocalStackProcess();
+  stoppers.push(stack.stop);
+  return stack.gateway;
+}
+
+/** The local stack in its own process (bench/localStackChild.mjs): its gateway, the process id, and how to stop it. */
+export async function startLocalStackProcess(): Promise<{ gateway: Gateway; pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, [path.join(ROOT, "bench/localStackChild.mjs")], { stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.once("exit", resolve));
-  stoppers.push(async () => {
+  const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.stdin?.end(); // the child stops its stack and exits
     const killer = setTimeout(() => child.kill("SIGTERM"), 8000);
     await exited;
     clearTimeout(killer);
-  });
+  };
   const line = new Promise<string>((resolve, reject) => {
     let buf = "";
     child.stdout!.on("data", (d) => {
@@ -88,7 +95,13 @@ async function startGatewayChild(stoppers: Array<() => Promise<void>>): Promise<
     });
     child.once("exit", (code) => reject(new Error(`local stack process exited (${code}) before it was ready`)));
   });
-  return JSON.parse(await withTimeout(line, 20_000, "starting the local stack")) as Gateway;
+  try {
+    const gateway = JSON.parse(await withTimeout(line, 20_000, "starting the local stack")) as Gateway;
+    return { gateway, pid: child.pid as number, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
 }
 
 /** Serves the Worker and checks, through /healthz, that it runs on the expected store. */

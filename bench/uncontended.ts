@@ -23,7 +23,8 @@ export interface CycleTarget {
   acquirer(name: string): () => Promise<Release | null>;
 }
 
-export function cycleTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }): CycleTarget[] {
+/** The clients that talk to Upstash themselves: the library and @upstash/lock. */
+export function directCycleTargets(gw: Gateway, redis: Redis): CycleTarget[] {
   return [
     {
       label: "holdfast Mutex (library)",
@@ -45,6 +46,12 @@ export function cycleTargets(gw: Gateway, redis: Redis, workers: { redis: Worker
         return () => lock.acquire();
       },
     },
+  ];
+}
+
+export function cycleTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }): CycleTarget[] {
+  return [
+    ...directCycleTargets(gw, redis),
     {
       label: "holdfast Worker API, Redis store",
       origin: workers.redis.base,

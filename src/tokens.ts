@@ -2,8 +2,7 @@
  * Owner tokens and request ids. Tokens carry 144 random bits; the "hf_"
  * prefix keeps them from ever parsing as JSON numbers (the Upstash client
  * JSON-parses string results by default).
- */
-/**
+ *
  * Random bytes are drawn from a pool refilled 4 KiB at a time: one
  * getRandomValues call per ~100 acquires instead of two or three per
  * acquire, which showed as the largest single cost of a library cycle

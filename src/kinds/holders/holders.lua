@@ -81,11 +81,6 @@ local function holders_picked_up(key, token, rec)
   end
 end
 
--- The next fence as a string (issue_fence, in the prelude).
-local function next_fence(key, now_us, fence_keep)
-  return fmt(issue_fence(key, now_us, fence_keep))
-end
-
 -- A queue step left a waiter in line: it keeps try-locks out until the
 -- lease it waits behind ends, plus the grace in which the object renews it.
 local function gate_set(key, token, until_ms)

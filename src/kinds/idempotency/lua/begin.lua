@@ -39,7 +39,7 @@ local fence_keep = arg_int(5, 'fence keep ms', 1, 31536000000)
 local memory = arg_int(6, 'request memory ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[3])
-if seen then return cjson.decode(seen) end
+if seen then return seen end
 
 local now_ms, now_us = redis_now()
 
@@ -68,5 +68,4 @@ redis.call('HSET', KEYS[1], 'state', 'started', 'token', token, 'fence', fmt(fen
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + math.max(ttl, retain)))
 
 local r = {'status', 'started', 'token', token, 'fence', fmt(fence), 'ttlMs', fmt(ttl), 'expiresAt', fmt(now_ms + ttl)}
-redis.call('SET', KEYS[3], cjson.encode(r), 'PX', fmt(memory))
-return r
+return remember(KEYS[3], r, memory)

@@ -22,7 +22,7 @@ if type(ARGV[2]) ~= 'string' or #ARGV[2] < 1 or #ARGV[2] > 65536 then bad_arg('r
 local memory = arg_int(3, 'request memory ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[2])
-if seen then return cjson.decode(seen) end
+if seen then return seen end
 
 local now_ms = redis_now()
 
@@ -34,5 +34,4 @@ redis.call('HDEL', KEYS[1], 'token', 'deadline', 'ttl')
 redis.call('HSET', KEYS[1], 'state', 'completed', 'response', ARGV[2], 'completedAt', completed_at)
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + tonumber(rec[5])))
 local r = {'status', 'ok', 'completedAt', completed_at, 'fence', rec[4]}
-redis.call('SET', KEYS[2], cjson.encode(r), 'PX', fmt(memory))
-return r
+return remember(KEYS[2], r, memory)

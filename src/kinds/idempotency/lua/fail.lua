@@ -22,7 +22,7 @@ local memory = arg_int(2, 'request memory ms', 1, 86400000)
 local ended_keep = arg_int(3, 'ended keep ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[2])
-if seen then return cjson.decode(seen) end
+if seen then return seen end
 
 local now_ms = redis_now()
 
@@ -33,5 +33,4 @@ redis.call('DEL', KEYS[1])
 redis.call('SADD', KEYS[3], rec[4])
 redis.call('PEXPIRE', KEYS[3], fmt(ended_keep))
 local r = {'status', 'ok', 'fence', rec[4]}
-redis.call('SET', KEYS[2], cjson.encode(r), 'PX', fmt(memory))
-return r
+return remember(KEYS[2], r, memory)

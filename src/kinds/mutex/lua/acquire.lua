@@ -71,8 +71,7 @@ if mode == 'reenter' then
   redis.call('HDEL', KEYS[1], 'pk') -- the holder is alive: its grant is picked up
   redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
   local r = granted(token, lock[3], ttl, now_ms + ttl, count, lock[6])
-  redis.call('SET', KEYS[4], cjson.encode(r), 'PX', fmt(memory))
-  return r
+  return remember(KEYS[4], r, memory)
 end
 
 if owner == token then

@@ -49,15 +49,13 @@ local watched = lock[3] or '0'
 -- The fence the lease's watch knows it by: a quorum's agreed one where there is one.
 local lease_fence = lock[4] or lock[2]
 
--- The reply as JSON text, remembered under the request id for a retry.
+-- The reply, with the quorum's agreed fence, remembered for a retry.
 local function answer(r)
   if lock[4] then
     r[#r + 1] = 'quorumFence'
     r[#r + 1] = lock[4]
   end
-  local text = cjson.encode(r)
-  redis.call('SET', KEYS[4], text, 'PX', fmt(memory))
-  return text
+  return remember(KEYS[4], r, memory)
 end
 
 local count = tonumber(lock[5] or '1') - 1

@@ -37,7 +37,7 @@ local memory = arg_int(7, 'request memory ms', 1, 86400000)
 
 if how == 'reenter' then
   local seen = redis.call('GET', KEYS[4])
-  if seen then return cjson.decode(seen) end
+  if seen then return seen end
 end
 
 local now_ms, now_us = redis_now()
@@ -60,8 +60,7 @@ if how == 'reenter' then
   holders_put(KEYS[1], token, mine)
   holders_settle(KEYS[1], live, dead)
   local r = granted(mine)
-  redis.call('SET', KEYS[4], cjson.encode(r), 'PX', fmt(memory))
-  return r
+  return remember(KEYS[4], r, memory)
 end
 
 if mine then
@@ -85,7 +84,7 @@ local fence
 if n > 0 then
   for _, rec in pairs(live) do fence = rec.f end -- readers share one fence
 else
-  fence = next_fence(KEYS[2], now_us, fence_keep)
+  fence = fmt(issue_fence(KEYS[2], now_us, fence_keep))
 end
 local rec = {w = 0, r = 0, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = fence, wt = watch}
 if mode == 'write' then rec.w = 1 else rec.r = 1 end

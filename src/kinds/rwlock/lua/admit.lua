@@ -70,7 +70,7 @@ for _, w in ipairs(waiters) do
     if n > 0 then
       for _, rec in pairs(live) do fence = rec.f end -- readers share one fence
     else
-      fence = next_fence(KEYS[2], now_us, fence_keep)
+      fence = fmt(issue_fence(KEYS[2], now_us, fence_keep))
     end
     local rec = {w = 0, r = 0, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fence, wt = w.watch}
     if w.mode == 'write' then rec.w = 1 else rec.r = 1 end

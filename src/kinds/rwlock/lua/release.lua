@@ -26,7 +26,7 @@ local memory = arg_int(3, 'request memory ms', 1, 86400000)
 local ended_keep = arg_int(4, 'ended keep ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[2])
-if seen then return cjson.decode(seen) end
+if seen then return seen end
 
 local live, _, dead = holders_load(KEYS[1], redis_now())
 local mine = live[token]
@@ -51,5 +51,4 @@ holders_settle(KEYS[1], live, dead)
 local r = {'status', 'ok', 'released', released and '1' or '0', 'mode', mode,
   'count', fmt(mode == 'write' and mine.w or mine.r), 'watched', mine.wt or '0',
   'waiters', fmt(redis.call('EXISTS', KEYS[4]))}
-redis.call('SET', KEYS[2], cjson.encode(r), 'PX', fmt(memory))
-return r
+return remember(KEYS[2], r, memory)

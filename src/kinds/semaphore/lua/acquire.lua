@@ -54,7 +54,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 
 held_limit = limit
-local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = next_fence(KEYS[2], now_us, fence_keep), wt = watch}
+local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = fmt(issue_fence(KEYS[2], now_us, fence_keep)), wt = watch}
 live[token] = rec
 used = used + permits
 holders_put(KEYS[1], token, rec)

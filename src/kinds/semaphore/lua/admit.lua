@@ -70,7 +70,7 @@ for _, w in ipairs(waiters) do
     break
   else
     held_limit = w.limit
-    local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = next_fence(KEYS[2], now_us, fence_keep), wt = w.watch}
+    local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fmt(issue_fence(KEYS[2], now_us, fence_keep)), wt = w.watch}
     if w.mark == '1' then rec.pk = fmt(now_ms + pickup) end
     live[w.token] = rec
     n = n + 1

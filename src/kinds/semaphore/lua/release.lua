@@ -22,7 +22,7 @@ local memory = arg_int(2, 'request memory ms', 1, 86400000)
 local ended_keep = arg_int(3, 'ended keep ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[2])
-if seen then return cjson.decode(seen) end
+if seen then return seen end
 
 local live, _, dead, other = holders_load(KEYS[1], redis_now())
 local mine = live[token]
@@ -40,5 +40,4 @@ for _, rec in pairs(live) do used = used + rec.p end
 
 local r = {'status', 'ok', 'permits', fmt(mine.p), 'available', fmt(tonumber(other.limit or '0') - used),
   'watched', mine.wt or '0', 'waiters', fmt(redis.call('EXISTS', KEYS[4]))}
-redis.call('SET', KEYS[2], cjson.encode(r), 'PX', fmt(memory))
-return r
+return remember(KEYS[2], r, memory)

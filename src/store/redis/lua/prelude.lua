@@ -48,7 +48,14 @@ end
 -- Integers as strings, so large values survive JSON round trips exactly.
 local function fmt(n) return string.format('%.0f', n) end
 
-
+-- A write's answer, remembered under its request key for a retry and
+-- returned as the same JSON text: encoded once, and a retry that finds it
+-- returns it as it is (the generated wrapper passes JSON text through).
+local function remember(request_key, reply, memory_ms)
+  local text = cjson.encode(reply)
+  redis.call('SET', request_key, text, 'PX', fmt(memory_ms))
+  return text
+end
 -- The next fence of a lock: max(last + 1, now_us), stored back as the last
 -- (kept keep_ms). One SET ... GET on the usual path, where the clock is
 -- past the last fence; a second SET only when it is not (grants within one
