@@ -13,6 +13,10 @@ export const NAME_PATTERN = /^(?!\.\.?$)[A-Za-z0-9._:@+=-]{1,200}$/;
  */
 export const TOKEN_MAX_BYTES = 256;
 
+// FENCE_KEEP_MS, REQUEST_MEMORY_MS, PICKUP_MS, REGISTRATION_GRACE_MS and
+// ENDED_KEEP_MS are also constants of the Redis store's Lua scripts
+// (tools/gen-lua-scripts.mjs reads them from here): keep them plain numbers.
+
 /**
  * How long the last issued fence is kept after a lock goes idle. The next
  * fence is max(last + 1, store time in microseconds), so once this has passed

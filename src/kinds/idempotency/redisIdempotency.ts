@@ -1,5 +1,4 @@
 import { InternalError } from "../../errors.js";
-import { ENDED_KEEP_MS, FENCE_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import { numberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { idempotencyKeys } from "./keys.js";
@@ -20,7 +19,7 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
       const r = await scripts.run(
         "idempotency_begin",
         [k.record, k.fence, k.request(input.requestId)],
-        [input.token, input.ttlMs, input.retainMs, input.fingerprint ?? "", FENCE_KEEP_MS, REQUEST_MEMORY_MS],
+        [input.token, input.ttlMs, input.retainMs, input.fingerprint ?? ""],
       );
       switch (r.status) {
         case "started":
@@ -56,11 +55,7 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
 
     async idempotencyComplete(ref, input): Promise<IdempotencyCompleteResult> {
       const k = idempotencyKeys(ref);
-      const r = await scripts.run(
-        "idempotency_complete",
-        [k.record, k.request(input.requestId)],
-        [input.token, input.responseJson, REQUEST_MEMORY_MS],
-      );
+      const r = await scripts.run("idempotency_complete", [k.record, k.request(input.requestId)], [input.token, input.responseJson]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_complete", r);
       return { status: "ok", completedAt: numberField(r, "completedAt"), fence: numberField(r, "fence") };
@@ -68,11 +63,7 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
 
     async idempotencyFail(ref, input): Promise<IdempotencyFailResult> {
       const k = idempotencyKeys(ref);
-      const r = await scripts.run(
-        "idempotency_fail",
-        [k.record, k.request(input.requestId), k.ended],
-        [input.token, REQUEST_MEMORY_MS, ENDED_KEEP_MS],
-      );
+      const r = await scripts.run("idempotency_fail", [k.record, k.request(input.requestId), k.ended], [input.token]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_fail", r);
       return { status: "ok", fence: numberField(r, "fence") };

@@ -1,4 +1,3 @@
-import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
@@ -23,18 +22,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
         "mutex_acquire",
         // Only a re-entry reads its request key: a new or queued acquire's retry is recognised by its token.
         input.mode === "reenter" ? [k.lock, k.fence, k.next, k.request(input.requestId)] : [k.lock, k.fence, k.next],
-        [
-          input.token,
-          input.ttlMs,
-          input.mode,
-          input.watch ? "1" : "0",
-          FENCE_KEEP_MS,
-          REQUEST_MEMORY_MS,
-          REGISTRATION_GRACE_MS,
-          PICKUP_MS,
-          input.waitersBehind ? "1" : "0",
-          input.markPickup ? "1" : "0",
-        ],
+        [input.token, input.ttlMs, input.mode, input.watch ? "1" : "0", input.waitersBehind ? "1" : "0", input.markPickup ? "1" : "0"],
       );
       if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "") };
       if (r.status === "busy") return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
@@ -58,11 +46,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
 
     async mutexRelease(ref, input): Promise<MutexReleaseResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run(
-        "mutex_release",
-        [k.lock, k.fence, k.next, k.request(input.requestId), k.ended],
-        [input.token, REQUEST_MEMORY_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, ENDED_KEEP_MS],
-      );
+      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId), k.ended], [input.token]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
       return {

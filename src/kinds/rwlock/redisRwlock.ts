@@ -1,4 +1,3 @@
-import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
 import { rwlockKeys } from "./keys.js";
@@ -13,7 +12,7 @@ export function redisRwlock(scripts: ScriptRunner): RwlockStore {
       const r = await scripts.run(
         "rwlock_acquire",
         [k.lock, k.fence, k.gate, k.request(input.requestId)],
-        [input.token, input.mode, input.reenter ? "reenter" : "new", input.ttlMs, input.watch ? "1" : "0", FENCE_KEEP_MS, REQUEST_MEMORY_MS],
+        [input.token, input.mode, input.reenter ? "reenter" : "new", input.ttlMs, input.watch ? "1" : "0"],
       );
       switch (r.status) {
         case "granted":
@@ -40,7 +39,7 @@ export function redisRwlock(scripts: ScriptRunner): RwlockStore {
 
     async rwlockAdmit(ref, waiters, more) {
       const k = rwlockKeys(ref);
-      const args: Array<string | number> = [FENCE_KEEP_MS, REGISTRATION_GRACE_MS, PICKUP_MS, more ? "1" : "0", waiters.length];
+      const args: Array<string | number> = [more ? "1" : "0", waiters.length];
       for (const w of waiters) args.push(w.token, w.mode, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0");
       const r = await scripts.run("rwlock_admit", [k.lock, k.fence, k.gate], args);
       if (r.status !== "ok") throw unexpectedReply("rwlock_admit", r);
@@ -64,11 +63,7 @@ export function redisRwlock(scripts: ScriptRunner): RwlockStore {
 
     async rwlockRelease(ref, input) {
       const k = rwlockKeys(ref);
-      const r = await scripts.run(
-        "rwlock_release",
-        [k.lock, k.request(input.requestId), k.ended, k.gate],
-        [input.token, input.mode, REQUEST_MEMORY_MS, ENDED_KEEP_MS],
-      );
+      const r = await scripts.run("rwlock_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, input.mode]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("rwlock_release", r);
       return {

@@ -1,4 +1,3 @@
-import { ENDED_KEEP_MS, FENCE_KEEP_MS, PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
 import { semaphoreKeys } from "./keys.js";
@@ -13,7 +12,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
       const r = await scripts.run(
         "semaphore_acquire",
         [k.lock, k.fence, k.gate],
-        [input.token, input.limit, input.permits, input.ttlMs, input.watch ? "1" : "0", FENCE_KEEP_MS],
+        [input.token, input.limit, input.permits, input.ttlMs, input.watch ? "1" : "0"],
       );
       switch (r.status) {
         case "granted":
@@ -40,7 +39,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
 
     async semaphoreAdmit(ref, waiters, more) {
       const k = semaphoreKeys(ref);
-      const args: Array<string | number> = [FENCE_KEEP_MS, REGISTRATION_GRACE_MS, PICKUP_MS, more ? "1" : "0", waiters.length];
+      const args: Array<string | number> = [more ? "1" : "0", waiters.length];
       for (const w of waiters) args.push(w.token, w.limit, w.permits, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0");
       const r = await scripts.run("semaphore_admit", [k.lock, k.fence, k.gate], args);
       if (r.status !== "ok") throw unexpectedReply("semaphore_admit", r);
@@ -70,11 +69,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
 
     async semaphoreRelease(ref, input) {
       const k = semaphoreKeys(ref);
-      const r = await scripts.run(
-        "semaphore_release",
-        [k.lock, k.request(input.requestId), k.ended, k.gate],
-        [input.token, REQUEST_MEMORY_MS, ENDED_KEEP_MS],
-      );
+      const r = await scripts.run("semaphore_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("semaphore_release", r);
       return {

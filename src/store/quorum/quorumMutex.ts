@@ -1,5 +1,4 @@
 import { StoreUnavailableError } from "../../errors.js";
-import { FENCE_KEEP_MS } from "../../limits.js";
 import { mutexKeys } from "../../kinds/mutex/keys.js";
 import type {
   MutexAcquireInput,
@@ -71,7 +70,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
     const sent = now();
     const g = await gather(
       n,
-      (i) => nodes[i].scripts.run("mutex_raise_fence", [k.lock, k.fence], [token, fence, FENCE_KEEP_MS]),
+      (i) => nodes[i].scripts.run("mutex_raise_fence", [k.lock, k.fence], [token, fence]),
       settles((r) => r.held === "1"),
     );
     // Each held node's lease ends no sooner than `sent` plus what it said was left.

@@ -2,14 +2,12 @@
 --
 -- KEYS[1]  record     hf:{id:<ns>:<key>}          hash: state, token, fence, fp, deadline, ttl, retain,
 --                                                   and once completed: response, completedAt
--- KEYS[2]  last fence hf:{id:<ns>:<key>}:fence     kept ARGV[5] ms after every start
+-- KEYS[2]  last fence hf:{id:<ns>:<key>}:fence     kept FENCE_KEEP_MS after every start
 -- KEYS[3]  request    hf:{id:<ns>:<key>}:rq:<id>   this request's "started" answer, for retries
 -- ARGV[1]  token: the new owner token, used only if this begin starts the work
 -- ARGV[2]  ttlMs: the owner must complete or heartbeat within this
 -- ARGV[3]  retainMs: how long the record (its fingerprint, later its response) is kept
 -- ARGV[4]  fingerprint, or "" for none
--- ARGV[5]  fence keep ms
--- ARGV[6]  request memory ms
 --
 -- Returns name/value pairs (every value a string, so big numbers survive JSON):
 --   status started, token, fence, ttlMs, expiresAt        you own the work now
@@ -35,8 +33,6 @@ local ttl = arg_int(2, 'ttlMs', 1, 86400000)
 local retain = arg_int(3, 'retainMs', 1, 2592000000)
 local fp = ARGV[4]
 if type(fp) ~= 'string' or #fp > 1024 then bad_arg('fingerprint', 'must be at most 1024 bytes') end
-local fence_keep = arg_int(5, 'fence keep ms', 1, 31536000000)
-local memory = arg_int(6, 'request memory ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[3])
 if seen then return seen end
@@ -60,7 +56,7 @@ end
 -- The first fingerprint sticks: a start without one keeps the vanished owner's.
 if fp == '' then fp = old_fp end
 
-local fence = issue_fence(KEYS[2], now_us, fence_keep)
+local fence = issue_fence(KEYS[2], now_us)
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'started', 'token', token, 'fence', fmt(fence), 'fp', fp,
   'deadline', fmt(now_ms + ttl), 'ttl', fmt(ttl), 'retain', fmt(retain))
@@ -68,4 +64,4 @@ redis.call('HSET', KEYS[1], 'state', 'started', 'token', token, 'fence', fmt(fen
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + math.max(ttl, retain)))
 
 local r = {'status', 'started', 'token', token, 'fence', fmt(fence), 'ttlMs', fmt(ttl), 'expiresAt', fmt(now_ms + ttl)}
-return remember(KEYS[3], r, memory)
+return remember(KEYS[3], r)

@@ -4,7 +4,6 @@
 -- KEYS[2]  request hf:{id:<ns>:<key>}:rq:<id>
 -- ARGV[1]  token
 -- ARGV[2]  response as JSON text (size checked by the caller)
--- ARGV[3]  request memory ms
 --
 -- Returns name/value pairs: status ok, completedAt, fence; or status lost.
 --
@@ -19,7 +18,6 @@
 
 local token = arg_str(1, 'token', 256)
 if type(ARGV[2]) ~= 'string' or #ARGV[2] < 1 or #ARGV[2] > 65536 then bad_arg('response', 'must be 1 to 65536 bytes of JSON') end
-local memory = arg_int(3, 'request memory ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[2])
 if seen then return seen end
@@ -34,4 +32,4 @@ redis.call('HDEL', KEYS[1], 'token', 'deadline', 'ttl')
 redis.call('HSET', KEYS[1], 'state', 'completed', 'response', ARGV[2], 'completedAt', completed_at)
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + tonumber(rec[5])))
 local r = {'status', 'ok', 'completedAt', completed_at, 'fence', rec[4]}
-return remember(KEYS[2], r, memory)
+return remember(KEYS[2], r)

@@ -2,11 +2,8 @@
 --
 -- KEYS[1]  record  hf:{id:<ns>:<key>}
 -- KEYS[2]  request hf:{id:<ns>:<key>}:rq:<id>
--- KEYS[3]  ended   hf:{id:<ns>:<key>}:ended   fences given up on purpose, kept ARGV[3] ms
+-- KEYS[3]  ended   hf:{id:<ns>:<key>}:ended   fences given up on purpose, kept ENDED_KEEP_MS
 -- ARGV[1]  token
--- ARGV[2]  request memory ms
--- ARGV[3]  ended keep ms: the give-up is remembered this long, so a lock object
---          watching the start (onExpire) and missing the news reports no lapse
 --
 -- Returns name/value pairs: status ok, fence; or status lost.
 --
@@ -18,8 +15,6 @@
 -- answer; lost is not remembered.
 
 local token = arg_str(1, 'token', 256)
-local memory = arg_int(2, 'request memory ms', 1, 86400000)
-local ended_keep = arg_int(3, 'ended keep ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[2])
 if seen then return seen end
@@ -31,6 +26,6 @@ if rec[1] ~= 'started' or rec[2] ~= token or (tonumber(rec[3]) or 0) <= now_ms t
 
 redis.call('DEL', KEYS[1])
 redis.call('SADD', KEYS[3], rec[4])
-redis.call('PEXPIRE', KEYS[3], fmt(ended_keep))
+redis.call('PEXPIRE', KEYS[3], fmt(ENDED_KEEP_MS))
 local r = {'status', 'ok', 'fence', rec[4]}
-return remember(KEYS[2], r, memory)
+return remember(KEYS[2], r)

@@ -3,7 +3,7 @@
 --
 -- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk,
 --                                                   and qf on a quorum's databases (raise_fence.lua)
--- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     the last fence, kept ARGV[5] ms after a grant
+-- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     the last fence, kept FENCE_KEEP_MS after a grant
 -- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more of the lock object's
 --                                                   head waiter; a release hands the lock to it
 --                                                   (token "": more waiters, none registered yet)
@@ -13,13 +13,8 @@
 -- ARGV[2]  ttlMs of the lease (1 .. 86400000)
 -- ARGV[3]  mode: "new" (try-lock), "reenter", or "queue" (only the lock object: its head waiter)
 -- ARGV[4]  watch: "1" when the lock object must hear of this lease's release (onExpire), else "0"
--- ARGV[5]  fence keep ms
--- ARGV[6]  request memory ms
--- ARGV[7]  registration grace ms: a queue registration lives this long past the holder's expiry
--- ARGV[8]  pickup ms: a grant to a queued waiter is marked (pk) until its holder shows a sign
---          of life, so the lock object may take it back from a waiter that is gone
--- ARGV[9]  more: "1" when other waiters queue behind this one (queue mode), else "0"
--- ARGV[10] mark: "1" to mark a queue-mode grant for pickup (the waiter waited), "0" when
+-- ARGV[5]  more: "1" when other waiters queue behind this one (queue mode), else "0"
+-- ARGV[6]  mark: "1" to mark a queue-mode grant for pickup (the waiter waited), "0" when
 --          it is granted on arrival (as alive as a try-lock's client)
 --
 -- Returns name/value pairs:
@@ -40,12 +35,8 @@ local token = arg_str(1, 'token', 256)
 local ttl = arg_int(2, 'ttlMs', 1, 86400000)
 local mode = arg_one_of(3, 'mode', {'new', 'reenter', 'queue'})
 local watch = arg_one_of(4, 'watch', {'0', '1'})
-local fence_keep = arg_int(5, 'fence keep ms', 1, 31536000000)
-local memory = arg_int(6, 'request memory ms', 1, 86400000)
-local grace = arg_int(7, 'registration grace ms', 1, 86400000)
-local pickup = arg_int(8, 'pickup ms', 1, 86400000)
-local more = arg_one_of(9, 'more', {'0', '1'})
-local mark = arg_one_of(10, 'mark', {'0', '1'})
+local more = arg_one_of(5, 'more', {'0', '1'})
+local mark = arg_one_of(6, 'mark', {'0', '1'})
 
 local now_ms, now_us = redis_now()
 
@@ -71,7 +62,7 @@ if mode == 'reenter' then
   redis.call('HDEL', KEYS[1], 'pk') -- the holder is alive: its grant is picked up
   redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
   local r = granted(token, lock[3], ttl, now_ms + ttl, count, lock[6])
-  return remember(KEYS[4], r, memory)
+  return remember(KEYS[4], r)
 end
 
 if owner == token then
@@ -86,7 +77,7 @@ if owner == token then
     -- lease from now, as its answer will say, and must pick it up (marked pk
     -- even if that step granted it unmarked: nobody has its token yet).
     exp = now_ms + lease_ttl
-    redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'pk', fmt(now_ms + pickup))
+    redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'pk', fmt(now_ms + PICKUP_MS))
     redis.call('PEXPIREAT', KEYS[1], fmt(exp))
   end
   return granted(token, lock[3], lease_ttl, exp, tonumber(lock[2]), lock[6])
@@ -96,7 +87,7 @@ if owner then
   local exp = tonumber(lock[5])
   if mode == 'queue' then
     -- The object's head waiter: the release hands the lock straight to it.
-    local registered_until = fmt(exp + grace)
+    local registered_until = fmt(exp + REGISTRATION_GRACE_MS)
     redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more)
     redis.call('PEXPIREAT', KEYS[3], registered_until)
     redis.call('HSET', KEYS[1], 'watch', '1')
@@ -109,12 +100,12 @@ if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
   return {'status', 'busy', 'retryAfterMs', '100', 'queued', '1'}
 end
 
-local fence = issue_fence(KEYS[2], now_us, fence_keep)
+local fence = issue_fence(KEYS[2], now_us)
 redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fmt(fence), 'ttl', fmt(ttl), 'exp', fmt(now_ms + ttl), 'watch', watch)
 -- Exactly the expiresAt we answer, so every reply agrees with the key.
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
 if mode == 'queue' then
   redis.call('DEL', KEYS[3])
-  if mark == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + pickup)) end
+  if mark == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
 end
 return granted(token, fmt(fence), ttl, now_ms + ttl, 1)

@@ -11,7 +11,6 @@
 -- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence   the last fence issued here
 -- ARGV[1]  token: the grant's owner token
 -- ARGV[2]  fence: the quorum grant's fence
--- ARGV[3]  fence keep ms (as in acquire.lua)
 --
 -- Returns name/value pairs:
 --   status ok, held "1", remainingMs (of this node's lease, by its own clock)
@@ -26,12 +25,11 @@
 
 local token = arg_str(1, 'token', 256)
 local fence = arg_int(2, 'fence', 1, 9007199254740991)
-local fence_keep = arg_int(3, 'fence keep ms', 1, 31536000000)
 
 local now_ms = redis_now()
 
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-if last < fence then redis.call('SET', KEYS[2], fmt(fence), 'PX', fmt(fence_keep)) end
+if last < fence then redis.call('SET', KEYS[2], fmt(fence), 'PX', fmt(FENCE_KEEP_MS)) end
 
 local lock = redis.call('HMGET', KEYS[1], 'owner', 'qf', 'exp')
 if lock[1] ~= token then return {'status', 'ok', 'held', '0'} end

@@ -6,15 +6,8 @@
 -- KEYS[2]  fence    hf:{mx:<ns>:<name>}:fence
 -- KEYS[3]  next     hf:{mx:<ns>:<name>}:next
 -- KEYS[4]  request  hf:{mx:<ns>:<name>}:rq:<id>
--- KEYS[5]  ended    hf:{mx:<ns>:<name>}:ended   set of watched fences released on purpose, kept ARGV[6] ms
+-- KEYS[5]  ended    hf:{mx:<ns>:<name>}:ended   set of watched fences released on purpose, kept ENDED_KEEP_MS
 -- ARGV[1]  token
--- ARGV[2]  request memory ms
--- ARGV[3]  fence keep ms
--- ARGV[4]  pickup ms: how long a handed-over grant may go without a sign of
---          life before the lock object may take it back
--- ARGV[5]  registration grace ms (see acquire.lua)
--- ARGV[6]  ended keep ms: a watched lease's release is remembered this long, so
---          its lock object, should it miss the news, does not report a lapse
 --
 -- Returns name/value pairs:
 --   status ok, released "1"|"0", count, fence, watched "1"|"0", and quorumFence on a
@@ -31,11 +24,6 @@
 -- watched lease, the clock only for a handoff.
 
 local token = arg_str(1, 'token', 256)
-local memory = arg_int(2, 'request memory ms', 1, 86400000)
-local fence_keep = arg_int(3, 'fence keep ms', 1, 31536000000)
-local pickup = arg_int(4, 'pickup ms', 1, 86400000)
-local grace = arg_int(5, 'registration grace ms', 1, 86400000)
-local ended_keep = arg_int(6, 'ended keep ms', 1, 86400000)
 
 local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch', 'qf', 'count', 'rl')
 if lock[1] ~= token or lock[6] == KEYS[4] then
@@ -55,7 +43,7 @@ local function answer(r)
     r[#r + 1] = 'quorumFence'
     r[#r + 1] = lock[4]
   end
-  return remember(KEYS[4], r, memory)
+  return remember(KEYS[4], r)
 end
 
 local count = tonumber(lock[5] or '1') - 1
@@ -67,7 +55,7 @@ end
 redis.call('DEL', KEYS[1])
 if watched == '1' then
   redis.call('SADD', KEYS[5], lease_fence)
-  redis.call('PEXPIRE', KEYS[5], fmt(ended_keep))
+  redis.call('PEXPIRE', KEYS[5], fmt(ENDED_KEEP_MS))
 end
 -- A registered waiter exists only behind a watched lease: registering (acquire.lua,
 -- queue mode) marks the lease it waits behind, and no grant to another token
@@ -79,9 +67,9 @@ end
 
 local now_ms, now_us = redis_now()
 local ttl = tonumber(nx[2])
-local fence = issue_fence(KEYS[2], now_us, fence_keep)
+local fence = issue_fence(KEYS[2], now_us)
 redis.call('HSET', KEYS[1], 'owner', nx[1], 'count', '1', 'fence', fmt(fence), 'ttl', fmt(ttl),
-  'exp', fmt(now_ms + ttl), 'watch', nx[3] or '0', 'pk', fmt(now_ms + pickup))
+  'exp', fmt(now_ms + ttl), 'watch', nx[3] or '0', 'pk', fmt(now_ms + PICKUP_MS))
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
 redis.call('DEL', KEYS[3])
 if nx[4] == '1' then
@@ -89,7 +77,7 @@ if nx[4] == '1' then
   -- registers its next head, which it does right after this handoff. Short-
   -- lived, so it cannot outlive the line it stands for.
   redis.call('HSET', KEYS[3], 'token', '', 'more', '1')
-  redis.call('PEXPIREAT', KEYS[3], fmt(now_ms + grace))
+  redis.call('PEXPIREAT', KEYS[3], fmt(now_ms + REGISTRATION_GRACE_MS))
 end
 return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', '1',
   'handedTo', nx[1], 'handedFence', fmt(fence), 'handedTtlMs', fmt(ttl), 'handedExpiresAt', fmt(now_ms + ttl)})

@@ -3,7 +3,7 @@
 -- downgrade once it releases the write).
 --
 -- KEYS[1]  lock     hf:{rw:<ns>:<name>}          hash of holders (see holders.lua): w, r counts
--- KEYS[2]  fence    hf:{rw:<ns>:<name>}:fence     the last fence, kept ARGV[6] ms after a grant
+-- KEYS[2]  fence    hf:{rw:<ns>:<name>}:fence     the last fence, kept FENCE_KEEP_MS after a grant
 -- KEYS[3]  gate     hf:{rw:<ns>:<name>}:gate      the lock object's first waiter (no barging)
 -- KEYS[4]  request  hf:{rw:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries
 -- ARGV[1]  token: a new holder's token, or the held token when re-entering
@@ -11,8 +11,6 @@
 -- ARGV[3]  how: new (a try-lock) | reenter
 -- ARGV[4]  ttlMs (1 .. 86400000)
 -- ARGV[5]  watch: "1" when the lease is watched for onExpire
--- ARGV[6]  fence keep ms
--- ARGV[7]  request memory ms
 --
 -- Returns name/value pairs:
 --   status granted, token, mode, fence, ttlMs, expiresAt, count
@@ -32,8 +30,6 @@ local mode = arg_one_of(2, 'mode', {'read', 'write'})
 local how = arg_one_of(3, 'how', {'new', 'reenter'})
 local ttl = arg_int(4, 'ttlMs', 1, 86400000)
 local watch = arg_one_of(5, 'watch', {'0', '1'})
-local fence_keep = arg_int(6, 'fence keep ms', 1, 31536000000)
-local memory = arg_int(7, 'request memory ms', 1, 86400000)
 
 if how == 'reenter' then
   local seen = redis.call('GET', KEYS[4])
@@ -60,7 +56,7 @@ if how == 'reenter' then
   holders_put(KEYS[1], token, mine)
   holders_settle(KEYS[1], live, dead)
   local r = granted(mine)
-  return remember(KEYS[4], r, memory)
+  return remember(KEYS[4], r)
 end
 
 if mine then
@@ -84,7 +80,7 @@ local fence
 if n > 0 then
   for _, rec in pairs(live) do fence = rec.f end -- readers share one fence
 else
-  fence = fmt(issue_fence(KEYS[2], now_us, fence_keep))
+  fence = fmt(issue_fence(KEYS[2], now_us))
 end
 local rec = {w = 0, r = 0, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = fence, wt = watch}
 if mode == 'write' then rec.w = 1 else rec.r = 1 end

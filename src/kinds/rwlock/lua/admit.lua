@@ -6,11 +6,8 @@
 -- KEYS[1]  lock   hf:{rw:<ns>:<name>}
 -- KEYS[2]  fence  hf:{rw:<ns>:<name>}:fence
 -- KEYS[3]  gate   hf:{rw:<ns>:<name>}:gate
--- ARGV[1]  fence keep ms
--- ARGV[2]  registration grace ms: the gate lives this long past the leases it waits behind
--- ARGV[3]  pickup ms: a marked grant may be taken back if not picked up by then
--- ARGV[4]  more: "1" when further waiters stand behind the ones passed
--- ARGV[5]  k, the number of waiters passed (1 .. 256), then 5 values each:
+-- ARGV[1]  more: "1" when further waiters stand behind the ones passed
+-- ARGV[2]  k, the number of waiters passed (1 .. 256), then 5 values each:
 --          token, mode (read|write), ttlMs, watch ("0"|"1"), mark ("1": the grant must be picked up)
 --
 -- Returns name/value pairs: status ok, granted (a JSON list of {token, mode,
@@ -25,14 +22,11 @@
 -- taken back.
 -- uses: holders
 
-local fence_keep = arg_int(1, 'fence keep ms', 1, 31536000000)
-local grace = arg_int(2, 'registration grace ms', 1, 86400000)
-local pickup = arg_int(3, 'pickup ms', 1, 86400000)
-local more = arg_one_of(4, 'more', {'0', '1'})
-local k = arg_int(5, 'k', 1, 256)
+local more = arg_one_of(1, 'more', {'0', '1'})
+local k = arg_int(2, 'k', 1, 256)
 local waiters = {}
 for i = 1, k do
-  local at = 5 + (i - 1) * 5
+  local at = 2 + (i - 1) * 5
   waiters[i] = {
     token = arg_str(at + 1, 'token', 256),
     mode = arg_one_of(at + 2, 'mode', {'read', 'write'}),
@@ -56,7 +50,7 @@ for _, w in ipairs(waiters) do
   if mine then
     if w.mark == '1' then
       mine.exp = fmt(now_ms + tonumber(mine.ttl))
-      mine.pk = fmt(now_ms + pickup)
+      mine.pk = fmt(now_ms + PICKUP_MS)
       holders_put(KEYS[1], w.token, mine)
     end
     answer(w.token, w.mode, mine)
@@ -70,11 +64,11 @@ for _, w in ipairs(waiters) do
     if n > 0 then
       for _, rec in pairs(live) do fence = rec.f end -- readers share one fence
     else
-      fence = fmt(issue_fence(KEYS[2], now_us, fence_keep))
+      fence = fmt(issue_fence(KEYS[2], now_us))
     end
     local rec = {w = 0, r = 0, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fence, wt = w.watch}
     if w.mode == 'write' then rec.w = 1 else rec.r = 1 end
-    if w.mark == '1' then rec.pk = fmt(now_ms + pickup) end
+    if w.mark == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
     live[w.token] = rec
     n = n + 1
     holders_put(KEYS[1], w.token, rec)
@@ -84,7 +78,7 @@ end
 
 local retry = ''
 if stopped then
-  gate_set(KEYS[3], stopped.token, holders_last_end(live) + grace)
+  gate_set(KEYS[3], stopped.token, holders_last_end(live) + REGISTRATION_GRACE_MS)
   local first
   if stopped.mode == 'read' then
     first = holders_first_end(live, function(rec) return rec.w > 0 end)
@@ -93,7 +87,7 @@ if stopped then
   end
   retry = fmt(math.max(first - now_ms, 1))
 elseif more == '1' then
-  gate_set(KEYS[3], '', now_ms + grace)
+  gate_set(KEYS[3], '', now_ms + REGISTRATION_GRACE_MS)
 else
   redis.call('DEL', KEYS[3])
 end

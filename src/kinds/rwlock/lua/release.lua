@@ -3,12 +3,10 @@
 --
 -- KEYS[1]  lock     hf:{rw:<ns>:<name>}
 -- KEYS[2]  request  hf:{rw:<ns>:<name>}:rq:<id>
--- KEYS[3]  ended    hf:{rw:<ns>:<name>}:ended   tokens of watched holders that released, kept ARGV[4] ms
+-- KEYS[3]  ended    hf:{rw:<ns>:<name>}:ended   tokens of watched holders that released, kept ENDED_KEEP_MS
 -- KEYS[4]  gate     hf:{rw:<ns>:<name>}:gate
 -- ARGV[1]  token
 -- ARGV[2]  mode: read | write | any (the write hold if the token has one, else a read hold)
--- ARGV[3]  request memory ms
--- ARGV[4]  ended keep ms
 --
 -- Returns name/value pairs: status ok, released ("1": the token holds
 -- nothing any more), mode, count (holds left in that mode), watched,
@@ -22,8 +20,6 @@
 
 local token = arg_str(1, 'token', 256)
 local mode = arg_one_of(2, 'mode', {'read', 'write', 'any'})
-local memory = arg_int(3, 'request memory ms', 1, 86400000)
-local ended_keep = arg_int(4, 'ended keep ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[2])
 if seen then return seen end
@@ -41,7 +37,7 @@ if released then
   live[token] = nil
   if mine.wt == '1' then
     redis.call('SADD', KEYS[3], token)
-    redis.call('PEXPIRE', KEYS[3], fmt(ended_keep))
+    redis.call('PEXPIRE', KEYS[3], fmt(ENDED_KEEP_MS))
   end
 else
   holders_put(KEYS[1], token, mine)
@@ -51,4 +47,4 @@ holders_settle(KEYS[1], live, dead)
 local r = {'status', 'ok', 'released', released and '1' or '0', 'mode', mode,
   'count', fmt(mode == 'write' and mine.w or mine.r), 'watched', mine.wt or '0',
   'waiters', fmt(redis.call('EXISTS', KEYS[4]))}
-return remember(KEYS[2], r, memory)
+return remember(KEYS[2], r)

@@ -2,14 +2,13 @@
 -- token and lease, if they are free and nobody waits.
 --
 -- KEYS[1]  lock   hf:{sem:<ns>:<name>}         hash of holders (see holders.lua): p; and limit
--- KEYS[2]  fence  hf:{sem:<ns>:<name>}:fence    the last fence, kept ARGV[6] ms after a grant
+-- KEYS[2]  fence  hf:{sem:<ns>:<name>}:fence    the last fence, kept FENCE_KEEP_MS after a grant
 -- KEYS[3]  gate   hf:{sem:<ns>:<name>}:gate     the lock object's first waiter (no barging)
 -- ARGV[1]  token (new, one per acquire)
 -- ARGV[2]  limit (1 .. 10000)
 -- ARGV[3]  permits (1 .. limit)
 -- ARGV[4]  ttlMs (1 .. 86400000)
 -- ARGV[5]  watch: "1" when the lease is watched for onExpire
--- ARGV[6]  fence keep ms
 --
 -- Returns name/value pairs:
 --   status granted, token, permits, limit, fence, ttlMs, expiresAt, available
@@ -26,7 +25,6 @@ local limit = arg_int(2, 'limit', 1, 10000)
 local permits = arg_int(3, 'permits', 1, limit)
 local ttl = arg_int(4, 'ttlMs', 1, 86400000)
 local watch = arg_one_of(5, 'watch', {'0', '1'})
-local fence_keep = arg_int(6, 'fence keep ms', 1, 31536000000)
 
 local now_ms, now_us = redis_now()
 local live, n, dead, other = holders_load(KEYS[1], now_ms)
@@ -54,7 +52,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 
 held_limit = limit
-local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = fmt(issue_fence(KEYS[2], now_us, fence_keep)), wt = watch}
+local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = fmt(issue_fence(KEYS[2], now_us)), wt = watch}
 live[token] = rec
 used = used + permits
 holders_put(KEYS[1], token, rec)

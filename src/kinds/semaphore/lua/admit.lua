@@ -7,11 +7,8 @@
 -- KEYS[1]  lock   hf:{sem:<ns>:<name>}
 -- KEYS[2]  fence  hf:{sem:<ns>:<name>}:fence
 -- KEYS[3]  gate   hf:{sem:<ns>:<name>}:gate
--- ARGV[1]  fence keep ms
--- ARGV[2]  registration grace ms: the gate lives this long past the leases it waits behind
--- ARGV[3]  pickup ms: a marked grant may be taken back if not picked up by then
--- ARGV[4]  more: "1" when further waiters stand behind the ones passed
--- ARGV[5]  k, the number of waiters passed (1 .. 256), then 6 values each:
+-- ARGV[1]  more: "1" when further waiters stand behind the ones passed
+-- ARGV[2]  k, the number of waiters passed (1 .. 256), then 6 values each:
 --          token, limit, permits, ttlMs, watch ("0"|"1"), mark ("1": the grant must be picked up)
 --
 -- Returns name/value pairs: status ok, granted (JSON list of {token,
@@ -27,14 +24,11 @@
 -- taken back.
 -- uses: holders
 
-local fence_keep = arg_int(1, 'fence keep ms', 1, 31536000000)
-local grace = arg_int(2, 'registration grace ms', 1, 86400000)
-local pickup = arg_int(3, 'pickup ms', 1, 86400000)
-local more = arg_one_of(4, 'more', {'0', '1'})
-local k = arg_int(5, 'k', 1, 256)
+local more = arg_one_of(1, 'more', {'0', '1'})
+local k = arg_int(2, 'k', 1, 256)
 local waiters = {}
 for i = 1, k do
-  local at = 5 + (i - 1) * 6
+  local at = 2 + (i - 1) * 6
   local limit = arg_int(at + 2, 'limit', 1, 10000)
   waiters[i] = {
     token = arg_str(at + 1, 'token', 256),
@@ -58,20 +52,20 @@ for _, w in ipairs(waiters) do
   if mine then
     if w.mark == '1' then
       mine.exp = fmt(now_ms + tonumber(mine.ttl))
-      mine.pk = fmt(now_ms + pickup)
+      mine.pk = fmt(now_ms + PICKUP_MS)
       holders_put(KEYS[1], w.token, mine)
     end
     granted[#granted + 1] = {token = w.token, permits = mine.p, limit = held_limit, fence = mine.f, ttlMs = mine.ttl, expiresAt = mine.exp}
   elseif n > 0 and held_limit ~= w.limit then
     refused[#refused + 1] = {token = w.token, limit = held_limit}
   elseif used + w.permits > w.limit then
-    gate_set(KEYS[3], w.token, holders_last_end(live) + grace)
+    gate_set(KEYS[3], w.token, holders_last_end(live) + REGISTRATION_GRACE_MS)
     stopped = true
     break
   else
     held_limit = w.limit
-    local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fmt(issue_fence(KEYS[2], now_us, fence_keep)), wt = w.watch}
-    if w.mark == '1' then rec.pk = fmt(now_ms + pickup) end
+    local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fmt(issue_fence(KEYS[2], now_us)), wt = w.watch}
+    if w.mark == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
     live[w.token] = rec
     n = n + 1
     used = used + w.permits
@@ -85,7 +79,7 @@ local retry = ''
 if stopped then
   retry = fmt(math.max(holders_first_end(live, function() return true end) - now_ms, 1))
 elseif more == '1' then
-  gate_set(KEYS[3], '', now_ms + grace)
+  gate_set(KEYS[3], '', now_ms + REGISTRATION_GRACE_MS)
 else
   redis.call('DEL', KEYS[3])
 end

@@ -3,11 +3,9 @@
 --
 -- KEYS[1]  lock     hf:{sem:<ns>:<name>}
 -- KEYS[2]  request  hf:{sem:<ns>:<name>}:rq:<id>
--- KEYS[3]  ended    hf:{sem:<ns>:<name>}:ended   tokens of watched holders that released, kept ARGV[3] ms
+-- KEYS[3]  ended    hf:{sem:<ns>:<name>}:ended   tokens of watched holders that released, kept ENDED_KEEP_MS
 -- KEYS[4]  gate     hf:{sem:<ns>:<name>}:gate
 -- ARGV[1]  token
--- ARGV[2]  request memory ms
--- ARGV[3]  ended keep ms
 --
 -- Returns name/value pairs: status ok, permits (given back), available,
 -- watched, waiters ("1": the lock object has a line and must hear of this);
@@ -18,8 +16,6 @@
 -- uses: holders
 
 local token = arg_str(1, 'token', 256)
-local memory = arg_int(2, 'request memory ms', 1, 86400000)
-local ended_keep = arg_int(3, 'ended keep ms', 1, 86400000)
 
 local seen = redis.call('GET', KEYS[2])
 if seen then return seen end
@@ -32,7 +28,7 @@ redis.call('HDEL', KEYS[1], 'h:' .. token)
 live[token] = nil
 if mine.wt == '1' then
   redis.call('SADD', KEYS[3], token)
-  redis.call('PEXPIRE', KEYS[3], fmt(ended_keep))
+  redis.call('PEXPIRE', KEYS[3], fmt(ENDED_KEEP_MS))
 end
 holders_settle(KEYS[1], live, dead)
 local used = 0
@@ -40,4 +36,4 @@ for _, rec in pairs(live) do used = used + rec.p end
 
 local r = {'status', 'ok', 'permits', fmt(mine.p), 'available', fmt(tonumber(other.limit or '0') - used),
   'watched', mine.wt or '0', 'waiters', fmt(redis.call('EXISTS', KEYS[4]))}
-return remember(KEYS[2], r, memory)
+return remember(KEYS[2], r)

@@ -51,18 +51,18 @@ local function fmt(n) return string.format('%.0f', n) end
 -- A write's answer, remembered under its request key for a retry and
 -- returned as the same JSON text: encoded once, and a retry that finds it
 -- returns it as it is (the generated wrapper passes JSON text through).
-local function remember(request_key, reply, memory_ms)
+local function remember(request_key, reply)
   local text = cjson.encode(reply)
-  redis.call('SET', request_key, text, 'PX', fmt(memory_ms))
+  redis.call('SET', request_key, text, 'PX', fmt(REQUEST_MEMORY_MS))
   return text
 end
 -- The next fence of a lock: max(last + 1, now_us), stored back as the last
--- (kept keep_ms). One SET ... GET on the usual path, where the clock is
+-- (kept FENCE_KEEP_MS). One SET ... GET on the usual path, where the clock is
 -- past the last fence; a second SET only when it is not (grants within one
 -- microsecond, or a clock that went back).
-local function issue_fence(fence_key, now_us, keep_ms)
-  local last = tonumber(redis.call('SET', fence_key, fmt(now_us), 'PX', fmt(keep_ms), 'GET') or '0')
+local function issue_fence(fence_key, now_us)
+  local last = tonumber(redis.call('SET', fence_key, fmt(now_us), 'PX', fmt(FENCE_KEEP_MS), 'GET') or '0')
   if last < now_us then return now_us end
-  redis.call('SET', fence_key, fmt(last + 1), 'PX', fmt(keep_ms))
+  redis.call('SET', fence_key, fmt(last + 1), 'PX', fmt(FENCE_KEEP_MS))
   return last + 1
 end
