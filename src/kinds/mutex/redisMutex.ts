@@ -24,7 +24,8 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
         input.mode === "reenter" ? [k.lock, k.fence, k.next, k.request(input.requestId)] : [k.lock, k.fence, k.next],
         [input.token, input.ttlMs, input.mode, input.watch ? "1" : "0", input.waitersBehind ? "1" : "0", input.markPickup ? "1" : "0"],
       );
-      if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "") };
+      // A grant is always to the token sent (the script does not echo it).
+      if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "", input.token) };
       if (r.status === "busy") return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
       if (r.status === "lost") return { status: "lost" };
       throw unexpectedReply("mutex_acquire", r);
@@ -56,7 +57,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
         fence: numberField(r, "fence"),
         watched: r.watched === "1",
         ...agreedFence(r),
-        ...(r.handedTo ? { handedTo: grantOf(ref, r, "handed") } : {}),
+        ...(r.handedTo ? { handedTo: grantOf(ref, r, "handed", r.handedTo) } : {}),
       };
     },
 
@@ -88,12 +89,12 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
   };
 }
 
-/** A grant from a reply: its own fields, or the handed-over waiter's (prefix "handed"). */
-function grantOf(ref: LockRef, r: ScriptReply, prefix: "" | "handed"): MutexGrant {
+/** A grant to `token` from a reply: its own fields, or the handed-over waiter's (prefix "handed"). */
+function grantOf(ref: LockRef, r: ScriptReply, prefix: "" | "handed", token: string): MutexGrant {
   const field = (name: string) => (prefix ? `${prefix}${name[0].toUpperCase()}${name.slice(1)}` : name);
   return {
     name: ref.name,
-    token: prefix ? r.handedTo : r.token,
+    token,
     fence: numberField(r, field("fence")),
     ttlMs: numberField(r, field("ttlMs")),
     expiresAt: numberField(r, field("expiresAt")),

@@ -58,10 +58,10 @@ if fp == '' then fp = old_fp end
 
 local fence = issue_fence(KEYS[2], now_us)
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'state', 'started', 'token', token, 'fence', fmt(fence), 'fp', fp,
+redis.call('HSET', KEYS[1], 'state', 'started', 'token', token, 'fence', fence, 'fp', fp,
   'deadline', fmt(now_ms + ttl), 'ttl', fmt(ttl), 'retain', fmt(retain))
 -- Absolute expiry, so it matches the deadline we answer to the millisecond.
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + math.max(ttl, retain)))
 
-local r = {'status', 'started', 'token', token, 'fence', fmt(fence), 'ttlMs', fmt(ttl), 'expiresAt', fmt(now_ms + ttl)}
+local r = {'status', 'started', 'token', token, 'fence', fence, 'ttlMs', fmt(ttl), 'expiresAt', fmt(now_ms + ttl)}
 return remember(KEYS[3], r)

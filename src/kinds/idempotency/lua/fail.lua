@@ -26,6 +26,6 @@ if rec[1] ~= 'started' or rec[2] ~= token or (tonumber(rec[3]) or 0) <= now_ms t
 
 redis.call('DEL', KEYS[1])
 redis.call('SADD', KEYS[3], rec[4])
-redis.call('PEXPIRE', KEYS[3], fmt(ENDED_KEEP_MS))
+redis.call('PEXPIRE', KEYS[3], ENDED_KEEP_MS_ARG)
 local r = {'status', 'ok', 'fence', rec[4]}
 return remember(KEYS[2], r)

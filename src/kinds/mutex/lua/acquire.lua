@@ -1,8 +1,9 @@
 -- mutex acquire: grant a free mutex, re-enter it, or (for the lock object)
 -- queue behind the holder.
 --
--- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk,
---                                                   and qf on a quorum's databases (raise_fence.lua)
+-- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count (absent: 1), fence, ttl, exp,
+--                                                   watch (absent: 0), pk, and qf on a quorum's
+--                                                   databases (raise_fence.lua)
 -- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     the last fence, kept FENCE_KEEP_MS after a grant
 -- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more of the lock object's
 --                                                   head waiter; a release hands the lock to it
@@ -18,8 +19,9 @@
 --          it is granted on arrival (as alive as a try-lock's client)
 --
 -- Returns name/value pairs:
---   status granted, token, fence, ttlMs, expiresAt, count, and quorumFence when the
---     lease's hash has a quorum's agreed fence (qf; only ever on a grant already held)
+--   status granted, fence, ttlMs, expiresAt, count, and quorumFence when the lease's
+--     hash has a quorum's agreed fence (qf; only ever on a grant already held); the
+--     token is always ARGV[1], so it is not echoed
 --   status busy, retryAfterMs, queued ("1" when the lock is free but a waiter is first)
 --   status lost                      re-entry with a token that does not hold the lock
 --
@@ -30,43 +32,59 @@
 -- repeat, the client retrying, also marks it picked up); only a
 -- re-entry (which counts) is remembered under its request id. Busy and lost
 -- answers change nothing and are not remembered.
+--
+-- The usual grant (a free lock, no waiter) is TIME, HMGET, EXISTS, SET ... GET,
+-- HSET, PEXPIREAT and its answer written as JSON text: in Redis's Lua a
+-- number/text conversion, a table or a library call costs about as much as a
+-- small command, so that path converts each number once and builds no table.
 
 local token = arg_str(1, 'token', 256)
 local ttl = arg_int(2, 'ttlMs', 1, 86400000)
-local mode = arg_one_of(3, 'mode', {'new', 'reenter', 'queue'})
-local watch = arg_one_of(4, 'watch', {'0', '1'})
-local more = arg_one_of(5, 'more', {'0', '1'})
-local mark = arg_one_of(6, 'mark', {'0', '1'})
+local mode = ARGV[3]
+if mode ~= 'new' and mode ~= 'reenter' and mode ~= 'queue' then
+  bad_arg('mode', 'must be one of new, reenter, queue, got ' .. tostring(mode))
+end
+local watch = arg_flag(4, 'watch')
+local more = arg_flag(5, 'more')
+local mark = arg_flag(6, 'mark')
 
 local now_ms, now_us = redis_now()
 
-local function granted(owner, fence, lease_ttl, exp, count, qf)
-  local r = {'status', 'granted', 'token', owner, 'fence', fence, 'ttlMs', fmt(lease_ttl), 'expiresAt', fmt(exp), 'count', fmt(count)}
-  if qf then
-    r[#r + 1] = 'quorumFence'
-    r[#r + 1] = qf
-  end
-  return r
+-- A grant's answer. Fences and quorum fences are digits we stored, so the
+-- JSON text is built directly.
+local function granted(fence, ttl_text, exp_text, count_text, qf)
+  local tail = ']'
+  if qf then tail = ',"quorumFence","' .. qf .. '"]' end
+  return '["status","granted","fence","' .. fence .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp_text
+    .. '","count","' .. count_text .. '"' .. tail
 end
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'ttl', 'exp', 'qf')
+-- The owner and expiry decide every path; a re-entry needs the rest at once.
+local lock
+if mode == 'reenter' then
+  lock = redis.call('HMGET', KEYS[1], 'owner', 'exp', 'count', 'fence', 'qf')
+else
+  lock = redis.call('HMGET', KEYS[1], 'owner', 'exp')
+end
 local owner = lock[1]
 
 if mode == 'reenter' then
   local seen = redis.call('GET', KEYS[4])
   if seen then return seen end
   if owner ~= token then return {'status', 'lost'} end
-  local count = redis.call('HINCRBY', KEYS[1], 'count', 1)
-  redis.call('HSET', KEYS[1], 'ttl', fmt(ttl), 'exp', fmt(now_ms + ttl))
+  local count = fmt(tonumber(lock[3] or '1') + 1)
+  local exp = fmt(now_ms + ttl)
+  local ttl_text = fmt(ttl)
+  redis.call('HSET', KEYS[1], 'count', count, 'ttl', ttl_text, 'exp', exp)
   if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
   redis.call('HDEL', KEYS[1], 'pk') -- the holder is alive: its grant is picked up
-  redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
-  local r = granted(token, lock[3], ttl, now_ms + ttl, count, lock[6])
-  return remember(KEYS[4], r)
+  redis.call('PEXPIREAT', KEYS[1], exp)
+  return remember(KEYS[4], granted(lock[4], ttl_text, exp, count, lock[5]))
 end
 
 if owner == token then
-  local lease_ttl, exp = tonumber(lock[4]), tonumber(lock[5])
+  local rest = redis.call('HMGET', KEYS[1], 'count', 'fence', 'ttl', 'qf')
+  local exp = lock[2]
   if mode == 'new' then
     -- This acquire's own earlier grant (the client's retry): it is alive, so
     -- a grant from the line is picked up.
@@ -76,36 +94,42 @@ if owner == token then
     -- lost, or its own step whose answer was lost): the waiter gets its whole
     -- lease from now, as its answer will say, and must pick it up (marked pk
     -- even if that step granted it unmarked: nobody has its token yet).
-    exp = now_ms + lease_ttl
-    redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'pk', fmt(now_ms + PICKUP_MS))
-    redis.call('PEXPIREAT', KEYS[1], fmt(exp))
+    exp = fmt(now_ms + tonumber(rest[3]))
+    redis.call('HSET', KEYS[1], 'exp', exp, 'pk', fmt(now_ms + PICKUP_MS))
+    redis.call('PEXPIREAT', KEYS[1], exp)
   end
-  return granted(token, lock[3], lease_ttl, exp, tonumber(lock[2]), lock[6])
+  return granted(rest[2], rest[3], exp, rest[1] or '1', rest[4])
 end
 
 if owner then
-  local exp = tonumber(lock[5])
+  local exp = tonumber(lock[2])
   if mode == 'queue' then
     -- The object's head waiter: the release hands the lock straight to it.
-    local registered_until = fmt(exp + REGISTRATION_GRACE_MS)
     redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more)
-    redis.call('PEXPIREAT', KEYS[3], registered_until)
+    redis.call('PEXPIREAT', KEYS[3], fmt(exp + REGISTRATION_GRACE_MS))
     redis.call('HSET', KEYS[1], 'watch', '1')
   end
-  return {'status', 'busy', 'retryAfterMs', fmt(math.max(exp - now_ms, 1)), 'queued', '0'}
+  return '["status","busy","retryAfterMs","' .. fmt(math.max(exp - now_ms, 1)) .. '","queued","0"]'
 end
 
 if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
   -- Free, but someone waits: the object is about to grant its head.
-  return {'status', 'busy', 'retryAfterMs', '100', 'queued', '1'}
+  return '["status","busy","retryAfterMs","100","queued","1"]'
 end
 
 local fence = issue_fence(KEYS[2], now_us)
-redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fmt(fence), 'ttl', fmt(ttl), 'exp', fmt(now_ms + ttl), 'watch', watch)
+local exp = fmt(now_ms + ttl)
+local ttl_text = fmt(ttl)
+-- count (1) and watch (0) are left out when they have their default.
+if watch == '1' then
+  redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp, 'watch', '1')
+else
+  redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)
+end
 -- Exactly the expiresAt we answer, so every reply agrees with the key.
-redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
+redis.call('PEXPIREAT', KEYS[1], exp)
 if mode == 'queue' then
   redis.call('DEL', KEYS[3])
   if mark == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
 end
-return granted(token, fmt(fence), ttl, now_ms + ttl, 1)
+return granted(fence, ttl_text, exp, '1')

@@ -13,7 +13,7 @@ if not lock[1] then
   return {'held', '0', 'fence', redis.call('GET', KEYS[2]) or '', 'count', '0', 'remainingMs', '0', 'expiresAt', ''}
 end
 local exp = tonumber(lock[4])
-local r = {'held', '1', 'fence', lock[3], 'count', lock[2], 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', lock[4]}
+local r = {'held', '1', 'fence', lock[3], 'count', lock[2] or '1', 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', lock[4]}
 if lock[5] then
   r[#r + 1] = 'quorumFence'
   r[#r + 1] = lock[5]

@@ -29,7 +29,7 @@ local fence = arg_int(2, 'fence', 1, 9007199254740991)
 local now_ms = redis_now()
 
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-if last < fence then redis.call('SET', KEYS[2], fmt(fence), 'PX', fmt(FENCE_KEEP_MS)) end
+if last < fence then redis.call('SET', KEYS[2], fmt(fence), 'PX', FENCE_KEEP_MS_ARG) end
 
 local lock = redis.call('HMGET', KEYS[1], 'owner', 'qf', 'exp')
 if lock[1] ~= token then return {'status', 'ok', 'held', '0'} end

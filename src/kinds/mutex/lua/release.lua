@@ -20,8 +20,9 @@
 -- A retried final release finds the lease gone and replays it; a retried
 -- inner release (which would otherwise drop two levels) finds its id on the
 -- lease (field rl) and replays it. Lost is not remembered. The usual release
--- (one level, unwatched) is HMGET, DEL, SET: the waiter is read only behind a
--- watched lease, the clock only for a handoff.
+-- (one level, unwatched) is HMGET, DEL, SET, its answer written as JSON text:
+-- the waiter is read only behind a watched lease, the clock only for a
+-- handoff.
 
 local token = arg_str(1, 'token', 256)
 
@@ -37,40 +38,39 @@ local watched = lock[3] or '0'
 -- The fence the lease's watch knows it by: a quorum's agreed one where there is one.
 local lease_fence = lock[4] or lock[2]
 
--- The reply, with the quorum's agreed fence, remembered for a retry.
-local function answer(r)
-  if lock[4] then
-    r[#r + 1] = 'quorumFence'
-    r[#r + 1] = lock[4]
-  end
-  return remember(KEYS[4], r)
+-- The ok answer as JSON text (every value is digits we stored), with the
+-- quorum's agreed fence, remembered for a retry. handed: the handoff's fields.
+local function answer(released, count, handed)
+  local tail = handed or ''
+  if lock[4] then tail = tail .. ',"quorumFence","' .. lock[4] .. '"' end
+  return remember(KEYS[4], '["status","ok","released","' .. released .. '","count","' .. count .. '","fence","' .. lock[2]
+    .. '","watched","' .. watched .. '"' .. tail .. ']')
 end
 
-local count = tonumber(lock[5] or '1') - 1
-if count > 0 then
-  redis.call('HSET', KEYS[1], 'count', fmt(count), 'rl', KEYS[4])
-  return answer({'status', 'ok', 'released', '0', 'count', fmt(count), 'fence', lock[2], 'watched', watched})
+if lock[5] and lock[5] ~= '1' then
+  local count = fmt(tonumber(lock[5]) - 1)
+  redis.call('HSET', KEYS[1], 'count', count, 'rl', KEYS[4])
+  return answer('0', count)
 end
 
 redis.call('DEL', KEYS[1])
 if watched == '1' then
   redis.call('SADD', KEYS[5], lease_fence)
-  redis.call('PEXPIRE', KEYS[5], fmt(ENDED_KEEP_MS))
+  redis.call('PEXPIRE', KEYS[5], ENDED_KEEP_MS_ARG)
 end
 -- A registered waiter exists only behind a watched lease: registering (acquire.lua,
 -- queue mode) marks the lease it waits behind, and no grant to another token
 -- leaves a registration in place. So an unwatched lease has nobody to hand to.
 local nx = watched == '1' and redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more') or {}
-if not nx[1] or nx[1] == '' then
-  return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', watched})
-end
+if not nx[1] or nx[1] == '' then return answer('1', '0') end
 
 local now_ms, now_us = redis_now()
 local ttl = tonumber(nx[2])
 local fence = issue_fence(KEYS[2], now_us)
-redis.call('HSET', KEYS[1], 'owner', nx[1], 'count', '1', 'fence', fmt(fence), 'ttl', fmt(ttl),
-  'exp', fmt(now_ms + ttl), 'watch', nx[3] or '0', 'pk', fmt(now_ms + PICKUP_MS))
-redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl))
+local exp = fmt(now_ms + ttl)
+redis.call('HSET', KEYS[1], 'owner', nx[1], 'fence', fence, 'ttl', nx[2], 'exp', exp, 'watch', nx[3] or '0',
+  'pk', fmt(now_ms + PICKUP_MS))
+redis.call('PEXPIREAT', KEYS[1], exp)
 redis.call('DEL', KEYS[3])
 if nx[4] == '1' then
   -- Others wait behind the new holder: hold try-locks back until the object
@@ -79,5 +79,6 @@ if nx[4] == '1' then
   redis.call('HSET', KEYS[3], 'token', '', 'more', '1')
   redis.call('PEXPIREAT', KEYS[3], fmt(now_ms + REGISTRATION_GRACE_MS))
 end
-return answer({'status', 'ok', 'released', '1', 'count', '0', 'fence', lock[2], 'watched', '1',
-  'handedTo', nx[1], 'handedFence', fmt(fence), 'handedTtlMs', fmt(ttl), 'handedExpiresAt', fmt(now_ms + ttl)})
+-- The waiter's token is any text the caller chose: JSON-encoded, not spliced.
+return answer('1', '0', ',"handedTo",' .. cjson.encode(nx[1]) .. ',"handedFence","' .. fence .. '","handedTtlMs","' .. nx[2]
+  .. '","handedExpiresAt","' .. exp .. '"')

@@ -29,7 +29,7 @@ local token = arg_str(1, 'token', 256)
 local mode = arg_one_of(2, 'mode', {'read', 'write'})
 local how = arg_one_of(3, 'how', {'new', 'reenter'})
 local ttl = arg_int(4, 'ttlMs', 1, 86400000)
-local watch = arg_one_of(5, 'watch', {'0', '1'})
+local watch = arg_flag(5, 'watch')
 
 if how == 'reenter' then
   local seen = redis.call('GET', KEYS[4])
@@ -80,7 +80,7 @@ local fence
 if n > 0 then
   for _, rec in pairs(live) do fence = rec.f end -- readers share one fence
 else
-  fence = fmt(issue_fence(KEYS[2], now_us))
+  fence = issue_fence(KEYS[2], now_us)
 end
 local rec = {w = 0, r = 0, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = fence, wt = watch}
 if mode == 'write' then rec.w = 1 else rec.r = 1 end

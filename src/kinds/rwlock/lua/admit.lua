@@ -22,7 +22,7 @@
 -- taken back.
 -- uses: holders
 
-local more = arg_one_of(1, 'more', {'0', '1'})
+local more = arg_flag(1, 'more')
 local k = arg_int(2, 'k', 1, 256)
 local waiters = {}
 for i = 1, k do
@@ -31,8 +31,8 @@ for i = 1, k do
     token = arg_str(at + 1, 'token', 256),
     mode = arg_one_of(at + 2, 'mode', {'read', 'write'}),
     ttl = arg_int(at + 3, 'ttlMs', 1, 86400000),
-    watch = arg_one_of(at + 4, 'watch', {'0', '1'}),
-    mark = arg_one_of(at + 5, 'mark', {'0', '1'}),
+    watch = arg_flag(at + 4, 'watch'),
+    mark = arg_flag(at + 5, 'mark'),
   }
 end
 
@@ -64,7 +64,7 @@ for _, w in ipairs(waiters) do
     if n > 0 then
       for _, rec in pairs(live) do fence = rec.f end -- readers share one fence
     else
-      fence = fmt(issue_fence(KEYS[2], now_us))
+      fence = issue_fence(KEYS[2], now_us)
     end
     local rec = {w = 0, r = 0, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fence, wt = w.watch}
     if w.mode == 'write' then rec.w = 1 else rec.r = 1 end

@@ -37,7 +37,7 @@ if released then
   live[token] = nil
   if mine.wt == '1' then
     redis.call('SADD', KEYS[3], token)
-    redis.call('PEXPIRE', KEYS[3], fmt(ENDED_KEEP_MS))
+    redis.call('PEXPIRE', KEYS[3], ENDED_KEEP_MS_ARG)
   end
 else
   holders_put(KEYS[1], token, mine)

@@ -24,7 +24,7 @@ local token = arg_str(1, 'token', 256)
 local limit = arg_int(2, 'limit', 1, 10000)
 local permits = arg_int(3, 'permits', 1, limit)
 local ttl = arg_int(4, 'ttlMs', 1, 86400000)
-local watch = arg_one_of(5, 'watch', {'0', '1'})
+local watch = arg_flag(5, 'watch')
 
 local now_ms, now_us = redis_now()
 local live, n, dead, other = holders_load(KEYS[1], now_ms)
@@ -52,7 +52,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 
 held_limit = limit
-local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = fmt(issue_fence(KEYS[2], now_us)), wt = watch}
+local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = issue_fence(KEYS[2], now_us), wt = watch}
 live[token] = rec
 used = used + permits
 holders_put(KEYS[1], token, rec)

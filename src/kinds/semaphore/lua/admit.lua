@@ -24,7 +24,7 @@
 -- taken back.
 -- uses: holders
 
-local more = arg_one_of(1, 'more', {'0', '1'})
+local more = arg_flag(1, 'more')
 local k = arg_int(2, 'k', 1, 256)
 local waiters = {}
 for i = 1, k do
@@ -35,8 +35,8 @@ for i = 1, k do
     limit = limit,
     permits = arg_int(at + 3, 'permits', 1, limit),
     ttl = arg_int(at + 4, 'ttlMs', 1, 86400000),
-    watch = arg_one_of(at + 5, 'watch', {'0', '1'}),
-    mark = arg_one_of(at + 6, 'mark', {'0', '1'}),
+    watch = arg_flag(at + 5, 'watch'),
+    mark = arg_flag(at + 6, 'mark'),
   }
 end
 
@@ -64,7 +64,7 @@ for _, w in ipairs(waiters) do
     break
   else
     held_limit = w.limit
-    local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fmt(issue_fence(KEYS[2], now_us)), wt = w.watch}
+    local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = issue_fence(KEYS[2], now_us), wt = w.watch}
     if w.mark == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
     live[w.token] = rec
     n = n + 1

@@ -28,7 +28,7 @@ redis.call('HDEL', KEYS[1], 'h:' .. token)
 live[token] = nil
 if mine.wt == '1' then
   redis.call('SADD', KEYS[3], token)
-  redis.call('PEXPIRE', KEYS[3], fmt(ENDED_KEEP_MS))
+  redis.call('PEXPIRE', KEYS[3], ENDED_KEEP_MS_ARG)
 end
 holders_settle(KEYS[1], live, dead)
 local used = 0

@@ -7,9 +7,12 @@ local function bad_arg(name, why)
   error({err = 'ERR holdfast: ' .. name .. ' ' .. why})
 end
 
+-- (Checks here are plain comparisons: a script's hot path runs them on every
+-- call, and in Redis's Lua a library call or a number/text conversion costs
+-- about as much as a small Redis command.)
 local function arg_int(i, name, min, max)
   local v = tonumber(ARGV[i])
-  if not v or v ~= v or v ~= math.floor(v) or v < min or v > max then
+  if not v or v ~= v or v % 1 ~= 0 or v < min or v > max then
     bad_arg(name, string.format('must be an integer from %.0f to %.0f, got %s', min, max, tostring(ARGV[i])))
   end
   return v
@@ -18,6 +21,13 @@ end
 local function arg_str(i, name, max_len)
   local v = ARGV[i]
   if type(v) ~= 'string' or #v < 1 or #v > max_len then bad_arg(name, 'must be 1 to ' .. max_len .. ' bytes') end
+  return v
+end
+
+-- "0" or "1".
+local function arg_flag(i, name)
+  local v = ARGV[i]
+  if v ~= '0' and v ~= '1' then bad_arg(name, 'must be 0 or 1, got ' .. tostring(v)) end
   return v
 end
 
@@ -30,8 +40,9 @@ end
 -- The caller's clock in microseconds: ScriptRunner appends it to every
 -- script's ARGV, and it is taken off here, so each script's own ARGV is as its
 -- header says. It is only ever a floor for fences (see redis_now).
-local caller_us = tonumber(table.remove(ARGV))
-if not caller_us or caller_us ~= math.floor(caller_us) or caller_us < 0 or caller_us > 9007199254740991 then
+local caller_us = tonumber(ARGV[#ARGV])
+ARGV[#ARGV] = nil
+if not caller_us or caller_us % 1 ~= 0 or caller_us < 0 or caller_us > 9007199254740991 then
   bad_arg("caller clock", "must be the caller's time in microseconds")
 end
 
@@ -41,8 +52,11 @@ end
 -- last fence AND its clock went back (see docs/guarantees.md).
 local function redis_now()
   local t = redis.call('TIME')
-  local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), math.max(now_us, math.min(caller_us, now_us + 86400000000))
+  local s, us = tonumber(t[1]), tonumber(t[2])
+  local now_us = s * 1000000 + us
+  local floor_us = now_us
+  if caller_us > now_us then floor_us = math.min(caller_us, now_us + 86400000000) end
+  return s * 1000 + (us - us % 1000) / 1000, floor_us
 end
 
 -- Integers as strings, so large values survive JSON round trips exactly. %d,
@@ -51,20 +65,25 @@ end
 local function fmt(n) return string.format('%d', n) end
 
 -- A write's answer, remembered under its request key for a retry and
--- returned as the same JSON text: encoded once, and a retry that finds it
--- returns it as it is (the generated wrapper passes JSON text through).
+-- returned as the same JSON text: a reply list is encoded once (a hot path
+-- passes its JSON text ready-made), and a retry that finds it returns it as
+-- it is (the generated wrapper passes JSON text through).
 local function remember(request_key, reply)
-  local text = cjson.encode(reply)
-  redis.call('SET', request_key, text, 'PX', fmt(REQUEST_MEMORY_MS))
+  local text = reply
+  if type(reply) ~= 'string' then text = cjson.encode(reply) end
+  redis.call('SET', request_key, text, 'PX', REQUEST_MEMORY_MS_ARG)
   return text
 end
--- The next fence of a lock: max(last + 1, now_us), stored back as the last
--- (kept FENCE_KEEP_MS). One SET ... GET on the usual path, where the clock is
--- past the last fence; a second SET only when it is not (grants within one
--- microsecond, or a clock that went back).
+
+-- The next fence of a lock, as text: max(last + 1, now_us), stored back as
+-- the last (kept FENCE_KEEP_MS). One SET ... GET on the usual path, where the
+-- clock is past the last fence; a second SET only when it is not (grants
+-- within one microsecond, or a clock that went back).
 local function issue_fence(fence_key, now_us)
-  local last = tonumber(redis.call('SET', fence_key, fmt(now_us), 'PX', fmt(FENCE_KEEP_MS), 'GET') or '0')
-  if last < now_us then return now_us end
-  redis.call('SET', fence_key, fmt(last + 1), 'PX', fmt(FENCE_KEEP_MS))
-  return last + 1
+  local fence = fmt(now_us)
+  local last = tonumber(redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG, 'GET') or '0')
+  if last < now_us then return fence end
+  fence = fmt(last + 1)
+  redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG)
+  return fence
 end
