@@ -26,7 +26,7 @@ import { recordFact, recordHandoff, writeResults } from "./results";
 import { type BenchStack, ROOT, servingVersions, startBenchStack } from "./stack";
 import { int, ms } from "./stats";
 import { printTable } from "./table";
-import { CYCLE_HEADER, cycleTableRows, cycleTargets, directCycleTargets, measureCycles, type CycleRow } from "./uncontended";
+import { CYCLE_HEADER, cycleTableRows, cycleTargets, directCycleTargets, directLabels, measureCycles, type CycleRow } from "./uncontended";
 
 /** `npm run bench -- --quick` (or BENCH_QUICK=1): every window and count cut down, for a smoke run. */
 const QUICK = process.argv.includes("--quick") || process.env.BENCH_QUICK === "1";
@@ -125,6 +125,23 @@ async function main(): Promise<void> {
 type Workers = { redis: WorkerApi; durable: WorkerApi };
 type Floors = Awaited<ReturnType<typeof measureFloors>>;
 
+/**
+ * The comparison the library is held to: its cycles/s over @upstash/lock's,
+ * sequential and with 16 loops, from this run's rows.
+ */
+function libraryVsUpstashLock(rows: CycleRow[]): string {
+  const rate = (label: string, loops: number) => rows.find((r) => r.label === label && r.loops === loops)?.cyclesPerSec;
+  const ratioAt = (loops: number) => {
+    const lib = rate(directLabels.library, loops);
+    const ul = rate(directLabels.upstashLock, loops);
+    return lib && ul ? `${(lib / ul).toFixed(2)}x` : "—";
+  };
+  return (
+    `library / @upstash/lock in this run: sequential ${ratioAt(1)}, ${PARALLEL_LOOPS} loops ${ratioAt(PARALLEL_LOOPS)}. With ${PARALLEL_LOOPS} loops the client, ` +
+    "the gateway and redis-server share this machine's cores, so a cycle's CPU in all three sets the rate (`npm run bench:cycles` breaks it down)."
+  );
+}
+
 /** 1. Uncontended cycles. */
 async function cyclesSection(
   gw: BenchStack["gateway"],
@@ -158,6 +175,7 @@ async function cyclesSection(
     `~${UNCONTENDED_MS / 1000} s each (library and @upstash/lock: ${CYCLE_ROUNDS} alternating rounds, the median shown); acquire (try once, ttl 10 s) + release. HTTP = requests the client sent; Upstash = requests this`,
     `process sent to the gateway (Worker rows: not visible, see scripts); scripts = EVAL/EVALSHA calls in Redis (INFO commandstats).`,
     `The 16 loops share one @upstash/redis client, whose auto-pipelining (on by default) batches concurrent commands per request.`,
+    libraryVsUpstashLock(cycleRows),
   ];
   if (ceiling.ok) {
     rows1.push([

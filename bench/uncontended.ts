@@ -23,11 +23,13 @@ export interface CycleTarget {
   acquirer(name: string): () => Promise<Release | null>;
 }
 
+export const directLabels = { library: "holdfast Mutex (library)", upstashLock: "@upstash/lock" } as const;
+
 /** The clients that talk to Upstash themselves: the library and @upstash/lock. */
 export function directCycleTargets(gw: Gateway, redis: Redis): CycleTarget[] {
   return [
     {
-      label: "holdfast Mutex (library)",
+      label: directLabels.library,
       origin: gw.url,
       direct: true,
       usesRedis: true,
@@ -37,7 +39,7 @@ export function directCycleTargets(gw: Gateway, redis: Redis): CycleTarget[] {
       },
     },
     {
-      label: "@upstash/lock",
+      label: directLabels.upstashLock,
       origin: gw.url,
       direct: true,
       usesRedis: true,

@@ -13,15 +13,21 @@ const POOL_BYTES = 4096;
 let pool: Uint8Array | undefined;
 let used = POOL_BYTES;
 
+const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/** `bytes` (a multiple of 3) random bytes as unpadded base64url. */
 function randomBase64Url(bytes: number): string {
   if (!pool || used + bytes > POOL_BYTES) {
     pool = crypto.getRandomValues(new Uint8Array(POOL_BYTES));
     used = 0;
   }
   let s = "";
-  for (let i = used; i < used + bytes; i++) s += String.fromCharCode(pool[i]);
+  for (let i = used; i < used + bytes; i += 3) {
+    const n = (pool[i] << 16) | (pool[i + 1] << 8) | pool[i + 2];
+    s += BASE64URL[n >> 18] + BASE64URL[(n >> 12) & 63] + BASE64URL[(n >> 6) & 63] + BASE64URL[n & 63];
+  }
   used += bytes;
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return s;
 }
 
 export function newOwnerToken(): string {

@@ -31,9 +31,13 @@ export function checkNamespace(value: unknown): string {
   return value;
 }
 
+const utf8 = new TextEncoder();
+
 /** 1 .. TOKEN_MAX_BYTES bytes of UTF-8: the bound the store's scripts check, so a long multi-byte token is a 400, never a 500. */
 export function isTokenSized(value: string): boolean {
-  return value.length >= 1 && value.length <= TOKEN_MAX_BYTES && new TextEncoder().encode(value).length <= TOKEN_MAX_BYTES;
+  if (value.length < 1 || value.length > TOKEN_MAX_BYTES) return false;
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: short tokens (every token we issue) need no encoding.
+  return value.length * 3 <= TOKEN_MAX_BYTES || utf8.encode(value).length <= TOKEN_MAX_BYTES;
 }
 
 export const TOKEN_SIZE_MESSAGE = `token must be a string of 1 to ${TOKEN_MAX_BYTES} bytes (UTF-8)`;

@@ -102,17 +102,29 @@ export function createRespClient({ host = "127.0.0.1", port }) {
   return { exec, close };
 }
 
-/** @param {Command[]} commands */
+/**
+ * The commands as one RESP buffer. String arguments are written into one
+ * text and encoded once (a Buffer per argument was most of the gateway's
+ * work per command); Buffer arguments are copied as they are.
+ * @param {Command[]} commands
+ */
 function encodeCommands(commands) {
   /** @type {Buffer[]} */
   const parts = [];
+  let text = "";
   for (const args of commands) {
-    parts.push(Buffer.from(`*${args.length}\r\n`));
+    text += `*${args.length}\r\n`;
     for (const arg of args) {
-      const bytes = typeof arg === "string" ? Buffer.from(arg, "utf8") : arg;
-      parts.push(Buffer.from(`$${bytes.length}\r\n`), bytes, CRLF);
+      if (typeof arg === "string") {
+        text += `$${Buffer.byteLength(arg, "utf8")}\r\n${arg}\r\n`;
+      } else {
+        parts.push(Buffer.from(`${text}$${arg.length}\r\n`, "utf8"), arg, CRLF);
+        text = "";
+      }
     }
   }
+  if (parts.length === 0) return Buffer.from(text, "utf8");
+  parts.push(Buffer.from(text, "utf8"));
   return Buffer.concat(parts);
 }
 
