@@ -33,7 +33,7 @@ const QUICK = process.argv.includes("--quick") || process.env.BENCH_QUICK === "1
 const scale = (n: number) => (QUICK ? Math.max(1, Math.round(n / 4)) : n);
 const UNCONTENDED_MS = scale(2000);
 const PARALLEL_LOOPS = 16;
-const CYCLE_ROUNDS = 3;
+const CYCLE_ROUNDS = 5;
 const HANDOFFS = scale(100);
 const HANDOFF_MAX_MS = scale(20_000);
 /** No hold: the handoff machinery alone. */
@@ -152,13 +152,14 @@ async function cyclesSection(
   ceiling: Awaited<ReturnType<typeof measureCeiling>> | { ok: false; reason: string },
 ) {
   const cycleRows: CycleRow[] = [];
-  // The library and @upstash/lock take turns, CYCLE_ROUNDS short rounds each, and each row is its
-  // median round: a machine that slows down mid-run then slows both, and neither runs cold first.
+  // The library and @upstash/lock take turns, CYCLE_ROUNDS short rounds each, each going first in
+  // every other round, and each row is its median round: a machine that slows down mid-run then
+  // slows both, and neither is always the one that runs right after the other.
   const direct = directCycleTargets(gw, redis);
   const rounds = new Map<string, CycleRow[]>(); // by label and loop count
   for (const loops of [1, PARALLEL_LOOPS]) {
     for (let round = 0; round < CYCLE_ROUNDS; round++) {
-      for (const target of direct) {
+      for (const target of round % 2 === 0 ? direct : [...direct].reverse()) {
         const row = await measureCycles(target, gw, loops, UNCONTENDED_MS / CYCLE_ROUNDS, `${run}-u${round}-${target.label.length}`);
         rounds.set(`${target.label}/${loops}`, [...(rounds.get(`${target.label}/${loops}`) ?? []), row]);
       }
