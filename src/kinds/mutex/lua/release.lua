@@ -68,7 +68,7 @@ local now_ms, now_us = redis_now()
 local ttl = tonumber(nx[2])
 local fence = issue_fence(KEYS[2], now_us)
 local exp = fmt(now_ms + ttl)
-redis.call('HSET', KEYS[1], 'owner', nx[1], 'fence', fence, 'ttl', nx[2], 'exp', exp, 'watch', nx[3] or '0',
+redis.call('HSET', KEYS[1], 'owner', nx[1], 'count', '1', 'fence', fence, 'ttl', nx[2], 'exp', exp, 'watch', nx[3] or '0',
   'pk', fmt(now_ms + PICKUP_MS))
 redis.call('PEXPIREAT', KEYS[1], exp)
 redis.call('DEL', KEYS[3])
