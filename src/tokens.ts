@@ -17,6 +17,7 @@ const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012345678
 
 /** `bytes` (a multiple of 3) random bytes as unpadded base64url. */
 function randomBase64Url(bytes: number): string {
+  if (bytes % 3 !== 0 || bytes > POOL_BYTES) throw new RangeError("randomBase64Url: bytes must be a multiple of 3 within the pool");
   if (!pool || used + bytes > POOL_BYTES) {
     pool = crypto.getRandomValues(new Uint8Array(POOL_BYTES));
     used = 0;

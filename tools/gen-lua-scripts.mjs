@@ -57,7 +57,16 @@ function blocksOf(text) {
   return text
     .split(/\n\s*\n/)
     .filter((block) => block.trim() !== "")
-    .map((block) => ({ text: block, defines: /^local function (\w+)\(/m.exec(block)?.[1] }));
+    .map((block) => {
+      const names = [...block.matchAll(/^local function (\w+)\(/gm)].map((m) => m[1]);
+      // One function per block, whole: a blank line inside a function would cut it in two.
+      if (names.length > 1 || (names.length === 1 && !/(^|\s)end\s*$/.test(block))) {
+        throw new Error(
+          `gen-lua-scripts: prelude.lua: a block must define at most one function, whole, with no blank line inside (${names.join(", ")})`,
+        );
+      }
+      return { text: block, defines: names[0] };
+    });
 }
 
 /**
@@ -67,7 +76,7 @@ function blocksOf(text) {
  * each call of the script, which Redis's Lua pays for whether it is used or not.
  */
 function preludeFor(code) {
-  const calls = (text, name) => new RegExp(`\\b${name}\\(`).test(text);
+  const calls = (text, name) => new RegExp(`\\b${name}\\b`).test(text);
   const taken = new Set();
   let grew = true;
   while (grew) {

@@ -101,8 +101,16 @@ function readBody(req) {
     /** @type {Buffer[]} */
     const chunks = [];
     req.on("data", (chunk) => chunks.push(chunk));
-    req.on("end", () => resolve(chunks.length === 1 ? chunks[0].toString("utf8") : Buffer.concat(chunks).toString("utf8")));
+    let ended = false;
+    req.on("end", () => {
+      ended = true;
+      resolve(chunks.length === 1 ? chunks[0].toString("utf8") : Buffer.concat(chunks).toString("utf8"));
+    });
     req.on("error", reject);
+    // A request cut off without an error event must not leave its handler waiting.
+    req.on("close", () => {
+      if (!ended) reject(new Error("the request was closed before its body ended"));
+    });
   });
 }
 

@@ -47,7 +47,8 @@ local function answer(released, count, handed)
     .. '","watched","' .. watched .. '"' .. tail .. ']')
 end
 
-if lock[5] and lock[5] ~= '1' then
+-- count is "1" on every fresh grant; only a re-entered lease pays for a conversion.
+if lock[5] and lock[5] ~= '1' and tonumber(lock[5]) > 1 then
   local count = fmt(tonumber(lock[5]) - 1)
   redis.call('HSET', KEYS[1], 'count', count, 'rl', KEYS[4])
   return answer('0', count)
