@@ -2,8 +2,9 @@
 // Embeds every lock kind's Lua scripts (src/kinds/<kind>/lua/<op>.lua) into
 // src/store/redis/scripts.generated.ts as "<kind>_<op>", each with the shared
 // prelude (src/store/redis/lua/prelude.lua: argument checks, Redis time)
-// prepended (only the prelude functions the script calls, see preludeFor), so the Worker and the library (Node, Bun, Deno...) get the
-// scripts without a file loader. A script with the line "-- uses: holders"
+// prepended (only the prelude functions the script calls, see preludeFor),
+// so the Worker and the library (Node, Bun, Deno...) get the scripts without
+// a file loader. A script with the line "-- uses: holders"
 // also gets src/kinds/holders/holders.lua (the per-holder leases the
 // read-write lock and the semaphore share). The .lua files stay the single
 // source of truth; runs before test, start, bench and build.
@@ -24,6 +25,7 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const kindsDir = join(root, "src/kinds");
+const limitsLua = limitsAsLua();
 const preludeBlocks = blocksOf(readFileSync(join(root, "src/store/redis/lua/prelude.lua"), "utf8"));
 const holdersLib = readFileSync(join(root, "src/kinds/holders/holders.lua"), "utf8");
 const out = join(root, "src/store/redis/scripts.generated.ts");
@@ -38,8 +40,7 @@ for (const kind of readdirSync(kindsDir).sort()) {
     .sort()) {
     const name = `${kind}_${file.replace(/\.lua$/, "")}`;
     const body = readFileSync(join(luaDir, file), "utf8");
-    const own = /^-- uses: holders$/m.test(body) ? `${holdersLib}\n${body}` : body;
-    const libs = /^-- uses: holders$/m.test(body) ? `${preludeFor(own)}\n${holdersLib}` : preludeFor(own);
+    const libs = /^-- uses: holders$/m.test(body) ? `${preludeFor(`${holdersLib}\n${body}`)}\n${holdersLib}` : preludeFor(body);
     const script = `${libs}\nlocal function script_body()\n${body}\nend\n\nlocal reply = script_body()\nif type(reply) == 'string' then return reply end\nreturn cjson.encode(reply)\n`;
     entries.push(`  ${name}: ${JSON.stringify(script)},`);
     shas.push(`  ${name}: "${createHash("sha1").update(script, "utf8").digest("hex")}",`);
@@ -90,7 +91,7 @@ function preludeFor(code) {
     }
   }
   const kept = preludeBlocks.filter((b) => !b.defines || taken.has(b.defines));
-  return `${limitsAsLua()}\n${kept.map((b) => b.text).join("\n\n")}\n`;
+  return `${limitsLua}\n${kept.map((b) => b.text).join("\n\n")}\n`;
 }
 
 /**

@@ -104,7 +104,7 @@ function readBody(req) {
     let ended = false;
     req.on("end", () => {
       ended = true;
-      resolve(chunks.length === 1 ? chunks[0].toString("utf8") : Buffer.concat(chunks).toString("utf8"));
+      resolve(Buffer.concat(chunks).toString("utf8"));
     });
     req.on("error", reject);
     // A request cut off without an error event must not leave its handler waiting.

@@ -1,9 +1,8 @@
 -- mutex acquire: grant a free mutex, re-enter it, or (for the lock object)
 -- queue behind the holder.
 --
--- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch
---                                                   (absent: 0), pk, and qf on a quorum's
---                                                   databases (raise_fence.lua)
+-- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk,
+--                                                   and qf on a quorum's databases (raise_fence.lua)
 -- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     the last fence, kept FENCE_KEEP_MS after a grant
 -- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more of the lock object's
 --                                                   head waiter; a release hands the lock to it
@@ -120,13 +119,7 @@ end
 local fence = issue_fence(KEYS[2], now_us)
 local exp = fmt(now_ms + ttl)
 local ttl_text = fmt(ttl)
--- watch is left out while it is 0 (every reader takes absent as 0). count is
--- always written: an older version's re-entry counts up from the field.
-if watch == '1' then
-  redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fence, 'ttl', ttl_text, 'exp', exp, 'watch', '1')
-else
-  redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fence, 'ttl', ttl_text, 'exp', exp)
-end
+redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fence, 'ttl', ttl_text, 'exp', exp, 'watch', watch)
 -- Exactly the expiresAt we answer, so every reply agrees with the key.
 redis.call('PEXPIREAT', KEYS[1], exp)
 if mode == 'queue' then
