@@ -25,6 +25,7 @@ import { MARKET_HEADER, MARKET_SHAPES, marketTableRows, marketVariants, measureM
 import { recordFact, recordHandoff, writeResults } from "./results";
 import { type BenchStack, ROOT, servingVersions, startBenchStack } from "./stack";
 import { int, ms } from "./stats";
+import { measureShippedWorker, SHIPPED_HEADER, shippedTableRows } from "./shippedWorker";
 import { printTable } from "./table";
 import { CYCLE_HEADER, cycleTableRows, cycleTargets, directCycleTargets, directLabels, measureCycles, type CycleRow } from "./uncontended";
 
@@ -116,6 +117,7 @@ async function main(): Promise<void> {
   if (wanted("4")) await contendedSection("4", CONTENDED_HOLD, gw, redis, workers, run);
   if (wanted("5")) await readMostlySection(workers, run);
   if (wanted("6")) await marketSection(gw, redis, workers, run);
+  if (wanted("7")) await shippedSection(stack.apiKey);
 
   for (const file of writeResults(RESULTS_DIR)) console.log(`written : ${path.relative(ROOT, file)}`);
 
@@ -123,6 +125,16 @@ async function main(): Promise<void> {
 }
 
 type Workers = { redis: WorkerApi; durable: WorkerApi };
+
+/** 7. The Worker as it ships: bundle size and cold start, next to a hello-world Worker. */
+async function shippedSection(apiKey: string): Promise<void> {
+  const starts = QUICK ? 2 : 7;
+  const rows = await measureShippedWorker(starts, apiKey);
+  printTable("7. The Worker as it ships (wrangler deploy --dry-run, minified)", SHIPPED_HEADER, shippedTableRows(rows), [
+    `bundle: every module wrangler would upload; gzip -9 here (wrangler's own figure is printed by \`wrangler deploy --dry-run\`).`,
+    `cold start: ${starts} starts each, taking turns: spawning \`workerd serve\` (which compiles every module before it listens) to the end of the first answer.`,
+  ]);
+}
 type Floors = Awaited<ReturnType<typeof measureFloors>>;
 
 /**

@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { resolveEngine, startWorkerServer } from "../tools/serve-worker/serve.mjs";
+import { resolveBesideWrangler, resolveEngine, startWorkerServer } from "../tools/serve-worker/serve.mjs";
 import { withTimeout } from "./loop";
 import { rawFetch } from "./roundTrips";
 
@@ -37,9 +37,21 @@ export interface BenchStack {
 
 /** Versions of what serves the Worker, for the bench header. */
 export function servingVersions(): string {
-  const version = (pkg: string) => JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules", pkg, "package.json"), "utf8")).version;
+  // workerd and miniflare as wrangler resolves them (the ones that bundle and serve).
+  const version = (pkg: string) =>
+    JSON.parse(fs.readFileSync(pkg === "wrangler" ? path.join(ROOT, "node_modules/wrangler/package.json") : packageJsonBesideWrangler(pkg), "utf8"))
+      .version;
   const engine = resolveEngine() === "miniflare" ? `through miniflare ${version("miniflare")}` : "bare (workerd serve)";
   return `wrangler ${version("wrangler")} (bundle), workerd ${version("workerd")} ${engine}`;
+}
+
+/** The package.json of a package wrangler depends on, found from its resolved entry. */
+function packageJsonBesideWrangler(pkg: string): string {
+  let dir = path.dirname(resolveBesideWrangler(pkg));
+  while (!fs.existsSync(path.join(dir, "package.json")) || JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")).name !== pkg) {
+    dir = path.dirname(dir);
+  }
+  return path.join(dir, "package.json");
 }
 
 export async function startBenchStack(): Promise<BenchStack> {

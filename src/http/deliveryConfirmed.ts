@@ -24,6 +24,16 @@ async function confirmWithRetries(confirm: () => Promise<unknown>): Promise<void
 }
 
 /**
+ * How long the answer's last byte waits behind the rest. workerd (since late
+ * 2026) reads a small body to its end before it writes any of it, so "read to
+ * the end" no longer means "written to the client". Held back, the last byte
+ * is written only after the rest went out, and by then a client that is gone
+ * has reset the connection: the write fails and the stream is cancelled. A few
+ * milliseconds on grants from the line only (a fresh grant needs no pickup).
+ */
+const LAST_BYTE_AFTER_MS = 5;
+
+/**
  * A JSON answer whose delivery is confirmed: `confirm` runs once the body
  * has been taken whole by the connection (the stream was read to its end).
  * A client that vanished while it waited never takes it; then nothing is
@@ -38,11 +48,14 @@ export function jsonWithDeliveryConfirmed(c: Context, body: unknown, confirm: ()
   let step = 0;
   const stream = new ReadableStream<Uint8Array>(
     {
-      pull(controller) {
+      async pull(controller) {
         step += 1;
-        if (step === 1) controller.enqueue(bytes);
-        else {
-          // Asked for more: the body went out. (A gone client's connection never asks.)
+        if (step === 1) controller.enqueue(bytes.subarray(0, bytes.length - 1));
+        else if (step === 2) {
+          await new Promise((r) => setTimeout(r, LAST_BYTE_AFTER_MS));
+          controller.enqueue(bytes.subarray(bytes.length - 1));
+        } else {
+          // Asked for more after the last byte: the body went out. (A gone client's connection fails first.)
           controller.close();
           taken();
         }

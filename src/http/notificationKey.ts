@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { namespaceKey, SIGNATURE_HEADER } from "../lockObject/signature.js";
 import type { AppEnv } from "./appTypes.js";
 import { NotConfiguredError } from "../errors.js";

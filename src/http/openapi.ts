@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod/mini";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./requestId.js";
 import * as idem from "../kinds/idempotency/schemas.js";
 import * as mutex from "../kinds/mutex/schemas.js";
@@ -16,7 +16,7 @@ import * as shared from "./schemas.js";
  */
 
 /** A schema and its component name. */
-type Named = [id: string, schema: z.ZodType];
+type Named = [id: string, schema: z.ZodMiniType];
 
 interface Op {
   operationId: string;

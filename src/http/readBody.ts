@@ -1,5 +1,6 @@
 import type { Context } from "hono";
-import type { z } from "zod";
+import english from "zod/v4/locales/en.js";
+import type * as z from "zod/mini";
 import { InvalidInputError, TooLargeError } from "../errors.js";
 import { BODY_MAX_BYTES } from "../limits.js";
 import { JSON_MAX_DEPTH, jsonDepth } from "../jsonDepth.js";
@@ -10,7 +11,10 @@ import { fieldErrorCodes } from "./schemas.js";
  * nested deeper than JSON_MAX_DEPTH or a schema violation a 400 naming the
  * first problem. Nothing is changed before this has passed.
  */
-export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+/** zod/mini loads no messages of its own: ours are English ("Too small: expected number to be >=1000"). */
+const englishMessages = english().localeError;
+
+export async function readBody<S extends z.ZodMiniType>(c: Context, schema: S): Promise<z.output<S>> {
   const declared = Number(c.req.header("content-length") ?? "0");
   if (declared > BODY_MAX_BYTES) throw new TooLargeError();
   const bytes = await readAtMost(c.req.raw.body, BODY_MAX_BYTES);
@@ -29,7 +33,7 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
   } catch {
     throw new InvalidInputError("invalid_body", "the body is not valid JSON");
   }
-  const parsed = schema.safeParse(json);
+  const parsed = schema.safeParse(json, { error: englishMessages });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   if (issue.code === "unrecognized_keys") {

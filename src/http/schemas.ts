@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod/mini";
 import { NAME_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "../limits.js";
 import { isTokenSized, TOKEN_SIZE_MESSAGE } from "../validation.js";
 
@@ -6,14 +6,21 @@ import { isTokenSized, TOKEN_SIZE_MESSAGE } from "../validation.js";
  * Field schemas every lock kind shares, and the error and health answers.
  * Each kind's own schemas are in src/kinds/<kind>/schemas.ts. Request
  * objects are strict: unknown fields are a 400.
+ *
+ * Written with zod/mini, whose functions a bundler can drop when unused: the
+ * deployed Worker carries only the checks it calls (readBody.ts supplies the
+ * English messages that zod's full build would load for every locale).
  */
 
-export const nameSchema = z.string().regex(NAME_PATTERN);
-export const ttlMs = z.number().int().min(TTL_MIN_MS).max(TTL_MAX_MS);
-export const waitMs = z.number().int().min(0).max(WAIT_MAX_MS);
+/** An integer from min to max. */
+export const intFrom = (min: number, max: number) => z.int().check(z.gte(min), z.lte(max));
+
+export const nameSchema = z.string().check(z.regex(NAME_PATTERN));
+export const ttlMs = intFrom(TTL_MIN_MS, TTL_MAX_MS);
+export const waitMs = intFrom(0, WAIT_MAX_MS);
 /** Bounded in UTF-8 bytes (maxLength, in characters, is the looser bound a schema can state). */
-export const token = z.string().min(1).max(TOKEN_MAX_BYTES).refine(isTokenSized, TOKEN_SIZE_MESSAGE);
-export const onExpire = z.url({ protocol: /^https?$/ }).max(2048);
+export const token = z.string().check(z.minLength(1), z.maxLength(TOKEN_MAX_BYTES), z.refine(isTokenSized, TOKEN_SIZE_MESSAGE));
+export const onExpire = z.url({ protocol: /^https?$/ }).check(z.maxLength(2048));
 /** Any JSON value (a stored idempotency response): one instance, so the OpenAPI document has one recursive component. */
 export const jsonValue = z.json();
 
@@ -23,15 +30,13 @@ export const healthResponse = z.object({
   answers: z.boolean(),
   latencyMs: z.number(),
 });
-export const errorResponse = z
-  .object({
-    error: z.string(),
-    message: z.string(),
-    retryAfterMs: z.number().int().optional(),
-    outcome: z.enum(["unknown", "not_applied"]).optional(),
-    errorId: z.string().optional(),
-  })
-  .loose();
+export const errorResponse = z.looseObject({
+  error: z.string(),
+  message: z.string(),
+  retryAfterMs: z.optional(z.int()),
+  outcome: z.optional(z.enum(["unknown", "not_applied"])),
+  errorId: z.optional(z.string()),
+});
 
 /** Which error code a bad field gets; anything else is invalid_body. */
 export const fieldErrorCodes: Record<string, string> = {

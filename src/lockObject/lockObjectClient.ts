@@ -3,7 +3,7 @@ import { InternalError, StoreUnavailableError } from "../errors.js";
 import type { Env } from "../env.js";
 import type { IdempotencyBeginInput, IdempotencyBeginResult } from "../kinds/idempotency/types.js";
 import type { MutexGrant } from "../kinds/mutex/types.js";
-import type { z } from "zod";
+import type * as z from "zod/mini";
 import { classifyObjectFault } from "../store/durable/DurableStore.js";
 import type { LockRef } from "../store/LockRef.js";
 import { storeTimeoutMs } from "../store/storeConfig.js";
@@ -30,7 +30,7 @@ export function lockObjectClient(env: Env, kind: LockKindName, ref: LockRef) {
      * signal goes along, so where the platform reports a disconnect the
      * waiter leaves the line at once.
      */
-    wait: async <Grant>(req: WaitRequest, grant: z.ZodType<Grant>, signal?: AbortSignal): Promise<WaitOutcome<Grant>> => {
+    wait: async <Grant>(req: WaitRequest, grant: z.ZodMiniType<Grant>, signal?: AbortSignal): Promise<WaitOutcome<Grant>> => {
       let body: unknown;
       try {
         body = await withDeadline("lock object wait", req.waitMs + 2 * storeTimeoutMs(env) + 1000, async () => {

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod/mini";
 import type { LockRef } from "../store/LockRef.js";
 
 export type StoreKind = "redis" | "durable";
@@ -55,14 +55,14 @@ const base = {
   ref: z.object({ ns: z.string(), name: z.string() }),
   ttlMs: z.number(),
   waitMs: z.number(),
-  onExpire: z.string().optional(),
-  newToken: z.string().optional(),
-  requestId: z.string().optional(),
+  onExpire: z.optional(z.string()),
+  newToken: z.optional(z.string()),
+  requestId: z.optional(z.string()),
 };
 
-export const waitRequestSchema: z.ZodType<WaitRequest> = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("mutex"), ...base, token: z.string().optional() }),
-  z.object({ kind: z.literal("rwlock"), ...base, mode: z.enum(["read", "write"]), token: z.string().optional() }),
+export const waitRequestSchema: z.ZodMiniType<WaitRequest> = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("mutex"), ...base, token: z.optional(z.string()) }),
+  z.object({ kind: z.literal("rwlock"), ...base, mode: z.enum(["read", "write"]), token: z.optional(z.string()) }),
   z.object({ kind: z.literal("semaphore"), ...base, limit: z.number(), permits: z.number() }),
 ]);
 
@@ -77,7 +77,7 @@ export type WaitOutcome<Grant> =
   | { status: "internal"; message: string };
 
 /** The schema of a wait's answer, for one kind's grant. */
-export function waitOutcomeSchema<Grant>(grant: z.ZodType<Grant>): z.ZodType<WaitOutcome<Grant>> {
+export function waitOutcomeSchema<Grant>(grant: z.ZodMiniType<Grant>): z.ZodMiniType<WaitOutcome<Grant>> {
   return z.discriminatedUnion("status", [
     z.object({ status: z.literal("granted"), grant, pickup: z.boolean() }),
     z.object({ status: z.literal("locked"), retryAfterMs: z.number() }),
@@ -85,7 +85,7 @@ export function waitOutcomeSchema<Grant>(grant: z.ZodType<Grant>): z.ZodType<Wai
     z.object({ status: z.literal("refused"), code: z.string(), message: z.string() }),
     z.object({ status: z.literal("unavailable"), message: z.string(), outcome: z.enum(["unknown", "not_applied"]) }),
     z.object({ status: z.literal("internal"), message: z.string() }),
-  ]) as z.ZodType<WaitOutcome<Grant>>;
+  ]) as z.ZodMiniType<WaitOutcome<Grant>>;
 }
 
 /** The store behind the object did not answer (errors lose their type over RPC, so it is said as a result). */

@@ -4,8 +4,10 @@
 import type { TestProject } from "vitest/node";
 import { startLocalStack, startStackControl } from "../../tools/local-stack/stack.mjs";
 import { startWebhookReceivers } from "../../tools/local-stack/webhook-receivers.mjs";
+import { quietExpectedRuntimeLogs } from "./quietRuntimeLogs.js";
 
 export default async function setup(project: TestProject) {
+  const loud = quietExpectedRuntimeLogs();
   const stack = await startLocalStack();
   const control = await startStackControl().catch(async (err) => {
     await stack.stop();
@@ -20,6 +22,7 @@ export default async function setup(project: TestProject) {
     await receivers.close();
     await control.close();
     await stack.stop();
+    loud();
   };
 }
 

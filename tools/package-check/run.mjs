@@ -7,8 +7,13 @@
 //   node-esm     plain Node ESM, `import { Mutex } from "holdfast"`, the
 //                client (`holdfast/client`) and the `holdfast` bin
 //   ts-nodenext  TypeScript, NodeNext, strict + exactOptionalPropertyTypes +
-//                noUncheckedIndexedAccess, skipLibCheck off: compiled, then run
+//                noUncheckedIndexedAccess, skipLibCheck off: compiled by the
+//                repo's TypeScript 5.x and by TypeScript 7, then run
 //   worker       a Worker bundled by wrangler (no nodejs_compat), served by workerd
+// The Node consumers run under every Node a user may have that is here: the
+// repo's own (the `node` devDependency, first on an npm script's PATH) and the
+// machine's (the first other `node` on PATH, e.g. Debian's Node 20), since the
+// package promises `engines.node` >= 20.
 // Exits non-zero with the reason on the first failure.
 import { execFile } from "node:child_process";
 import fs from "node:fs";
@@ -23,7 +28,10 @@ const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const CONSUMERS = path.join(ROOT, "tools/package-check/consumers");
 const TSC = path.join(ROOT, "node_modules/typescript/bin/tsc");
+const TS_VERSION = JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules/typescript/package.json"), "utf8")).version;
 const NPM = process.env.npm_execpath; // the npm running this script, when run by npm
+/** TypeScript 7 (the native compiler), installed into the scratch project beside the package. */
+const TYPESCRIPT_7 = "7.0.2";
 
 /** Paths a published tarball must never contain, and ones it must. */
 const FORBIDDEN = [/^test\//, /^bench\//, /^\.ci\//, /^tools\//, /^src\//, /\.test\./];
@@ -47,6 +55,23 @@ async function run(cmd, args, opts = {}) {
     const out = `${err.stdout ?? ""}${err.stderr ?? ""}`.trim().split("\n").slice(-40).join("\n");
     throw new Error(`${[cmd, ...args].join(" ")} failed (${err.code ?? err.signal}):\n${out}`);
   }
+}
+
+/**
+ * Every distinct Node on this machine a consumer could use: this process's, then the
+ * first `node` on PATH outside this repository (the machine's own), each with its version.
+ */
+async function consumerNodes() {
+  const nodes = [process.execPath];
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    const candidate = path.join(dir, "node");
+    if (!dir || path.resolve(dir).startsWith(ROOT) || !fs.existsSync(candidate)) continue;
+    if (fs.realpathSync(candidate) !== fs.realpathSync(process.execPath)) nodes.push(candidate);
+    break;
+  }
+  const versioned = [];
+  for (const bin of nodes) versioned.push({ bin, version: (await run(bin, ["--version"])).stdout.trim() });
+  return versioned;
 }
 
 const npm = (args, opts) => (NPM ? run(process.execPath, [NPM, ...args], opts) : run("npm", args, opts));
@@ -82,6 +107,7 @@ async function main() {
           private: true,
           type: "module",
           dependencies: { holdfast: `file:./${packed.filename}`, "@upstash/redis": upstash },
+          devDependencies: { "typescript-7": `npm:typescript@${TYPESCRIPT_7}` },
         },
         null,
         2,
@@ -96,12 +122,18 @@ async function main() {
     const env = { ...process.env, ...upstashEnv, HOLDFAST_URL: service.url, HOLDFAST_API_KEY: apiKey };
     const results = [];
 
-    step("node-esm: plain Node ESM");
-    results.push(JSON.parse((await run(process.execPath, ["main.mjs"], { cwd: path.join(scratch, "node-esm"), env })).stdout));
+    const tsDir = path.join(scratch, "ts-nodenext");
+    step(`ts-nodenext: TypeScript ${TS_VERSION} with NodeNext and the strictest flags`);
+    await run(process.execPath, [TSC, "-p", "."], { cwd: tsDir });
+    step(`ts-nodenext: TypeScript ${TYPESCRIPT_7}, the same project (type check only)`);
+    await run(path.join(scratch, "node_modules/.bin/tsc"), ["-p", ".", "--noEmit"], { cwd: tsDir });
 
-    step("ts-nodenext: tsc with NodeNext and the strictest flags, then run");
-    await run(process.execPath, [TSC, "-p", "."], { cwd: path.join(scratch, "ts-nodenext") });
-    results.push(JSON.parse((await run(process.execPath, ["dist/main.js"], { cwd: path.join(scratch, "ts-nodenext"), env })).stdout));
+    for (const node of await consumerNodes()) {
+      step(`node-esm: plain Node ESM, under Node ${node.version}`);
+      results.push({ ...JSON.parse((await run(node.bin, ["main.mjs"], { cwd: path.join(scratch, "node-esm"), env })).stdout), node: node.version });
+      step(`ts-nodenext: the compiled consumer, under Node ${node.version}`);
+      results.push({ ...JSON.parse((await run(node.bin, ["dist/main.js"], { cwd: tsDir, env })).stdout), node: node.version });
+    }
 
     step("worker: bundled by wrangler, served by workerd");
     worker = await startWorkerServer({

@@ -31,3 +31,25 @@ export function startWorkerServer(options: {
   engine?: Engine;
   projectDir?: string;
 }): Promise<WorkerServer>;
+
+/** One module of the bundle: its path relative to outDir (the entry first) and its type. */
+export interface BundleModule {
+  name: string;
+  type: "ESModule" | "CommonJS" | "Text" | "Data" | "CompiledWasm";
+}
+
+/** What `wrangler deploy --dry-run` wrote for a Worker project. */
+export interface Bundle {
+  dir: string;
+  name: string;
+  outDir: string;
+  scriptPath: string;
+  modules: BundleModule[];
+  workerOptions: Record<string, unknown>;
+}
+
+/** The Worker project's bundle as `wrangler deploy` would upload it, built once per process. */
+export function bundleWorker(projectDir?: string): Promise<Bundle>;
+
+/** A package's entry as wrangler resolves it (workerd, miniflare): the versions that bundle and serve belong together. */
+export function resolveBesideWrangler(pkg: string): string;

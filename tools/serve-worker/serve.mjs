@@ -19,10 +19,12 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import readline from "node:readline";
 import { promisify } from "node:util";
-import { startWorkerd } from "./workerd.mjs";
+import { resolveBesideWrangler, startWorkerd } from "./workerd.mjs";
+
+export { resolveBesideWrangler };
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -82,6 +84,16 @@ export function resolveEngine(requested) {
  */
 export async function startWorkerServer({ vars, persistDir, engine, projectDir = ROOT }) {
   const chosen = resolveEngine(engine);
+  const bundle = await bundleWorker(projectDir);
+  if (chosen === "workerd") return startWorkerd(bundle, { vars, persistDir, forwardLine: forwardRuntimeLine });
+  return startMiniflare(bundle, { vars, persistDir });
+}
+
+/**
+ * The Worker project's bundle as `wrangler deploy` would upload it, built once per process.
+ * @param {string} [projectDir] default this repository @returns {Promise<Bundle>}
+ */
+export function bundleWorker(projectDir = ROOT) {
   const dir = path.resolve(projectDir);
   if (!bundling.has(dir)) {
     bundling.set(
@@ -92,9 +104,7 @@ export async function startWorkerServer({ vars, persistDir, engine, projectDir =
       }),
     );
   }
-  const bundle = await /** @type {Promise<Bundle>} */ (bundling.get(dir));
-  if (chosen === "workerd") return startWorkerd(bundle, { vars, persistDir, forwardLine: forwardRuntimeLine });
-  return startMiniflare(bundle, { vars, persistDir });
+  return /** @type {Promise<Bundle>} */ (bundling.get(dir));
 }
 
 /**
@@ -102,7 +112,7 @@ export async function startWorkerServer({ vars, persistDir, engine, projectDir =
  * @returns {Promise<WorkerServer>}
  */
 async function startMiniflare(bundle, { vars, persistDir }) {
-  const { Miniflare, Log, LogLevel } = await import("miniflare");
+  const { Miniflare, Log, LogLevel } = await import(pathToFileURL(resolveBesideWrangler("miniflare")).href);
   const mf = new Miniflare({
     ...bundle.workerOptions,
     name: bundle.name,

@@ -20,9 +20,11 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import readline from "node:readline";
 
-const require = createRequire(import.meta.url);
+// workerd as wrangler has it: the test integration brings another wrangler with its own
+// workerd, so the one hoisted to the top of node_modules may not be the bundler's.
+const require = createRequire(createRequire(import.meta.url).resolve("wrangler/package.json"));
 
-/** workerd's path, from the `workerd` package (which picks the platform package); overridable like Miniflare's. */
+/** workerd's path, from wrangler's `workerd` package (which picks the platform package); overridable like Miniflare's. */
 export function workerdBinary() {
   if (process.env.MINIFLARE_WORKERD_PATH) return process.env.MINIFLARE_WORKERD_PATH;
   const mod = require("workerd");
@@ -103,9 +105,12 @@ const TRANSLATED = new Set([
  */
 const LEFT_UNBOUND = new Set(["ratelimits"]);
 
+/** Options that only tell Miniflare where to resolve relative paths from: the config here embeds resolved paths. */
+const PATHS_ONLY = new Set(["rootPath"]);
+
 export function workerdConfig(bundle, { vars, storage, configDir }) {
   const o = /** @type {Record<string, any>} */ (bundle.workerOptions);
-  const untranslated = Object.keys(o).filter((k) => !TRANSLATED.has(k) && !LEFT_UNBOUND.has(k) && !isEmpty(o[k]));
+  const untranslated = Object.keys(o).filter((k) => !TRANSLATED.has(k) && !LEFT_UNBOUND.has(k) && !PATHS_ONLY.has(k) && !isEmpty(o[k]));
   if (untranslated.length) {
     throw new Error(`wrangler.toml configures ${untranslated.join(", ")}, which the workerd engine does not translate; use engine: "miniflare"`);
   }
@@ -324,4 +329,9 @@ function launch(bin, args, tmpDir) {
   };
 
   return { ready, stop, startForwarding };
+}
+
+/** A package as wrangler resolves it (workerd, miniflare): the versions that bundle and serve belong together. */
+export function resolveBesideWrangler(pkg) {
+  return require.resolve(pkg);
 }

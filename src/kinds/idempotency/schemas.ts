@@ -1,16 +1,16 @@
-import { z } from "zod";
+import * as z from "zod/mini";
 import { FINGERPRINT_MAX_CHARS, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../../limits.js";
-import { jsonValue, onExpire, token, ttlMs } from "../../http/schemas.js";
+import { intFrom, jsonValue, onExpire, token, ttlMs } from "../../http/schemas.js";
 
 /** Idempotency keys' request and response schemas (routes and OpenAPI). */
-export const retainMs = z.number().int().min(RETAIN_MIN_MS).max(RETAIN_MAX_MS);
-export const fingerprint = z.string().min(1).max(FINGERPRINT_MAX_CHARS);
+export const retainMs = intFrom(RETAIN_MIN_MS, RETAIN_MAX_MS);
+export const fingerprint = z.string().check(z.minLength(1), z.maxLength(FINGERPRINT_MAX_CHARS));
 
 export const idempotencyBeginBody = z.strictObject({
   ttlMs,
-  retainMs: retainMs.default(RETAIN_DEFAULT_MS),
-  fingerprint: fingerprint.optional(),
-  onExpire: onExpire.optional(),
+  retainMs: z._default(retainMs, RETAIN_DEFAULT_MS),
+  fingerprint: z.optional(fingerprint),
+  onExpire: z.optional(onExpire),
 });
 // The response's size is checked as a whole body (413 over 64 KiB) and again as JSON text.
 export const idempotencyCompleteBody = z.strictObject({ token, response: jsonValue });
@@ -19,20 +19,20 @@ export const idempotencyFailBody = z.strictObject({ token });
 export const idempotencyStarted = z.object({
   state: z.literal("started"),
   token: z.string(),
-  fence: z.number().int(),
+  fence: z.int(),
   /** The owner's deadline, as for a lock's lease (an addition to the contract's answer). */
-  ttlMs: z.number().int(),
-  expiresAt: z.number().int(),
+  ttlMs: z.int(),
+  expiresAt: z.int(),
 });
-export const idempotencyReplay = z.object({ state: z.literal("completed"), response: jsonValue, completedAt: z.number().int() });
+export const idempotencyReplay = z.object({ state: z.literal("completed"), response: jsonValue, completedAt: z.int() });
 export const idempotencyCompleted = z.object({
   state: z.literal("completed"),
-  completedAt: z.number().int(),
-  fence: z.number().int(),
+  completedAt: z.int(),
+  fence: z.int(),
 });
 export const idempotencyFailed = z.object({ state: z.literal("absent") });
 export const idempotencyStateResponse = z.discriminatedUnion("state", [
   z.object({ state: z.literal("absent") }),
-  z.object({ state: z.literal("started"), fence: z.number().int(), expiresAt: z.number().int() }),
-  z.object({ state: z.literal("completed"), fence: z.number().int(), completedAt: z.number().int(), response: jsonValue }),
+  z.object({ state: z.literal("started"), fence: z.int(), expiresAt: z.int() }),
+  z.object({ state: z.literal("completed"), fence: z.int(), completedAt: z.int(), response: jsonValue }),
 ]);

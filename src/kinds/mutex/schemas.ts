@@ -1,32 +1,32 @@
-import { z } from "zod";
+import * as z from "zod/mini";
 import { onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
 
 /** The mutex's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
 export const mutexAcquireBody = z.strictObject({
   ttlMs,
-  waitMs: waitMs.default(0),
-  token: token.optional(),
-  onExpire: onExpire.optional(),
+  waitMs: z._default(waitMs, 0),
+  token: z.optional(token),
+  onExpire: z.optional(onExpire),
 });
-export const heartbeatBody = z.strictObject({ token, ttlMs: ttlMs.optional() });
+export const heartbeatBody = z.strictObject({ token, ttlMs: z.optional(ttlMs) });
 export const releaseBody = z.strictObject({ token });
 
 export const mutexGrant = z.object({
   name: z.string(),
   token: z.string(),
-  fence: z.number().int(),
-  ttlMs: z.number().int(),
-  expiresAt: z.number().int(),
-  count: z.number().int(),
+  fence: z.int(),
+  ttlMs: z.int(),
+  expiresAt: z.int(),
+  count: z.int(),
 });
-export const heartbeatResponse = z.object({ expiresAt: z.number().int(), ttlMs: z.number().int(), fence: z.number().int() });
-export const releaseResponse = z.object({ released: z.boolean(), count: z.number().int() });
+export const heartbeatResponse = z.object({ expiresAt: z.int(), ttlMs: z.int(), fence: z.int() });
+export const releaseResponse = z.object({ released: z.boolean(), count: z.int() });
 export const mutexStateResponse = z.object({
   name: z.string(),
   held: z.boolean(),
-  fence: z.number().int().nullable(),
-  count: z.number().int(),
-  ttlMs: z.number().int(),
-  expiresAt: z.number().int().nullable(),
-  waiters: z.number().int(),
+  fence: z.nullable(z.int()),
+  count: z.int(),
+  ttlMs: z.int(),
+  expiresAt: z.nullable(z.int()),
+  waiters: z.int(),
 });

@@ -1,37 +1,39 @@
-import { z } from "zod";
-import { onExpire, ttlMs, waitMs } from "../../http/schemas.js";
+import * as z from "zod/mini";
+import { intFrom, onExpire, ttlMs, waitMs } from "../../http/schemas.js";
 import { LIMIT_MAX } from "../../limits.js";
 
 /** The semaphore's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
 export const semaphoreAcquireBody = z
   .strictObject({
-    limit: z.number().int().min(1).max(LIMIT_MAX),
-    permits: z.number().int().min(1).max(LIMIT_MAX).default(1),
+    limit: intFrom(1, LIMIT_MAX),
+    permits: z._default(intFrom(1, LIMIT_MAX), 1),
     ttlMs,
-    waitMs: waitMs.default(0),
-    onExpire: onExpire.optional(),
+    waitMs: z._default(waitMs, 0),
+    onExpire: z.optional(onExpire),
   })
-  .superRefine((body, ctx) => {
-    if (body.permits > body.limit) {
-      ctx.addIssue({ code: "custom", path: ["permits"], message: `must be at most the limit (${body.limit}), got ${body.permits}` });
-    }
-  });
+  .check(
+    z.superRefine((body, ctx) => {
+      if (body.permits > body.limit) {
+        ctx.addIssue({ code: "custom", path: ["permits"], message: `must be at most the limit (${body.limit}), got ${body.permits}` });
+      }
+    }),
+  );
 
 export const semaphoreGrant = z.object({
   name: z.string(),
   token: z.string(),
-  permits: z.number().int(),
-  limit: z.number().int(),
-  fence: z.number().int(),
-  ttlMs: z.number().int(),
-  expiresAt: z.number().int(),
-  available: z.number().int(),
+  permits: z.int(),
+  limit: z.int(),
+  fence: z.int(),
+  ttlMs: z.int(),
+  expiresAt: z.int(),
+  available: z.int(),
 });
-export const semaphoreReleaseResponse = z.object({ released: z.literal(true), permits: z.number().int(), available: z.number().int() });
+export const semaphoreReleaseResponse = z.object({ released: z.literal(true), permits: z.int(), available: z.int() });
 export const semaphoreStateResponse = z.object({
   name: z.string(),
-  limit: z.number().int().nullable(),
-  used: z.number().int(),
-  holders: z.number().int(),
-  waiters: z.number().int(),
+  limit: z.nullable(z.int()),
+  used: z.int(),
+  holders: z.int(),
+  waiters: z.int(),
 });

@@ -146,13 +146,13 @@ export function waitingConformance(kind: StoreKind) {
     const receiver = await newReceiver();
     const holder = (await post(path(name, "acquire"), { ttlMs: 300, onExpire: receiver.url })).body;
     expect(Math.abs(((await objectAlarm(name)) ?? 0) - holder.expiresAt)).toBeLessThan(250);
-    await sleep(Math.max(0, holder.expiresAt - Date.now()) + 50);
-    await fireObjectAlarm(name); // sees the lapse
-    const pendingUntil = await objectAlarm(name);
-    expect(pendingUntil).not.toBeNull();
-    await sleep(Math.max(0, (pendingUntil ?? 0) - Date.now()) + 20);
-    await fireObjectAlarm(name); // delivers
-    const got = await deliveries(receiver.id);
+    // The alarm sees the lapse, then delivers after the notification grace. The runtime may
+    // run either alarm itself before the test does (a busy machine): both paths end here.
+    await runAlarmsUntilQuiet(name, "mutex");
+    const got = await eventually(
+      () => deliveries(receiver.id),
+      (d) => d.length > 0,
+    );
     expect(got).toHaveLength(1);
     expect(JSON.parse(got[0].body)).toEqual({ kind: "mutex", namespace: "tenant-a", name, fence: holder.fence, expiredAt: holder.expiresAt });
     expect(got[0].signature).toMatch(/^t=\d+,v1=[0-9a-f]{64},v2=[0-9a-f]{64}$/);
