@@ -1,53 +1,20 @@
-import * as idempotency from "../kinds/idempotency/durableIdempotency.js";
-import * as holders from "../kinds/holders/durableHolders.js";
-import * as mutex from "../kinds/mutex/durableMutex.js";
-import * as rwlock from "../kinds/rwlock/durableRwlock.js";
-import * as semaphore from "../kinds/semaphore/durableSemaphore.js";
+import { durableDeadlines, durableKinds } from "../kinds/registry/object.js";
 import { REQUEST_MEMORY_MS } from "../limits.js";
-import type { LockStore } from "../store/types.js";
 import { forgetExpired } from "../store/durable/answerMemory.js";
+import type { EveryKindStore } from "../store/types.js";
 
 /**
  * The Durable store as the lock object itself uses it: the kinds' rules run
  * synchronously on this object's storage (atomic like a script), with the
  * object's clock. The Worker reaches it through DurableStore.
  */
-export class LocalStore implements LockStore {
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
+export class LocalStore {
   readonly kind = "durable" as const;
 
-  constructor(private readonly kv: SyncKvStorage) {}
-
-  mutexAcquire: LockStore["mutexAcquire"] = async (ref, input) => mutex.acquire(this.kv, Date.now(), ref.name, input);
-  mutexHeartbeat: LockStore["mutexHeartbeat"] = async (_ref, input) => mutex.heartbeat(this.kv, Date.now(), input);
-  mutexRelease: LockStore["mutexRelease"] = async (ref, input) => mutex.release(this.kv, Date.now(), ref.name, input);
-  mutexWithdraw: LockStore["mutexWithdraw"] = async (_ref, input) => mutex.withdraw(this.kv, Date.now(), input);
-  mutexInspect: LockStore["mutexInspect"] = async () => mutex.inspect(this.kv, Date.now());
-  mutexWatch: LockStore["mutexWatch"] = async (_ref, fence) => mutex.watch(this.kv, Date.now(), fence);
-
-  idempotencyBegin: LockStore["idempotencyBegin"] = async (_ref, input) => idempotency.begin(this.kv, Date.now(), input);
-  idempotencyHeartbeat: LockStore["idempotencyHeartbeat"] = async (_ref, input) => idempotency.heartbeat(this.kv, Date.now(), input);
-  idempotencyComplete: LockStore["idempotencyComplete"] = async (_ref, input) => idempotency.complete(this.kv, Date.now(), input);
-  idempotencyFail: LockStore["idempotencyFail"] = async (_ref, input) => idempotency.fail(this.kv, Date.now(), input);
-  idempotencyInspect: LockStore["idempotencyInspect"] = async () => idempotency.inspect(this.kv, Date.now());
-  idempotencyWatch: LockStore["idempotencyWatch"] = async (_ref, fence) => idempotency.watch(this.kv, Date.now(), fence);
-
-  rwlockAcquire: LockStore["rwlockAcquire"] = async (ref, input) => rwlock.acquire(this.kv, Date.now(), ref.name, input);
-  rwlockAdmit: LockStore["rwlockAdmit"] = async (ref, waiters, more) => rwlock.admit(this.kv, Date.now(), ref.name, waiters, more);
-  rwlockHeartbeat: LockStore["rwlockHeartbeat"] = async (_ref, input) => holders.heartbeat(this.kv, Date.now(), input);
-  rwlockRelease: LockStore["rwlockRelease"] = async (_ref, input) => rwlock.release(this.kv, Date.now(), input);
-  rwlockWithdraw: LockStore["rwlockWithdraw"] = async (_ref, input) => holders.withdraw(this.kv, Date.now(), input);
-  rwlockInspect: LockStore["rwlockInspect"] = async () => rwlock.inspect(this.kv, Date.now());
-  rwlockWatch: LockStore["rwlockWatch"] = async (_ref, token) => holders.watch(this.kv, Date.now(), token);
-  rwlockUngate: LockStore["rwlockUngate"] = async () => holders.dropGate(this.kv);
-
-  semaphoreAcquire: LockStore["semaphoreAcquire"] = async (ref, input) => semaphore.acquire(this.kv, Date.now(), ref.name, input);
-  semaphoreAdmit: LockStore["semaphoreAdmit"] = async (ref, waiters, more) => semaphore.admit(this.kv, Date.now(), ref.name, waiters, more);
-  semaphoreHeartbeat: LockStore["semaphoreHeartbeat"] = async (_ref, input) => holders.heartbeat(this.kv, Date.now(), input);
-  semaphoreRelease: LockStore["semaphoreRelease"] = async (_ref, input) => semaphore.release(this.kv, Date.now(), input);
-  semaphoreWithdraw: LockStore["semaphoreWithdraw"] = async (_ref, input) => holders.withdraw(this.kv, Date.now(), input);
-  semaphoreInspect: LockStore["semaphoreInspect"] = async () => semaphore.inspect(this.kv, Date.now());
-  semaphoreWatch: LockStore["semaphoreWatch"] = async (_ref, token) => holders.watch(this.kv, Date.now(), token);
-  semaphoreUngate: LockStore["semaphoreUngate"] = async () => holders.dropGate(this.kv);
+  constructor(private readonly kv: SyncKvStorage) {
+    Object.assign(this, durableKinds(kv));
+  }
 
   async ping(): Promise<void> {}
 
@@ -60,13 +27,10 @@ export class LocalStore implements LockStore {
    */
   nextCleanup(now: number, scanAnswers: boolean): number | undefined {
     const answers = scanAnswers ? forgetExpired(this.kv, now) : now + REQUEST_MEMORY_MS;
-    const times = [
-      mutex.nextMutexDeadline(this.kv, now),
-      idempotency.nextIdempotencyDeadline(this.kv, now),
-      holders.nextHoldersDeadline(this.kv, now),
-      answers,
-    ];
-    const kept = times.filter((t): t is number => t !== undefined);
+    const kept = [...durableDeadlines.map((next) => next(this.kv, now)), answers].filter((t): t is number => t !== undefined);
     return kept.length ? Math.min(...kept) : undefined;
   }
 }
+
+// Every kind's operations, one member per kind (src/kinds/registry/object.ts), assigned in the constructor.
+export interface LocalStore extends EveryKindStore {}

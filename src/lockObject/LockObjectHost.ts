@@ -1,22 +1,22 @@
+import type { KindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
-import type { LockStore } from "../store/types.js";
-import type { LocalStore } from "./LocalStore.js";
+import type { EveryKindStore, LockStore } from "../store/types.js";
 import type { StoreKind } from "./waitProtocol.js";
-import type { WatchedKind } from "./watches.js";
 
 /**
  * What a lock kind's part of the lock object (src/kinds/<kind>/objectPart.ts)
  * gets from the object's core: its stores, and its lease watches. A new kind
- * brings its own part; the core does not change.
+ * brings its own part (listed in src/kinds/registry/object.ts); the core does
+ * not change.
  */
 export interface LockObjectHost {
   /** This object's own storage, as a store (the Durable store). */
-  readonly local: LocalStore;
+  readonly local: EveryKindStore;
   /** Redis (from the object's own configuration) or the local store. */
   storeOf(kind: StoreKind): LockStore;
   /** Watch a lease for onExpire, looked at again when it would end (after ttlMs, by our clock). */
   watchLease(lease: {
-    kind: WatchedKind;
+    kind: KindName;
     store: StoreKind;
     ref: LockRef;
     fence: number;

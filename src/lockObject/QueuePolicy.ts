@@ -1,5 +1,6 @@
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
+import type { WithdrawReason } from "../store/WithdrawReason.js";
 
 /** A waiter as the lock kind sees it: its pre-made owner token and its request. */
 export interface QueuedWaiter<Req> {
@@ -8,18 +9,6 @@ export interface QueuedWaiter<Req> {
   /** It found the line empty and has not been tried yet: a grant now needs no pickup. */
   fresh: boolean;
 }
-
-/**
- * Why a waiter's token is withdrawn, which says what the store may take back:
- * - "left": it left the line (its wait ran out, its client went away) before
- *   any grant reached it. Nobody else knows its token, so whatever the store
- *   holds for it is taken back, picked-up mark or not (a waiter granted on
- *   arrival has no mark).
- * - "unclaimed": its grant was answered but not picked up in time. Its client
- *   may yet show a sign of life, so the grant is taken back only while the
- *   store still marks it not picked up.
- */
-export type WithdrawReason = "left" | "unclaimed";
 
 /** What one store step for the queue decided. */
 export interface Admission<Grant> {

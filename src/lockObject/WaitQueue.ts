@@ -3,7 +3,8 @@ import { PICKUP_MS } from "../limits.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken } from "../tokens.js";
-import type { QueuedWaiter, QueuePolicy, WithdrawReason } from "./QueuePolicy.js";
+import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy.js";
+import type { WithdrawReason } from "../store/WithdrawReason.js";
 import { logError } from "../logError.js";
 import type { WaitOutcome } from "./waitProtocol.js";
 

@@ -1,5 +1,4 @@
 import { LeaseLostError } from "../errors.js";
-import type { LockObjectClient } from "./lockObjectClient.js";
 
 /**
  * The confirmation that a grant from the line reached its client: told to
@@ -7,7 +6,11 @@ import type { LockObjectClient } from "./lockObjectClient.js";
  * store by a heartbeat (which clears the grant's pickup mark), so the
  * object's take-back leaves it alone either way.
  */
-export function confirmPickup(object: LockObjectClient, token: string, heartbeat: () => Promise<{ status: "ok" | "lost" }>) {
+export function confirmPickup(
+  object: { pickedUp(token: string): Promise<unknown> },
+  token: string,
+  heartbeat: () => Promise<{ status: "ok" | "lost" }>,
+) {
   return async () => {
     try {
       await object.pickedUp(token);

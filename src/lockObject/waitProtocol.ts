@@ -1,5 +1,4 @@
 import * as z from "zod/mini";
-import type { LockRef } from "../store/LockRef.js";
 
 export type StoreKind = "redis" | "durable";
 
@@ -8,63 +7,28 @@ export type StoreKind = "redis" | "durable";
  * watched, and what comes back. Sent over fetch (not RPC) so the client's
  * disconnect reaches the object as the request's abort signal where the
  * platform reports it; both directions are decoded with a schema, not cast.
+ * Every kind's request (src/kinds/<kind>/schemas.ts) is this base with its
+ * own `kind` and fields; the registry (src/kinds/registry/waits.ts) joins them.
  */
-interface WaitBase {
+export const waitBase = {
   /** Which store the request uses (never its credentials: the object has its own). */
-  store: StoreKind;
-  ref: LockRef;
-  ttlMs: number;
+  store: z.enum(["redis", "durable"]),
+  ref: z.object({ ns: z.string(), name: z.string() }),
+  ttlMs: z.number(),
   /** 0: try once, never queue (still never ahead of queued waiters). */
-  waitMs: number;
+  waitMs: z.number(),
   /** Watch this lease and notify here when it lapses. */
-  onExpire?: string;
+  onExpire: z.optional(z.string()),
   /**
    * The owner token of a grant made at once (a try, or a try with a watch),
    * when the Worker chose it (derived from the client's request id, so the
    * client's retry finds its own grant); otherwise, and always for a grant
    * from the line, the object makes one.
    */
-  newToken?: string;
-  /** The request id a re-entry is remembered under (from the client's, when it sent one). */
-  requestId?: string;
-}
-
-export interface MutexWait extends WaitBase {
-  kind: "mutex";
-  /** Re-entry with the held token (then waitMs is 0). */
-  token?: string;
-}
-
-export interface RwlockWait extends WaitBase {
-  kind: "rwlock";
-  mode: "read" | "write";
-  /** Re-entry (or a writer's read) with the held token (then waitMs is 0). */
-  token?: string;
-}
-
-export interface SemaphoreWait extends WaitBase {
-  kind: "semaphore";
-  limit: number;
-  permits: number;
-}
-
-export type WaitRequest = MutexWait | RwlockWait | SemaphoreWait;
-
-const base = {
-  store: z.enum(["redis", "durable"]),
-  ref: z.object({ ns: z.string(), name: z.string() }),
-  ttlMs: z.number(),
-  waitMs: z.number(),
-  onExpire: z.optional(z.string()),
   newToken: z.optional(z.string()),
+  /** The request id a re-entry is remembered under (from the client's, when it sent one). */
   requestId: z.optional(z.string()),
 };
-
-export const waitRequestSchema: z.ZodMiniType<WaitRequest> = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("mutex"), ...base, token: z.optional(z.string()) }),
-  z.object({ kind: z.literal("rwlock"), ...base, mode: z.enum(["read", "write"]), token: z.optional(z.string()) }),
-  z.object({ kind: z.literal("semaphore"), ...base, limit: z.number(), permits: z.number() }),
-]);
 
 export type WaitOutcome<Grant> =
   /** `pickup`: the grant came from the queue; confirm delivery with pickedUp(token). */

@@ -1,4 +1,5 @@
-import type { LockStore } from "../store/types.js";
+import type { KindName } from "../kinds/registry/ops.js";
+import { kindOps, type LockStore } from "../store/types.js";
 import type { WatchState } from "../store/WatchState.js";
 import type { StoreKind } from "./waitProtocol.js";
 import { deliver, holderIdOf, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications.js";
@@ -12,7 +13,7 @@ import { deliver, holderIdOf, MAX_ATTEMPTS, notificationFor, retryDelayMs } from
 
 /** A lease whose lapse (end without release) is reported to onExpire. */
 export interface WatchedLease {
-  kind: WatchedKind;
+  kind: KindName;
   /** The store the lease lives in (its kind only; the object has the credentials). */
   store: StoreKind;
   ns: string;
@@ -26,8 +27,6 @@ export interface WatchedLease {
   expiresAt: number;
   onExpire: string;
 }
-
-export type WatchedKind = "mutex" | "idempotency" | "rwlock" | "semaphore";
 
 /** A watch's id: the holder's token where a kind has many holders, else the fence. */
 export const watchIdOf = (lease: { fence: number; token?: string }): string => lease.token ?? String(lease.fence);
@@ -114,15 +113,5 @@ export function nextWatchTime(kv: SyncKvStorage): number | undefined {
  * reached us), or lapsed.
  */
 function leaseStillHeld(store: LockStore, lease: WatchedLease): Promise<WatchState> {
-  const ref = { ns: lease.ns, name: lease.name };
-  switch (lease.kind) {
-    case "mutex":
-      return store.mutexWatch(ref, lease.fence);
-    case "idempotency":
-      return store.idempotencyWatch(ref, lease.fence);
-    case "rwlock":
-      return store.rwlockWatch(ref, lease.token ?? "");
-    case "semaphore":
-      return store.semaphoreWatch(ref, lease.token ?? "");
-  }
+  return kindOps(store, lease.kind).watch({ ns: lease.ns, name: lease.name }, lease);
 }

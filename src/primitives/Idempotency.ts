@@ -1,3 +1,4 @@
+import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { FingerprintMismatchError, InProgressError, InvalidInputError, LeaseLostError, TooLargeError } from "../errors.js";
 import { FINGERPRINT_MAX_CHARS, RESPONSE_MAX_BYTES, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../limits.js";
@@ -63,7 +64,7 @@ export class Idempotency {
     if (fp !== undefined && (typeof fp !== "string" || fp.length < 1 || fp.length > FINGERPRINT_MAX_CHARS)) {
       throw new InvalidInputError("invalid_fingerprint", `fingerprint is a string of 1..${FINGERPRINT_MAX_CHARS} characters`);
     }
-    const r = await this.store.idempotencyBegin(this.ref(key), {
+    const r = await kindOps(this.store, "idempotency").begin(this.ref(key), {
       token: ids.token ?? newOwnerToken(),
       ttlMs: options.ttlMs,
       retainMs,
@@ -85,7 +86,7 @@ export class Idempotency {
   /** Moves the owner's deadline to ttlMs (default: the begin's) from the store's now. */
   async heartbeat(key: string, token: string, ttlMs?: number) {
     if (ttlMs !== undefined) checkTtl(ttlMs);
-    const r = await this.store.idempotencyHeartbeat(this.ref(key), { token: checkToken(token), ttlMs });
+    const r = await kindOps(this.store, "idempotency").heartbeat(this.ref(key), { token: checkToken(token), ttlMs });
     if (r.status === "lost") throw new LeaseLostError();
     return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
@@ -100,7 +101,7 @@ export class Idempotency {
     if (new TextEncoder().encode(responseJson).byteLength > RESPONSE_MAX_BYTES) {
       throw new TooLargeError(`the response's JSON is over ${RESPONSE_MAX_BYTES} bytes`);
     }
-    const r = await this.store.idempotencyComplete(this.ref(key), {
+    const r = await kindOps(this.store, "idempotency").complete(this.ref(key), {
       token: checkToken(token),
       responseJson,
       requestId: ids.requestId ?? newRequestId(),
@@ -111,13 +112,13 @@ export class Idempotency {
 
   /** Gives the key up so it can be begun again; answers the fence of the start it ended. */
   async fail(key: string, token: string, ids: WriteIds = {}): Promise<{ fence: number }> {
-    const r = await this.store.idempotencyFail(this.ref(key), { token: checkToken(token), requestId: ids.requestId ?? newRequestId() });
+    const r = await kindOps(this.store, "idempotency").fail(this.ref(key), { token: checkToken(token), requestId: ids.requestId ?? newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
     return { fence: r.fence };
   }
 
   inspect(key: string): Promise<IdempotencyState> {
-    return this.store.idempotencyInspect(this.ref(key));
+    return kindOps(this.store, "idempotency").inspect(this.ref(key));
   }
 
   private ref(key: string): LockRef {

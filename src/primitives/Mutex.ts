@@ -1,3 +1,4 @@
+import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { LeaseLostError, LockedError } from "../errors.js";
 import type { MutexGrant, MutexState } from "../kinds/mutex/types.js";
@@ -54,7 +55,7 @@ export class Mutex {
     const tryOnce = async () => {
       // Only a re-entry is remembered by request id; a new acquire's retry is recognised by its token.
       const requestId = reenter ? newRequestId() : "";
-      const r = await this.store.mutexAcquire(this.ref, { token, mode: reenter ? "reenter" : "new", ttlMs, requestId, watch: false });
+      const r = await kindOps(this.store, "mutex").acquire(this.ref, { token, mode: reenter ? "reenter" : "new", ttlMs, requestId, watch: false });
       if (r.status === "lost") throw new LeaseLostError();
       return r.status === "granted" ? { done: true as const, value: r.grant } : { done: false as const, retryAfterMs: r.retryAfterMs };
     };
@@ -65,20 +66,23 @@ export class Mutex {
 
   /** Extends the lease to ttlMs (default: the acquire's ttl) from the store's now. */
   async heartbeat(token: string, ttlMs?: number) {
-    const r = await this.store.mutexHeartbeat(this.ref, { token: checkToken(token), ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs) });
+    const r = await kindOps(this.store, "mutex").heartbeat(this.ref, {
+      token: checkToken(token),
+      ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
+    });
     if (r.status === "lost") throw new LeaseLostError();
     return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
 
   /** Drops one level of a re-entrant hold; the lock is free when `released` is true. */
   async release(token: string) {
-    const r = await this.store.mutexRelease(this.ref, { token: checkToken(token), requestId: newRequestId() });
+    const r = await kindOps(this.store, "mutex").release(this.ref, { token: checkToken(token), requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
     return { released: r.released, count: r.count, fence: r.fence };
   }
 
   inspect(): Promise<MutexState> {
-    return this.store.mutexInspect(this.ref);
+    return kindOps(this.store, "mutex").inspect(this.ref);
   }
 
   /** Runs fn while holding the lock and releases it afterwards, even when fn throws. */

@@ -1,3 +1,4 @@
+import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
 import type { RwGrant, RwMode, RwState } from "../kinds/rwlock/types.js";
@@ -87,7 +88,7 @@ export class RWLock {
     const token = reenter ? checkToken(options.token) : newOwnerToken();
     const tryOnce = async () => {
       // A new request id per attempt: a repeat of one attempt (the client's own retry) gets its first answer.
-      const r = await this.store.rwlockAcquire(this.ref, { mode, token, reenter, ttlMs, watch: false, requestId: newRequestId() });
+      const r = await kindOps(this.store, "rwlock").acquire(this.ref, { mode, token, reenter, ttlMs, watch: false, requestId: newRequestId() });
       switch (r.status) {
         case "granted":
           return { done: true as const, value: r.grant };
@@ -109,7 +110,10 @@ export class RWLock {
 
   /** Extends the token's lease (all its holds) to ttlMs (default: its last acquire's ttl) from the store's now. */
   async heartbeat(token: string, ttlMs?: number) {
-    const r = await this.store.rwlockHeartbeat(this.ref, { token: checkToken(token), ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs) });
+    const r = await kindOps(this.store, "rwlock").heartbeat(this.ref, {
+      token: checkToken(token),
+      ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
+    });
     if (r.status === "lost") throw new LeaseLostError();
     return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
@@ -123,13 +127,13 @@ export class RWLock {
   async release(token: string, mode?: RwMode): Promise<{ released: boolean; mode: RwMode; count: number }> {
     const checkedToken = checkToken(token);
     const checkedMode = checkReleaseMode(mode);
-    const r = await this.store.rwlockRelease(this.ref, { token: checkedToken, mode: checkedMode, requestId: newRequestId() });
+    const r = await kindOps(this.store, "rwlock").release(this.ref, { token: checkedToken, mode: checkedMode, requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError(checkedMode === "any" ? undefined : `this token holds no ${checkedMode} lock`);
     return { released: r.released, mode: r.mode, count: r.count };
   }
 
   inspect(): Promise<RwState> {
-    return this.store.rwlockInspect(this.ref);
+    return kindOps(this.store, "rwlock").inspect(this.ref);
   }
 
   /** Runs fn holding a read lock and releases that hold afterwards, even when fn throws. */

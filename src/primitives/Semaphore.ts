@@ -1,3 +1,4 @@
+import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
 import type { SemaphoreGrant, SemaphoreState } from "../kinds/semaphore/types.js";
@@ -74,7 +75,7 @@ export class Semaphore {
     const result = await pollForGrant(
       waitMs,
       async () => {
-        const r = await this.store.semaphoreAcquire(this.ref, { token, limit, permits, ttlMs, watch: false });
+        const r = await kindOps(this.store, "semaphore").acquire(this.ref, { token, limit, permits, ttlMs, watch: false });
         switch (r.status) {
           case "granted":
             return { done: true as const, value: r.grant };
@@ -95,20 +96,23 @@ export class Semaphore {
 
   /** Extends the holder's lease to ttlMs (default: its acquire's ttl) from the store's now. */
   async heartbeat(token: string, ttlMs?: number) {
-    const r = await this.store.semaphoreHeartbeat(this.ref, { token: checkToken(token), ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs) });
+    const r = await kindOps(this.store, "semaphore").heartbeat(this.ref, {
+      token: checkToken(token),
+      ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
+    });
     if (r.status === "lost") throw new LeaseLostError();
     return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
 
   /** Gives back all of the holder's permits; `available` is what is free after. */
   async release(token: string): Promise<{ released: true; permits: number; available: number }> {
-    const r = await this.store.semaphoreRelease(this.ref, { token: checkToken(token), requestId: newRequestId() });
+    const r = await kindOps(this.store, "semaphore").release(this.ref, { token: checkToken(token), requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
     return { released: true, permits: r.permits, available: r.available };
   }
 
   inspect(): Promise<SemaphoreState> {
-    return this.store.semaphoreInspect(this.ref);
+    return kindOps(this.store, "semaphore").inspect(this.ref);
   }
 
   /** Runs fn holding the permits and gives them back afterwards, even when fn throws. */

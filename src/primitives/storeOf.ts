@@ -8,5 +8,6 @@ export function storeOf(redisOrStore: Redis | LockStore, timeoutMs?: number): Lo
 }
 
 function isStore(x: Redis | LockStore): x is LockStore {
-  return typeof (x as LockStore).idempotencyBegin === "function";
+  const kind = (x as { kind?: unknown }).kind;
+  return kind === "redis" || kind === "durable";
 }

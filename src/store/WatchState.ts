@@ -4,3 +4,9 @@
  * purpose (released, completed, failed: no notification), or lapsed.
  */
 export type WatchState = { state: "held"; remainingMs: number; expiresAt: number } | { state: "ended" } | { state: "lapsed" };
+
+/** Which lease a watch is for: its fence, and its holder's token where a kind has many holders (readers share a fence). */
+export interface WatchedLeaseId {
+  fence: number;
+  token?: string;
+}

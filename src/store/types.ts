@@ -1,19 +1,39 @@
 /**
- * The store interface: each lock kind's operations (src/kinds/<kind>/types.ts).
+ * The store interface, composed per lock kind: each kind's operations
+ * (src/kinds/<kind>/types.ts) are one member of the store, named by the kind.
  * RedisStore runs the kinds' Lua scripts through Upstash; DurableStore runs
- * the same rules inside each lock's LockObject. Both pass test/conformance.
- * Outcomes a caller must branch on are results, not exceptions; a store that
- * does not answer throws StoreUnavailableError, a bug InternalError.
+ * the same rules inside each lock's LockObject; both have every kind and pass
+ * one conformance suite. A store without a kind (the quorum: the mutex only)
+ * leaves it out of its type, and `kindOps` answers NotSupportedError (501) for
+ * it, in one place. Outcomes a caller must branch on are results, not
+ * exceptions; a store that does not answer throws StoreUnavailableError, a bug
+ * InternalError.
  */
-import type { IdempotencyStore } from "../kinds/idempotency/types.js";
-import type { MutexStore } from "../kinds/mutex/types.js";
-import type { RwlockStore } from "../kinds/rwlock/types.js";
-import type { SemaphoreStore } from "../kinds/semaphore/types.js";
+import { NotSupportedError } from "../errors.js";
+import type { KindName, KindOps } from "../kinds/registry/ops.js";
+import { KIND_NOUNS } from "../kinds/registry/ops.js";
 
+export type { KindName, KindOps };
 export type { LockRef } from "./LockRef.js";
 
-export interface LockStore extends MutexStore, IdempotencyStore, RwlockStore, SemaphoreStore {
+interface StoreCore {
+  /** Where the state lives: Redis (outside the lock objects), or the lock objects themselves. */
   readonly kind: "redis" | "durable";
   /** Resolves when the store answers; throws StoreUnavailableError otherwise. */
   ping(): Promise<void>;
+  /** What the store offers, said in a 501 for a kind it leaves out ("a quorum ... offers the mutex only"). */
+  readonly offers?: string;
+}
+
+/** A store: the kinds it has (see kindOps). */
+export type LockStore = StoreCore & { readonly [K in KindName]?: KindOps[K] };
+
+/** A store with every kind (Redis, Durable). */
+export type EveryKindStore = StoreCore & { readonly [K in KindName]: KindOps[K] };
+
+/** A kind's operations on this store, or NotSupportedError (HTTP 501) when the store leaves the kind out. */
+export function kindOps<K extends KindName>(store: LockStore, kind: K): KindOps[K] {
+  const ops = store[kind] as KindOps[K] | undefined;
+  if (!ops) throw new NotSupportedError(`${store.offers ?? "this store offers other kinds"}, not ${KIND_NOUNS[kind]} (see docs/guarantees.md)`);
+  return ops;
 }

@@ -145,18 +145,18 @@ describe("Idempotency over @upstash/redis with automatic deserialization", () =>
     const store = new RedisStore(redis);
     const ref = { ns: namespace, name: uniqueKey("retry") };
     const input = { token: "hf_first", ttlMs: 2000, retainMs: 60_000, requestId: `rq_${randomUUID()}` };
-    const first = await store.idempotencyBegin(ref, input);
-    const retried = await store.idempotencyBegin(ref, { ...input, token: "hf_second" });
+    const first = await store.idempotency.begin(ref, input);
+    const retried = await store.idempotency.begin(ref, { ...input, token: "hf_second" });
     expect(first).toMatchObject({ status: "started", token: "hf_first" });
     expect(retried).toEqual(first);
-    const other = await store.idempotencyBegin(ref, { ...input, token: "hf_third", requestId: `rq_${randomUUID()}` });
+    const other = await store.idempotency.begin(ref, { ...input, token: "hf_third", requestId: `rq_${randomUUID()}` });
     expect(other.status).toBe("in_progress");
 
     const complete = { token: "hf_first", responseJson: '{"ok":true}', requestId: `rq_${randomUUID()}` };
-    const done = await store.idempotencyComplete(ref, complete);
+    const done = await store.idempotency.complete(ref, complete);
     expect(done.status).toBe("ok");
-    expect(await store.idempotencyComplete(ref, complete)).toEqual(done);
-    expect(await store.idempotencyComplete(ref, { ...complete, requestId: `rq_${randomUUID()}` })).toEqual({ status: "lost" });
+    expect(await store.idempotency.complete(ref, complete)).toEqual(done);
+    expect(await store.idempotency.complete(ref, { ...complete, requestId: `rq_${randomUUID()}` })).toEqual({ status: "lost" });
   });
 });
 

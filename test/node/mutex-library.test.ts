@@ -206,8 +206,8 @@ describe("bad input to the library changes nothing and names the field", () => {
   it("a script given a bad argument (bypassing the library) fails before its first write: a bug, not an outage, and no key", async () => {
     const store = new RedisStore(redis);
     const name = unique("script-args");
-    const err = await store
-      .mutexAcquire({ ns: "default", name }, { token: "hf_x", mode: "new", ttlMs: 1500.5, requestId: "rq_1", watch: false })
+    const err = await store.mutex
+      .acquire({ ns: "default", name }, { token: "hf_x", mode: "new", ttlMs: 1500.5, requestId: "rq_1", watch: false })
       .catch((e) => e);
     expect(err).toBeInstanceOf(InternalError);
     expect(err.message).toMatch(/ttlMs must be an integer/);

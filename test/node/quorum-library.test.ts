@@ -56,7 +56,7 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     const name = unique("q");
     const lock = new Mutex(quorum(), name);
     const a = await lock.acquire({ ttlMs: 5000 });
-    const states = await Promise.all([0, 1, 2].map((i) => node(i).mutexInspect(ref(name))));
+    const states = await Promise.all([0, 1, 2].map((i) => node(i).mutex.inspect(ref(name))));
     expect(states.every((s) => s.held)).toBe(true);
     // A majority carries the grant's fence as the agreed one; each database's own is never above it, unless it answered after the decision.
     expect(states.filter((s) => s.quorumFence === a.fence).length).toBeGreaterThanOrEqual(2);
@@ -118,7 +118,7 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect(err.message).toMatch(/1 of 3 Redis nodes answered, a majority is 2/);
     expect(Date.now() - started).toBeLessThan(2 * TIMEOUT_MS + 500);
-    expect(await node(2).mutexInspect(ref(name))).toMatchObject({ held: false });
+    expect(await node(2).mutex.inspect(ref(name))).toMatchObject({ held: false });
   });
 
   it("with two of three paused: StoreUnavailableError within the bound, not a hang", async () => {
@@ -134,9 +134,9 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     const name = unique("q-minority");
     // Another holder has the lock on databases 1 and 2 (as after a partition), database 0 is free.
     for (const i of [1, 2])
-      await node(i).mutexAcquire(ref(name), { token: "hf_other-holder-token", mode: "new", ttlMs: 5000, requestId: "rq_x", watch: false });
+      await node(i).mutex.acquire(ref(name), { token: "hf_other-holder-token", mode: "new", ttlMs: 5000, requestId: "rq_x", watch: false });
     await expect(new Mutex(quorum(), name).acquire({ ttlMs: 5000 })).rejects.toBeInstanceOf(LockedError);
-    expect(await node(0).mutexInspect(ref(name))).toMatchObject({ held: false });
+    expect(await node(0).mutex.inspect(ref(name))).toMatchObject({ held: false });
   });
 
   it("no later grant has a smaller fence, even when the database that issued the largest one is gone", async () => {
@@ -167,11 +167,11 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     const token = "hf_retried-acquire-token";
     const input = { token, mode: "new" as const, ttlMs: 3000, requestId: "rq_first", watch: false };
     // The first try reached databases 0 and 1 (its answer was lost); the retry comes 1.5 s later.
-    for (const i of [0, 1]) await node(i).mutexAcquire(ref(name), input);
+    for (const i of [0, 1]) await node(i).mutex.acquire(ref(name), input);
     await new Promise((r) => setTimeout(r, 1500));
-    const r = await quorum().mutexAcquire(ref(name), { ...input, requestId: "rq_retry" });
+    const r = await quorum().mutex.acquire(ref(name), { ...input, requestId: "rq_retry" });
     expect(r.status).toBe("granted");
-    const held = await Promise.all([0, 1].map((i) => node(i).mutexInspect(ref(name))));
+    const held = await Promise.all([0, 1].map((i) => node(i).mutex.inspect(ref(name))));
     const soonest = Math.min(...held.map((s) => s.expiresAt ?? 0));
     if (r.status === "granted") expect(r.grant.expiresAt).toBeLessThanOrEqual(soonest);
   });
@@ -186,8 +186,8 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     const g = await lock.acquire({ ttlMs: 5000 });
     // Database 2 comes back empty and grants the same token late, with a smaller fence of its own.
     await stacks[2].redis.restart();
-    await node(2).mutexAcquire(ref(name), { token: g.token, mode: "new", ttlMs: 5000, requestId: "rq_late", watch: false });
-    expect((await node(2).mutexInspect(ref(name))).fence).toBeLessThan(g.fence);
+    await node(2).mutex.acquire(ref(name), { token: g.token, mode: "new", ttlMs: 5000, requestId: "rq_late", watch: false });
+    expect((await node(2).mutex.inspect(ref(name))).fence).toBeLessThan(g.fence);
     // Now the answers come from database 1 (agreed fence) and database 2 (its own, smaller).
     await stacks[0].redis.stop();
     expect((await lock.heartbeat(g.token)).fence).toBe(g.fence);
@@ -203,14 +203,14 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     const reenter = { token: g.token, mode: "reenter" as const, ttlMs: 10_000, requestId: "rq_reenter-once", watch: false };
     stacks[1].redis.pause();
     stacks[2].redis.pause();
-    const err = await q.mutexAcquire(ref(name), reenter).catch((e) => e);
+    const err = await q.mutex.acquire(ref(name), reenter).catch((e) => e);
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect(err.outcome).toBe("unknown");
     stacks[1].redis.resume();
     stacks[2].redis.resume();
-    const again = await q.mutexAcquire(ref(name), reenter);
+    const again = await q.mutex.acquire(ref(name), reenter);
     expect(again).toMatchObject({ status: "granted", grant: { count: 2, fence: g.fence } });
-    const counts = await Promise.all([0, 1, 2].map(async (i) => (await node(i).mutexInspect(ref(name))).count));
+    const counts = await Promise.all([0, 1, 2].map(async (i) => (await node(i).mutex.inspect(ref(name))).count));
     expect(counts).toEqual([2, 2, 2]);
     expect(await lock.release(g.token)).toMatchObject({ released: false, count: 1 });
     expect(await lock.release(g.token)).toMatchObject({ released: true });
@@ -221,7 +221,7 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     const lock = new Mutex(quorum(), name);
     const g = await lock.acquire({ ttlMs: 5000 });
     // Levels apart after a partial failure: database 0 holds two levels, databases 1 and 2 one.
-    await node(0).mutexAcquire(ref(name), { token: g.token, mode: "reenter", ttlMs: 5000, requestId: "rq_level", watch: false });
+    await node(0).mutex.acquire(ref(name), { token: g.token, mode: "reenter", ttlMs: 5000, requestId: "rq_level", watch: false });
     stacks[1].redis.pause(); // database 0 answers first: not freed there
     const releasing = lock.release(g.token);
     await new Promise((r) => setTimeout(r, 100));

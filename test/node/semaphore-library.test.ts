@@ -98,7 +98,7 @@ describe("Semaphore over @upstash/redis", () => {
     const g = await sem.acquire({ ttlMs: 5000, permits: 3, waitMs: 5000 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(350); // one freed permit was not enough
     expect(g).toMatchObject({ permits: 3, available: 0 });
-    const attempts = calls.filter((c) => c.method === "semaphoreAcquire");
+    const attempts = calls.filter((c) => c.method === "semaphore.acquire");
     expect(attempts.length).toBeGreaterThan(1);
     const tokens = new Set(attempts.map((c) => (c.args[1] as { token: string }).token));
     expect([...tokens]).toEqual([g.token]);

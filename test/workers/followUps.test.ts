@@ -75,7 +75,11 @@ describe("follow-ups after a committed write (Redis store)", () => {
     const granted = await first;
     expect(granted.status).toBe(200);
     // Now the release's news arrives after all (a retried follow-up that had landed).
-    await env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`mutex:tenant-a:${name}`)).released({ ns: "tenant-a", name }, holder.fence, granted.body);
+    await env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`mutex:tenant-a:${name}`)).tell("mutex", {
+      ref: { ns: "tenant-a", name },
+      fence: holder.fence,
+      handedTo: granted.body,
+    });
     await sleep(PICKUP_MS + 300);
     // The first waiter still holds it; the second was not granted a lock someone holds.
     expect(secondAnswered).toBe(false);

@@ -15,32 +15,32 @@ describe("durable store: idempotency internals", () => {
   it("a retried begin, complete or fail (same request id) gets the first answer", async () => {
     const ref = { ns, name: uniqueName("retry") };
     const begin = { token: "hf_first", ttlMs: 2000, retainMs: 60_000, requestId: "rq_begin-1" };
-    const first = await store.idempotencyBegin(ref, begin);
+    const first = await store.idempotency.begin(ref, begin);
     expect(first).toMatchObject({ status: "started", token: "hf_first" });
-    expect(await store.idempotencyBegin(ref, { ...begin, token: "hf_second" })).toEqual(first);
-    expect((await store.idempotencyBegin(ref, { ...begin, token: "hf_third", requestId: "rq_begin-2" })).status).toBe("in_progress");
+    expect(await store.idempotency.begin(ref, { ...begin, token: "hf_second" })).toEqual(first);
+    expect((await store.idempotency.begin(ref, { ...begin, token: "hf_third", requestId: "rq_begin-2" })).status).toBe("in_progress");
 
     const fail = { token: "hf_first", requestId: "rq_fail-1" };
-    const failed = await store.idempotencyFail(ref, fail);
+    const failed = await store.idempotency.fail(ref, fail);
     expect(failed.status).toBe("ok");
-    expect(await store.idempotencyFail(ref, fail)).toEqual(failed);
+    expect(await store.idempotency.fail(ref, fail)).toEqual(failed);
 
-    const again = await store.idempotencyBegin(ref, { ...begin, token: "hf_again", requestId: "rq_begin-3" });
+    const again = await store.idempotency.begin(ref, { ...begin, token: "hf_again", requestId: "rq_begin-3" });
     expect(again.status).toBe("started");
     const complete = { token: "hf_again", responseJson: "[1,2]", requestId: "rq_complete-1" };
-    const done = await store.idempotencyComplete(ref, complete);
+    const done = await store.idempotency.complete(ref, complete);
     expect(done.status).toBe("ok");
-    expect(await store.idempotencyComplete(ref, complete)).toEqual(done);
-    expect(await store.idempotencyComplete(ref, { ...complete, requestId: "rq_complete-2" })).toEqual({ status: "lost" });
+    expect(await store.idempotency.complete(ref, complete)).toEqual(done);
+    expect(await store.idempotency.complete(ref, { ...complete, requestId: "rq_complete-2" })).toEqual({ status: "lost" });
   });
 
   it("the clean-up alarm wakes when the record's retention ends and drops it", async () => {
     const key = uniqueName("tidy");
     const ref = { ns, name: key };
     const before = Date.now();
-    const s = await store.idempotencyBegin(ref, { token: "hf_tidy", ttlMs: 200, retainMs: 1000, requestId: "rq_tidy-1" });
+    const s = await store.idempotency.begin(ref, { token: "hf_tidy", ttlMs: 200, retainMs: 1000, requestId: "rq_tidy-1" });
     expect(s.status).toBe("started");
-    await store.idempotencyComplete(ref, { token: "hf_tidy", responseJson: '"done"', requestId: "rq_tidy-2" });
+    await store.idempotency.complete(ref, { token: "hf_tidy", responseJson: '"done"', requestId: "rq_tidy-2" });
 
     const stub = objectOf(key);
     const alarm = await runInDurableObject(stub, (_o, state) => state.storage.getAlarm());
@@ -57,7 +57,7 @@ describe("durable store: idempotency internals", () => {
     expect(left.record).toBeUndefined();
     // The fence outlives the record, so the next start still gets a larger one.
     expect(left.fence).toMatchObject({ last: expect.any(Number) });
-    expect(await store.idempotencyInspect(ref)).toEqual({ state: "absent" });
+    expect(await store.idempotency.inspect(ref)).toEqual({ state: "absent" });
     // Something is still kept (fence, remembered answers), so the object is woken again to clean it up.
     expect(await runInDurableObject(stub, (_o, state) => state.storage.getAlarm())).toBeGreaterThan(Date.now());
   });

@@ -1,6 +1,6 @@
 import { ENDED_KEEP_MS } from "../../limits.js";
 import { fenceKeptUntil, live } from "../../store/durable/records.js";
-import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
+import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 

@@ -1,4 +1,5 @@
-import type { Admission, QueuedWaiter, QueuePolicy, WithdrawReason } from "../../lockObject/QueuePolicy.js";
+import type { Admission, QueuedWaiter, QueuePolicy } from "../../lockObject/QueuePolicy.js";
+import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { LockStore } from "../../store/types.js";
 import { ADMIT_BATCH } from "./redisHolders.js";

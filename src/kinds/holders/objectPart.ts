@@ -1,10 +1,13 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
+import type { ObjectPart } from "../../lockObject/ObjectPart.js";
 import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
-import type { RwlockWait, SemaphoreWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
+import { waitFault } from "../../lockObject/waitFault.js";
+import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { WaitQueue, waitOutcomeOf } from "../../lockObject/WaitQueue.js";
+import type { KindOps, KindWait } from "../registry/ops.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { LockStore } from "../../store/types.js";
-import { waitFault } from "../../lockObject/waitFault.js";
+import type { HolderNews } from "./types.js";
 
 interface HolderGrant {
   token: string;
@@ -13,33 +16,56 @@ interface HolderGrant {
   expiresAt: number;
 }
 
+type HolderKind = "rwlock" | "semaphore";
+type WaitOf<K extends HolderKind> = KindWait[K];
+
 /** What a many-holder kind brings to its part of the lock object. */
-export interface HolderKindSpec<Wait extends RwlockWait | SemaphoreWait, Req, Grant extends HolderGrant> {
-  kind: Wait["kind"];
+export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderGrant> {
+  kind: K;
   policy: QueuePolicy<Req, Grant>;
   /** The line's request for a wait. */
-  queued(req: Wait): Req;
+  queued(req: WaitOf<K>): Req;
   /** A re-entry with a held token (never queued, never refused for the line). */
-  isReentry(req: Wait): boolean;
+  isReentry(req: WaitOf<K>): boolean;
   /** One try in the store: a try-lock (waitMs 0) or a re-entry. */
-  tryOnce(store: LockStore, req: Wait): Promise<WaitOutcome<Grant>>;
+  tryOnce(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<Grant>>;
+  /** Whether a release's answer ended the holder's watch (it released for good). */
+  endedWatch(release: Awaited<ReturnType<KindOps[K]["release"]>> & { status: "ok" }): boolean;
 }
 
 /**
  * A many-holder kind's part of its lock object (the read-write lock, the
  * semaphore): its line of waiters, admitted in batches by the kind's store
  * step, and the onExpire watches of its holders, by token. Releases reach
- * it as news (holderReleased) that moves the line.
+ * it as news (hear) that moves the line; on the Durable store its own
+ * release does the same in the same call.
  */
-export class HoldersObjectPart<Wait extends RwlockWait | SemaphoreWait, Req, Grant extends HolderGrant> {
+export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGrant> implements ObjectPart<K> {
   private queue: WaitQueue<Req, Grant> | undefined;
   /** The store of the requests this object serves now (waiters of one lock all use the same). */
   private storeKind: StoreKind = "durable";
+  readonly local: KindOps[K];
 
   constructor(
     private readonly host: LockObjectHost,
-    private readonly spec: HolderKindSpec<Wait, Req, Grant>,
-  ) {}
+    private readonly spec: HolderKindSpec<K, Req, Grant>,
+  ) {
+    // Both many-holder kinds share heartbeat and release shapes; what differs is in the spec.
+    const here = host.local[spec.kind] as KindOps[HolderKind];
+    this.local = {
+      ...here,
+      heartbeat: async (ref: LockRef, input: { token: string; ttlMs?: number }) => {
+        const r = await here.heartbeat(ref, input);
+        if (r.status === "ok") this.pickedUp(input.token);
+        return r;
+      },
+      release: async (ref: LockRef, input: Parameters<KindOps[HolderKind]["release"]>[1]) => {
+        const r = await (here.release as (ref: LockRef, input: unknown) => ReturnType<KindOps[K]["release"]>)(ref, input);
+        if (r.status === "ok") this.released({ ref, token: input.token, endedWatch: spec.endedWatch(r as never) }, "durable");
+        return r;
+      },
+    } as unknown as KindOps[K];
+  }
 
   private line(ref: LockRef, store: StoreKind): WaitQueue<Req, Grant> {
     this.storeKind = store;
@@ -52,7 +78,7 @@ export class HoldersObjectPart<Wait extends RwlockWait | SemaphoreWait, Req, Gra
   }
 
   /** Waits in line (waitMs > 0), or tries once or re-enters with a watch; never ahead of the line. */
-  async wait(req: Wait, signal: AbortSignal): Promise<WaitOutcome<Grant>> {
+  async wait(req: WaitOf<K>, signal: AbortSignal): Promise<WaitOutcome<Grant>> {
     const watchGrant = (grant: Grant) => {
       if (!req.onExpire) return;
       this.host.watchLease({
@@ -83,8 +109,13 @@ export class HoldersObjectPart<Wait extends RwlockWait | SemaphoreWait, Req, Gra
     }
   }
 
+  /** Redis store: a holder released. */
+  hear(news: HolderNews): void {
+    this.released(news, "redis");
+  }
+
   /** A holder released (in Redis, or here): its watch ends if it released for good, and the line may move. */
-  released(ref: LockRef, store: StoreKind, token: string, endedWatch: boolean): void {
+  private released({ ref, token, endedWatch }: HolderNews, store: StoreKind): void {
     if (endedWatch) this.host.dropWatch(token);
     // With waiters, the next store step; with none (the object restarted and lost its line), the idle step drops their gate.
     this.line(ref, store).kick(true);

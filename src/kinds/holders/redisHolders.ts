@@ -2,7 +2,7 @@ import { InternalError } from "../../errors.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import type { WatchState } from "../../store/WatchState.js";
-import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
+import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { HolderKeys } from "./keys.js";
 import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 

@@ -1,4 +1,4 @@
-import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
+import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { WatchState } from "../../store/WatchState.js";
 
@@ -43,4 +43,11 @@ export interface HolderOps {
   watch(ref: LockRef, token: string): Promise<WatchState>;
   /** The object's line is empty: drop a gate a lost line left behind. */
   ungate(ref: LockRef): Promise<void>;
+}
+
+/** Redis store: a holder released; the line may move, and its watch ends if it released for good. */
+export interface HolderNews {
+  ref: LockRef;
+  token: string;
+  endedWatch: boolean;
 }

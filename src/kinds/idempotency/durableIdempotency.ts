@@ -5,6 +5,7 @@ import type {
   IdempotencyCompleteResult,
   IdempotencyFailResult,
   IdempotencyHeartbeatResult,
+  IdempotencyOps,
   IdempotencyState,
 } from "./types.js";
 import type { WatchState } from "../../store/WatchState.js";
@@ -152,4 +153,16 @@ export function watch(kv: SyncKvStorage, now: number, fence: number): WatchState
 export function nextIdempotencyDeadline(kv: SyncKvStorage, now: number): number | undefined {
   const times = [liveRecord(kv, now)?.keepUntil, fenceKeptUntil(kv, FENCE, now)].filter((t): t is number => t !== undefined);
   return times.length ? Math.min(...times) : undefined;
+}
+
+/** Idempotency keys' operations on one lock object's storage, by the object's clock (the Durable store). */
+export function durableIdempotency(kv: SyncKvStorage): IdempotencyOps {
+  return {
+    begin: async (_ref, input) => begin(kv, Date.now(), input),
+    heartbeat: async (_ref, input) => heartbeat(kv, Date.now(), input),
+    complete: async (_ref, input) => complete(kv, Date.now(), input),
+    fail: async (_ref, input) => fail(kv, Date.now(), input),
+    inspect: async () => inspect(kv, Date.now()),
+    watch: async (_ref, { fence }) => watch(kv, Date.now(), fence),
+  };
 }

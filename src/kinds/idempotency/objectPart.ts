@@ -1,59 +1,70 @@
-import { StoreUnavailableError } from "../../errors.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { ObjectStoreFault, StoreKind } from "../../lockObject/waitProtocol.js";
-import type { LockRef } from "../../store/LockRef.js";
-import type { IdempotencyBeginInput, IdempotencyBeginResult } from "./types.js";
+import type { ObjectPart } from "../../lockObject/ObjectPart.js";
+import { waitFault } from "../../lockObject/waitFault.js";
+import type { WaitOutcome } from "../../lockObject/waitProtocol.js";
+import { kindOps } from "../../store/types.js";
+import { newOwnerToken, newRequestId } from "../../tokens.js";
+import type { IdempotencyBeginResult, IdempotencyNews, IdempotencyOps } from "./types.js";
+import type { IdempotencyWait } from "./wait.js";
 
 /**
  * An idempotency key's part of its lock object: a begin that asked for
  * onExpire (begun and watched in one step), and on the Durable store the
  * operations themselves; completing or failing ends the watch quietly.
+ * Keys have no line: nothing waits here.
  */
-export class IdempotencyObjectPart {
-  constructor(private readonly host: LockObjectHost) {}
+export class IdempotencyObjectPart implements ObjectPart<"idempotency"> {
+  readonly local: IdempotencyOps;
+  readonly waiterCount = 0;
 
-  async beginWatched(
-    ref: LockRef,
-    input: IdempotencyBeginInput,
-    onExpire: string,
-    store: StoreKind,
-  ): Promise<IdempotencyBeginResult | ObjectStoreFault> {
-    let r: IdempotencyBeginResult;
+  constructor(private readonly host: LockObjectHost) {
+    const here = host.local.idempotency;
+    this.local = {
+      ...here,
+      complete: async (ref, input) => {
+        const r = await here.complete(ref, input);
+        if (r.status === "ok") this.hear({ fence: r.fence });
+        return r;
+      },
+      fail: async (ref, input) => {
+        const r = await here.fail(ref, input);
+        if (r.status === "ok") this.hear({ fence: r.fence });
+        return r;
+      },
+    };
+  }
+
+  /** A begin with onExpire: begun, and watched when it started the work. */
+  async wait(req: IdempotencyWait): Promise<WaitOutcome<IdempotencyBeginResult>> {
     try {
-      r = await this.host.storeOf(store).idempotencyBegin(ref, input);
+      const r = await kindOps(this.host.storeOf(req.store), "idempotency").begin(req.ref, {
+        token: req.newToken ?? newOwnerToken(),
+        ttlMs: req.ttlMs,
+        retainMs: req.retainMs,
+        fingerprint: req.fingerprint,
+        requestId: req.requestId ?? newRequestId(),
+      });
+      if (r.status === "started" && req.onExpire) {
+        this.host.watchLease({
+          kind: "idempotency",
+          store: req.store,
+          ref: req.ref,
+          fence: r.fence,
+          expiresAt: r.expiresAt,
+          ttlMs: r.ttlMs,
+          onExpire: req.onExpire,
+        });
+      }
+      return { status: "granted", grant: r, pickup: false };
     } catch (err) {
-      // An outage crosses RPC as a plain Error; said as a result, it stays a 503 with its outcome.
-      if (err instanceof StoreUnavailableError) return { status: "unavailable", message: err.message, outcome: err.outcome };
-      throw err;
+      return waitFault("lock object idempotency begin", err);
     }
-    if (r.status === "started") {
-      this.host.watchLease({ kind: "idempotency", store, ref, fence: r.fence, expiresAt: r.expiresAt, ttlMs: r.ttlMs, onExpire });
-    }
-    return r;
   }
 
-  /** Given up or finished on purpose (Redis store: told by the Worker). */
-  ended(fence: number): void {
-    this.host.dropWatch(fence);
+  /** Given up or finished on purpose (Redis store: told by the Worker): the watch ends with no notification. */
+  hear(news: IdempotencyNews): void {
+    this.host.dropWatch(news.fence);
   }
 
-  beginHere(ref: LockRef, input: IdempotencyBeginInput) {
-    return this.host.local.idempotencyBegin(ref, input);
-  }
-
-  heartbeatHere(ref: LockRef, input: { token: string; ttlMs?: number }) {
-    return this.host.local.idempotencyHeartbeat(ref, input);
-  }
-
-  async completeHere(ref: LockRef, input: { token: string; responseJson: string; requestId: string }) {
-    const r = await this.host.local.idempotencyComplete(ref, input);
-    if (r.status === "ok") this.ended(r.fence);
-    return r;
-  }
-
-  async failHere(ref: LockRef, input: { token: string; requestId: string }) {
-    const r = await this.host.local.idempotencyFail(ref, input);
-    if (r.status === "ok") this.ended(r.fence);
-    return r;
-  }
+  pickedUp(): void {}
 }

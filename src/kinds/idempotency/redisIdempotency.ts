@@ -8,13 +8,13 @@ import type {
   IdempotencyFailResult,
   IdempotencyHeartbeatResult,
   IdempotencyState,
-  IdempotencyStore,
+  IdempotencyOps,
 } from "./types.js";
 
 /** Idempotency keys on the Redis store: one script (lua/<op>.lua) per operation. */
-export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
+export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
   return {
-    async idempotencyBegin(ref, input): Promise<IdempotencyBeginResult> {
+    async begin(ref, input): Promise<IdempotencyBeginResult> {
       const k = idempotencyKeys(ref);
       const r = await scripts.run(
         "idempotency_begin",
@@ -46,14 +46,14 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
       }
     },
 
-    async idempotencyHeartbeat(ref, input): Promise<IdempotencyHeartbeatResult> {
+    async heartbeat(ref, input): Promise<IdempotencyHeartbeatResult> {
       const r = await scripts.run("idempotency_heartbeat", [idempotencyKeys(ref).record], [input.token, input.ttlMs ?? ""]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_heartbeat", r);
       return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
     },
 
-    async idempotencyComplete(ref, input): Promise<IdempotencyCompleteResult> {
+    async complete(ref, input): Promise<IdempotencyCompleteResult> {
       const k = idempotencyKeys(ref);
       const r = await scripts.run("idempotency_complete", [k.record, k.request(input.requestId)], [input.token, input.responseJson]);
       if (r.status === "lost") return { status: "lost" };
@@ -61,7 +61,7 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
       return { status: "ok", completedAt: numberField(r, "completedAt"), fence: numberField(r, "fence") };
     },
 
-    async idempotencyFail(ref, input): Promise<IdempotencyFailResult> {
+    async fail(ref, input): Promise<IdempotencyFailResult> {
       const k = idempotencyKeys(ref);
       const r = await scripts.run("idempotency_fail", [k.record, k.request(input.requestId), k.ended], [input.token]);
       if (r.status === "lost") return { status: "lost" };
@@ -69,12 +69,12 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyStore {
       return { status: "ok", fence: numberField(r, "fence") };
     },
 
-    async idempotencyWatch(ref, fence) {
+    async watch(ref, { fence }) {
       const k = idempotencyKeys(ref);
       return watchStateOf("idempotency_watch", await scripts.run("idempotency_watch", [k.record, k.ended], [String(fence)]));
     },
 
-    async idempotencyInspect(ref): Promise<IdempotencyState> {
+    async inspect(ref): Promise<IdempotencyState> {
       const r = await scripts.run("idempotency_inspect", [idempotencyKeys(ref).record], []);
       if (r.state === "completed") {
         return {

@@ -1,7 +1,9 @@
 import { FingerprintMismatchError, InProgressError } from "../../errors.js";
+import { grantOf } from "../../lockObject/grantOf.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { Idempotency } from "../../primitives/Idempotency.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
+import { idempotencyBeginResult } from "./wait.js";
 
 /**
  * Idempotency keys as the HTTP API serves them: the store, then the lock
@@ -23,11 +25,23 @@ export async function beginIdempotency(ctx: ServiceContext, key: string, body: B
   const ids = { token: await ctx.ids.token(`idempotency:${key}:begin`), requestId: await ctx.ids.requestId(`idempotency:${key}:begin`) };
   if (!body.onExpire) return idempotencyOf(ctx).begin(key, body, ids);
   const ref = { ns: ctx.ns, name: key };
-  const r = await lockObjectClient(ctx.env, "idempotency", ref).idempotencyBeginWatched(
-    { token: ids.token, ttlMs: body.ttlMs, retainMs: body.retainMs, fingerprint: body.fingerprint, requestId: ids.requestId },
-    body.onExpire,
-    ctx.store.kind,
+  // With onExpire the key's lock object begins and watches in one step.
+  const outcome = await lockObjectClient(ctx.env, "idempotency", ref).wait(
+    {
+      kind: "idempotency",
+      store: ctx.store.kind,
+      ref,
+      ttlMs: body.ttlMs,
+      waitMs: 0,
+      retainMs: body.retainMs,
+      fingerprint: body.fingerprint,
+      onExpire: body.onExpire,
+      newToken: ids.token,
+      requestId: ids.requestId,
+    },
+    idempotencyBeginResult,
   );
+  const r = grantOf(outcome);
   switch (r.status) {
     case "started":
       return { state: "started" as const, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
@@ -49,7 +63,7 @@ export const completeIdempotency = async (ctx: ServiceContext, key: string, toke
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
   const { fence } = await idempotencyOf(ctx).fail(key, token, { requestId: await ctx.ids.requestId(`idempotency:${key}:fail`, token) });
   // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
-  if (ctx.store.kind === "redis") ctx.later("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).ended(fence));
+  if (ctx.store.kind === "redis") ctx.later("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).tell({ fence }));
 }
 
 export const inspectIdempotency = (ctx: ServiceContext, key: string) => idempotencyOf(ctx).inspect(key);

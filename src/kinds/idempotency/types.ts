@@ -1,5 +1,5 @@
 import type { LockRef } from "../../store/LockRef.js";
-import type { WatchState } from "../../store/WatchState.js";
+import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
 
 /** What both stores do for idempotency keys; test/conformance holds them to the same behaviour. */
 
@@ -32,13 +32,18 @@ export type IdempotencyState =
   | { state: "started"; fence: number; expiresAt: number }
   | { state: "completed"; fence: number; completedAt: number; response: unknown };
 
-export interface IdempotencyStore {
-  idempotencyBegin(ref: LockRef, input: IdempotencyBeginInput): Promise<IdempotencyBeginResult>;
-  idempotencyHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<IdempotencyHeartbeatResult>;
+export interface IdempotencyOps {
+  begin(ref: LockRef, input: IdempotencyBeginInput): Promise<IdempotencyBeginResult>;
+  heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<IdempotencyHeartbeatResult>;
   /** `responseJson` is the response's JSON text, already size-checked. */
-  idempotencyComplete(ref: LockRef, input: { token: string; responseJson: string; requestId: string }): Promise<IdempotencyCompleteResult>;
-  idempotencyFail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult>;
-  idempotencyInspect(ref: LockRef): Promise<IdempotencyState>;
+  complete(ref: LockRef, input: { token: string; responseJson: string; requestId: string }): Promise<IdempotencyCompleteResult>;
+  fail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult>;
+  inspect(ref: LockRef): Promise<IdempotencyState>;
   /** The start of this fence, for its onExpire watch. */
-  idempotencyWatch(ref: LockRef, fence: number): Promise<WatchState>;
+  watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState>;
+}
+
+/** Redis store: the key's start ended on purpose (failed): its watch ends with no notification. */
+export interface IdempotencyNews {
+  fence: number;
 }

@@ -1,7 +1,7 @@
 import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
 import { fenceKeptUntil, issueFence, lastFence, live } from "../../store/durable/records.js";
-import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
+import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type {
   MutexAcquireInput,
@@ -11,6 +11,7 @@ import type {
   MutexReleaseResult,
   MutexState,
   MutexWithdrawResult,
+  MutexOps,
 } from "./types.js";
 
 /**
@@ -175,4 +176,16 @@ export function watch(kv: SyncKvStorage, now: number, fence: number): WatchState
 export function nextMutexDeadline(kv: SyncKvStorage, now: number): number | undefined {
   const times = [liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until, fenceKeptUntil(kv, FENCE, now)].filter((t): t is number => t !== undefined);
   return times.length ? Math.min(...times) : undefined;
+}
+
+/** The mutex's operations on one lock object's storage, by the object's clock (the Durable store). */
+export function durableMutex(kv: SyncKvStorage): MutexOps {
+  return {
+    acquire: async (ref, input) => acquire(kv, Date.now(), ref.name, input),
+    heartbeat: async (_ref, input) => heartbeat(kv, Date.now(), input),
+    release: async (ref, input) => release(kv, Date.now(), ref.name, input),
+    withdraw: async (_ref, input) => withdraw(kv, Date.now(), input),
+    inspect: async () => inspect(kv, Date.now()),
+    watch: async (_ref, { fence }) => watch(kv, Date.now(), fence),
+  };
 }

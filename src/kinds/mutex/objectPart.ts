@@ -1,24 +1,43 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
-import type { MutexWait, StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
+import type { ObjectPart } from "../../lockObject/ObjectPart.js";
+import { waitFault } from "../../lockObject/waitFault.js";
+import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { WaitQueue, waitOutcomeOf } from "../../lockObject/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
+import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { type MutexWaitRequest, mutexQueuePolicy } from "./queuePolicy.js";
-import type { MutexAcquireInput, MutexGrant } from "./types.js";
-import { waitFault } from "../../lockObject/waitFault.js";
+import type { MutexAcquireInput, MutexGrant, MutexNews, MutexOps } from "./types.js";
+import type { MutexWait } from "./wait.js";
 
 /**
  * The mutex's part of its lock object: the line of waiters, the news of
  * releases, and on the Durable store the operations themselves, with the
  * handoff in the same call.
  */
-export class MutexObjectPart {
+export class MutexObjectPart implements ObjectPart<"mutex"> {
   private queue: WaitQueue<MutexWaitRequest, MutexGrant> | undefined;
   /** The store of the requests this object serves now (waiters of one lock all use the same). */
   private storeKind: StoreKind = "durable";
+  readonly local: MutexOps;
 
-  constructor(private readonly host: LockObjectHost) {}
+  constructor(private readonly host: LockObjectHost) {
+    const here = host.local.mutex;
+    this.local = {
+      ...here,
+      heartbeat: async (ref, input) => {
+        const r = await here.heartbeat(ref, input);
+        if (r.status === "ok") this.pickedUp(input.token);
+        return r;
+      },
+      release: async (ref, input) => {
+        const r = await here.release(ref, input);
+        // The handoff happens in this same call: no second object, no round trip.
+        if (r.status === "ok" && r.released) this.released({ ref, fence: r.fence, handedTo: r.handedTo }, "durable");
+        return r;
+      },
+    };
+  }
 
   private line(ref: LockRef, store: StoreKind): WaitQueue<MutexWaitRequest, MutexGrant> {
     this.storeKind = store;
@@ -57,7 +76,7 @@ export class MutexObjectPart {
           requestId: req.requestId ?? newRequestId(),
           watch,
         };
-        const r = await this.host.storeOf(req.store).mutexAcquire(ref, input);
+        const r = await kindOps(this.host.storeOf(req.store), "mutex").acquire(ref, input);
         if (r.status === "lost") return { status: "lost" };
         if (r.status === "busy") return { status: "locked", retryAfterMs: r.retryAfterMs };
         watchGrant(r.grant);
@@ -71,8 +90,12 @@ export class MutexObjectPart {
     }
   }
 
-  /** A release landed (in Redis, or here): it may have handed the lock to our registered waiter. */
-  released(ref: LockRef, store: StoreKind, fence: number, handedTo?: MutexGrant): void {
+  /** Redis store: a release landed; it may have handed the lock to our registered waiter. */
+  hear(news: MutexNews): void {
+    this.released(news, "redis");
+  }
+
+  private released({ ref, fence, handedTo }: MutexNews, store: StoreKind): void {
     this.host.dropWatch(fence);
     const line = this.line(ref, store);
     if (handedTo) line.handedOver(handedTo.token, handedTo);
@@ -82,28 +105,5 @@ export class MutexObjectPart {
   /** The holder has its grant: its answer was delivered, or it heartbeated. */
   pickedUp(token: string): void {
     this.queue?.pickedUp(token);
-  }
-
-  // The Durable store: the state is in this object.
-
-  acquireHere(ref: LockRef, input: MutexAcquireInput) {
-    return this.host.local.mutexAcquire(ref, input);
-  }
-
-  async heartbeatHere(ref: LockRef, input: { token: string; ttlMs?: number }) {
-    const r = await this.host.local.mutexHeartbeat(ref, input);
-    if (r.status === "ok") this.pickedUp(input.token);
-    return r;
-  }
-
-  async releaseHere(ref: LockRef, input: { token: string; requestId: string }) {
-    const r = await this.host.local.mutexRelease(ref, input);
-    // The handoff happens in this same call: no second object, no round trip.
-    if (r.status === "ok" && r.released) this.released(ref, "durable", r.fence, r.handedTo);
-    return r;
-  }
-
-  withdrawHere(ref: LockRef, input: { token: string; reason: WithdrawReason }) {
-    return this.host.local.mutexWithdraw(ref, input);
   }
 }

@@ -1,5 +1,6 @@
 import { InternalError } from "../../errors.js";
 import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
+import { kindOps } from "../../store/types.js";
 import { newRequestId } from "../../tokens.js";
 import type { MutexGrant } from "./types.js";
 
@@ -19,7 +20,7 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
 
   async admit(store, ref, waiters, more) {
     const head = waiters[0];
-    const r = await store.mutexAcquire(ref, {
+    const r = await kindOps(store, "mutex").acquire(ref, {
       token: head.token,
       mode: "queue",
       ttlMs: head.req.ttlMs,
@@ -34,6 +35,6 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
   },
 
   async withdraw(store, ref, token, reason) {
-    return (await store.mutexWithdraw(ref, { token, reason })).status === "revoked";
+    return (await kindOps(store, "mutex").withdraw(ref, { token, reason })).status === "revoked";
   },
 };

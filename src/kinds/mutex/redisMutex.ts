@@ -9,14 +9,14 @@ import type {
   MutexHeartbeatResult,
   MutexReleaseResult,
   MutexState,
-  MutexStore,
+  MutexOps,
   MutexWithdrawResult,
 } from "./types.js";
 
 /** The mutex on the Redis store: one script (lua/<op>.lua) per operation. */
-export function redisMutex(scripts: ScriptRunner): MutexStore {
+export function redisMutex(scripts: ScriptRunner): MutexOps {
   return {
-    async mutexAcquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
+    async acquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
       const k = mutexKeys(ref);
       const r = await scripts.run(
         "mutex_acquire",
@@ -31,7 +31,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
       throw unexpectedReply("mutex_acquire", r);
     },
 
-    async mutexHeartbeat(ref, input): Promise<MutexHeartbeatResult> {
+    async heartbeat(ref, input): Promise<MutexHeartbeatResult> {
       const k = mutexKeys(ref);
       const r = await scripts.run("mutex_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""]);
       if (r.status === "lost") return { status: "lost" };
@@ -45,7 +45,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
       };
     },
 
-    async mutexRelease(ref, input): Promise<MutexReleaseResult> {
+    async release(ref, input): Promise<MutexReleaseResult> {
       const k = mutexKeys(ref);
       const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId), k.ended], [input.token]);
       if (r.status === "lost") return { status: "lost" };
@@ -61,7 +61,7 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
       };
     },
 
-    async mutexWithdraw(ref, input): Promise<MutexWithdrawResult> {
+    async withdraw(ref, input): Promise<MutexWithdrawResult> {
       const k = mutexKeys(ref);
       const r = await scripts.run("mutex_withdraw", [k.lock, k.next], [input.token, input.reason]);
       if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
@@ -69,12 +69,12 @@ export function redisMutex(scripts: ScriptRunner): MutexStore {
       throw unexpectedReply("mutex_withdraw", r);
     },
 
-    async mutexWatch(ref, fence) {
+    async watch(ref, { fence }) {
       const k = mutexKeys(ref);
       return watchStateOf("mutex_watch", await scripts.run("mutex_watch", [k.lock, k.ended], [String(fence)]));
     },
 
-    async mutexInspect(ref): Promise<MutexState> {
+    async inspect(ref): Promise<MutexState> {
       const k = mutexKeys(ref);
       const r = await scripts.run("mutex_inspect", [k.lock, k.fence], []);
       return {

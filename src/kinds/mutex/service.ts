@@ -1,8 +1,8 @@
 import { InternalError, LeaseLostError, LockedError } from "../../errors.js";
-import { confirmPickup } from "../../lockObject/confirmPickup.js";
-import { grantOf } from "../../lockObject/grantOf.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
+import { type AcquireAnswer, acquireFlow } from "../../service/acquireFlow.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
+import { kindOps } from "../../store/types.js";
 import { recentlyContended, sawContended } from "./recentlyContended.js";
 import { mutexGrant } from "./schemas.js";
 import type { MutexGrant, MutexState } from "./types.js";
@@ -22,61 +22,61 @@ export interface AcquireBody {
   onExpire?: string;
 }
 
-/** A grant, and whether its delivery must be confirmed to the lock object (a grant from the line). */
-export interface AcquireAnswer {
-  grant: MutexGrant;
-  confirmDelivery?: () => Promise<unknown>;
-}
-
-export async function acquireMutex(ctx: ServiceContext, name: string, body: AcquireBody, signal?: AbortSignal): Promise<AcquireAnswer> {
+export async function acquireMutex(ctx: ServiceContext, name: string, body: AcquireBody, signal?: AbortSignal): Promise<AcquireAnswer<MutexGrant>> {
   const ref = { ns: ctx.ns, name };
-  const object = lockObjectClient(ctx.env, "mutex", ref);
+  const mutex = kindOps(ctx.store, "mutex");
   const hint = `${ctx.store.kind}:${ctx.ns}:${name}`;
   const newToken = body.token === undefined ? await ctx.ids.token(`mutex:${name}:acquire`) : undefined;
   const requestId = await ctx.ids.requestId(`mutex:${name}:acquire`, body.token);
   // A client's retry (its request id again) tries the store first, where its earlier grant may be.
   const tryStoreFirst =
     body.token !== undefined || body.waitMs === 0 || ctx.ids.fromClient || (ctx.store.kind === "redis" && !recentlyContended(hint));
-  if (body.onExpire === undefined && tryStoreFirst) {
-    const reenter = body.token !== undefined;
-    const r = await ctx.store.mutexAcquire(ref, {
-      token: body.token ?? (newToken as string),
-      mode: reenter ? "reenter" : "new",
-      ttlMs: body.ttlMs,
-      requestId,
-      watch: false,
-    });
-    if (r.status === "granted") return { grant: r.grant };
-    if (r.status === "lost") throw new LeaseLostError();
-    if (reenter) throw new InternalError("a re-entry answered busy");
-    if (body.waitMs === 0) throw new LockedError(r.retryAfterMs);
-    // Held: wait in the lock object's line (it registers us for the handoff).
-    sawContended(hint);
-  }
-  const outcome = await object.wait(
+  const reenter = body.token !== undefined;
+  return acquireFlow(
+    ctx,
     {
       kind: "mutex",
-      store: ctx.store.kind,
       ref,
-      ttlMs: body.ttlMs,
-      waitMs: body.waitMs,
-      token: body.token,
-      onExpire: body.onExpire,
-      newToken,
-      requestId,
+      tryStore:
+        body.onExpire === undefined && tryStoreFirst
+          ? async () => {
+              const r = await mutex.acquire(ref, {
+                token: body.token ?? (newToken as string),
+                mode: reenter ? "reenter" : "new",
+                ttlMs: body.ttlMs,
+                requestId,
+                watch: false,
+              });
+              if (r.status === "granted") return r.grant;
+              if (r.status === "lost") throw new LeaseLostError();
+              if (reenter) throw new InternalError("a re-entry answered busy");
+              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs);
+              // Held: wait in the lock object's line (it registers us for the handoff).
+              sawContended(hint);
+              return undefined;
+            }
+          : undefined,
+      wait: {
+        kind: "mutex",
+        store: ctx.store.kind,
+        ref,
+        ttlMs: body.ttlMs,
+        waitMs: body.waitMs,
+        token: body.token,
+        onExpire: body.onExpire,
+        newToken,
+        requestId,
+      },
+      grantSchema: mutexGrant,
+      heartbeat: (token) => mutex.heartbeat(ref, { token }),
+      fromLine: () => sawContended(hint),
     },
-    mutexGrant,
     signal,
   );
-  const grant = grantOf(outcome);
-  const token = grant.token;
-  if (outcome.status === "granted" && outcome.pickup) sawContended(hint); // it came from a line
-  if (outcome.status !== "granted" || !outcome.pickup) return { grant };
-  return { grant, confirmDelivery: confirmPickup(object, token, () => ctx.store.mutexHeartbeat(ref, { token })) };
 }
 
 export async function heartbeatMutex(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
-  const r = await ctx.store.mutexHeartbeat({ ns: ctx.ns, name }, { token, ttlMs });
+  const r = await kindOps(ctx.store, "mutex").heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
   if (r.status === "lost") throw new LeaseLostError();
   // No object call: a lock object waiting behind this lease wakes at the old
   // end, reads the new remaining time from the store and sleeps again.
@@ -85,20 +85,20 @@ export async function heartbeatMutex(ctx: ServiceContext, name: string, token: s
 
 export async function releaseMutex(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await ctx.store.mutexRelease(ref, { token, requestId: await ctx.ids.requestId(`mutex:${name}:release`, token) });
+  const r = await kindOps(ctx.store, "mutex").release(ref, { token, requestId: await ctx.ids.requestId(`mutex:${name}:release`, token) });
   if (r.status === "lost") throw new LeaseLostError();
   // Redis store: the object hears of the release after the answer (the
   // handoff to its waiter already happened in the store). The Durable store's
   // object did it in the same call.
   if (ctx.store.kind === "redis" && r.released && r.watched) {
     const { fence, handedTo } = r;
-    ctx.later("released", () => lockObjectClient(ctx.env, "mutex", ref).released(fence, handedTo));
+    ctx.later("released", () => lockObjectClient(ctx.env, "mutex", ref).tell({ ref, fence, handedTo }));
   }
   return { released: r.released, count: r.count };
 }
 
 export async function inspectMutex(ctx: ServiceContext, name: string): Promise<MutexState & { waiters: number }> {
   const ref = { ns: ctx.ns, name };
-  const [state, waiters] = await Promise.all([ctx.store.mutexInspect(ref), lockObjectClient(ctx.env, "mutex", ref).waiterCount()]);
+  const [state, waiters] = await Promise.all([kindOps(ctx.store, "mutex").inspect(ref), lockObjectClient(ctx.env, "mutex", ref).waiterCount()]);
   return { ...state, waiters };
 }

@@ -1,6 +1,6 @@
-import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
+import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { WatchState } from "../../store/WatchState.js";
+import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
 
 /** What both stores do for the mutex; test/conformance holds them to the same behaviour. */
 
@@ -72,12 +72,19 @@ export interface MutexState extends AgreedFence {
   expiresAt: number | null;
 }
 
-export interface MutexStore {
-  mutexAcquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult>;
-  mutexHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<MutexHeartbeatResult>;
-  mutexRelease(ref: LockRef, input: { token: string; requestId: string }): Promise<MutexReleaseResult>;
-  mutexWithdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<MutexWithdrawResult>;
-  mutexInspect(ref: LockRef): Promise<MutexState>;
+export interface MutexOps {
+  acquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult>;
+  heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<MutexHeartbeatResult>;
+  release(ref: LockRef, input: { token: string; requestId: string }): Promise<MutexReleaseResult>;
+  withdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<MutexWithdrawResult>;
+  inspect(ref: LockRef): Promise<MutexState>;
   /** The lease of this fence, for its onExpire watch. */
-  mutexWatch(ref: LockRef, fence: number): Promise<WatchState>;
+  watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState>;
+}
+
+/** Redis store: a release landed; it may have handed the lock to the lock object's registered waiter. */
+export interface MutexNews {
+  ref: LockRef;
+  fence: number;
+  handedTo?: MutexGrant;
 }

@@ -4,6 +4,9 @@ import { issueFence, lastFence } from "../../store/durable/records.js";
 import {
   dropGate,
   FENCE,
+  heartbeat,
+  watch,
+  withdraw,
   firstEnd,
   gateExists,
   type HolderLease,
@@ -15,7 +18,7 @@ import {
   setGate,
 } from "../holders/durableHolders.js";
 import type { Admitted } from "../holders/types.js";
-import type { RwAcquireInput, RwAcquireResult, RwGrant, RwMode, RwQueuedHolder, RwReleaseResult, RwState } from "./types.js";
+import type { RwAcquireInput, RwAcquireResult, RwGrant, RwLockOps, RwMode, RwQueuedHolder, RwReleaseResult, RwState } from "./types.js";
 
 /**
  * The read-write lock on the Durable store, the same rules as lua/*.lua:
@@ -166,5 +169,19 @@ export function inspect(kv: SyncKvStorage, now: number): RwState {
     readers,
     writer,
     fence: holders[0]?.fence ?? lastFence(kv, FENCE, now) ?? null,
+  };
+}
+
+/** The read-write lock's operations on one lock object's storage, by the object's clock (the Durable store). */
+export function durableRwlock(kv: SyncKvStorage): RwLockOps {
+  return {
+    acquire: async (ref, input) => acquire(kv, Date.now(), ref.name, input),
+    admit: async (ref, waiters, more) => admit(kv, Date.now(), ref.name, waiters, more),
+    heartbeat: async (_ref, input) => heartbeat(kv, Date.now(), input),
+    release: async (_ref, input) => release(kv, Date.now(), input),
+    withdraw: async (_ref, input) => withdraw(kv, Date.now(), input),
+    inspect: async () => inspect(kv, Date.now()),
+    watch: async (_ref, { token }) => watch(kv, Date.now(), token ?? ""),
+    ungate: async () => dropGate(kv),
   };
 }

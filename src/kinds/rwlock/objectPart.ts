@@ -1,5 +1,5 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { RwlockWait } from "../../lockObject/waitProtocol.js";
+import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { holderQueuePolicy } from "../holders/holderQueuePolicy.js";
 import { HoldersObjectPart } from "../holders/objectPart.js";
@@ -13,17 +13,18 @@ interface RwWaitRequest {
 
 /** The read-write lock's part of its lock object: readers up to the next writer are admitted together. */
 export const rwlockObjectPart = (host: LockObjectHost) =>
-  new HoldersObjectPart<RwlockWait, RwWaitRequest, RwGrant>(host, {
+  new HoldersObjectPart<"rwlock", RwWaitRequest, RwGrant>(host, {
     kind: "rwlock",
     policy: holderQueuePolicy<RwWaitRequest, RwGrant>({
-      admit: (store, ref, waiters, more) => store.rwlockAdmit(ref, waiters, more),
-      withdraw: (store, ref, input) => store.rwlockWithdraw(ref, input),
-      ungate: (store, ref) => store.rwlockUngate(ref),
+      admit: (store, ref, waiters, more) => kindOps(store, "rwlock").admit(ref, waiters, more),
+      withdraw: (store, ref, input) => kindOps(store, "rwlock").withdraw(ref, input),
+      ungate: (store, ref) => kindOps(store, "rwlock").ungate(ref),
     }),
     queued: (req) => ({ mode: req.mode, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),
     isReentry: (req) => req.token !== undefined,
+    endedWatch: (r) => r.released && r.watched,
     async tryOnce(store, req) {
-      const r = await store.rwlockAcquire(req.ref, {
+      const r = await kindOps(store, "rwlock").acquire(req.ref, {
         mode: req.mode,
         token: req.token ?? req.newToken ?? newOwnerToken(),
         reenter: req.token !== undefined,

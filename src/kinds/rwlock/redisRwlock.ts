@@ -1,13 +1,13 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
 import { rwlockKeys } from "./keys.js";
-import type { RwGrant, RwlockStore, RwMode } from "./types.js";
+import type { RwGrant, RwLockOps, RwMode } from "./types.js";
 
 /** The read-write lock on the Redis store: lua/<op>.lua, and the shared holder scripts. */
-export function redisRwlock(scripts: ScriptRunner): RwlockStore {
+export function redisRwlock(scripts: ScriptRunner): RwLockOps {
   const holders = redisHolders(scripts);
   return {
-    async rwlockAcquire(ref, input) {
+    async acquire(ref, input) {
       const k = rwlockKeys(ref);
       const r = await scripts.run(
         "rwlock_acquire",
@@ -37,7 +37,7 @@ export function redisRwlock(scripts: ScriptRunner): RwlockStore {
       throw unexpectedReply("rwlock_acquire", r);
     },
 
-    async rwlockAdmit(ref, waiters, more) {
+    async admit(ref, waiters, more) {
       const k = rwlockKeys(ref);
       const args: Array<string | number> = [more ? "1" : "0", waiters.length];
       for (const w of waiters) args.push(w.token, w.mode, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0");
@@ -56,12 +56,12 @@ export function redisRwlock(scripts: ScriptRunner): RwlockStore {
       return { granted, refused: [], ...(retryAfterMs === null ? {} : { retryAfterMs }) };
     },
 
-    rwlockHeartbeat: (ref, input) => holders.heartbeat(rwlockKeys(ref), input),
-    rwlockWithdraw: (ref, input) => holders.withdraw(rwlockKeys(ref), input),
-    rwlockWatch: (ref, token) => holders.watch(rwlockKeys(ref), token),
-    rwlockUngate: (ref) => holders.ungate(rwlockKeys(ref)),
+    heartbeat: (ref, input) => holders.heartbeat(rwlockKeys(ref), input),
+    withdraw: (ref, input) => holders.withdraw(rwlockKeys(ref), input),
+    watch: (ref, { token }) => holders.watch(rwlockKeys(ref), token ?? ""),
+    ungate: (ref) => holders.ungate(rwlockKeys(ref)),
 
-    async rwlockRelease(ref, input) {
+    async release(ref, input) {
       const k = rwlockKeys(ref);
       const r = await scripts.run("rwlock_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, input.mode]);
       if (r.status === "lost") return { status: "lost" };
@@ -76,7 +76,7 @@ export function redisRwlock(scripts: ScriptRunner): RwlockStore {
       };
     },
 
-    async rwlockInspect(ref) {
+    async inspect(ref) {
       const k = rwlockKeys(ref);
       const r = await scripts.run("rwlock_inspect", [k.lock, k.fence], []);
       if (r.mode !== "free" && r.mode !== "read" && r.mode !== "write") throw unexpectedReply("rwlock_inspect", r);

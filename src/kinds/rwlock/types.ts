@@ -1,6 +1,6 @@
-import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
+import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { WatchState } from "../../store/WatchState.js";
+import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
 import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types.js";
 
 /** What both stores do for the read-write lock; its conformance cases hold them to the same behaviour. */
@@ -65,16 +65,16 @@ export interface RwState {
   fence: number | null;
 }
 
-export interface RwlockStore {
-  rwlockAcquire(ref: LockRef, input: RwAcquireInput): Promise<RwAcquireResult>;
+export interface RwLockOps {
+  acquire(ref: LockRef, input: RwAcquireInput): Promise<RwAcquireResult>;
   /** The lock object's step: grant the waiters at the front that can be, in order; register the first that cannot. */
-  rwlockAdmit(ref: LockRef, waiters: RwQueuedHolder[], more: boolean): Promise<Admitted<RwGrant>>;
-  rwlockHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
+  admit(ref: LockRef, waiters: RwQueuedHolder[], more: boolean): Promise<Admitted<RwGrant>>;
+  heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
   /** mode "any": the write hold if the token has one, else a read hold. */
-  rwlockRelease(ref: LockRef, input: { token: string; mode: RwMode | "any"; requestId: string }): Promise<RwReleaseResult>;
-  rwlockWithdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
-  rwlockInspect(ref: LockRef): Promise<RwState>;
-  rwlockWatch(ref: LockRef, token: string): Promise<WatchState>;
+  release(ref: LockRef, input: { token: string; mode: RwMode | "any"; requestId: string }): Promise<RwReleaseResult>;
+  withdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
+  inspect(ref: LockRef): Promise<RwState>;
+  watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState>;
   /** The lock object's line is empty: drop a gate a lost line left behind. */
-  rwlockUngate(ref: LockRef): Promise<void>;
+  ungate(ref: LockRef): Promise<void>;
 }

@@ -4,6 +4,9 @@ import { issueFence } from "../../store/durable/records.js";
 import {
   dropGate,
   FENCE,
+  heartbeat,
+  watch,
+  withdraw,
   firstEnd,
   gateExists,
   type HolderLease,
@@ -21,6 +24,7 @@ import type {
   SemaphoreGrant,
   SemaphoreQueuedHolder,
   SemaphoreReleaseResult,
+  SemaphoreOps,
   SemaphoreState,
 } from "./types.js";
 
@@ -127,4 +131,18 @@ export function release(kv: SyncKvStorage, now: number, input: { token: string; 
 export function inspect(kv: SyncKvStorage, now: number): SemaphoreState {
   const set = load<SemHolder>(kv, now);
   return { limit: heldBy(set) ? (set.limit ?? null) : null, used: usedOf(set), holders: Object.keys(set.holders).length };
+}
+
+/** The semaphore's operations on one lock object's storage, by the object's clock (the Durable store). */
+export function durableSemaphore(kv: SyncKvStorage): SemaphoreOps {
+  return {
+    acquire: async (ref, input) => acquire(kv, Date.now(), ref.name, input),
+    admit: async (ref, waiters, more) => admit(kv, Date.now(), ref.name, waiters, more),
+    heartbeat: async (_ref, input) => heartbeat(kv, Date.now(), input),
+    release: async (_ref, input) => release(kv, Date.now(), input),
+    withdraw: async (_ref, input) => withdraw(kv, Date.now(), input),
+    inspect: async () => inspect(kv, Date.now()),
+    watch: async (_ref, { token }) => watch(kv, Date.now(), token ?? ""),
+    ungate: async () => dropGate(kv),
+  };
 }

@@ -1,5 +1,5 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { SemaphoreWait } from "../../lockObject/waitProtocol.js";
+import { kindOps } from "../../store/types.js";
 import { newOwnerToken } from "../../tokens.js";
 import { holderQueuePolicy } from "../holders/holderQueuePolicy.js";
 import { HoldersObjectPart } from "../holders/objectPart.js";
@@ -14,17 +14,18 @@ interface SemaphoreWaitRequest {
 
 /** The semaphore's part of its lock object: waiters are granted in order while their permits fit. */
 export const semaphoreObjectPart = (host: LockObjectHost) =>
-  new HoldersObjectPart<SemaphoreWait, SemaphoreWaitRequest, SemaphoreGrant>(host, {
+  new HoldersObjectPart<"semaphore", SemaphoreWaitRequest, SemaphoreGrant>(host, {
     kind: "semaphore",
     policy: holderQueuePolicy<SemaphoreWaitRequest, SemaphoreGrant>({
-      admit: (store, ref, waiters, more) => store.semaphoreAdmit(ref, waiters, more),
-      withdraw: (store, ref, input) => store.semaphoreWithdraw(ref, input),
-      ungate: (store, ref) => store.semaphoreUngate(ref),
+      admit: (store, ref, waiters, more) => kindOps(store, "semaphore").admit(ref, waiters, more),
+      withdraw: (store, ref, input) => kindOps(store, "semaphore").withdraw(ref, input),
+      ungate: (store, ref) => kindOps(store, "semaphore").ungate(ref),
     }),
     queued: (req) => ({ limit: req.limit, permits: req.permits, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),
     isReentry: () => false,
+    endedWatch: (r) => r.watched,
     async tryOnce(store, req) {
-      const r = await store.semaphoreAcquire(req.ref, {
+      const r = await kindOps(store, "semaphore").acquire(req.ref, {
         token: req.newToken ?? newOwnerToken(),
         limit: req.limit,
         permits: req.permits,

@@ -1,13 +1,13 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
 import { semaphoreKeys } from "./keys.js";
-import type { SemaphoreGrant, SemaphoreStore } from "./types.js";
+import type { SemaphoreGrant, SemaphoreOps } from "./types.js";
 
 /** The semaphore on the Redis store: lua/<op>.lua, and the shared holder scripts. */
-export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
+export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
   const holders = redisHolders(scripts);
   return {
-    async semaphoreAcquire(ref, input) {
+    async acquire(ref, input) {
       const k = semaphoreKeys(ref);
       const r = await scripts.run(
         "semaphore_acquire",
@@ -37,7 +37,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
       throw unexpectedReply("semaphore_acquire", r);
     },
 
-    async semaphoreAdmit(ref, waiters, more) {
+    async admit(ref, waiters, more) {
       const k = semaphoreKeys(ref);
       const args: Array<string | number> = [more ? "1" : "0", waiters.length];
       for (const w of waiters) args.push(w.token, w.limit, w.permits, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0");
@@ -62,12 +62,12 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
       return { granted, refused, ...(retryAfterMs === null ? {} : { retryAfterMs }) };
     },
 
-    semaphoreHeartbeat: (ref, input) => holders.heartbeat(semaphoreKeys(ref), input),
-    semaphoreWithdraw: (ref, input) => holders.withdraw(semaphoreKeys(ref), input),
-    semaphoreWatch: (ref, token) => holders.watch(semaphoreKeys(ref), token),
-    semaphoreUngate: (ref) => holders.ungate(semaphoreKeys(ref)),
+    heartbeat: (ref, input) => holders.heartbeat(semaphoreKeys(ref), input),
+    withdraw: (ref, input) => holders.withdraw(semaphoreKeys(ref), input),
+    watch: (ref, { token }) => holders.watch(semaphoreKeys(ref), token ?? ""),
+    ungate: (ref) => holders.ungate(semaphoreKeys(ref)),
 
-    async semaphoreRelease(ref, input) {
+    async release(ref, input) {
       const k = semaphoreKeys(ref);
       const r = await scripts.run("semaphore_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token]);
       if (r.status === "lost") return { status: "lost" };
@@ -81,7 +81,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreStore {
       };
     },
 
-    async semaphoreInspect(ref) {
+    async inspect(ref) {
       const r = await scripts.run("semaphore_inspect", [semaphoreKeys(ref).lock], []);
       return { limit: optionalNumberField(r, "limit"), used: numberField(r, "used"), holders: numberField(r, "holders") };
     },

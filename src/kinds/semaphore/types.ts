@@ -1,6 +1,6 @@
-import type { WithdrawReason } from "../../lockObject/QueuePolicy.js";
+import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { WatchState } from "../../store/WatchState.js";
+import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
 import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types.js";
 
 /** What both stores do for the counting semaphore; its conformance cases hold them to the same behaviour. */
@@ -45,14 +45,14 @@ export interface SemaphoreState {
   holders: number;
 }
 
-export interface SemaphoreStore {
-  semaphoreAcquire(ref: LockRef, input: SemaphoreAcquireInput): Promise<SemaphoreAcquireResult>;
-  semaphoreAdmit(ref: LockRef, waiters: SemaphoreQueuedHolder[], more: boolean): Promise<Admitted<SemaphoreGrant>>;
-  semaphoreHeartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
-  semaphoreRelease(ref: LockRef, input: { token: string; requestId: string }): Promise<SemaphoreReleaseResult>;
-  semaphoreWithdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
-  semaphoreInspect(ref: LockRef): Promise<SemaphoreState>;
-  semaphoreWatch(ref: LockRef, token: string): Promise<WatchState>;
+export interface SemaphoreOps {
+  acquire(ref: LockRef, input: SemaphoreAcquireInput): Promise<SemaphoreAcquireResult>;
+  admit(ref: LockRef, waiters: SemaphoreQueuedHolder[], more: boolean): Promise<Admitted<SemaphoreGrant>>;
+  heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
+  release(ref: LockRef, input: { token: string; requestId: string }): Promise<SemaphoreReleaseResult>;
+  withdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
+  inspect(ref: LockRef): Promise<SemaphoreState>;
+  watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState>;
   /** The lock object's line is empty: drop a gate a lost line left behind. */
-  semaphoreUngate(ref: LockRef): Promise<void>;
+  ungate(ref: LockRef): Promise<void>;
 }

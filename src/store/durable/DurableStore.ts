@@ -1,38 +1,20 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import { InternalError, StoreUnavailableError } from "../../errors.js";
-import type {
-  IdempotencyBeginResult,
-  IdempotencyCompleteResult,
-  IdempotencyFailResult,
-  IdempotencyHeartbeatResult,
-  IdempotencyState,
-  IdempotencyStore,
-} from "../../kinds/idempotency/types.js";
-import type {
-  MutexAcquireResult,
-  MutexHeartbeatResult,
-  MutexReleaseResult,
-  MutexState,
-  MutexStore,
-  MutexWithdrawResult,
-} from "../../kinds/mutex/types.js";
-import type { HolderHeartbeatResult, HolderWithdrawResult } from "../../kinds/holders/types.js";
-import type { RwAcquireResult, RwGrant, RwlockStore, RwReleaseResult, RwState } from "../../kinds/rwlock/types.js";
-import type { SemaphoreAcquireResult, SemaphoreGrant, SemaphoreReleaseResult, SemaphoreState, SemaphoreStore } from "../../kinds/semaphore/types.js";
-import type { Admitted } from "../../kinds/holders/types.js";
+import { KIND_NAMES, type KindName, type KindOps } from "../../kinds/registry/ops.js";
 import type { LockObject } from "../../lockObject/LockObject.js";
 import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf.js";
 import type { LockRef } from "../LockRef.js";
-import type { LockStore } from "../types.js";
-import type { WatchState } from "../WatchState.js";
+import type { EveryKindStore } from "../types.js";
 
 /**
  * The embedded store, as the Worker sees it: each call is an RPC to the
  * lock's own LockObject, which keeps the state in its storage and acts on its
  * waiters and watches in the same step. A Cloudflare-only deployment needs no
- * Upstash account.
+ * Upstash account. Every kind's operations are the same one call
+ * (LockObject.run), so nothing here is written per operation.
  */
-export class DurableStore implements LockStore {
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
+export class DurableStore {
   readonly kind = "durable" as const;
   private readonly timeoutMs: number;
 
@@ -41,67 +23,23 @@ export class DurableStore implements LockStore {
     options: { timeoutMs?: number } = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+    for (const kind of KIND_NAMES) Object.assign(this, { [kind]: this.opsOf(kind) });
   }
-
-  // RPC stubs spread a union result over their promise types, so each call names its result type.
-  mutexAcquire: MutexStore["mutexAcquire"] = (ref, input) =>
-    this.call<MutexAcquireResult>("mutex", ref, "acquire", async (o) => o.mutexAcquire(ref, input));
-  mutexHeartbeat: MutexStore["mutexHeartbeat"] = (ref, input) =>
-    this.call<MutexHeartbeatResult>("mutex", ref, "heartbeat", async (o) => o.mutexHeartbeat(ref, input));
-  mutexRelease: MutexStore["mutexRelease"] = (ref, input) =>
-    this.call<MutexReleaseResult>("mutex", ref, "release", async (o) => o.mutexRelease(ref, input));
-  mutexWithdraw: MutexStore["mutexWithdraw"] = (ref, input) =>
-    this.call<MutexWithdrawResult>("mutex", ref, "withdraw", async (o) => o.mutexWithdraw(ref, input));
-  mutexInspect: MutexStore["mutexInspect"] = (ref) => this.call<MutexState>("mutex", ref, "inspect", async (o) => o.mutexInspect(ref));
-  mutexWatch: MutexStore["mutexWatch"] = (ref, fence) => this.call<WatchState>("mutex", ref, "watch", async (o) => o.mutexWatch(ref, fence));
-
-  idempotencyBegin: IdempotencyStore["idempotencyBegin"] = (ref, input) =>
-    this.call<IdempotencyBeginResult>("idempotency", ref, "begin", async (o) => o.idempotencyBegin(ref, input));
-  idempotencyHeartbeat: IdempotencyStore["idempotencyHeartbeat"] = (ref, input) =>
-    this.call<IdempotencyHeartbeatResult>("idempotency", ref, "heartbeat", async (o) => o.idempotencyHeartbeat(ref, input));
-  idempotencyComplete: IdempotencyStore["idempotencyComplete"] = (ref, input) =>
-    this.call<IdempotencyCompleteResult>("idempotency", ref, "complete", async (o) => o.idempotencyComplete(ref, input));
-  idempotencyFail: IdempotencyStore["idempotencyFail"] = (ref, input) =>
-    this.call<IdempotencyFailResult>("idempotency", ref, "fail", async (o) => o.idempotencyFail(ref, input));
-  idempotencyInspect: IdempotencyStore["idempotencyInspect"] = (ref) =>
-    this.call<IdempotencyState>("idempotency", ref, "inspect", async (o) => o.idempotencyInspect(ref));
-  idempotencyWatch: IdempotencyStore["idempotencyWatch"] = (ref, fence) =>
-    this.call<WatchState>("idempotency", ref, "watch", async (o) => o.idempotencyWatch(ref, fence));
-
-  rwlockAcquire: RwlockStore["rwlockAcquire"] = (ref, input) =>
-    this.call<RwAcquireResult>("rwlock", ref, "acquire", async (o) => o.rwlockAcquire(ref, input));
-  rwlockAdmit: RwlockStore["rwlockAdmit"] = (ref, waiters, more) =>
-    this.call<Admitted<RwGrant>>("rwlock", ref, "admit", async (o) => o.rwlockAdmit(ref, waiters, more));
-  rwlockHeartbeat: RwlockStore["rwlockHeartbeat"] = (ref, input) =>
-    this.call<HolderHeartbeatResult>("rwlock", ref, "heartbeat", async (o) => o.rwlockHeartbeat(ref, input));
-  rwlockRelease: RwlockStore["rwlockRelease"] = (ref, input) =>
-    this.call<RwReleaseResult>("rwlock", ref, "release", async (o) => o.rwlockRelease(ref, input));
-  rwlockWithdraw: RwlockStore["rwlockWithdraw"] = (ref, input) =>
-    this.call<HolderWithdrawResult>("rwlock", ref, "withdraw", async (o) => o.rwlockWithdraw(ref, input));
-  rwlockInspect: RwlockStore["rwlockInspect"] = (ref) => this.call<RwState>("rwlock", ref, "inspect", async (o) => o.rwlockInspect(ref));
-  rwlockWatch: RwlockStore["rwlockWatch"] = (ref, token) => this.call<WatchState>("rwlock", ref, "watch", async (o) => o.rwlockWatch(ref, token));
-
-  rwlockUngate: RwlockStore["rwlockUngate"] = (ref) => this.call<void>("rwlock", ref, "ungate", async (o) => o.rwlockUngate(ref));
-
-  semaphoreAcquire: SemaphoreStore["semaphoreAcquire"] = (ref, input) =>
-    this.call<SemaphoreAcquireResult>("semaphore", ref, "acquire", async (o) => o.semaphoreAcquire(ref, input));
-  semaphoreAdmit: SemaphoreStore["semaphoreAdmit"] = (ref, waiters, more) =>
-    this.call<Admitted<SemaphoreGrant>>("semaphore", ref, "admit", async (o) => o.semaphoreAdmit(ref, waiters, more));
-  semaphoreHeartbeat: SemaphoreStore["semaphoreHeartbeat"] = (ref, input) =>
-    this.call<HolderHeartbeatResult>("semaphore", ref, "heartbeat", async (o) => o.semaphoreHeartbeat(ref, input));
-  semaphoreRelease: SemaphoreStore["semaphoreRelease"] = (ref, input) =>
-    this.call<SemaphoreReleaseResult>("semaphore", ref, "release", async (o) => o.semaphoreRelease(ref, input));
-  semaphoreWithdraw: SemaphoreStore["semaphoreWithdraw"] = (ref, input) =>
-    this.call<HolderWithdrawResult>("semaphore", ref, "withdraw", async (o) => o.semaphoreWithdraw(ref, input));
-  semaphoreInspect: SemaphoreStore["semaphoreInspect"] = (ref) =>
-    this.call<SemaphoreState>("semaphore", ref, "inspect", async (o) => o.semaphoreInspect(ref));
-  semaphoreWatch: SemaphoreStore["semaphoreWatch"] = (ref, token) =>
-    this.call<WatchState>("semaphore", ref, "watch", async (o) => o.semaphoreWatch(ref, token));
-
-  semaphoreUngate: SemaphoreStore["semaphoreUngate"] = (ref) => this.call<void>("semaphore", ref, "ungate", async (o) => o.semaphoreUngate(ref));
 
   async ping(): Promise<void> {
     await this.call<boolean>("health", { ns: "_", name: "_" }, "ping", async (o) => o.ping());
+  }
+
+  /** A kind's operations, each one RPC to the lock's object: `store.<kind>.<op>(ref, ...args)`. */
+  private opsOf<K extends KindName>(kind: K): KindOps[K] {
+    const call =
+      (op: string) =>
+      (ref: LockRef, ...args: unknown[]) =>
+        this.call(kind, ref, op, async (o) => (await o.run(kind, op as never, [ref, ...args])) as unknown);
+    return new Proxy({} as KindOps[K], {
+      // Only operation names (strings): not `then`, so the object is never taken for a promise.
+      get: (_target, op) => (typeof op === "string" && op !== "then" ? call(op) : undefined),
+    });
   }
 
   private async call<T>(kind: LockKindName, ref: LockRef, what: string, fn: (o: DurableObjectStub<LockObject>) => Promise<T>): Promise<T> {
@@ -113,6 +51,9 @@ export class DurableStore implements LockStore {
     }
   }
 }
+
+// Every kind's operations, one member per kind, assigned in the constructor.
+export interface DurableStore extends EveryKindStore {}
 
 /**
  * A Durable Object call that failed: the platform's own failures (object

@@ -1,9 +1,7 @@
 import type { Redis } from "@upstash/redis";
-import { InvalidInputError, NotSupportedError } from "../../errors.js";
-import type { IdempotencyStore } from "../../kinds/idempotency/types.js";
+import { InvalidInputError } from "../../errors.js";
 import { redisMutex } from "../../kinds/mutex/redisMutex.js";
-import type { RwlockStore } from "../../kinds/rwlock/types.js";
-import type { SemaphoreStore } from "../../kinds/semaphore/types.js";
+import type { MutexOps } from "../../kinds/mutex/types.js";
 import { ScriptRunner } from "../redis/ScriptRunner.js";
 import type { LockStore } from "../types.js";
 import { gather, noMajority } from "./majority.js";
@@ -24,7 +22,7 @@ export interface QuorumStoreOptions {
  * with one of three databases down locks keep working, with two down calls
  * fail with StoreUnavailableError within the bound.
  *
- * Only the mutex. The other kinds throw NotSupportedError (HTTP 501):
+ * Only the mutex. The other kinds are absent, so they throw NotSupportedError (HTTP 501):
  * - semaphore: a holder counted on a majority does not bound the holders. With
  *   3 databases and a limit of 2, three holders can each hold a different
  *   pair of databases, and every database still counts only two.
@@ -34,10 +32,12 @@ export interface QuorumStoreOptions {
  * - read-write lock: a majority would do for it as for the mutex (any writer's
  *   majority shares a database with any reader's), but it is not built yet.
  */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
 export class QuorumStore implements LockStore {
   /** Behaves as the Redis store towards the lock objects (state outside them). */
   readonly kind = "redis" as const;
+  readonly offers = "a quorum of Redis databases offers the mutex only";
+  /** The only kind: the others are absent, so they answer NotSupportedError (store/types.ts kindOps). */
+  readonly mutex: MutexOps;
   readonly size: number;
   private readonly runners: ScriptRunner[];
 
@@ -47,38 +47,7 @@ export class QuorumStore implements LockStore {
     }
     this.size = databases.length;
     this.runners = databases.map((redis) => new ScriptRunner(redis, options.timeoutMs));
-    Object.assign(
-      this,
-      quorumMutex(this.runners.map((scripts) => ({ mutex: redisMutex(scripts), scripts }))),
-      notSupported<IdempotencyStore>("idempotency keys", {
-        idempotencyBegin: 1,
-        idempotencyHeartbeat: 1,
-        idempotencyComplete: 1,
-        idempotencyFail: 1,
-        idempotencyInspect: 1,
-        idempotencyWatch: 1,
-      }),
-      notSupported<RwlockStore>("the read-write lock", {
-        rwlockAcquire: 1,
-        rwlockAdmit: 1,
-        rwlockHeartbeat: 1,
-        rwlockRelease: 1,
-        rwlockWithdraw: 1,
-        rwlockInspect: 1,
-        rwlockWatch: 1,
-        rwlockUngate: 1,
-      }),
-      notSupported<SemaphoreStore>("the semaphore", {
-        semaphoreAcquire: 1,
-        semaphoreAdmit: 1,
-        semaphoreHeartbeat: 1,
-        semaphoreRelease: 1,
-        semaphoreWithdraw: 1,
-        semaphoreInspect: 1,
-        semaphoreWatch: 1,
-        semaphoreUngate: 1,
-      }),
-    );
+    this.mutex = quorumMutex(this.runners.map((scripts) => ({ mutex: redisMutex(scripts), scripts })));
   }
 
   /** Resolves when a majority answers. */
@@ -91,14 +60,4 @@ export class QuorumStore implements LockStore {
     );
     if (g.answers.filter((a) => a?.ok).length < majority) throw noMajority("ping", g.answers, majority);
   }
-}
-
-// The kinds' operations are assigned in the constructor.
-export interface QuorumStore extends LockStore {}
-
-/** Every operation of a kind (the record lists each, so a new one cannot be forgotten), refusing. */
-function notSupported<T>(what: string, methods: Record<keyof T, 1>): T {
-  const refuse = () =>
-    Promise.reject(new NotSupportedError(`a quorum of Redis databases offers the mutex only, not ${what} (see docs/guarantees.md)`));
-  return Object.fromEntries(Object.keys(methods).map((m) => [m, refuse])) as T;
 }

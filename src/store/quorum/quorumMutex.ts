@@ -7,7 +7,7 @@ import type {
   MutexHeartbeatResult,
   MutexReleaseResult,
   MutexState,
-  MutexStore,
+  MutexOps,
   MutexWithdrawResult,
 } from "../../kinds/mutex/types.js";
 import { newRequestId } from "../../tokens.js";
@@ -18,7 +18,7 @@ import { gather, type NodeAnswer, noMajority, valuesOf } from "./majority.js";
 
 /** One Redis database of a quorum: its mutex operations and its script runner. */
 export interface QuorumNode {
-  mutex: MutexStore;
+  mutex: MutexOps;
   scripts: ScriptRunner;
 }
 
@@ -41,7 +41,7 @@ const RETRY_AFTER_INVALID_MS = 50;
  * of a majority, so any later grant (whose majority shares a database with
  * it) gets a larger one.
  */
-export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): MutexStore {
+export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): MutexOps {
   const n = nodes.length;
   const majority = Math.floor(n / 2) + 1;
 
@@ -54,7 +54,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
 
   /** Releases wherever this token holds a level it should not (a grant short of a majority, or too late). */
   async function giveBack(ref: LockRef, token: string, where: number[]): Promise<void> {
-    await Promise.all(where.map((i) => nodes[i].mutex.mutexRelease(ref, { token, requestId: newRequestId() }).catch(() => undefined)));
+    await Promise.all(where.map((i) => nodes[i].mutex.release(ref, { token, requestId: newRequestId() }).catch(() => undefined)));
   }
 
   /**
@@ -119,10 +119,10 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
   }
 
   return {
-    async mutexAcquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
+    async acquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
       const started = now();
       const isGrant = (r: MutexAcquireResult) => r.status === "granted";
-      const g = await gather(n, (i) => nodes[i].mutex.mutexAcquire(ref, input), settles(isGrant));
+      const g = await gather(n, (i) => nodes[i].mutex.acquire(ref, input), settles(isGrant));
       const grantedOn = g.answers.flatMap((a, i) => (a?.ok && a.value.status === "granted" ? [i] : []));
       const grants = grantedOn.map((i) => (g.answers[i] as { value: { grant: MutexGrant } }).value.grant);
       if (input.mode === "reenter") return reentered(ref, input, started, g.answers, grants);
@@ -158,12 +158,12 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       };
     },
 
-    async mutexHeartbeat(ref, input): Promise<MutexHeartbeatResult> {
+    async heartbeat(ref, input): Promise<MutexHeartbeatResult> {
       // Every node's heartbeat extends from its own now (later than `started`): no older lease to allow for.
       const started = now();
       const g = await gather(
         n,
-        (i) => nodes[i].mutex.mutexHeartbeat(ref, input),
+        (i) => nodes[i].mutex.heartbeat(ref, input),
         settles((r) => r.status === "ok"),
       );
       const ok = valuesOf(g.answers).flatMap((r) => (r.status === "ok" ? [r] : []));
@@ -177,11 +177,11 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       throw noMajority("mutex heartbeat", g.answers, majority);
     },
 
-    async mutexRelease(ref, input): Promise<MutexReleaseResult> {
+    async release(ref, input): Promise<MutexReleaseResult> {
       const started = now();
       const g = await gather(
         n,
-        (i) => nodes[i].mutex.mutexRelease(ref, input),
+        (i) => nodes[i].mutex.release(ref, input),
         settles((r) => r.status === "ok"),
       );
       let ok = valuesOf(g.answers).flatMap((r) => (r.status === "ok" ? [r] : []));
@@ -219,10 +219,10 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       return result;
     },
 
-    async mutexWithdraw(ref, input): Promise<MutexWithdrawResult> {
+    async withdraw(ref, input): Promise<MutexWithdrawResult> {
       const g = await gather(
         n,
-        (i) => nodes[i].mutex.mutexWithdraw(ref, input),
+        (i) => nodes[i].mutex.withdraw(ref, input),
         () => false,
       );
       const answered = valuesOf(g.answers);
@@ -232,10 +232,10 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       return { status: answered.some((r) => r.status === "unregistered") ? "unregistered" : "none" };
     },
 
-    async mutexWatch(ref, fence): Promise<WatchState> {
+    async watch(ref, lease): Promise<WatchState> {
       const g = await gather(
         n,
-        (i) => nodes[i].mutex.mutexWatch(ref, fence),
+        (i) => nodes[i].mutex.watch(ref, lease),
         () => false,
       );
       const answered = valuesOf(g.answers);
@@ -250,10 +250,10 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       throw noMajority("mutex watch", g.answers, majority);
     },
 
-    async mutexInspect(ref): Promise<MutexState> {
+    async inspect(ref): Promise<MutexState> {
       const g = await gather(
         n,
-        (i) => nodes[i].mutex.mutexInspect(ref),
+        (i) => nodes[i].mutex.inspect(ref),
         () => false,
       );
       const answered = valuesOf(g.answers);

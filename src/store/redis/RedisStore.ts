@@ -1,9 +1,6 @@
 import type { Redis } from "@upstash/redis";
-import { redisIdempotency } from "../../kinds/idempotency/redisIdempotency.js";
-import { redisMutex } from "../../kinds/mutex/redisMutex.js";
-import { redisRwlock } from "../../kinds/rwlock/redisRwlock.js";
-import { redisSemaphore } from "../../kinds/semaphore/redisSemaphore.js";
-import type { LockStore } from "../types.js";
+import { redisKinds } from "../../kinds/registry/redis.js";
+import type { EveryKindStore } from "../types.js";
 import { ScriptRunner } from "./ScriptRunner.js";
 
 export interface RedisStoreOptions {
@@ -18,13 +15,13 @@ export interface RedisStoreOptions {
  * client.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
-export class RedisStore implements LockStore {
+export class RedisStore {
   readonly kind = "redis" as const;
   private readonly scripts: ScriptRunner;
 
   constructor(redis: Redis, options: RedisStoreOptions = {}) {
     this.scripts = new ScriptRunner(redis, options.timeoutMs);
-    Object.assign(this, redisMutex(this.scripts), redisIdempotency(this.scripts), redisRwlock(this.scripts), redisSemaphore(this.scripts));
+    Object.assign(this, redisKinds(this.scripts));
   }
 
   ping(): Promise<void> {
@@ -32,5 +29,5 @@ export class RedisStore implements LockStore {
   }
 }
 
-// The kinds' operations are assigned in the constructor.
-export interface RedisStore extends LockStore {}
+// Every kind's operations, one member per kind (src/kinds/registry/redis.ts), assigned in the constructor.
+export interface RedisStore extends EveryKindStore {}

@@ -14,15 +14,19 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function spyStore(redis: Redis) {
   const inner = new RedisStore(redis);
   const calls: Array<{ method: string; args: unknown[] }> = [];
-  const store = new Proxy(inner, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target);
-      if (typeof value !== "function") return value;
-      return (...args: unknown[]) => {
-        calls.push({ method: String(prop), args });
-        return value.apply(target, args);
-      };
-    },
-  }) as unknown as LockStore;
+  // Records every operation as "<kind>.<op>" (a kind's operations are an object of the store).
+  const spy = <T extends object>(target: T, prefix: string): T =>
+    new Proxy(target, {
+      get(t, prop) {
+        const value = Reflect.get(t, prop, t);
+        if (value && typeof value === "object") return spy(value, `${prefix}${String(prop)}.`);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          calls.push({ method: `${prefix}${String(prop)}`, args });
+          return value.apply(t, args);
+        };
+      },
+    });
+  const store = spy(inner, "") as unknown as LockStore;
   return { store, calls };
 }

@@ -1,0 +1,52 @@
+/**
+ * The kind registry, its first part: every lock kind and the operations it
+ * brings to a store (src/kinds/<kind>/types.ts). The other parts say what
+ * each kind brings to the Redis store (redis.ts), to the lock object and its
+ * Durable store (object.ts) and to the HTTP API (routes.ts); a new kind is
+ * added in each, and nowhere else outside its folder.
+ */
+import type { HolderNews } from "../holders/types.js";
+import type { IdempotencyNews, IdempotencyOps } from "../idempotency/types.js";
+import type { IdempotencyWait } from "../idempotency/wait.js";
+import type { MutexNews, MutexOps } from "../mutex/types.js";
+import type { MutexWait } from "../mutex/wait.js";
+import type { RwLockOps } from "../rwlock/types.js";
+import type { RwlockWait } from "../rwlock/wait.js";
+import type { SemaphoreOps } from "../semaphore/types.js";
+import type { SemaphoreWait } from "../semaphore/wait.js";
+
+/** Every lock kind's store operations, by the kind's name (also its lock objects' name prefix). */
+export interface KindOps {
+  mutex: MutexOps;
+  rwlock: RwLockOps;
+  semaphore: SemaphoreOps;
+  idempotency: IdempotencyOps;
+}
+
+export type KindName = keyof KindOps;
+
+export const KIND_NAMES = ["mutex", "rwlock", "semaphore", "idempotency"] as const satisfies readonly KindName[];
+
+/** Every kind's request to its lock object: a wait in its line, or one try with a watch (src/kinds/<kind>/wait.ts). */
+export interface KindWait {
+  mutex: MutexWait;
+  rwlock: RwlockWait;
+  semaphore: SemaphoreWait;
+  idempotency: IdempotencyWait;
+}
+
+/** What the Worker tells a kind's lock object after a write in Redis (a release, a key given up). */
+export interface KindNews {
+  mutex: MutexNews;
+  rwlock: HolderNews;
+  semaphore: HolderNews;
+  idempotency: IdempotencyNews;
+}
+
+/** How messages name each kind. */
+export const KIND_NOUNS: Record<KindName, string> = {
+  mutex: "the mutex",
+  rwlock: "the read-write lock",
+  semaphore: "the semaphore",
+  idempotency: "idempotency keys",
+};

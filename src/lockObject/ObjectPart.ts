@@ -1,0 +1,23 @@
+import type { KindName, KindNews, KindOps, KindWait } from "../kinds/registry/ops.js";
+import type { WaitOutcome } from "./waitProtocol.js";
+
+/**
+ * What a lock kind brings to its lock object (src/kinds/<kind>/objectPart.ts).
+ * Each object serves one kind, so it holds one part; the core (LockObject.ts)
+ * reaches it only through this shape, for every kind alike.
+ */
+export interface ObjectPart<K extends KindName> {
+  /**
+   * The kind's operations on this object's own storage (the Durable store),
+   * with what each does to the line and the watches in the same call (a
+   * release hands the lock to the next waiter, a heartbeat picks a grant up).
+   */
+  readonly local: KindOps[K];
+  /** A wait in the line, or one try with a watch. */
+  wait(req: KindWait[K], signal: AbortSignal): Promise<WaitOutcome<unknown>>;
+  /** Redis store: what the Worker tells after a write it made there. */
+  hear(news: KindNews[K]): void;
+  /** A grant from the line reached its client. */
+  pickedUp(token: string): void;
+  readonly waiterCount: number;
+}

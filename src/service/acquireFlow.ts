@@ -1,0 +1,55 @@
+import type * as z from "zod/mini";
+import { confirmPickup } from "../lockObject/confirmPickup.js";
+import { grantOf } from "../lockObject/grantOf.js";
+import { lockObjectClient } from "../lockObject/lockObjectClient.js";
+import type { KindWait } from "../kinds/registry/ops.js";
+import type { LockRef } from "../store/LockRef.js";
+import type { ServiceContext } from "./ServiceContext.js";
+
+type WaitingKind = "mutex" | "rwlock" | "semaphore";
+
+/** A grant, and whether its delivery must be confirmed to the lock object (a grant from the line). */
+export interface AcquireAnswer<Grant> {
+  grant: Grant;
+  confirmDelivery?: () => Promise<unknown>;
+}
+
+/** What one waiting kind brings to the acquire flow. */
+export interface AcquireSteps<K extends WaitingKind, Grant extends { token: string }> {
+  kind: K;
+  ref: LockRef;
+  /**
+   * One try in the store, when the flow starts there: the grant, or undefined
+   * to wait in the line. It throws what the caller gets instead (busy with no
+   * wait, a lost lease, a refusal).
+   */
+  tryStore?: () => Promise<Grant | undefined>;
+  /** The request to the lock object: wait in its line, or one try with a watch. */
+  wait: KindWait[K];
+  grantSchema: z.ZodMiniType<Grant>;
+  /** Marks a grant picked up in the store when the lock object cannot be told (confirmPickup). */
+  heartbeat(token: string): Promise<{ status: "ok" | "lost" }>;
+  /** The answer came from the line (the lock is contended). */
+  fromLine?: () => void;
+}
+
+/**
+ * The acquire of every waiting kind, in one place: the store first (an
+ * uncontended try-lock or re-entry is one round trip and no object call),
+ * then the kind's lock object (its line, or a try with a watch), then, for a
+ * grant from the line, the confirmation that its answer reached the client.
+ */
+export async function acquireFlow<K extends WaitingKind, Grant extends { token: string }>(
+  ctx: ServiceContext,
+  steps: AcquireSteps<K, Grant>,
+  signal?: AbortSignal,
+): Promise<AcquireAnswer<Grant>> {
+  const tried = await steps.tryStore?.();
+  if (tried) return { grant: tried };
+  const object = lockObjectClient(ctx.env, steps.kind, steps.ref);
+  const outcome = await object.wait(steps.wait, steps.grantSchema, signal);
+  const grant = grantOf(outcome);
+  if (outcome.status !== "granted" || !outcome.pickup) return { grant };
+  steps.fromLine?.();
+  return { grant, confirmDelivery: confirmPickup(object, grant.token, () => steps.heartbeat(grant.token)) };
+}
