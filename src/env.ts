@@ -1,5 +1,9 @@
-import type { RateLimiter } from "./http/rateLimit.js";
-import type { LockObject } from "./lockObject/LockObject.js";
+import type { LockObjectRpc } from "./lockObject/LockObjectRpc.js";
+
+/** What a Workers Rate Limiting binding offers (declared here so the library's types need no platform types). */
+export interface RateLimiter {
+  limit(options: { key: string }): Promise<{ success: boolean }>;
+}
 
 /** The Worker's bindings and secrets (see wrangler.toml). */
 export interface Env {
@@ -34,5 +38,5 @@ export interface Env {
   /** Bound on one store call in ms (default 2000). */
   STORE_TIMEOUT_MS?: string;
   /** One LockObject per (kind, namespace, name): waiters, watches, and on the Durable store the state. */
-  LOCK_OBJECT: DurableObjectNamespace<LockObject>;
+  LOCK_OBJECT: DurableObjectNamespace<LockObjectRpc>;
 }

@@ -1,11 +1,6 @@
-import type { Env } from "../env.js";
+import type { Env, RateLimiter } from "../env.js";
 import { RateLimitedError } from "../errors.js";
 import { logError } from "../logError.js";
-
-/** What a Workers Rate Limiting binding offers (declared here so the library's types need no platform types). */
-export interface RateLimiter {
-  limit(options: { key: string }): Promise<{ success: boolean }>;
-}
 
 /**
  * Per-namespace request budgets, counted by the Workers Rate Limiting

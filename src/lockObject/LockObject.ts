@@ -8,6 +8,7 @@ import { redisStoreOf } from "../store/storeConfig.js";
 import type { LockStore } from "../store/types.js";
 import { LocalStore } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
+import type { LockObjectRpc } from "./LockObjectRpc.js";
 import type { ObjectPart } from "./ObjectPart.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
@@ -28,7 +29,7 @@ import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTi
  * tell of a write it made (a release that may have handed the lock to this
  * object's registered waiter). No credentials are ever stored.
  */
-export class LockObject extends DurableObject<Env> {
+export class LockObject extends DurableObject<Env> implements LockObjectRpc {
   private readonly host: LockObjectHost = {
     local: new LocalStore(this.ctx.storage.kv),
     storeOf: (kind) => this.storeOf(kind),

@@ -1,4 +1,4 @@
-import type { PendingNotification, WatchedLease } from "./watches.js";
+import type { PendingNotification, WatchedLease } from "./watchRecords.js";
 import { namespaceKey, SIGNATURE_HEADER, signatureHeader } from "./signature.js";
 
 /**

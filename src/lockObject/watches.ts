@@ -1,8 +1,8 @@
-import type { KindName } from "../kinds/registry/ops.js";
 import { kindOps, type LockStore } from "../store/types.js";
 import type { WatchState } from "../store/WatchState.js";
 import type { StoreKind } from "./waitProtocol.js";
 import { deliver, holderIdOf, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications.js";
+import { type PendingNotification, type WatchedLease, watchIdOf } from "./watchRecords.js";
 
 /**
  * Leases watched for onExpire, and their undelivered notifications, kept in
@@ -10,37 +10,6 @@ import { deliver, holderIdOf, MAX_ATTEMPTS, notificationFor, retryDelayMs } from
  * Nothing here holds credentials: the object builds its store from the
  * Worker's own configuration each time.
  */
-
-/** A lease whose lapse (end without release) is reported to onExpire. */
-export interface WatchedLease {
-  kind: KindName;
-  /** The store the lease lives in (its kind only; the object has the credentials). */
-  store: StoreKind;
-  ns: string;
-  name: string;
-  fence: number;
-  /** The holder's token, for the kinds with many holders (readers share a fence): the watch's id then. */
-  token?: string;
-  /** When to look again, on this object's clock. */
-  checkAt: number;
-  /** The lease's end as the store answered it (the notification's expiredAt). */
-  expiresAt: number;
-  onExpire: string;
-}
-
-/** A watch's id: the holder's token where a kind has many holders, else the fence. */
-export const watchIdOf = (lease: { fence: number; token?: string }): string => lease.token ?? String(lease.fence);
-
-/** A notification not yet acknowledged by its receiver. */
-export interface PendingNotification {
-  url: string;
-  /** The namespace, whose key signs it (absent only in notifications stored before namespaces signed). */
-  ns?: string;
-  body: string;
-  fence: number;
-  attempts: number;
-  nextAt: number;
-}
 
 const WATCH = "watch:";
 const NOTIFY = "notify:";

@@ -1,7 +1,7 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import { InternalError, StoreUnavailableError } from "../../errors.js";
 import { KIND_NAMES, type KindName, type KindOps } from "../../kinds/registry/ops.js";
-import type { LockObject } from "../../lockObject/LockObject.js";
+import type { LockObjectRpc } from "../../lockObject/LockObjectRpc.js";
 import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf.js";
 import type { LockRef } from "../LockRef.js";
 import type { EveryKindStore } from "../types.js";
@@ -19,7 +19,7 @@ export class DurableStore {
   private readonly timeoutMs: number;
 
   constructor(
-    private readonly objects: DurableObjectNamespace<LockObject>,
+    private readonly objects: DurableObjectNamespace<LockObjectRpc>,
     options: { timeoutMs?: number } = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
@@ -42,7 +42,7 @@ export class DurableStore {
     });
   }
 
-  private async call<T>(kind: LockKindName, ref: LockRef, what: string, fn: (o: DurableObjectStub<LockObject>) => Promise<T>): Promise<T> {
+  private async call<T>(kind: LockKindName, ref: LockRef, what: string, fn: (o: DurableObjectStub<LockObjectRpc>) => Promise<T>): Promise<T> {
     const stub = lockObjectOf(this.objects, kind, ref);
     try {
       return await withDeadline(`${kind} ${what}`, this.timeoutMs, () => fn(stub));

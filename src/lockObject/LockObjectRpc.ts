@@ -1,0 +1,17 @@
+import type { KindName, KindNews, KindOps } from "../kinds/registry/ops.js";
+
+/**
+ * What the Worker can call on a lock object (LockObject implements it): the
+ * binding's type, so the Worker's side needs nothing of the object's code.
+ * Besides these, fetch takes POST /wait (waitProtocol.ts).
+ */
+export interface LockObjectRpc extends Rpc.DurableObjectBranded {
+  /** Redis store: the Worker's news of a write it made there (a release, a key given up). */
+  tell<K extends KindName>(kind: K, news: KindNews[K]): void;
+  /** The Worker delivered a queued grant's answer to its client. */
+  pickedUp(kind: KindName, token: string): void;
+  waiterCount(kind: KindName): number;
+  /** The Durable store: one of the kind's operations, on the state the object keeps. */
+  run<K extends KindName, Op extends keyof KindOps[K] & string>(kind: K, op: Op, args: unknown[]): Promise<unknown>;
+  ping(): boolean;
+}
