@@ -10,10 +10,7 @@ import { notificationKeyRoutes } from "./notificationKey.js";
 import { openApiDocument } from "./openapi.js";
 import { checkRateLimit } from "./rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
-import { idempotencyRoutes } from "../kinds/idempotency/routes.js";
-import { mutexRoutes } from "../kinds/mutex/routes.js";
-import { rwlockRoutes } from "../kinds/rwlock/routes.js";
-import { semaphoreRoutes } from "../kinds/semaphore/routes.js";
+import { kindApis } from "../kinds/registry/routes.js";
 
 /** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
 export const app = new Hono<AppEnv>();
@@ -67,8 +64,5 @@ app.use("/v1/*", async (c, next) => {
   await next();
 });
 
-app.route("/v1/locks", mutexRoutes);
-app.route("/v1/idempotency", idempotencyRoutes);
-app.route("/v1/rwlocks", rwlockRoutes);
-app.route("/v1/semaphores", semaphoreRoutes);
+for (const api of kindApis) app.route(api.path, api.routes);
 app.route("/v1/notifications", notificationKeyRoutes);

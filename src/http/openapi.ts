@@ -1,10 +1,8 @@
 import * as z from "zod/mini";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./requestId.js";
-import * as idem from "../kinds/idempotency/schemas.js";
-import * as mutex from "../kinds/mutex/schemas.js";
-import * as rw from "../kinds/rwlock/schemas.js";
-import * as sem from "../kinds/semaphore/schemas.js";
+import { kindApis } from "../kinds/registry/routes.js";
 import { notificationKeyResponse } from "./notificationKey.js";
+import type { Named, Operations } from "./openapiOps.js";
 import * as shared from "./schemas.js";
 
 /**
@@ -15,24 +13,7 @@ import * as shared from "./schemas.js";
  * are shared responses.
  */
 
-/** A schema and its component name. */
-type Named = [id: string, schema: z.ZodMiniType];
-
-interface Op {
-  operationId: string;
-  summary: string;
-  body?: Named;
-  ok: [status: number, ...Named];
-  /** Further success statuses (begin: 201 started, 200 completed). */
-  alsoOk?: Array<[status: number, ...Named]>;
-  /** Error statuses besides 500, which every operation may answer. */
-  errors: number[];
-}
-
-const WRITE_ERRORS = [400, 401, 409, 413, 429, 503];
-const READ_ERRORS = [400, 401, 429, 503];
-
-/** The shared error answers: status -> component name and description. */
+/** The error answers: status -> component name and description. */
 const ERROR_RESPONSES: Record<number, [string, string]> = {
   400: ["BadRequest", "Bad input: `error` names the field (invalid_ttl, invalid_name, invalid_body, ...). Nothing was changed."],
   401: ["Unauthorized", "No or unknown API key."],
@@ -45,155 +26,24 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   503: ["Unavailable", "The store did not answer within its deadline; outcome says whether a write may have been applied."],
 };
 
-const heartbeat = (operationId: string, summary: string): Op => ({
-  operationId,
-  summary,
-  body: ["HeartbeatRequest", mutex.heartbeatBody],
-  ok: [200, "HeartbeatResponse", mutex.heartbeatResponse],
-  errors: WRITE_ERRORS,
-});
-const releaseBody: Named = ["ReleaseRequest", mutex.releaseBody];
-
-function rwlockOperations(): Record<string, Record<string, Op>> {
-  const ops: Record<string, Record<string, Op>> = {};
-  for (const mode of ["read", "write"] as const) {
-    const Mode = mode === "read" ? "Read" : "Write";
-    ops[`/v1/rwlocks/{name}/${mode}/acquire`] = {
-      post: {
-        operationId: `rwlock${Mode}Acquire`,
-        summary: `Acquire or re-enter a ${mode} lock`,
-        body: ["RwAcquireRequest", rw.rwAcquireBody],
-        ok: [200, "RwGrant", rw.rwGrant],
-        errors: WRITE_ERRORS,
-      },
-    };
-    ops[`/v1/rwlocks/{name}/${mode}/heartbeat`] = { post: heartbeat(`rwlock${Mode}Heartbeat`, "Extend a read-write lock holder's lease") };
-    ops[`/v1/rwlocks/{name}/${mode}/release`] = {
-      post: {
-        operationId: `rwlock${Mode}Release`,
-        summary: `Release one ${mode} hold`,
-        body: releaseBody,
-        ok: [200, "RwReleaseResponse", rw.rwReleaseResponse],
-        errors: WRITE_ERRORS,
-      },
-    };
+/** Every operation: each kind's (src/kinds/<kind>/openapi.ts, by the registry), then the service's own. */
+const operations: Operations = {};
+/** Paths that answer 501 on a quorum of Redis databases. */
+const notOnQuorum = new Set<string>();
+for (const api of kindApis) {
+  for (const [rel, byMethod] of Object.entries(api.operations)) {
+    operations[api.path + rel] = byMethod;
+    if (!api.onQuorum) notOnQuorum.add(api.path + rel);
   }
-  ops["/v1/rwlocks/{name}/heartbeat"] = { post: heartbeat("rwlockHeartbeat", "Extend a read-write lock holder's lease, whatever it holds") };
-  ops["/v1/rwlocks/{name}/release"] = {
-    post: {
-      operationId: "rwlockRelease",
-      summary: "Release the token's write hold, or else one read hold",
-      body: releaseBody,
-      ok: [200, "RwReleaseResponse", rw.rwReleaseResponse],
-      errors: WRITE_ERRORS,
-    },
-  };
-  ops["/v1/rwlocks/{name}"] = {
-    get: { operationId: "rwlockInspect", summary: "Inspect a read-write lock", ok: [200, "RwState", rw.rwStateResponse], errors: READ_ERRORS },
-  };
-  return ops;
 }
-
-const operations: Record<string, Record<string, Op>> = {
-  "/v1/locks/{name}/acquire": {
-    post: {
-      operationId: "mutexAcquire",
-      summary: "Acquire or re-enter a mutex",
-      body: ["MutexAcquireRequest", mutex.mutexAcquireBody],
-      ok: [200, "MutexGrant", mutex.mutexGrant],
-      errors: WRITE_ERRORS,
-    },
-  },
-  "/v1/locks/{name}/heartbeat": { post: heartbeat("mutexHeartbeat", "Extend a mutex lease") },
-  "/v1/locks/{name}/release": {
-    post: {
-      operationId: "mutexRelease",
-      summary: "Release one level of a mutex hold",
-      body: releaseBody,
-      ok: [200, "MutexReleaseResponse", mutex.releaseResponse],
-      errors: WRITE_ERRORS,
-    },
-  },
-  "/v1/locks/{name}": {
-    get: { operationId: "mutexInspect", summary: "Inspect a mutex", ok: [200, "MutexState", mutex.mutexStateResponse], errors: READ_ERRORS },
-  },
-  "/v1/idempotency/{key}/begin": {
-    post: {
-      operationId: "idempotencyBegin",
-      summary: "Begin work on an idempotency key, or get its stored response",
-      body: ["IdempotencyBeginRequest", idem.idempotencyBeginBody],
-      ok: [201, "IdempotencyStarted", idem.idempotencyStarted],
-      alsoOk: [[200, "IdempotencyReplay", idem.idempotencyReplay]],
-      errors: [400, 401, 409, 413, 422, 429, 503],
-    },
-  },
-  "/v1/idempotency/{key}/heartbeat": { post: heartbeat("idempotencyHeartbeat", "Move the in-progress deadline") },
-  "/v1/idempotency/{key}/complete": {
-    post: {
-      operationId: "idempotencyComplete",
-      summary: "Store the response; kept retainMs",
-      body: ["IdempotencyCompleteRequest", idem.idempotencyCompleteBody],
-      ok: [200, "IdempotencyCompleted", idem.idempotencyCompleted],
-      errors: WRITE_ERRORS,
-    },
-  },
-  "/v1/idempotency/{key}/fail": {
-    post: {
-      operationId: "idempotencyFail",
-      summary: "Give the work up; the key can be begun again",
-      body: ["IdempotencyFailRequest", idem.idempotencyFailBody],
-      ok: [200, "IdempotencyFailed", idem.idempotencyFailed],
-      errors: WRITE_ERRORS,
-    },
-  },
-  "/v1/idempotency/{key}": {
-    get: {
-      operationId: "idempotencyInspect",
-      summary: "Inspect an idempotency key",
-      ok: [200, "IdempotencyState", idem.idempotencyStateResponse],
-      errors: READ_ERRORS,
-    },
-  },
-  ...rwlockOperations(),
-  "/v1/semaphores/{name}/acquire": {
-    post: {
-      operationId: "semaphoreAcquire",
-      summary: "Take permits of a counting semaphore",
-      body: ["SemaphoreAcquireRequest", sem.semaphoreAcquireBody],
-      ok: [200, "SemaphoreGrant", sem.semaphoreGrant],
-      errors: WRITE_ERRORS,
-    },
-  },
-  "/v1/semaphores/{name}/heartbeat": { post: heartbeat("semaphoreHeartbeat", "Extend a semaphore holder's lease") },
-  "/v1/semaphores/{name}/release": {
-    post: {
-      operationId: "semaphoreRelease",
-      summary: "Give a holder's permits back",
-      body: releaseBody,
-      ok: [200, "SemaphoreReleaseResponse", sem.semaphoreReleaseResponse],
-      errors: WRITE_ERRORS,
-    },
-  },
-  "/v1/semaphores/{name}": {
-    get: {
-      operationId: "semaphoreInspect",
-      summary: "Inspect a semaphore",
-      ok: [200, "SemaphoreState", sem.semaphoreStateResponse],
-      errors: READ_ERRORS,
-    },
-  },
-  "/v1/notifications/key": {
-    get: {
-      operationId: "notificationKey",
-      summary: "The key that verifies this namespace's expiry notifications",
-      ok: [200, "NotificationKey", notificationKeyResponse],
-      errors: [401, 429, 503],
-    },
+operations["/v1/notifications/key"] = {
+  get: {
+    operationId: "notificationKey",
+    summary: "The key that verifies this namespace's expiry notifications",
+    ok: [200, "NotificationKey", notificationKeyResponse],
+    errors: [401, 429, 503],
   },
 };
-
-/** Lock kinds other than the mutex answer 501 on a quorum of Redis databases. */
-const mutexOnlyOnQuorum = (path: string) => /^\/v1\/(rwlocks|semaphores|idempotency)\//.test(path);
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const json = (schema: object) => ({ "application/json": { schema } });
@@ -257,7 +107,7 @@ export function openApiDocument(origin: string) {
               [op.ok, ...(op.alsoOk ?? [])].map(([status, id]) => [String(status), { description: "ok", content: json(ref(id)) }]),
             ),
             ...Object.fromEntries(
-              [...op.errors, ...(mutexOnlyOnQuorum(path) ? [501] : []), 500].map((status) => [
+              [...op.errors, ...(notOnQuorum.has(path) ? [501] : []), 500].map((status) => [
                 String(status),
                 { $ref: `#/components/responses/${ERROR_RESPONSES[status][0]}` },
               ]),

@@ -1,4 +1,4 @@
-import type { Env, RateLimiter } from "../env.js";
+import type { Env } from "../env.js";
 import { RateLimitedError } from "../errors.js";
 import { logError } from "../logError.js";
 

@@ -24,6 +24,11 @@ export const onExpire = z.url({ protocol: /^https?$/ }).check(z.maxLength(2048))
 /** Any JSON value (a stored idempotency response): one instance, so the OpenAPI document has one recursive component. */
 export const jsonValue = z.json();
 
+/** A lease's heartbeat and release, the same for every kind. */
+export const heartbeatBody = z.strictObject({ token, ttlMs: z.optional(ttlMs) });
+export const releaseBody = z.strictObject({ token });
+export const heartbeatResponse = z.object({ expiresAt: z.int(), ttlMs: z.int(), fence: z.int() });
+
 export const healthResponse = z.object({
   status: z.enum(["ok", "unavailable", "not_configured"]),
   store: z.enum(["redis", "durable"]),

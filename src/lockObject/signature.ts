@@ -1,3 +1,4 @@
+import type { KindName } from "../kinds/registry/ops.js";
 /**
  * Expiry notifications are signed per namespace. Each namespace has its own
  * key, derived from the service's WEBHOOK_SECRET and the namespace's name
@@ -35,7 +36,7 @@ export async function signatureHeader(key: string, body: string, now = Date.now(
 
 /** What an expiry notification says. */
 export interface ExpiryNotification {
-  kind: "mutex" | "rwlock" | "semaphore" | "idempotency";
+  kind: KindName;
   namespace: string;
   name: string;
   fence: number;

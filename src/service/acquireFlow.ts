@@ -2,11 +2,9 @@ import type * as z from "zod/mini";
 import { confirmPickup } from "../lockObject/confirmPickup.js";
 import { grantOf } from "../lockObject/grantOf.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
-import type { KindWait } from "../kinds/registry/ops.js";
+import type { KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { ServiceContext } from "./ServiceContext.js";
-
-type WaitingKind = "mutex" | "rwlock" | "semaphore";
 
 /** A grant, and whether its delivery must be confirmed to the lock object (a grant from the line). */
 export interface AcquireAnswer<Grant> {
@@ -15,7 +13,7 @@ export interface AcquireAnswer<Grant> {
 }
 
 /** What one waiting kind brings to the acquire flow. */
-export interface AcquireSteps<K extends WaitingKind, Grant extends { token: string }> {
+export interface AcquireSteps<K extends WaitingKindName, Grant extends { token: string }> {
   kind: K;
   ref: LockRef;
   /**
@@ -39,7 +37,7 @@ export interface AcquireSteps<K extends WaitingKind, Grant extends { token: stri
  * then the kind's lock object (its line, or a try with a watch), then, for a
  * grant from the line, the confirmation that its answer reached the client.
  */
-export async function acquireFlow<K extends WaitingKind, Grant extends { token: string }>(
+export async function acquireFlow<K extends WaitingKindName, Grant extends { token: string }>(
   ctx: ServiceContext,
   steps: AcquireSteps<K, Grant>,
   signal?: AbortSignal,

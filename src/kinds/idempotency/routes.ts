@@ -3,7 +3,7 @@ import type { AppEnv } from "../../http/appTypes.js";
 import { lockName } from "../../http/lockName.js";
 import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
-import { heartbeatBody } from "../mutex/schemas.js";
+import { heartbeatBody } from "../../http/schemas.js";
 import { serviceContext } from "../../http/serviceContext.js";
 import { idempotencyBeginBody, idempotencyCompleteBody, idempotencyFailBody } from "./schemas.js";
 import { beginIdempotency, completeIdempotency, failIdempotency, heartbeatIdempotency, inspectIdempotency } from "./service.js";

@@ -5,7 +5,8 @@ import { lockName } from "../../http/lockName.js";
 import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContext.js";
-import { heartbeatBody, mutexAcquireBody, releaseBody } from "./schemas.js";
+import { heartbeatBody, releaseBody } from "../../http/schemas.js";
+import { mutexAcquireBody } from "./schemas.js";
 import { acquireMutex, heartbeatMutex, inspectMutex, releaseMutex } from "./service.js";
 
 /** /v1/locks/{name}: the re-entrant mutex with fencing tokens. Validation here, everything else in ./service. */

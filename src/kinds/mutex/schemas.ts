@@ -8,8 +8,6 @@ export const mutexAcquireBody = z.strictObject({
   token: z.optional(token),
   onExpire: z.optional(onExpire),
 });
-export const heartbeatBody = z.strictObject({ token, ttlMs: z.optional(ttlMs) });
-export const releaseBody = z.strictObject({ token });
 
 export const mutexGrant = z.object({
   name: z.string(),
@@ -19,7 +17,6 @@ export const mutexGrant = z.object({
   expiresAt: z.int(),
   count: z.int(),
 });
-export const heartbeatResponse = z.object({ expiresAt: z.int(), ttlMs: z.int(), fence: z.int() });
 export const releaseResponse = z.object({ released: z.boolean(), count: z.int() });
 export const mutexStateResponse = z.object({
   name: z.string(),

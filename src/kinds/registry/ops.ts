@@ -25,6 +25,9 @@ export interface KindOps {
 
 export type KindName = keyof KindOps;
 
+/** The kinds whose clients wait in their lock object's line (one acquire flow: src/service/acquireFlow.ts). */
+export type WaitingKindName = "mutex" | "rwlock" | "semaphore";
+
 export const KIND_NAMES = ["mutex", "rwlock", "semaphore", "idempotency"] as const satisfies readonly KindName[];
 
 /** Every kind's request to its lock object: a wait in its line, or one try with a watch (src/kinds/<kind>/wait.ts). */

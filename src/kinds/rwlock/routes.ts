@@ -5,7 +5,7 @@ import { lockName } from "../../http/lockName.js";
 import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContext.js";
-import { heartbeatBody, releaseBody } from "../mutex/schemas.js";
+import { heartbeatBody, releaseBody } from "../../http/schemas.js";
 import { rwAcquireBody } from "./schemas.js";
 import { acquireRw, heartbeatRw, inspectRw, releaseRw } from "./service.js";
 import type { RwMode } from "./types.js";

@@ -1,0 +1,40 @@
+import { heartbeatOp, type Operations, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/openapiOps.js";
+import { rwAcquireBody, rwGrant, rwReleaseResponse, rwStateResponse } from "./schemas.js";
+
+/** The read-write lock's operations in the OpenAPI document, by path under its mount point (/v1/rwlocks). */
+export const rwlockOperations: Operations = {};
+for (const mode of ["read", "write"] as const) {
+  const Mode = mode === "read" ? "Read" : "Write";
+  rwlockOperations[`/{name}/${mode}/acquire`] = {
+    post: {
+      operationId: `rwlock${Mode}Acquire`,
+      summary: `Acquire or re-enter a ${mode} lock`,
+      body: ["RwAcquireRequest", rwAcquireBody],
+      ok: [200, "RwGrant", rwGrant],
+      errors: WRITE_ERRORS,
+    },
+  };
+  rwlockOperations[`/{name}/${mode}/heartbeat`] = { post: heartbeatOp(`rwlock${Mode}Heartbeat`, "Extend a read-write lock holder's lease") };
+  rwlockOperations[`/{name}/${mode}/release`] = {
+    post: {
+      operationId: `rwlock${Mode}Release`,
+      summary: `Release one ${mode} hold`,
+      body: releaseRequest,
+      ok: [200, "RwReleaseResponse", rwReleaseResponse],
+      errors: WRITE_ERRORS,
+    },
+  };
+}
+rwlockOperations["/{name}/heartbeat"] = { post: heartbeatOp("rwlockHeartbeat", "Extend a read-write lock holder's lease, whatever it holds") };
+rwlockOperations["/{name}/release"] = {
+  post: {
+    operationId: "rwlockRelease",
+    summary: "Release the token's write hold, or else one read hold",
+    body: releaseRequest,
+    ok: [200, "RwReleaseResponse", rwReleaseResponse],
+    errors: WRITE_ERRORS,
+  },
+};
+rwlockOperations["/{name}"] = {
+  get: { operationId: "rwlockInspect", summary: "Inspect a read-write lock", ok: [200, "RwState", rwStateResponse], errors: READ_ERRORS },
+};
