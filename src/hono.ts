@@ -4,5 +4,5 @@
  *
  *   import { idempotency, fromJsonBody } from "holdfast/hono";
  */
-export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotency.js";
+export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotencyMiddleware.js";
 export { fromHeader, fromJsonBody } from "./middleware/idempotencyKeyFrom.js";

@@ -9,11 +9,13 @@
  *   await runOnce(`report:${day}`, () => buildReport(day), { redis, ttlMs: 60_000 });
  */
 export { Mutex, type AcquireOptions, type MutexOptions } from "./primitives/Mutex.js";
-export { RWLock, type RWLockOptions, type RWLockAcquireOptions } from "./primitives/RWLock.js";
+export { RwLock, type RwLockOptions, type RwLockAcquireOptions } from "./primitives/RwLock.js";
+/** @deprecated The same class as RwLock, under its 0.1 name (one spelling from now on: RwLock). */
+export { RwLock as RWLock } from "./primitives/RwLock.js";
 export { Semaphore, type SemaphoreOptions, type SemaphoreAcquireOptions } from "./primitives/Semaphore.js";
 export { Idempotency, type IdempotencyOptions, type BeginOptions, type BeginResult } from "./primitives/Idempotency.js";
 export { runOnce, type RunOnceOptions, type RunOnceContext } from "./primitives/runOnce.js";
-export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotency.js";
+export { idempotency, type IdempotencyMiddlewareOptions } from "./middleware/idempotencyMiddleware.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./lockObject/signature.js";
 export { fromHeader, fromJsonBody } from "./middleware/idempotencyKeyFrom.js";
 export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore.js";

@@ -9,7 +9,7 @@ import type { LockStore } from "../store/types.js";
 import { LocalStore } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
-import type { ObjectPart } from "./ObjectPart.js";
+import type { KindObjectPart } from "./KindObjectPart.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
 
@@ -50,7 +50,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     dropWatch: (id) => dropWatch(this.kv, id),
   };
   /** The part of the one kind this object serves, made at its first request. */
-  private served: { kind: KindName; part: ObjectPart<KindName> } | undefined;
+  private served: { kind: KindName; part: KindObjectPart<KindName> } | undefined;
   /** The alarm this instance last set (the runtime clears it when it fires). */
   private alarmAt: number | undefined;
   /** On the Durable store: a lazy bound on when stored state next needs cleaning up. */
@@ -71,10 +71,10 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     return redis;
   }
 
-  private part<K extends KindName>(kind: K): ObjectPart<K> {
-    this.served ??= { kind, part: objectParts[kind](this.host) as ObjectPart<KindName> };
+  private part<K extends KindName>(kind: K): KindObjectPart<K> {
+    this.served ??= { kind, part: objectParts[kind](this.host) as KindObjectPart<KindName> };
     if (this.served.kind !== kind) throw new InternalError(`this lock object serves the ${this.served.kind}, not the ${kind}`);
-    return this.served.part as unknown as ObjectPart<K>;
+    return this.served.part as unknown as KindObjectPart<K>;
   }
 
   // ---- Worker -> object, both stores ----------------------------------------------------------
@@ -85,7 +85,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     if (!parsed.success)
       return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
     const req = parsed.data;
-    const outcome = await (this.part(req.kind) as ObjectPart<KindName>).wait(req as never, request.signal);
+    const outcome = await (this.part(req.kind) as KindObjectPart<KindName>).wait(req as never, request.signal);
     // On the Durable store a wait may have written here (a grant, a begun key): clean-up follows it.
     if (req.store === "durable") this.afterWrite(outcome);
     else this.schedule();

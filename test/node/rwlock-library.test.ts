@@ -1,19 +1,19 @@
 import type { Redis } from "@upstash/redis";
 import { describe, expect, it } from "vitest";
 import { sharedRedis, sleep, spyStore, unique } from "./support/library";
-import { ConflictError, HoldfastError, InvalidInputError, LeaseLostError, LockedError, RWLock } from "holdfast";
+import { ConflictError, HoldfastError, InvalidInputError, LeaseLostError, LockedError, RwLock } from "holdfast";
 
 /**
- * The read-write lock as an app uses it: `import { RWLock } from "holdfast"`
+ * The read-write lock as an app uses it: `import { RwLock } from "holdfast"`
  * over a real @upstash/redis client, against a real redis-server behind the
  * project's Upstash gateway (see mutex-library.test.ts).
  */
 const rwKeys = (redis: Redis, name: string, ns = "default") => redis.keys(`hf:{rw:${ns}:${name}}*`);
 
-describe("RWLock over @upstash/redis", () => {
+describe("RwLock over @upstash/redis", () => {
   it("readers share; a writer excludes readers and other writers", async () => {
     const name = unique("share");
-    const lock = new RWLock(sharedRedis(), name);
+    const lock = new RwLock(sharedRedis(), name);
     const r1 = await lock.readLock({ ttlMs: 5000 });
     const r2 = await lock.readLock({ ttlMs: 5000 });
     expect(r1).toMatchObject({ name, mode: "read", count: 1, ttlMs: 5000 });
@@ -45,13 +45,13 @@ describe("RWLock over @upstash/redis", () => {
 
   it("a writer with waitMs polls until the readers release", async () => {
     const name = unique("wait");
-    const lock = new RWLock(sharedRedis(), name);
+    const lock = new RwLock(sharedRedis(), name);
     const r1 = await lock.readLock({ ttlMs: 5000 });
     const r2 = await lock.readLock({ ttlMs: 5000 });
     const started = Date.now();
-    setTimeout(() => void new RWLock(sharedRedis(), name).release(r1.token), 150);
-    setTimeout(() => void new RWLock(sharedRedis(), name).release(r2.token), 300);
-    const w = await new RWLock(sharedRedis(), name).writeLock({ ttlMs: 5000, waitMs: 4000 });
+    setTimeout(() => void new RwLock(sharedRedis(), name).release(r1.token), 150);
+    setTimeout(() => void new RwLock(sharedRedis(), name).release(r2.token), 300);
+    const w = await new RwLock(sharedRedis(), name).writeLock({ ttlMs: 5000, waitMs: 4000 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     expect(w.fence).toBeGreaterThan(r1.fence);
     expect(await lock.inspect()).toMatchObject({ mode: "write", readers: 0, writer: true });
@@ -59,7 +59,7 @@ describe("RWLock over @upstash/redis", () => {
 
   it("a reader with waitMs polls until the writer releases; a wait that runs out is LockedError", async () => {
     const name = unique("rwait");
-    const lock = new RWLock(sharedRedis(), name);
+    const lock = new RwLock(sharedRedis(), name);
     const w = await lock.writeLock({ ttlMs: 5000 });
     const started = Date.now();
     const err = await lock.readLock({ ttlMs: 5000, waitMs: 300 }).catch((e) => e);
@@ -71,7 +71,7 @@ describe("RWLock over @upstash/redis", () => {
 
   it("re-entry counts per mode; a writer may take a read and keep it after the write (downgrade)", async () => {
     const name = unique("reenter");
-    const lock = new RWLock(sharedRedis(), name);
+    const lock = new RwLock(sharedRedis(), name);
     // A reader re-enters its read.
     const r = await lock.readLock({ ttlMs: 5000 });
     expect((await lock.readLock({ ttlMs: 6000, token: r.token })).count).toBe(2);
@@ -102,7 +102,7 @@ describe("RWLock over @upstash/redis", () => {
   });
 
   it("release without a mode drops the write hold first", async () => {
-    const lock = new RWLock(sharedRedis(), unique("any"));
+    const lock = new RwLock(sharedRedis(), unique("any"));
     const w = await lock.writeLock({ ttlMs: 5000 });
     await lock.readLock({ ttlMs: 5000, token: w.token });
     expect(await lock.release(w.token)).toEqual({ released: false, mode: "write", count: 0 });
@@ -111,7 +111,7 @@ describe("RWLock over @upstash/redis", () => {
 
   it("a read token asking for the write lock is refused (upgrade_not_supported) and changes nothing", async () => {
     const name = unique("upgrade");
-    const lock = new RWLock(sharedRedis(), name);
+    const lock = new RwLock(sharedRedis(), name);
     const r = await lock.readLock({ ttlMs: 5000 });
     for (const waitMs of [0, 2000]) {
       const started = Date.now();
@@ -129,7 +129,7 @@ describe("RWLock over @upstash/redis", () => {
 
   it("a lapsed reader frees the writer at its own TTL, and its token is lost", async () => {
     const name = unique("lapse");
-    const lock = new RWLock(sharedRedis(), name);
+    const lock = new RwLock(sharedRedis(), name);
     const short = await lock.readLock({ ttlMs: 300 });
     const long = await lock.readLock({ ttlMs: 600 });
     const started = Date.now();
@@ -148,7 +148,7 @@ describe("RWLock over @upstash/redis", () => {
 
   it("heartbeat extends one holder's lease; a heartbeat keeps a reader past its first TTL", async () => {
     const name = unique("hb");
-    const lock = new RWLock(sharedRedis(), name);
+    const lock = new RwLock(sharedRedis(), name);
     const r = await lock.readLock({ ttlMs: 400 });
     const hb = await lock.heartbeat(r.token, 9000);
     expect(hb).toMatchObject({ ttlMs: 9000, fence: r.fence });
@@ -160,7 +160,7 @@ describe("RWLock over @upstash/redis", () => {
   });
 
   it("lease_lost: unknown tokens, released tokens and a mode the token does not hold", async () => {
-    const lock = new RWLock(sharedRedis(), unique("lost"));
+    const lock = new RwLock(sharedRedis(), unique("lost"));
     await expect(lock.release("hf_nobody")).rejects.toBeInstanceOf(LeaseLostError);
     await expect(lock.heartbeat("hf_nobody")).rejects.toBeInstanceOf(LeaseLostError);
     await expect(lock.readLock({ ttlMs: 5000, token: "hf_nobody" })).rejects.toBeInstanceOf(LeaseLostError);
@@ -181,7 +181,7 @@ describe("RWLock over @upstash/redis", () => {
   });
 
   it("withReadLock and withWriteLock release even when the work throws, and return its result", async () => {
-    const lock = new RWLock(sharedRedis(), unique("with"));
+    const lock = new RwLock(sharedRedis(), unique("with"));
     await expect(lock.withWriteLock({ ttlMs: 5000 }, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
     expect((await lock.inspect()).mode).toBe("free");
     await expect(lock.withReadLock({ ttlMs: 5000 }, async () => Promise.reject(new Error("bang")))).rejects.toThrow("bang");
@@ -203,7 +203,7 @@ describe("RWLock over @upstash/redis", () => {
   });
 
   it("withReadLock by a writer's token releases only the read it took", async () => {
-    const lock = new RWLock(sharedRedis(), unique("with-token"));
+    const lock = new RwLock(sharedRedis(), unique("with-token"));
     const w = await lock.writeLock({ ttlMs: 5000 });
     await lock.withReadLock({ ttlMs: 5000, token: w.token }, async (g) => expect(g.mode).toBe("read"));
     expect(await lock.inspect()).toMatchObject({ mode: "write", writer: true, readers: 0 });
@@ -212,8 +212,8 @@ describe("RWLock over @upstash/redis", () => {
 
   it("namespaces keep the same name apart", async () => {
     const name = unique("ns");
-    await new RWLock(sharedRedis(), name, { namespace: "a" }).writeLock({ ttlMs: 5000 });
-    expect((await new RWLock(sharedRedis(), name, { namespace: "b" }).writeLock({ ttlMs: 5000 })).count).toBe(1);
+    await new RwLock(sharedRedis(), name, { namespace: "a" }).writeLock({ ttlMs: 5000 });
+    expect((await new RwLock(sharedRedis(), name, { namespace: "b" }).writeLock({ ttlMs: 5000 })).count).toBe(1);
   });
 
   it("8 concurrent loops never see a reader beside a writer nor two writers", async () => {
@@ -223,7 +223,7 @@ describe("RWLock over @upstash/redis", () => {
     const violations: string[] = [];
     const done = { read: 0, write: 0, locked: 0 };
     const loop = async (id: number) => {
-      const lock = new RWLock(sharedRedis(), name);
+      const lock = new RwLock(sharedRedis(), name);
       for (let i = 0; i < 8; i++) {
         const write = (id + i) % 3 === 0;
         try {
@@ -250,19 +250,19 @@ describe("RWLock over @upstash/redis", () => {
     expect(violations).toEqual([]);
     expect(done.read).toBeGreaterThan(0);
     expect(done.write).toBeGreaterThan(0);
-    expect(await new RWLock(sharedRedis(), name).inspect()).toMatchObject({ mode: "free", readers: 0, writer: false });
+    expect(await new RwLock(sharedRedis(), name).inspect()).toMatchObject({ mode: "free", readers: 0, writer: false });
   }, 60_000);
 });
 
-describe("bad input to RWLock changes nothing and names the field", () => {
+describe("bad input to RwLock changes nothing and names the field", () => {
   const redis = sharedRedis();
 
   it("names and namespaces outside the contract's patterns are refused at construction", () => {
     for (const name of ["a b", "a{b}", "", "x".repeat(201), "a/b"]) {
-      expect(() => new RWLock(redis, name)).toThrow(expect.objectContaining({ code: "invalid_name" }));
+      expect(() => new RwLock(redis, name)).toThrow(expect.objectContaining({ code: "invalid_name" }));
     }
     for (const namespace of ["a:b", "a{b", "", "x".repeat(65), "a b"]) {
-      expect(() => new RWLock(redis, "c", { namespace })).toThrow(expect.objectContaining({ code: "invalid_namespace" }));
+      expect(() => new RwLock(redis, "c", { namespace })).toThrow(expect.objectContaining({ code: "invalid_namespace" }));
     }
   });
 
@@ -285,7 +285,7 @@ describe("bad input to RWLock changes nothing and names the field", () => {
       it(`${method} with ${label} throws InvalidInputError ${code} before any store call`, async () => {
         const name = unique("bad");
         const { store, calls } = spyStore(redis);
-        const lock = new RWLock(store, name);
+        const lock = new RwLock(store, name);
         let ran = false;
         const call =
           method === "readLock" || method === "writeLock"
@@ -308,7 +308,7 @@ describe("bad input to RWLock changes nothing and names the field", () => {
   it("heartbeat and release with bad arguments throw before any store call and leave the holder as it was", async () => {
     const name = unique("bad-hb");
     const { store, calls } = spyStore(redis);
-    const lock = new RWLock(store, name);
+    const lock = new RwLock(store, name);
     const w = await lock.writeLock({ ttlMs: 5000 });
     const before = await redis.hgetall(`hf:{rw:default:${name}}`);
     calls.length = 0;

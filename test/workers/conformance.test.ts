@@ -3,11 +3,11 @@ import { badInputConformance } from "../conformance/badInput";
 import { clientRetriesConformance } from "../conformance/clientRetries";
 import { hostileInputConformance } from "../conformance/hostileInput";
 import { lostLineConformance } from "../../src/kinds/holders/conformance/lostLine";
-import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotency";
-import { mutexConformance } from "../../src/kinds/mutex/conformance/mutex";
+import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotencyCases";
+import { mutexConformance } from "../../src/kinds/mutex/conformance/mutexCases";
 import { queueConformance } from "../../src/kinds/mutex/conformance/queue";
-import { rwlockConformance } from "../../src/kinds/rwlock/conformance/rwlock";
-import { semaphoreConformance } from "../../src/kinds/semaphore/conformance/semaphore";
+import { rwLockConformance } from "../../src/kinds/rwlock/conformance/rwLockCases";
+import { semaphoreConformance } from "../../src/kinds/semaphore/conformance/semaphoreCases";
 import { retrySafetyConformance } from "../../src/kinds/mutex/conformance/retrySafety";
 import { waitingConformance } from "../../src/kinds/mutex/conformance/waiting";
 
@@ -22,7 +22,7 @@ for (const kind of ["redis", "durable"] as const) {
     describe("bad input", () => badInputConformance(kind));
     describe("hostile input", () => hostileInputConformance(kind));
     describe("idempotency", () => idempotencyConformance(kind));
-    describe("read-write lock", () => rwlockConformance(kind));
+    describe("read-write lock", () => rwLockConformance(kind));
     describe("semaphore", () => semaphoreConformance(kind));
     describe("many holders, a lost line", () => lostLineConformance(kind));
   });

@@ -3,7 +3,7 @@ import type { Env } from "../../src/env";
 import { env } from "cloudflare:test";
 import { PICKUP_MS } from "../../src/limits";
 import { api, sleep, uniqueName } from "./support/api";
-import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "./support/lockObject";
+import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "./support/lockObjectHelpers";
 
 /**
  * A write the store committed is answered with the store's answer, even when

@@ -6,7 +6,7 @@ import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 
 /**
  * The per-holder leases of the many-holder kinds on the Durable store, the
- * same rules as holders/holders.lua and holders/lua/*.lua: synchronous on
+ * same rules as lua/holders.lua and lua/holders/*.lua: synchronous on
  * the lock object's storage (atomic like a script), `now` the object's clock.
  * Each lock has its own object, so the keys need no name.
  */
@@ -90,11 +90,11 @@ export function heartbeat<H extends HolderLease>(kv: SyncKvStorage, now: number,
   delete next.pickupBy;
   set.holders[input.token] = next;
   save(kv, set);
-  // The gate is left alone (see holders/lua/heartbeat.lua): the lock object's queue step renews it while it has a line.
+  // The gate is left alone (see lua/holders/heartbeat.lua): the lock object's queue step renews it while it has a line.
   return { status: "ok", expiresAt: next.exp, ttlMs: ttl, fence: mine.fence };
 }
 
-/** The same rules as holders/lua/withdraw.lua. */
+/** The same rules as lua/holders/withdraw.lua. */
 export function withdraw<H extends HolderLease>(
   kv: SyncKvStorage,
   now: number,

@@ -1,5 +1,5 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { ObjectPart } from "../../lockObject/ObjectPart.js";
+import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
 import { waitFault } from "../../lockObject/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
@@ -40,7 +40,7 @@ export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderG
  * it as news (hear) that moves the line; on the Durable store its own
  * release does the same in the same call.
  */
-export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGrant> implements ObjectPart<K> {
+export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGrant> implements KindObjectPart<K> {
   private queue: WaitQueue<Req, Grant> | undefined;
   /** The store of the requests this object serves now (waiters of one lock all use the same). */
   private storeKind: StoreKind = "durable";

@@ -6,7 +6,7 @@ import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { HolderKeys } from "./keys.js";
 import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
 
-/** The scripts every many-holder kind shares (holders/lua/*.lua), on that kind's keys. */
+/** The scripts every many-holder kind shares (lua/holders/*.lua), on that kind's keys. */
 export function redisHolders(scripts: ScriptRunner) {
   return {
     async heartbeat(k: HolderKeys, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult> {

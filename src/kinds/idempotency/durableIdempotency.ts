@@ -13,7 +13,7 @@ import { recall, remember } from "../../store/durable/answerMemory.js";
 import { fenceKeptUntil, issueFence, live } from "../../store/durable/records.js";
 
 /**
- * An idempotency key on the Durable store, the same rules as lua/*.lua: each function runs synchronously on the object's
+ * An idempotency key on the Durable store, the same rules as lua/idempotency/*.lua: each function runs synchronously on the object's
  * storage, so it is atomic like a script. `now` is the object's clock;
  * `keepUntil` plays the part of the Redis key's PEXPIREAT.
  */
@@ -55,7 +55,7 @@ function ownedBy(kv: SyncKvStorage, now: number, token: string): Started | undef
 
 export function begin(kv: SyncKvStorage, now: number, input: IdempotencyBeginInput): IdempotencyBeginResult {
   // Only a start is remembered: the other answers change nothing, so a retry
-  // evaluates them again (see lua/idempotency_begin.lua).
+  // evaluates them again (see lua/idempotency/begin.lua).
   const seen = recall<IdempotencyBeginResult>(kv, input.requestId, now);
   if (seen) return seen;
 

@@ -1,5 +1,5 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { ObjectPart } from "../../lockObject/ObjectPart.js";
+import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import { waitFault } from "../../lockObject/waitFault.js";
 import type { WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { kindOps } from "../../store/types.js";
@@ -13,7 +13,7 @@ import type { IdempotencyWait } from "./wait.js";
  * operations themselves; completing or failing ends the watch quietly.
  * Keys have no line: nothing waits here.
  */
-export class IdempotencyObjectPart implements ObjectPart<"idempotency"> {
+export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
   readonly local: IdempotencyOps;
   readonly waiterCount = 0;
 

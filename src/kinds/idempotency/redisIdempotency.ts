@@ -11,7 +11,7 @@ import type {
   IdempotencyOps,
 } from "./types.js";
 
-/** Idempotency keys on the Redis store: one script (lua/<op>.lua) per operation. */
+/** Idempotency keys on the Redis store: one script (lua/idempotency/<op>.lua) per operation. */
 export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
   return {
     async begin(ref, input): Promise<IdempotencyBeginResult> {

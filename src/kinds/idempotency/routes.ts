@@ -4,7 +4,7 @@ import { lockName } from "../../http/lockName.js";
 import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { heartbeatBody } from "../../http/schemas.js";
-import { serviceContext } from "../../http/serviceContext.js";
+import { serviceContext } from "../../http/serviceContextOf.js";
 import { idempotencyBeginBody, idempotencyCompleteBody, idempotencyFailBody } from "./schemas.js";
 import { beginIdempotency, completeIdempotency, failIdempotency, heartbeatIdempotency, inspectIdempotency } from "./service.js";
 

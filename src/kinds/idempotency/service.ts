@@ -1,8 +1,10 @@
+import type * as z from "zod/mini";
 import { FingerprintMismatchError, InProgressError } from "../../errors.js";
 import { grantOf } from "../../lockObject/grantOf.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { Idempotency } from "../../primitives/Idempotency.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
 
 /**
@@ -14,12 +16,8 @@ function idempotencyOf(ctx: ServiceContext) {
   return new Idempotency(ctx.store, { namespace: ctx.ns });
 }
 
-export interface BeginBody {
-  ttlMs: number;
-  retainMs: number;
-  fingerprint?: string;
-  onExpire?: string;
-}
+/** The request body, as its schema leaves it (defaults applied): one source for both. */
+export type BeginBody = z.output<typeof idempotencyBeginBody>;
 
 export async function beginIdempotency(ctx: ServiceContext, key: string, body: BeginBody) {
   const ids = { token: await ctx.ids.token(`idempotency:${key}:begin`), requestId: await ctx.ids.requestId(`idempotency:${key}:begin`) };

@@ -15,7 +15,7 @@ import type {
 } from "./types.js";
 
 /**
- * The mutex on the Durable store, the same rules as lua/*.lua: each function
+ * The mutex on the Durable store, the same rules as lua/mutex/*.lua: each function
  * runs synchronously on the lock object's storage, so it is atomic like a
  * script. `now` is the object's clock.
  */
@@ -119,7 +119,7 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
   const next: Lease = { ...lease, expiresAt: now + ttl };
   delete next.pickupBy;
   kv.put<Lease>(LEASE, next);
-  // The registered waiter is left alone: the lock object renews it (see heartbeat.lua).
+  // The registered waiter is left alone: the lock object renews it (see lua/mutex/heartbeat.lua).
   return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: lease.fence };
 }
 

@@ -1,12 +1,12 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { ObjectPart } from "../../lockObject/ObjectPart.js";
+import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import { waitFault } from "../../lockObject/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { WaitQueue, waitOutcomeOf } from "../../lockObject/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
-import { type MutexWaitRequest, mutexQueuePolicy } from "./queuePolicy.js";
+import { type MutexWaitRequest, mutexQueuePolicy } from "./mutexQueuePolicy.js";
 import type { MutexAcquireInput, MutexGrant, MutexNews, MutexOps } from "./types.js";
 import type { MutexWait } from "./wait.js";
 
@@ -15,7 +15,7 @@ import type { MutexWait } from "./wait.js";
  * releases, and on the Durable store the operations themselves, with the
  * handoff in the same call.
  */
-export class MutexObjectPart implements ObjectPart<"mutex"> {
+export class MutexObjectPart implements KindObjectPart<"mutex"> {
   private queue: WaitQueue<MutexWaitRequest, MutexGrant> | undefined;
   /** The store of the requests this object serves now (waiters of one lock all use the same). */
   private storeKind: StoreKind = "durable";

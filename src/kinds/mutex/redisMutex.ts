@@ -13,7 +13,7 @@ import type {
   MutexWithdrawResult,
 } from "./types.js";
 
-/** The mutex on the Redis store: one script (lua/<op>.lua) per operation. */
+/** The mutex on the Redis store: one script (lua/mutex/<op>.lua) per operation. */
 export function redisMutex(scripts: ScriptRunner): MutexOps {
   return {
     async acquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {

@@ -1,10 +1,11 @@
+import type * as z from "zod/mini";
 import { InternalError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, acquireFlow } from "../../service/acquireFlow.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { recentlyContended, sawContended } from "./recentlyContended.js";
-import { mutexGrant } from "./schemas.js";
+import { type mutexAcquireBody, mutexGrant } from "./schemas.js";
 import type { MutexGrant, MutexState } from "./types.js";
 
 /**
@@ -15,12 +16,8 @@ import type { MutexGrant, MutexState } from "./types.js";
  * handed the lock to its waiter. On the Durable store the store is the
  * object, which does both in one call.
  */
-export interface AcquireBody {
-  ttlMs: number;
-  waitMs: number;
-  token?: string;
-  onExpire?: string;
-}
+/** The request body, as its schema leaves it (defaults applied): one source for both. */
+export type AcquireBody = z.output<typeof mutexAcquireBody>;
 
 export async function acquireMutex(ctx: ServiceContext, name: string, body: AcquireBody, signal?: AbortSignal): Promise<AcquireAnswer<MutexGrant>> {
   const ref = { ns: ctx.ns, name };

@@ -6,7 +6,7 @@ import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
 
 /**
  * Only from one database of a quorum (store/quorum): the fence the quorum
- * agreed for the lease (raise_fence.lua), which tells the lease's fence apart
+ * agreed for the lease (lua/mutex/raise_fence.lua), which tells the lease's fence apart
  * from one the database issued on its own for a grant too late to count.
  */
 interface AgreedFence {
@@ -59,7 +59,7 @@ export type MutexReleaseResult =
     })
   | { status: "lost" };
 
-/** Taking a queued waiter out of line (see lua/withdraw.lua). */
+/** Taking a queued waiter out of line (see lua/mutex/withdraw.lua). */
 export type MutexWithdrawResult = { status: "unregistered" | "none" } | { status: "revoked"; fence: number };
 
 export interface MutexState extends AgreedFence {

@@ -1,27 +1,27 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { ObjectPart } from "../../lockObject/ObjectPart.js";
+import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import { durableIdempotency, nextIdempotencyDeadline } from "../idempotency/durableIdempotency.js";
 import { IdempotencyObjectPart } from "../idempotency/objectPart.js";
 import { nextHoldersDeadline } from "../holders/durableHolders.js";
 import { durableMutex, nextMutexDeadline } from "../mutex/durableMutex.js";
 import { MutexObjectPart } from "../mutex/objectPart.js";
-import { durableRwlock } from "../rwlock/durableRwlock.js";
-import { rwlockObjectPart } from "../rwlock/objectPart.js";
+import { durableRwLock } from "../rwlock/durableRwLock.js";
+import { rwLockObjectPart } from "../rwlock/objectPart.js";
 import { durableSemaphore } from "../semaphore/durableSemaphore.js";
 import { semaphoreObjectPart } from "../semaphore/objectPart.js";
 import type { KindName, KindOps } from "./ops.js";
 
 /** The kind registry: what each kind brings to its lock object (its part: line, news, Durable operations). */
-export const objectParts: { [K in KindName]: (host: LockObjectHost) => ObjectPart<K> } = {
+export const objectParts: { [K in KindName]: (host: LockObjectHost) => KindObjectPart<K> } = {
   mutex: (host) => new MutexObjectPart(host),
-  rwlock: rwlockObjectPart,
+  rwlock: rwLockObjectPart,
   semaphore: semaphoreObjectPart,
   idempotency: (host) => new IdempotencyObjectPart(host),
 };
 
 /** The kind registry: each kind's rules on a lock object's own storage (the Durable store). */
 export function durableKinds(kv: SyncKvStorage): KindOps {
-  return { mutex: durableMutex(kv), rwlock: durableRwlock(kv), semaphore: durableSemaphore(kv), idempotency: durableIdempotency(kv) };
+  return { mutex: durableMutex(kv), rwlock: durableRwLock(kv), semaphore: durableSemaphore(kv), idempotency: durableIdempotency(kv) };
 }
 
 /** When each kind's stored state next needs cleaning up (the object's alarm asks them all: after a restart it knows no kind). */

@@ -11,7 +11,7 @@ import type { IdempotencyWait } from "../idempotency/wait.js";
 import type { MutexNews, MutexOps } from "../mutex/types.js";
 import type { MutexWait } from "../mutex/wait.js";
 import type { RwLockOps } from "../rwlock/types.js";
-import type { RwlockWait } from "../rwlock/wait.js";
+import type { RwLockWait } from "../rwlock/wait.js";
 import type { SemaphoreOps } from "../semaphore/types.js";
 import type { SemaphoreWait } from "../semaphore/wait.js";
 
@@ -33,7 +33,7 @@ export const KIND_NAMES = ["mutex", "rwlock", "semaphore", "idempotency"] as con
 /** Every kind's request to its lock object: a wait in its line, or one try with a watch (src/kinds/<kind>/wait.ts). */
 export interface KindWait {
   mutex: MutexWait;
-  rwlock: RwlockWait;
+  rwlock: RwLockWait;
   semaphore: SemaphoreWait;
   idempotency: IdempotencyWait;
 }

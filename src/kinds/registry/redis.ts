@@ -1,7 +1,7 @@
 import type { ScriptRunner } from "../../store/redis/ScriptRunner.js";
 import { redisIdempotency } from "../idempotency/redisIdempotency.js";
 import { redisMutex } from "../mutex/redisMutex.js";
-import { redisRwlock } from "../rwlock/redisRwlock.js";
+import { redisRwLock } from "../rwlock/redisRwLock.js";
 import { redisSemaphore } from "../semaphore/redisSemaphore.js";
 import type { KindOps } from "./ops.js";
 
@@ -9,7 +9,7 @@ import type { KindOps } from "./ops.js";
 export function redisKinds(scripts: ScriptRunner): KindOps {
   return {
     mutex: redisMutex(scripts),
-    rwlock: redisRwlock(scripts),
+    rwlock: redisRwLock(scripts),
     semaphore: redisSemaphore(scripts),
     idempotency: redisIdempotency(scripts),
   };

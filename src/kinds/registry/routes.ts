@@ -5,8 +5,8 @@ import { idempotencyOperations } from "../idempotency/openapi.js";
 import { idempotencyRoutes } from "../idempotency/routes.js";
 import { mutexOperations } from "../mutex/openapi.js";
 import { mutexRoutes } from "../mutex/routes.js";
-import { rwlockOperations } from "../rwlock/openapi.js";
-import { rwlockRoutes } from "../rwlock/routes.js";
+import { rwLockOperations } from "../rwlock/openapi.js";
+import { rwLockRoutes } from "../rwlock/routes.js";
 import { semaphoreOperations } from "../semaphore/openapi.js";
 import { semaphoreRoutes } from "../semaphore/routes.js";
 
@@ -23,6 +23,6 @@ export interface KindApi {
 export const kindApis: KindApi[] = [
   { path: "/v1/locks", routes: mutexRoutes, operations: mutexOperations, onQuorum: true },
   { path: "/v1/idempotency", routes: idempotencyRoutes, operations: idempotencyOperations, onQuorum: false },
-  { path: "/v1/rwlocks", routes: rwlockRoutes, operations: rwlockOperations, onQuorum: false },
+  { path: "/v1/rwlocks", routes: rwLockRoutes, operations: rwLockOperations, onQuorum: false },
   { path: "/v1/semaphores", routes: semaphoreRoutes, operations: semaphoreOperations, onQuorum: false },
 ];

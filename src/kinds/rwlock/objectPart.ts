@@ -12,7 +12,7 @@ interface RwWaitRequest {
 }
 
 /** The read-write lock's part of its lock object: readers up to the next writer are admitted together. */
-export const rwlockObjectPart = (host: LockObjectHost) =>
+export const rwLockObjectPart = (host: LockObjectHost) =>
   new HoldersObjectPart<"rwlock", RwWaitRequest, RwGrant>(host, {
     kind: "rwlock",
     policy: holderQueuePolicy<RwWaitRequest, RwGrant>({

@@ -2,10 +2,10 @@ import { heartbeatOp, type Operations, READ_ERRORS, releaseRequest, WRITE_ERRORS
 import { rwAcquireBody, rwGrant, rwReleaseResponse, rwStateResponse } from "./schemas.js";
 
 /** The read-write lock's operations in the OpenAPI document, by path under its mount point (/v1/rwlocks). */
-export const rwlockOperations: Operations = {};
+export const rwLockOperations: Operations = {};
 for (const mode of ["read", "write"] as const) {
   const Mode = mode === "read" ? "Read" : "Write";
-  rwlockOperations[`/{name}/${mode}/acquire`] = {
+  rwLockOperations[`/{name}/${mode}/acquire`] = {
     post: {
       operationId: `rwlock${Mode}Acquire`,
       summary: `Acquire or re-enter a ${mode} lock`,
@@ -14,8 +14,8 @@ for (const mode of ["read", "write"] as const) {
       errors: WRITE_ERRORS,
     },
   };
-  rwlockOperations[`/{name}/${mode}/heartbeat`] = { post: heartbeatOp(`rwlock${Mode}Heartbeat`, "Extend a read-write lock holder's lease") };
-  rwlockOperations[`/{name}/${mode}/release`] = {
+  rwLockOperations[`/{name}/${mode}/heartbeat`] = { post: heartbeatOp(`rwlock${Mode}Heartbeat`, "Extend a read-write lock holder's lease") };
+  rwLockOperations[`/{name}/${mode}/release`] = {
     post: {
       operationId: `rwlock${Mode}Release`,
       summary: `Release one ${mode} hold`,
@@ -25,8 +25,8 @@ for (const mode of ["read", "write"] as const) {
     },
   };
 }
-rwlockOperations["/{name}/heartbeat"] = { post: heartbeatOp("rwlockHeartbeat", "Extend a read-write lock holder's lease, whatever it holds") };
-rwlockOperations["/{name}/release"] = {
+rwLockOperations["/{name}/heartbeat"] = { post: heartbeatOp("rwlockHeartbeat", "Extend a read-write lock holder's lease, whatever it holds") };
+rwLockOperations["/{name}/release"] = {
   post: {
     operationId: "rwlockRelease",
     summary: "Release the token's write hold, or else one read hold",
@@ -35,6 +35,6 @@ rwlockOperations["/{name}/release"] = {
     errors: WRITE_ERRORS,
   },
 };
-rwlockOperations["/{name}"] = {
+rwLockOperations["/{name}"] = {
   get: { operationId: "rwlockInspect", summary: "Inspect a read-write lock", ok: [200, "RwState", rwStateResponse], errors: READ_ERRORS },
 };

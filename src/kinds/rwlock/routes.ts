@@ -4,7 +4,7 @@ import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
 import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
-import { serviceContext } from "../../http/serviceContext.js";
+import { serviceContext } from "../../http/serviceContextOf.js";
 import { heartbeatBody, releaseBody } from "../../http/schemas.js";
 import { rwAcquireBody } from "./schemas.js";
 import { acquireRw, heartbeatRw, inspectRw, releaseRw } from "./service.js";
@@ -15,11 +15,11 @@ import type { RwMode } from "./types.js";
  * the mode; heartbeat and release also work without it (the token says
  * which holder). Validation here, everything else in ./service.
  */
-export const rwlockRoutes = new Hono<AppEnv>();
+export const rwLockRoutes = new Hono<AppEnv>();
 
 const modeOf = (m: string): RwMode => (m === "write" ? "write" : "read");
 
-rwlockRoutes.post("/:name/:mode{read|write}/acquire", async (c) => {
+rwLockRoutes.post("/:name/:mode{read|write}/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, rwAcquireBody);
   if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
@@ -28,7 +28,7 @@ rwlockRoutes.post("/:name/:mode{read|write}/acquire", async (c) => {
 });
 
 for (const path of ["/:name/:mode{read|write}/heartbeat", "/:name/heartbeat"]) {
-  rwlockRoutes.post(path, async (c) => {
+  rwLockRoutes.post(path, async (c) => {
     const name = lockName(c);
     const body = await readBody(c, heartbeatBody);
     return c.json(await heartbeatRw(serviceContext(c), name, body.token, body.ttlMs), 200);
@@ -36,7 +36,7 @@ for (const path of ["/:name/:mode{read|write}/heartbeat", "/:name/heartbeat"]) {
 }
 
 for (const path of ["/:name/:mode{read|write}/release", "/:name/release"]) {
-  rwlockRoutes.post(path, async (c) => {
+  rwLockRoutes.post(path, async (c) => {
     const name = lockName(c);
     const body = await readBody(c, releaseBody);
     const mode = c.req.param("mode");
@@ -44,7 +44,7 @@ for (const path of ["/:name/:mode{read|write}/release", "/:name/release"]) {
   });
 }
 
-rwlockRoutes.get("/:name", async (c) => {
+rwLockRoutes.get("/:name", async (c) => {
   const name = lockName(c);
   return c.json({ name, ...(await inspectRw(serviceContext(c), name)) }, 200);
 });

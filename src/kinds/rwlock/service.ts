@@ -1,10 +1,11 @@
+import type * as z from "zod/mini";
 import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { acquireFlow } from "../../service/acquireFlow.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { UPGRADE_REFUSED } from "./objectPart.js";
-import { rwGrant } from "./schemas.js";
+import { type rwAcquireBody, rwGrant } from "./schemas.js";
 import type { RwMode, RwState } from "./types.js";
 
 /**
@@ -13,12 +14,8 @@ import type { RwMode, RwState } from "./types.js";
  * release is one store call; the object is involved to wait, to watch for
  * onExpire, and to hear of releases while it has a line.
  */
-export interface RwAcquireBody {
-  ttlMs: number;
-  waitMs: number;
-  token?: string;
-  onExpire?: string;
-}
+/** The request body, as its schema leaves it (defaults applied): one source for both. */
+export type RwAcquireBody = z.output<typeof rwAcquireBody>;
 
 export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode, body: RwAcquireBody, signal?: AbortSignal) {
   const ref = { ns: ctx.ns, name };

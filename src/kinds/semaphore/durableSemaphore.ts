@@ -29,7 +29,7 @@ import type {
 } from "./types.js";
 
 /**
- * The semaphore on the Durable store, the same rules as lua/*.lua: each
+ * The semaphore on the Durable store, the same rules as lua/semaphore/*.lua: each
  * function runs synchronously on the lock object's storage (atomic like a
  * script); `now` is the object's clock.
  */

@@ -3,7 +3,7 @@ import { entryNumber, entryString, listField, redisHolders } from "../holders/re
 import { semaphoreKeys } from "./keys.js";
 import type { SemaphoreGrant, SemaphoreOps } from "./types.js";
 
-/** The semaphore on the Redis store: lua/<op>.lua, and the shared holder scripts. */
+/** The semaphore on the Redis store: lua/semaphore/<op>.lua, and the shared holder scripts. */
 export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
   const holders = redisHolders(scripts);
   return {

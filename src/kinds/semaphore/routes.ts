@@ -4,7 +4,7 @@ import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
 import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
-import { serviceContext } from "../../http/serviceContext.js";
+import { serviceContext } from "../../http/serviceContextOf.js";
 import { heartbeatBody, releaseBody } from "../../http/schemas.js";
 import { semaphoreAcquireBody } from "./schemas.js";
 import { acquireSemaphore, heartbeatSemaphore, inspectSemaphore, releaseSemaphore } from "./service.js";

@@ -1,23 +1,19 @@
+import type * as z from "zod/mini";
 import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { acquireFlow } from "../../service/acquireFlow.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { limitMismatchMessage } from "./objectPart.js";
-import { semaphoreGrant } from "./schemas.js";
+import { type semaphoreAcquireBody, semaphoreGrant } from "./schemas.js";
 import type { SemaphoreState } from "./types.js";
 
 /**
  * The semaphore as the HTTP API serves it: call the store, then tell the
  * lock object, in this one place (see ../rwlock/service.ts: the same shape).
  */
-export interface SemaphoreAcquireBody {
-  limit: number;
-  permits: number;
-  ttlMs: number;
-  waitMs: number;
-  onExpire?: string;
-}
+/** The request body, as its schema leaves it (defaults applied): one source for both. */
+export type SemaphoreAcquireBody = z.output<typeof semaphoreAcquireBody>;
 
 export async function acquireSemaphore(ctx: ServiceContext, name: string, body: SemaphoreAcquireBody, signal?: AbortSignal) {
   const ref = { ns: ctx.ns, name };

@@ -37,7 +37,7 @@ const RETRY_AFTER_INVALID_MS = 50;
  * the acquire took and the drift allowance). See docs/guarantees.md.
  *
  * Fences: each database issues its own; the grant's is the largest of the
- * majority's, which a second step (raise_fence.lua) writes back as the floor
+ * majority's, which a second step (lua/mutex/raise_fence.lua) writes back as the floor
  * of a majority, so any later grant (whose majority shares a database with
  * it) gets a larger one.
  */
@@ -277,7 +277,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
 
 /**
  * The lease's fence from a majority's answers: the fence the quorum agreed
- * (raise_fence.lua recorded it on a majority, and any majority of answers
+ * (lua/mutex/raise_fence.lua recorded it on a majority, and any majority of answers
  * includes one of those). A database that granted too late to be counted
  * answers a fence of its own, larger or smaller, which is not the lease's.
  * The largest agreed one, as a retried acquire may have agreed a second.

@@ -4,7 +4,7 @@ import { InternalError } from "../../errors.js";
 import { classifyRedisFault } from "./redisFaults.js";
 import { luaScriptSha1, luaScripts, type LuaScriptName } from "./scripts.generated.js";
 
-/** A script's reply: its name/value pairs (see src/store/redis/lua/prelude.lua). */
+/** A script's reply: its name/value pairs (see lua/prelude.lua). */
 export type ScriptReply = Readonly<Record<string, string>>;
 
 /**
@@ -25,7 +25,7 @@ export class ScriptRunner {
 
   async run(name: LuaScriptName, keys: string[], args: Array<string | number>): Promise<ScriptReply> {
     const argv = args.map(String);
-    // The caller's clock goes last: a floor for fences, taken off by the prelude (prelude.lua).
+    // The caller's clock goes last: a floor for fences, taken off by the prelude (lua/prelude.lua).
     argv.push(String(Date.now() * 1000));
     let reply: unknown;
     try {

@@ -2,7 +2,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { REGISTRATION_GRACE_MS } from "../../../limits.js";
 import { api, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
-import { eventually } from "../../../../test/workers/support/lockObject";
+import { eventually } from "../../../../test/workers/support/lockObjectHelpers";
 
 /**
  * The many-holder kinds when their lock object restarts and loses its line

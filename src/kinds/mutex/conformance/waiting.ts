@@ -9,7 +9,7 @@ import {
   newReceiver,
   objectAlarm,
   runAlarmsUntilQuiet,
-} from "../../../../test/workers/support/lockObject.js";
+} from "../../../../test/workers/support/lockObjectHelpers.js";
 
 /** Waiting in the LockRoom and expiry notifications, the same on both stores. */
 export function waitingConformance(kind: StoreKind) {

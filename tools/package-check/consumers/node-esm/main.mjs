@@ -2,7 +2,7 @@
 // of each kind against the Upstash REST URL and token in its environment.
 import { execFileSync } from "node:child_process";
 import { Redis } from "@upstash/redis";
-import { LockedError, Mutex, RWLock, Semaphore } from "holdfast";
+import { LockedError, Mutex, RwLock, Semaphore } from "holdfast";
 import { HoldfastClient } from "holdfast/client";
 import { idempotency } from "holdfast/hono";
 
@@ -15,7 +15,7 @@ const busy = await mutex.acquire({ ttlMs: 5000 }).catch((err) => err);
 if (!(busy instanceof LockedError)) throw new Error(`a second acquire should be LockedError, got ${busy}`);
 const released = await mutex.release(grant.token);
 
-const rw = new RWLock(redis, name);
+const rw = new RwLock(redis, name);
 const reader = await rw.readLock({ ttlMs: 5000 });
 await rw.release(reader.token);
 const sem = new Semaphore(redis, name, { limit: 2 });

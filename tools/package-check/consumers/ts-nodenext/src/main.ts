@@ -9,7 +9,7 @@ import {
   LockedError,
   Mutex,
   type MutexGrant,
-  RWLock,
+  RwLock,
   type RwGrant,
   runOnce,
   Semaphore,
@@ -25,7 +25,7 @@ const name = `ts-nodenext-${Date.now()}`;
 
 const mutex = new Mutex(redis, name, { namespace: "consumer" });
 const grant: MutexGrant = await mutex.withLock({ ttlMs: 5000, waitMs: 1000 }, async (g) => g);
-const rw: RwGrant = await new RWLock(redis, name).withWriteLock({ ttlMs: 5000 }, async (g) => g);
+const rw: RwGrant = await new RwLock(redis, name).withWriteLock({ ttlMs: 5000 }, async (g) => g);
 const permits: SemaphoreGrant = await new Semaphore(redis, name, { limit: 3 }).withPermits({ ttlMs: 5000, permits: 2 }, async (g) => g);
 const once: number = await runOnce(`${name}-job`, async () => 42, { redis, ttlMs: 5000 });
 const errors = [LockedError, LeaseLostError, ConflictError, InvalidInputError].map((e) => e.name);

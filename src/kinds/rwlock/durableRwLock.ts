@@ -21,7 +21,7 @@ import type { Admitted } from "../holders/types.js";
 import type { RwAcquireInput, RwAcquireResult, RwGrant, RwLockOps, RwMode, RwQueuedHolder, RwReleaseResult, RwState } from "./types.js";
 
 /**
- * The read-write lock on the Durable store, the same rules as lua/*.lua:
+ * The read-write lock on the Durable store, the same rules as lua/rwlock/*.lua:
  * each function runs synchronously on the lock object's storage (atomic
  * like a script); `now` is the object's clock.
  */
@@ -173,7 +173,7 @@ export function inspect(kv: SyncKvStorage, now: number): RwState {
 }
 
 /** The read-write lock's operations on one lock object's storage, by the object's clock (the Durable store). */
-export function durableRwlock(kv: SyncKvStorage): RwLockOps {
+export function durableRwLock(kv: SyncKvStorage): RwLockOps {
   return {
     acquire: async (ref, input) => acquire(kv, Date.now(), ref.name, input),
     admit: async (ref, waiters, more) => admit(kv, Date.now(), ref.name, waiters, more),

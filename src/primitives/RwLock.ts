@@ -10,14 +10,14 @@ import { pollForGrant } from "./pollForGrant.js";
 import { storeOf } from "./storeOf.js";
 import { holding } from "./holding.js";
 
-export interface RWLockOptions {
+export interface RwLockOptions {
   /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
   namespace?: string;
   /** Bound on each store call in ms (default 2000). */
   timeoutMs?: number;
 }
 
-export interface RWLockAcquireOptions {
+export interface RwLockAcquireOptions {
   /** 100 .. 86_400_000, as in the HTTP contract. */
   ttlMs: number;
   /** How long to keep trying (0 .. 60_000); 0 tries once. Ignored with `token`. */
@@ -44,7 +44,7 @@ function checkReleaseMode(value: unknown): RwMode | "any" {
  * A read-write lock over any store: many readers at once, or one writer.
  * Every holder has its own token and lease, so a crashed reader blocks
  * writers only until its own TTL. As a library:
- * `new RWLock(redis, "catalog")` with an @upstash/redis client. Arguments are
+ * `new RwLock(redis, "catalog")` with an @upstash/redis client. Arguments are
  * checked with the HTTP contract's bounds (InvalidInputError naming the
  * field) before anything reaches the store.
  *
@@ -57,11 +57,11 @@ function checkReleaseMode(value: unknown): RwMode | "any" {
  * Waiting here is polling (with jittered backoff): unlike the service's
  * line, a polling writer can be overtaken by readers that keep arriving.
  */
-export class RWLock {
+export class RwLock {
   private readonly store: LockStore;
   private readonly ref: LockRef;
 
-  constructor(redisOrStore: Redis | LockStore, name: string, options: RWLockOptions = {}) {
+  constructor(redisOrStore: Redis | LockStore, name: string, options: RwLockOptions = {}) {
     this.ref = { ns: checkNamespace(options.namespace ?? "default"), name: checkName(name) };
     this.store = storeOf(redisOrStore, options.timeoutMs);
   }
@@ -71,16 +71,16 @@ export class RWLock {
   }
 
   /** Takes (or re-enters, or as a writer downgrades to) a read lock. */
-  readLock(options: RWLockAcquireOptions): Promise<RwGrant> {
+  readLock(options: RwLockAcquireOptions): Promise<RwGrant> {
     return this.acquire("read", options);
   }
 
   /** Takes or re-enters the write lock. */
-  writeLock(options: RWLockAcquireOptions): Promise<RwGrant> {
+  writeLock(options: RwLockAcquireOptions): Promise<RwGrant> {
     return this.acquire("write", options);
   }
 
-  private async acquire(mode: RwMode, options: RWLockAcquireOptions): Promise<RwGrant> {
+  private async acquire(mode: RwMode, options: RwLockAcquireOptions): Promise<RwGrant> {
     if (options === null || typeof options !== "object") throw new InvalidInputError("invalid_ttl", "options with ttlMs are required");
     const ttlMs = checkTtl(options.ttlMs);
     const waitMs = checkWait(options.waitMs ?? 0);
@@ -137,16 +137,16 @@ export class RWLock {
   }
 
   /** Runs fn holding a read lock and releases that hold afterwards, even when fn throws. */
-  withReadLock<T>(options: RWLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
+  withReadLock<T>(options: RwLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
     return this.withHold("read", options, fn);
   }
 
   /** Runs fn holding the write lock and releases that hold afterwards, even when fn throws. */
-  withWriteLock<T>(options: RWLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
+  withWriteLock<T>(options: RwLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
     return this.withHold("write", options, fn);
   }
 
-  private async withHold<T>(mode: RwMode, options: RWLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
+  private async withHold<T>(mode: RwMode, options: RwLockAcquireOptions, fn: (grant: RwGrant) => Promise<T>): Promise<T> {
     return holding(await this.acquire(mode, options), (token) => this.release(token, mode), fn);
   }
 }

@@ -6,7 +6,7 @@ import type { WaitOutcome } from "./waitProtocol.js";
  * Each object serves one kind, so it holds one part; the core (LockObject.ts)
  * reaches it only through this shape, for every kind alike.
  */
-export interface ObjectPart<K extends KindName> {
+export interface KindObjectPart<K extends KindName> {
   /**
    * The kind's operations on this object's own storage (the Durable store),
    * with what each does to the line and the watches in the same call (a

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { namespaceKey, verifyNotification } from "../../../lockObject/signature.js";
 import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
+import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObjectHelpers.js";
 
 type Mode = "read" | "write";
 
@@ -47,7 +47,7 @@ class RwChecker {
  * Every read-write lock behaviour of the contract (docs/API.md, "Read-write
  * lock"), run against both stores (test/workers/conformance.test.ts).
  */
-export function rwlockConformance(kind: StoreKind) {
+export function rwLockConformance(kind: StoreKind) {
   const { post, get, call } = api(kind);
   const path = (name: string, op = "") => `/v1/rwlocks/${name}${op ? `/${op}` : ""}`;
   const acquire = (name: string, mode: Mode, body: Record<string, unknown>) => post(path(name, `${mode}/acquire`), body);

@@ -2,7 +2,7 @@ import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { namespaceKey, verifyNotification } from "../../../lockObject/signature.js";
 import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObject.js";
+import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObjectHelpers.js";
 
 /**
  * Tracks the permits the clients believe they hold. A client counts its

@@ -1,14 +1,14 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
-import { rwlockKeys } from "./keys.js";
+import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
 
-/** The read-write lock on the Redis store: lua/<op>.lua, and the shared holder scripts. */
-export function redisRwlock(scripts: ScriptRunner): RwLockOps {
+/** The read-write lock on the Redis store: lua/rwlock/<op>.lua, and the shared holder scripts. */
+export function redisRwLock(scripts: ScriptRunner): RwLockOps {
   const holders = redisHolders(scripts);
   return {
     async acquire(ref, input) {
-      const k = rwlockKeys(ref);
+      const k = rwLockKeys(ref);
       const r = await scripts.run(
         "rwlock_acquire",
         [k.lock, k.fence, k.gate, k.request(input.requestId)],
@@ -38,7 +38,7 @@ export function redisRwlock(scripts: ScriptRunner): RwLockOps {
     },
 
     async admit(ref, waiters, more) {
-      const k = rwlockKeys(ref);
+      const k = rwLockKeys(ref);
       const args: Array<string | number> = [more ? "1" : "0", waiters.length];
       for (const w of waiters) args.push(w.token, w.mode, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0");
       const r = await scripts.run("rwlock_admit", [k.lock, k.fence, k.gate], args);
@@ -56,13 +56,13 @@ export function redisRwlock(scripts: ScriptRunner): RwLockOps {
       return { granted, refused: [], ...(retryAfterMs === null ? {} : { retryAfterMs }) };
     },
 
-    heartbeat: (ref, input) => holders.heartbeat(rwlockKeys(ref), input),
-    withdraw: (ref, input) => holders.withdraw(rwlockKeys(ref), input),
-    watch: (ref, { token }) => holders.watch(rwlockKeys(ref), token ?? ""),
-    ungate: (ref) => holders.ungate(rwlockKeys(ref)),
+    heartbeat: (ref, input) => holders.heartbeat(rwLockKeys(ref), input),
+    withdraw: (ref, input) => holders.withdraw(rwLockKeys(ref), input),
+    watch: (ref, { token }) => holders.watch(rwLockKeys(ref), token ?? ""),
+    ungate: (ref) => holders.ungate(rwLockKeys(ref)),
 
     async release(ref, input) {
-      const k = rwlockKeys(ref);
+      const k = rwLockKeys(ref);
       const r = await scripts.run("rwlock_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, input.mode]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("rwlock_release", r);
@@ -77,7 +77,7 @@ export function redisRwlock(scripts: ScriptRunner): RwLockOps {
     },
 
     async inspect(ref) {
-      const k = rwlockKeys(ref);
+      const k = rwLockKeys(ref);
       const r = await scripts.run("rwlock_inspect", [k.lock, k.fence], []);
       if (r.mode !== "free" && r.mode !== "read" && r.mode !== "write") throw unexpectedReply("rwlock_inspect", r);
       return { mode: r.mode, readers: numberField(r, "readers"), writer: r.writer === "1", fence: optionalNumberField(r, "fence") };
