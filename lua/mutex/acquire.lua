@@ -14,7 +14,7 @@
 -- ARGV[3]  mode: "new" (try-lock), "reenter", or "queue" (only the lock object: its head waiter)
 -- ARGV[4]  watch: "1" when the lock object must hear of this lease's release (onExpire), else "0"
 -- ARGV[5]  more: "1" when other waiters queue behind this one (queue mode), else "0"
--- ARGV[6]  mark: "1" to mark a queue-mode grant for pickup (the waiter waited), "0" when
+-- ARGV[6]  mark_pickup: "1" to mark a queue-mode grant for pickup (the waiter waited), "0" when
 --          it is granted on arrival (as alive as a try-lock's client)
 --
 -- Returns name/value pairs:
@@ -45,7 +45,7 @@ if mode ~= 'new' and mode ~= 'reenter' and mode ~= 'queue' then
 end
 local watch = arg_flag(4, 'watch')
 local more = arg_flag(5, 'more')
-local mark = arg_flag(6, 'mark')
+local mark_pickup = arg_flag(6, 'mark_pickup')
 
 local now_ms, now_us = redis_now()
 
@@ -88,7 +88,7 @@ if owner == token then
     -- This acquire's own earlier grant (the client's retry): it is alive, so
     -- a grant from the line is picked up.
     redis.call('HDEL', KEYS[1], 'pk')
-  elseif mode == 'queue' and mark == '1' then
+  elseif mode == 'queue' and mark_pickup == '1' then
     -- A grant the object learns of only now (a handoff whose release news was
     -- lost, or its own step whose answer was lost): the waiter gets its whole
     -- lease from now, as its answer will say, and must pick it up (marked pk
@@ -124,6 +124,6 @@ redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fence, 'ttl',
 redis.call('PEXPIREAT', KEYS[1], exp)
 if mode == 'queue' then
   redis.call('DEL', KEYS[3])
-  if mark == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
+  if mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
 end
 return granted(fence, ttl_text, exp, '1')

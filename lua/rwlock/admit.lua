@@ -8,14 +8,14 @@
 -- KEYS[3]  gate   hf:{rw:<ns>:<name>}:gate
 -- ARGV[1]  more: "1" when further waiters stand behind the ones passed
 -- ARGV[2]  k, the number of waiters passed (1 .. 256), then 5 values each:
---          token, mode (read|write), ttlMs, watch ("0"|"1"), mark ("1": the grant must be picked up)
+--          token, mode (read|write), ttlMs, watch ("0"|"1"), mark_pickup ("1": the grant must be picked up)
 --
 -- Returns name/value pairs: status ok, granted (a JSON list of {token, mode,
 -- fence, ttlMs, expiresAt, count}), retryAfterMs (when a waiter is left:
 -- the earliest end of a lease in its way; else "").
 --
 -- Safe to run twice: a waiter that already holds (a step whose answer was
--- lost) is answered again; if it must be picked up (mark "1"), its lease and
+-- lost) is answered again; if it must be picked up (mark_pickup "1"), its lease and
 -- pickup time start again from now, as its answer will say, and it is marked
 -- pk even if the lost step granted it unmarked (its waiter was fresh then):
 -- nobody has its token yet, and a grant that is never picked up must be
@@ -32,7 +32,7 @@ for i = 1, k do
     mode = arg_one_of(at + 2, 'mode', {'read', 'write'}),
     ttl = arg_int(at + 3, 'ttlMs', 1, 86400000),
     watch = arg_flag(at + 4, 'watch'),
-    mark = arg_flag(at + 5, 'mark'),
+    mark_pickup = arg_flag(at + 5, 'mark_pickup'),
   }
 end
 
@@ -48,7 +48,7 @@ end
 for _, w in ipairs(waiters) do
   local mine = live[w.token]
   if mine then
-    if w.mark == '1' then
+    if w.mark_pickup == '1' then
       mine.exp = fmt(now_ms + tonumber(mine.ttl))
       mine.pk = fmt(now_ms + PICKUP_MS)
       holders_put(KEYS[1], w.token, mine)
@@ -68,7 +68,7 @@ for _, w in ipairs(waiters) do
     end
     local rec = {w = 0, r = 0, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fence, wt = w.watch}
     if w.mode == 'write' then rec.w = 1 else rec.r = 1 end
-    if w.mark == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
+    if w.mark_pickup == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
     live[w.token] = rec
     n = n + 1
     holders_put(KEYS[1], w.token, rec)

@@ -9,7 +9,7 @@
 -- KEYS[3]  gate   hf:{sem:<ns>:<name>}:gate
 -- ARGV[1]  more: "1" when further waiters stand behind the ones passed
 -- ARGV[2]  k, the number of waiters passed (1 .. 256), then 6 values each:
---          token, limit, permits, ttlMs, watch ("0"|"1"), mark ("1": the grant must be picked up)
+--          token, limit, permits, ttlMs, watch ("0"|"1"), mark_pickup ("1": the grant must be picked up)
 --
 -- Returns name/value pairs: status ok, granted (JSON list of {token,
 -- permits, limit, fence, ttlMs, expiresAt, available}), refused (JSON list
@@ -17,7 +17,7 @@
 -- lease end; else "").
 --
 -- Safe to run twice: a waiter that already holds (a step whose answer was
--- lost) is answered again; if it must be picked up (mark "1"), its lease and
+-- lost) is answered again; if it must be picked up (mark_pickup "1"), its lease and
 -- pickup time start again from now, as its answer will say, and it is marked
 -- pk even if the lost step granted it unmarked (its waiter was fresh then):
 -- nobody has its token yet, and a grant that is never picked up must be
@@ -36,7 +36,7 @@ for i = 1, k do
     permits = arg_int(at + 3, 'permits', 1, limit),
     ttl = arg_int(at + 4, 'ttlMs', 1, 86400000),
     watch = arg_flag(at + 5, 'watch'),
-    mark = arg_flag(at + 6, 'mark'),
+    mark_pickup = arg_flag(at + 6, 'mark_pickup'),
   }
 end
 
@@ -50,7 +50,7 @@ local granted, refused, stopped = {}, {}, false
 for _, w in ipairs(waiters) do
   local mine = live[w.token]
   if mine then
-    if w.mark == '1' then
+    if w.mark_pickup == '1' then
       mine.exp = fmt(now_ms + tonumber(mine.ttl))
       mine.pk = fmt(now_ms + PICKUP_MS)
       holders_put(KEYS[1], w.token, mine)
@@ -65,7 +65,7 @@ for _, w in ipairs(waiters) do
   else
     held_limit = w.limit
     local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = issue_fence(KEYS[2], now_us), wt = w.watch}
-    if w.mark == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
+    if w.mark_pickup == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
     live[w.token] = rec
     n = n + 1
     used = used + w.permits

@@ -8,32 +8,11 @@ import type { WithdrawReason } from "../store/WithdrawReason.js";
 import { logError } from "../logError.js";
 import type { WaitOutcome } from "./waitProtocol.js";
 
-export type QueueOutcome<Grant> =
-  /** `pickup`: the grant must be picked up (confirmed delivered) or it is taken back. */
-  | { status: "granted"; grant: Grant; pickup: boolean }
-  | { status: "locked"; retryAfterMs: number }
-  | { status: "refused"; code: string; message: string }
-  | { status: "unavailable"; message: string }
-  | { status: "internal"; message: string }
-  | { status: "gone" };
-
 interface Waiter<Req, Grant> extends QueuedWaiter<Req> {
   settled: boolean;
   /** It was the head in a store step: the store may have it registered or granted. */
   admitted: boolean;
-  settle(outcome: QueueOutcome<Grant>): void;
-}
-
-/** A line's outcome as the Worker's answer (granted ones are watched first, by the kind's part). */
-export function waitOutcomeOf<Grant>(outcome: QueueOutcome<Grant>): WaitOutcome<Grant> {
-  switch (outcome.status) {
-    case "gone":
-      return { status: "locked", retryAfterMs: 1 }; // its client left: nobody reads this
-    case "unavailable":
-      return { status: "unavailable", message: outcome.message, outcome: "unknown" };
-    default:
-      return outcome;
-  }
+  settle(outcome: WaitOutcome<Grant>): void;
 }
 
 /** How long a departed waiter's token is remembered: past any retried release that could still hand it the lock. */
@@ -105,7 +84,7 @@ export class WaitQueue<Req, Grant> {
    * a client could send again: a departed waiter's token may still have a
    * take-back on its way, which must never meet a live holder.
    */
-  wait(req: Req, waitMs: number, signal?: AbortSignal): Promise<QueueOutcome<Grant>> {
+  wait(req: Req, waitMs: number, signal?: AbortSignal): Promise<WaitOutcome<Grant>> {
     return new Promise((resolve) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const waiter: Waiter<Req, Grant> = {
@@ -122,7 +101,8 @@ export class WaitQueue<Req, Grant> {
         },
       };
       timer = setTimeout(() => this.leave(waiter, this.timeoutOutcome()), waitMs);
-      signal?.addEventListener("abort", () => this.leave(waiter, { status: "gone" }));
+      // Its client left: nobody reads this answer.
+      signal?.addEventListener("abort", () => this.leave(waiter, { status: "locked", retryAfterMs: 1 }));
       this.waiters.push(waiter);
       // Only a new head tries the store: the rest are reached through it.
       if (this.waiters.length === 1) this.kick();
@@ -272,7 +252,7 @@ export class WaitQueue<Req, Grant> {
   }
 
   /** The store says this waiter can never be granted as asked: it leaves with that answer (nothing of it is stored). */
-  private refuse(token: string, outcome: QueueOutcome<Grant>): void {
+  private refuse(token: string, outcome: WaitOutcome<Grant>): void {
     const i = this.waiters.findIndex((w) => w.token === token);
     if (i < 0) return;
     const [waiter] = this.waiters.splice(i, 1);
@@ -280,7 +260,7 @@ export class WaitQueue<Req, Grant> {
   }
 
   /** A waiter leaves without a grant (its wait ran out, its client went away, a bug). */
-  private leave(waiter: Waiter<Req, Grant>, outcome: QueueOutcome<Grant>): void {
+  private leave(waiter: Waiter<Req, Grant>, outcome: WaitOutcome<Grant>): void {
     if (waiter.settled) return;
     waiter.settle(outcome);
     const i = this.waiters.indexOf(waiter);
@@ -298,8 +278,8 @@ export class WaitQueue<Req, Grant> {
     setTimeout(() => set.delete(token), LEFT_REMEMBERED_MS);
   }
 
-  private timeoutOutcome(): QueueOutcome<Grant> {
-    if (this.fault) return { status: "unavailable", message: this.fault.message };
+  private timeoutOutcome(): WaitOutcome<Grant> {
+    if (this.fault) return { status: "unavailable", message: this.fault.message, outcome: "unknown" };
     return { status: "locked", retryAfterMs: Math.max(1, (this.holderFreeAt ?? Date.now()) - Date.now()) };
   }
 

@@ -3,7 +3,7 @@ import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
 import { waitFault } from "../../lockObject/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
-import { WaitQueue, waitOutcomeOf } from "../../lockObject/WaitQueue.js";
+import { WaitQueue } from "../../lockObject/WaitQueue.js";
 import type { KindOps, KindWait } from "../registry/ops.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { LockStore } from "../../store/types.js";
@@ -103,7 +103,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
       }
       const outcome = await line.wait(this.spec.queued(req), req.waitMs, signal);
       if (outcome.status === "granted") watchGrant(outcome.grant);
-      return waitOutcomeOf(outcome);
+      return outcome;
     } catch (err) {
       return waitFault(`lock object ${this.spec.kind} wait`, err);
     }

@@ -95,7 +95,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
     if (input.mode === "queue") {
       kv.put<Next>(NEXT, {
         token: input.token,
-        more: input.waitersBehind ?? false,
+        more: input.more ?? false,
         ttl: input.ttlMs,
         watch: input.watch,
         until: lease.expiresAt + REGISTRATION_GRACE_MS,

@@ -26,7 +26,7 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
       ttlMs: head.req.ttlMs,
       requestId: newRequestId(),
       watch: head.req.watch,
-      waitersBehind: more,
+      more,
       markPickup: !head.fresh,
     });
     if (r.status === "granted") return { granted: [{ token: head.token, grant: r.grant, pickup: !head.fresh }] };

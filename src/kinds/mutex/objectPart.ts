@@ -2,7 +2,7 @@ import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import { waitFault } from "../../lockObject/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
-import { WaitQueue, waitOutcomeOf } from "../../lockObject/WaitQueue.js";
+import { WaitQueue } from "../../lockObject/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
@@ -84,7 +84,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
       }
       const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal);
       if (outcome.status === "granted") watchGrant(outcome.grant);
-      return waitOutcomeOf(outcome);
+      return outcome;
     } catch (err) {
       return waitFault("lock object wait", err);
     }

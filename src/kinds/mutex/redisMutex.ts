@@ -22,7 +22,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         "mutex_acquire",
         // Only a re-entry reads its request key: a new or queued acquire's retry is recognised by its token.
         input.mode === "reenter" ? [k.lock, k.fence, k.next, k.request(input.requestId)] : [k.lock, k.fence, k.next],
-        [input.token, input.ttlMs, input.mode, input.watch ? "1" : "0", input.waitersBehind ? "1" : "0", input.markPickup ? "1" : "0"],
+        [input.token, input.ttlMs, input.mode, input.watch ? "1" : "0", input.more ? "1" : "0", input.markPickup ? "1" : "0"],
       );
       // A grant is always to the token sent (the script does not echo it).
       if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "", input.token) };

@@ -33,7 +33,7 @@ export interface MutexAcquireInput {
   /** The lock object must hear of this lease's release (it watches it for onExpire). */
   watch: boolean;
   /** Queue mode: other waiters queue behind this one (a handoff keeps try-locks out for them). */
-  waitersBehind?: boolean;
+  more?: boolean;
   /** Queue mode: a grant now must be picked up (the waiter waited; see PICKUP_MS). */
   markPickup?: boolean;
 }
