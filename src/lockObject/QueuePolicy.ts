@@ -14,7 +14,7 @@ export interface QueuedWaiter<Req> {
 export interface Admission<Grant> {
   /** Waiters granted now, in order (a read-write lock may grant a batch of readers). */
   granted: Array<{ token: string; grant: Grant; pickup: boolean }>;
-  /** Waiters that can never be granted as asked (a semaphore limit that differs): they leave with this answer. */
+  /** Waiters that can never be granted as asked (a kind's own refusal, such as a limit that differs): they leave with this answer. */
   refused?: Array<{ token: string; code: string; message: string }>;
   /** Nothing more can be granted for this long (the holder's remaining lease, from the store). */
   retryInMs?: number;
@@ -29,7 +29,7 @@ export interface Admission<Grant> {
 export interface QueuePolicy<Req, Grant> {
   /**
    * How many waiters from the front one store step is shown (1 for the
-   * mutex, a batch for the kinds with many holders): the store may grant or
+   * kinds where only the head can be granted, a batch where many hold): the store may grant or
    * register any of them, so one that leaves is withdrawn.
    */
   readonly batch: number;

@@ -42,7 +42,7 @@ export interface ExpiryNotification {
   fence: number;
   /** The lease's end on the store's clock (epoch ms). */
   expiredAt: number;
-  /** Read-write lock and semaphore: which holder lapsed (holders of one epoch share a fence). */
+  /** Kinds with many holders: which holder lapsed (holders of one epoch share a fence). */
   holder?: string;
   /** The signature's time (epoch ms). */
   t: number;

@@ -35,7 +35,7 @@ export type WaitOutcome<Grant> =
   | { status: "granted"; grant: Grant; pickup: boolean }
   | { status: "locked"; retryAfterMs: number }
   | { status: "lost" }
-  /** The request can never be granted as asked (a semaphore limit that differs, a read lock asking to become a write lock). */
+  /** The request can never be granted as asked (a kind's own refusal: a limit that differs, an upgrade it does not allow). */
   | { status: "refused"; code: string; message: string }
   | { status: "unavailable"; message: string; outcome: "unknown" | "not_applied" }
   | { status: "internal"; message: string };

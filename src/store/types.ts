@@ -3,7 +3,7 @@
  * (src/kinds/<kind>/types.ts) are one member of the store, named by the kind.
  * RedisStore runs the kinds' Lua scripts through Upstash; DurableStore runs
  * the same rules inside each lock's LockObject; both have every kind and pass
- * one conformance suite. A store without a kind (the quorum: the mutex only)
+ * one conformance suite. A store without a kind (a quorum of databases has fewer)
  * leaves it out of its type, and `kindOps` answers NotSupportedError (501) for
  * it, in one place. Outcomes a caller must branch on are results, not
  * exceptions; a store that does not answer throws StoreUnavailableError, a bug
@@ -21,7 +21,7 @@ interface StoreCore {
   readonly kind: "redis" | "durable";
   /** Resolves when the store answers; throws StoreUnavailableError otherwise. */
   ping(): Promise<void>;
-  /** What the store offers, said in a 501 for a kind it leaves out ("a quorum ... offers the mutex only"). */
+  /** What the store offers, said in a 501 for a kind it leaves out (see QuorumStore). */
   readonly offers?: string;
 }
 

@@ -2,7 +2,7 @@ import { ENDED_KEEP_MS } from "../../limits.js";
 import { fenceKeptUntil, live } from "../../store/durable/records.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { WatchState } from "../../store/WatchState.js";
-import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
+import type { HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
 
 /**
  * The per-holder leases of the many-holder kinds on the Durable store, the
@@ -130,4 +130,14 @@ export function nextHoldersDeadline(kv: SyncKvStorage, now: number): number | un
   for (const [key] of kv.list({ prefix: ENDED })) times.push(live<{ until: number }>(kv, key, now, (e) => e.until)?.until);
   const kept = times.filter((t): t is number => t !== undefined);
   return kept.length ? Math.min(...kept) : undefined;
+}
+
+/** The operations both many-holder kinds share, on one lock object's storage (the Durable store). */
+export function durableHolderOps(kv: SyncKvStorage): HolderOps {
+  return {
+    heartbeat: async (_ref, input) => heartbeat(kv, Date.now(), input),
+    withdraw: async (_ref, input) => withdraw(kv, Date.now(), input),
+    watch: async (_ref, { token }) => watch(kv, Date.now(), token ?? ""),
+    ungate: async () => dropGate(kv),
+  };
 }

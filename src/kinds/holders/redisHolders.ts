@@ -4,7 +4,8 @@ import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { HolderKeys } from "./keys.js";
-import type { HolderHeartbeatResult, HolderWithdrawResult } from "./types.js";
+import type { LockRef } from "../../store/LockRef.js";
+import type { HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
 
 /** The scripts every many-holder kind shares (lua/holders/*.lua), on that kind's keys. */
 export function redisHolders(scripts: ScriptRunner) {
@@ -64,3 +65,14 @@ export function entryString(entry: Record<string, unknown>, field: string): stri
 
 /** The waiters of a queue step as script arguments: at most this many per step (the rest are "more"). */
 export const ADMIT_BATCH = 64;
+
+/** The operations both many-holder kinds share, on the Redis store, for a kind's keys. */
+export function redisHolderOps(scripts: ScriptRunner, keysOf: (ref: LockRef) => HolderKeys): HolderOps {
+  const holders = redisHolders(scripts);
+  return {
+    heartbeat: (ref, input) => holders.heartbeat(keysOf(ref), input),
+    withdraw: (ref, input) => holders.withdraw(keysOf(ref), input),
+    watch: (ref, { token }) => holders.watch(keysOf(ref), token ?? ""),
+    ungate: (ref) => holders.ungate(keysOf(ref)),
+  };
+}

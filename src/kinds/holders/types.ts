@@ -1,6 +1,6 @@
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { WatchState } from "../../store/WatchState.js";
+import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
 
 /**
  * What the lock kinds with many holders (the read-write lock and the
@@ -36,11 +36,12 @@ export interface Admitted<Grant> {
 }
 
 /** The operations every many-holder kind has, besides its own acquire/admit/release/inspect. */
+/** The operations every many-holder kind has, the same way (its Ops extend these). */
 export interface HolderOps {
   heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
   withdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
-  /** The lease of this token, for its onExpire watch. */
-  watch(ref: LockRef, token: string): Promise<WatchState>;
+  /** The lease of this holder (by its token), for its onExpire watch. */
+  watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState>;
   /** The object's line is empty: drop a gate a lost line left behind. */
   ungate(ref: LockRef): Promise<void>;
 }

@@ -1,12 +1,12 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
+import { entryNumber, entryString, listField, redisHolderOps } from "../holders/redisHolders.js";
 import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
 
 /** The read-write lock on the Redis store: lua/rwlock/<op>.lua, and the shared holder scripts. */
 export function redisRwLock(scripts: ScriptRunner): RwLockOps {
-  const holders = redisHolders(scripts);
   return {
+    ...redisHolderOps(scripts, rwLockKeys),
     async acquire(ref, input) {
       const k = rwLockKeys(ref);
       const r = await scripts.run(
@@ -55,11 +55,6 @@ export function redisRwLock(scripts: ScriptRunner): RwLockOps {
       const retryAfterMs = optionalNumberField(r, "retryAfterMs");
       return { granted, refused: [], ...(retryAfterMs === null ? {} : { retryAfterMs }) };
     },
-
-    heartbeat: (ref, input) => holders.heartbeat(rwLockKeys(ref), input),
-    withdraw: (ref, input) => holders.withdraw(rwLockKeys(ref), input),
-    watch: (ref, { token }) => holders.watch(rwLockKeys(ref), token ?? ""),
-    ungate: (ref) => holders.ungate(rwLockKeys(ref)),
 
     async release(ref, input) {
       const k = rwLockKeys(ref);

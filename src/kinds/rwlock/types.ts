@@ -1,7 +1,5 @@
-import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
-import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types.js";
+import type { Admitted, HolderOps, QueuedHolder } from "../holders/types.js";
 
 /** What both stores do for the read-write lock; its conformance cases hold them to the same behaviour. */
 
@@ -65,16 +63,12 @@ export interface RwState {
   fence: number | null;
 }
 
-export interface RwLockOps {
+/** Heartbeat, withdraw, watch and ungate are the many-holder kinds' own (HolderOps). */
+export interface RwLockOps extends HolderOps {
   acquire(ref: LockRef, input: RwAcquireInput): Promise<RwAcquireResult>;
   /** The lock object's step: grant the waiters at the front that can be, in order; register the first that cannot. */
   admit(ref: LockRef, waiters: RwQueuedHolder[], more: boolean): Promise<Admitted<RwGrant>>;
-  heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
   /** mode "any": the write hold if the token has one, else a read hold. */
   release(ref: LockRef, input: { token: string; mode: RwMode | "any"; requestId: string }): Promise<RwReleaseResult>;
-  withdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
   inspect(ref: LockRef): Promise<RwState>;
-  watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState>;
-  /** The lock object's line is empty: drop a gate a lost line left behind. */
-  ungate(ref: LockRef): Promise<void>;
 }

@@ -4,9 +4,7 @@ import { issueFence } from "../../store/durable/records.js";
 import {
   dropGate,
   FENCE,
-  heartbeat,
-  watch,
-  withdraw,
+  durableHolderOps,
   firstEnd,
   gateExists,
   type HolderLease,
@@ -136,13 +134,10 @@ export function inspect(kv: SyncKvStorage, now: number): SemaphoreState {
 /** The semaphore's operations on one lock object's storage, by the object's clock (the Durable store). */
 export function durableSemaphore(kv: SyncKvStorage): SemaphoreOps {
   return {
+    ...durableHolderOps(kv),
     acquire: async (ref, input) => acquire(kv, Date.now(), ref.name, input),
     admit: async (ref, waiters, more) => admit(kv, Date.now(), ref.name, waiters, more),
-    heartbeat: async (_ref, input) => heartbeat(kv, Date.now(), input),
     release: async (_ref, input) => release(kv, Date.now(), input),
-    withdraw: async (_ref, input) => withdraw(kv, Date.now(), input),
     inspect: async () => inspect(kv, Date.now()),
-    watch: async (_ref, { token }) => watch(kv, Date.now(), token ?? ""),
-    ungate: async () => dropGate(kv),
   };
 }

@@ -1,12 +1,12 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { entryNumber, entryString, listField, redisHolders } from "../holders/redisHolders.js";
+import { entryNumber, entryString, listField, redisHolderOps } from "../holders/redisHolders.js";
 import { semaphoreKeys } from "./keys.js";
 import type { SemaphoreGrant, SemaphoreOps } from "./types.js";
 
 /** The semaphore on the Redis store: lua/semaphore/<op>.lua, and the shared holder scripts. */
 export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
-  const holders = redisHolders(scripts);
   return {
+    ...redisHolderOps(scripts, semaphoreKeys),
     async acquire(ref, input) {
       const k = semaphoreKeys(ref);
       const r = await scripts.run(
@@ -61,11 +61,6 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
       const retryAfterMs = optionalNumberField(r, "retryAfterMs");
       return { granted, refused, ...(retryAfterMs === null ? {} : { retryAfterMs }) };
     },
-
-    heartbeat: (ref, input) => holders.heartbeat(semaphoreKeys(ref), input),
-    withdraw: (ref, input) => holders.withdraw(semaphoreKeys(ref), input),
-    watch: (ref, { token }) => holders.watch(semaphoreKeys(ref), token ?? ""),
-    ungate: (ref) => holders.ungate(semaphoreKeys(ref)),
 
     async release(ref, input) {
       const k = semaphoreKeys(ref);

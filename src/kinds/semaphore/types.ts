@@ -1,7 +1,5 @@
-import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
-import type { Admitted, HolderHeartbeatResult, HolderWithdrawResult, QueuedHolder } from "../holders/types.js";
+import type { Admitted, HolderOps, QueuedHolder } from "../holders/types.js";
 
 /** What both stores do for the counting semaphore; its conformance cases hold them to the same behaviour. */
 
@@ -45,14 +43,10 @@ export interface SemaphoreState {
   holders: number;
 }
 
-export interface SemaphoreOps {
+/** Heartbeat, withdraw, watch and ungate are the many-holder kinds' own (HolderOps). */
+export interface SemaphoreOps extends HolderOps {
   acquire(ref: LockRef, input: SemaphoreAcquireInput): Promise<SemaphoreAcquireResult>;
   admit(ref: LockRef, waiters: SemaphoreQueuedHolder[], more: boolean): Promise<Admitted<SemaphoreGrant>>;
-  heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult>;
   release(ref: LockRef, input: { token: string; requestId: string }): Promise<SemaphoreReleaseResult>;
-  withdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
   inspect(ref: LockRef): Promise<SemaphoreState>;
-  watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState>;
-  /** The lock object's line is empty: drop a gate a lost line left behind. */
-  ungate(ref: LockRef): Promise<void>;
 }
