@@ -12,12 +12,13 @@ export const TEST_API_KEYS = "tenant-a=key-aaaaaaaa,tenant-b=key-bbbbbbbb";
 /**
  * What tests that break things on purpose make the Worker log: a lock object
  * made unreachable by a test fake, a key that holds what our scripts did not
- * write. Anything else the Worker logs is shown.
+ * write, a fence planted past 2^53. Anything else the Worker logs is shown.
  */
 const EXPECTED_LOGS = [
   /\(test fake\)/,
   /WRONGTYPE Operation against a key holding the wrong kind of value/,
   /the stored mutex record is not one this code wrote/,
+  /has no next fence below 2\^53/,
 ];
 
 export default defineConfig({

@@ -79,10 +79,19 @@ end
 -- the last (kept FENCE_KEEP_MS). One SET ... GET on the usual path, where the
 -- clock is past the last fence; a second SET only when it is not (grants
 -- within one microsecond, or a clock that went back).
+-- A last fence at or past 2^53 - 1 has no next one a double (Lua's number,
+-- and JSON's) represents exactly: 2^53 + 1 would be issued as 2^53 again.
+-- Such a key (corrupted, or written by something else) is put back as it was
+-- and the call fails, so no grant ever gets a fence that did not go up.
 local function issue_fence(fence_key, now_us)
   local fence = fmt(now_us)
-  local last = tonumber(redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG, 'GET') or '0')
-  if last < now_us then return fence end
+  local stored = redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG, 'GET')
+  local last = tonumber(stored or '0')
+  if last and last < now_us then return fence end
+  if not last or last >= 9007199254740991 then
+    redis.call('SET', fence_key, stored, 'PX', FENCE_KEEP_MS_ARG)
+    error({err = 'ERR holdfast: the stored fence ' .. string.sub(tostring(stored), 1, 40) .. ' has no next fence below 2^53'})
+  end
   fence = fmt(last + 1)
   redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG)
   return fence

@@ -58,6 +58,18 @@ describe("Mutex over @upstash/redis", () => {
     expect(next.fence).toBeGreaterThan(holder.fence);
   });
 
+  it("a stored fence at 2^53 or past it is an InternalError, never a grant whose fence did not go up; the key is left as it was", async () => {
+    const name = unique("fence-max");
+    // Replies as Redis sent them (the default client would parse "9007199254740993" into a double).
+    const redis = new Redis({ url: inject("upstashUrl"), token: inject("upstashToken"), automaticDeserialization: false });
+    const key = `hf:{mx:lib:${name}}:fence`;
+    // As text: past 2^53 a double cannot tell this fence from the next one.
+    await redis.eval("return redis.call('SET', KEYS[1], ARGV[1])", [key], ["9007199254740993"]);
+    const lock = new Mutex(redis, name, { namespace: "lib" });
+    await expect(lock.acquire({ ttlMs: 5000 })).rejects.toBeInstanceOf(InternalError);
+    expect(await redis.eval("return redis.call('GET', KEYS[1])", [key], [])).toBe("9007199254740993");
+  });
+
   it("namespaces keep the same name apart", async () => {
     const name = unique("ns");
     await new Mutex(sharedRedis(), name, { namespace: "a" }).acquire({ ttlMs: 5000 });

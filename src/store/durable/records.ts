@@ -45,7 +45,12 @@ export function fenceKeptUntil(kv: SyncKvStorage, key: string, now: number): num
  * grows even after the kept value is forgotten.
  */
 export function issueFence(kv: SyncKvStorage, key: string, now: number): number {
-  const fence = Math.max((lastFence(kv, key, now) ?? 0) + 1, now * 1000);
+  const last = lastFence(kv, key, now) ?? 0;
+  // Past 2^53 - 1 the next fence is not representable exactly (it would repeat): fail, change nothing.
+  if (!Number.isSafeInteger(last) || last >= Number.MAX_SAFE_INTEGER) {
+    throw new InternalError(`the stored fence ${String(last).slice(0, 40)} has no next fence below 2^53`);
+  }
+  const fence = Math.max(last + 1, now * 1000);
   kv.put<FenceRecord>(key, { last: fence, keepUntil: now + FENCE_KEEP_MS });
   return fence;
 }

@@ -177,6 +177,36 @@ export function queueConformance(kind: StoreKind) {
     expect(next.status).toBe(200);
   });
 
+  it("a stored fence at 2^53 or past it is a 500, never a grant whose fence did not go up, and it is left as it was", async () => {
+    const name = uniqueName("fence-max");
+    // Past 2^53 a double cannot tell a fence from the next one: 2^53 + 1 would be answered as 2^53 again.
+    const stored = "9007199254740993";
+    const { env } = api(kind);
+    const redis = (command: string[]) =>
+      fetch(env.UPSTASH_REDIS_REST_URL!, {
+        method: "POST",
+        headers: { authorization: `Bearer ${env.UPSTASH_REDIS_REST_TOKEN}` },
+        body: JSON.stringify(command),
+      }).then((r) => r.json() as Promise<{ result: unknown }>);
+    if (kind === "redis") await redis(["SET", `hf:{mx:tenant-a:${name}}:fence`, stored]);
+    else {
+      await runInDurableObject(lockObject(name), (_o, state) =>
+        state.storage.kv.put("mutex:fence", { last: 2 ** 53, keepUntil: Date.now() + 600_000 }),
+      );
+    }
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const res = await post(path(name, "acquire"), { ttlMs: 5000 });
+      expect(res.status).toBe(500);
+      expect(res.body.error).toBe("internal");
+    }
+    expect((await get(path(name))).body).toMatchObject({ held: false });
+    if (kind === "redis") expect((await redis(["GET", `hf:{mx:tenant-a:${name}}:fence`])).result).toBe(stored);
+    else {
+      const kept = await runInDurableObject(lockObject(name), (_o, state) => state.storage.kv.get<{ last: number }>("mutex:fence"));
+      expect(kept?.last).toBe(2 ** 53);
+    }
+  });
+
   it("a bug is a 500 with an error id, never a 503: the lock's key holds something our scripts did not write", async () => {
     const name = uniqueName("bug");
     if (kind === "redis") {
