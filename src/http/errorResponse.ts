@@ -17,6 +17,13 @@ import {
 import { UnauthorizedError } from "./auth.js";
 import { logError } from "../logError.js";
 
+/** A 503's message, by whether the write may have been applied. */
+export const STORE_UNAVAILABLE = {
+  unknown:
+    "the store did not answer in time, so the change may or may not have been applied: retry with the same Holdfast-Request-Id, which applies it once",
+  not_applied: "the store is unavailable and nothing was changed: retry later",
+} as const;
+
 /** The one place where typed errors become HTTP statuses and bodies. */
 export function errorResponse(c: Context, err: unknown): Response {
   if (err instanceof LockedError || err instanceof InProgressError) {
@@ -36,7 +43,11 @@ export function errorResponse(c: Context, err: unknown): Response {
   if (err instanceof NotConfiguredError) return c.json({ error: err.code, message: err.message }, 503);
   if (err instanceof NotSupportedError) return c.json({ error: err.code, message: err.message }, 501);
   if (err instanceof StoreUnavailableError) {
-    return c.json({ error: err.code, message: err.message, outcome: err.outcome }, 503);
+    // What failed inside (a script, a Redis error text, an operation's internal name) is for
+    // the operator's log, under an id the caller can quote; the caller gets what it can act on.
+    const errorId = `err_${crypto.randomUUID()}`;
+    console.warn(`store unavailable ${errorId}: ${err.message}`);
+    return c.json({ error: err.code, message: STORE_UNAVAILABLE[err.outcome], outcome: err.outcome, errorId }, 503);
   }
   if (err instanceof HoldfastError && !(err instanceof InternalError)) return c.json({ error: err.code, message: err.message }, 400);
   // A bug, not an outage: 500 with an id that is also in the log, so the two can be matched.

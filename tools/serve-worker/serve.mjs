@@ -154,8 +154,9 @@ async function startMiniflare(bundle, { vars, persistDir }) {
  * @param {string} line @param {boolean} isStderr
  */
 function forwardRuntimeLine(line, isStderr) {
-  if (!isStderr) process.stdout.write(`${line}\n`);
-  else if (!/^workerd\/\S+: warning: NOSENTRY /.test(line)) process.stderr.write(`${line}\n`);
+  // Through console, so a test runner's log filter (vitest.config.ts EXPECTED_LOGS) sees these lines too.
+  if (!isStderr) console.log(line);
+  else if (!/^workerd\/\S+: warning: NOSENTRY /.test(line)) console.error(line);
 }
 
 /** @param {string} projectDir @returns {Promise<Bundle>} */
