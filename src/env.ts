@@ -14,7 +14,7 @@ export interface Env {
   UPSTASH_REDIS_REST_TOKEN?: string;
   /**
    * Both set: a quorum (Redlock) over several Upstash databases, comma-separated
-   * and in the same order, an odd number of at least 3. Mutex only. Takes
+   * and in the same order, an odd number of at least 3. Offers fewer kinds (docs/guarantees.md). Takes
    * precedence over the single-database settings.
    */
   UPSTASH_REDIS_REST_URLS?: string;

@@ -39,7 +39,7 @@ export class RateLimitedError extends HoldfastError {
   }
 }
 
-/** An idempotency key is being worked on by another owner. */
+/** A key is being worked on by another owner (HTTP 409 in_progress). */
 export class InProgressError extends HoldfastError {
   constructor(
     readonly retryAfterMs: number,
@@ -49,7 +49,7 @@ export class InProgressError extends HoldfastError {
   }
 }
 
-/** An idempotency key was reused with a different request fingerprint. */
+/** A key was reused with a different request fingerprint (HTTP 422). */
 export class FingerprintMismatchError extends HoldfastError {
   constructor(message = "this key was used with a different request fingerprint") {
     super("fingerprint_mismatch", message);
@@ -57,7 +57,7 @@ export class FingerprintMismatchError extends HoldfastError {
 }
 
 /**
- * The request can never be granted as asked, whatever the wait: a semaphore
+ * The request can never be granted as asked, whatever the wait: an
  * acquire whose limit differs from the holders' (limit_mismatch), a read
  * lock asking to become a write lock (upgrade_not_supported).
  */
@@ -104,7 +104,7 @@ export class InternalError extends HoldfastError {
 
 /**
  * The configured store does not offer this lock kind (a quorum of Redis
- * databases offers the mutex only; see docs/guarantees.md). Answered 501:
+ * databases offers fewer kinds; see docs/guarantees.md). Answered 501:
  * retrying will not help, another deployment might.
  */
 export class NotSupportedError extends HoldfastError {

@@ -1,4 +1,4 @@
-/** How deeply a JSON body (an idempotency response included) may nest: deeper is refused before it is parsed or validated. */
+/** How deeply a JSON body (a stored response included) may nest: deeper is refused before it is parsed or validated. */
 export const JSON_MAX_DEPTH = 64;
 
 /**

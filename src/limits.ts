@@ -32,12 +32,12 @@ export const FENCE_KEEP_MS = 7 * 24 * 3600 * 1000;
  */
 export const REQUEST_MEMORY_MS = 120_000;
 
-/** Idempotency: how long a record (fingerprint, then response) is kept by default and at most. */
+/** Keys: how long a record (fingerprint, then response) is kept by default and at most. */
 export const RETAIN_DEFAULT_MS = 86_400_000;
 export const RETAIN_MIN_MS = 1_000;
 export const RETAIN_MAX_MS = 2_592_000_000;
 export const FINGERPRINT_MAX_CHARS = 256;
-/** A stored idempotency response's JSON text, in UTF-8 bytes. */
+/** A stored response's JSON text (a key's completed work), in UTF-8 bytes. */
 export const RESPONSE_MAX_BYTES = 65_536;
 
 /**

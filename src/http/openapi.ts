@@ -19,10 +19,10 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   401: ["Unauthorized", "No or unknown API key."],
   409: ["Conflict", "locked (with retryAfterMs and Retry-After), lease_lost, in_progress, limit_mismatch or upgrade_not_supported."],
   413: ["TooLarge", "The body is over 64 KiB."],
-  422: ["FingerprintMismatch", "The idempotency key was used with another fingerprint."],
+  422: ["FingerprintMismatch", "The key was used with another fingerprint."],
   429: ["RateLimited", "The namespace is over its request budget: retry after Retry-After (retryAfterMs)."],
   500: ["Internal", "A bug, never an outage: errorId is also in the Worker's log."],
-  501: ["NotSupported", "not_supported: the service runs on a quorum of Redis databases, which offers the mutex only."],
+  501: ["NotSupported", "not_supported: the service runs on a quorum of Redis databases, which offers fewer lock kinds (the message says which)."],
   503: ["Unavailable", "The store did not answer within its deadline; outcome says whether a write may have been applied."],
 };
 
@@ -125,8 +125,7 @@ export function openApiDocument(origin: string) {
     info: {
       title: "holdfast",
       version: "1",
-      description:
-        "Distributed locks for edge and serverless apps: mutexes, read-write locks, semaphores and idempotency keys. The contract: docs/API.md.",
+      description: "Distributed locks for edge and serverless apps, and keys for work done once. The contract: docs/API.md.",
       license: { name: "MIT", identifier: "MIT" },
     },
     servers: [{ url: origin, description: "this deployment" }],
@@ -136,7 +135,7 @@ export function openApiDocument(origin: string) {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key from API_KEYS; each key belongs to one namespace." } },
       parameters: {
         Name: { name: "name", in: "path", required: true, description: "The lock's name", schema: nameSchema },
-        Key: { name: "key", in: "path", required: true, description: "The idempotency key", schema: nameSchema },
+        Key: { name: "key", in: "path", required: true, description: "The key", schema: nameSchema },
         RequestId: {
           name: REQUEST_ID_HEADER,
           in: "header",

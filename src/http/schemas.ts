@@ -21,7 +21,7 @@ export const waitMs = intFrom(0, WAIT_MAX_MS);
 /** Bounded in UTF-8 bytes (maxLength, in characters, is the looser bound a schema can state). */
 export const token = z.string().check(z.minLength(1), z.maxLength(TOKEN_MAX_BYTES), z.refine(isTokenSized, TOKEN_SIZE_MESSAGE));
 export const onExpire = z.url({ protocol: /^https?$/ }).check(z.maxLength(2048));
-/** Any JSON value (a stored idempotency response): one instance, so the OpenAPI document has one recursive component. */
+/** Any JSON value (a stored response): one instance, so the OpenAPI document has one recursive component. */
 export const jsonValue = z.json();
 
 /** A lease's heartbeat and release, the same for every kind. */

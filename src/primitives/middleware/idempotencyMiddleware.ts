@@ -1,11 +1,11 @@
 import type { Redis } from "@upstash/redis";
 import type { Context, MiddlewareHandler } from "hono";
-import { HoldfastError, LeaseLostError } from "../errors.js";
-import { errorResponse } from "../http/errorResponse.js";
-import { RESPONSE_MAX_BYTES } from "../limits.js";
-import { Idempotency } from "../primitives/Idempotency.js";
-import { keepLease, leaseClock } from "../primitives/keepLease.js";
-import type { LockStore } from "../store/types.js";
+import { HoldfastError, LeaseLostError } from "../../errors.js";
+import { errorResponse } from "../../http/errorResponse.js";
+import { RESPONSE_MAX_BYTES } from "../../limits.js";
+import { Idempotency } from "../Idempotency.js";
+import { keepLease, leaseClock } from "../keepLease.js";
+import type { LockStore } from "../../store/types.js";
 
 export interface IdempotencyMiddlewareOptions {
   /** Where keys live: a store or an @upstash/redis client (one of the two). */
