@@ -1,4 +1,5 @@
 import type * as z from "zod/mini";
+import { LockedError } from "../errors.js";
 import { confirmPickup } from "../lockObject/confirmPickup.js";
 import { grantOf } from "../lockObject/grantOf.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
@@ -34,18 +35,24 @@ export interface AcquireSteps<K extends WaitingKindName, Grant extends { token: 
 /**
  * The acquire of every waiting kind, in one place: the store first (an
  * uncontended try-lock or re-entry is one round trip and no object call),
- * then the kind's lock object (its line, or a try with a watch), then, for a
- * grant from the line, the confirmation that its answer reached the client.
+ * then the kind's lock object (its line, or a try with a watch) for what is
+ * left of waitMs, then, for a grant from the line, the confirmation that its
+ * answer reached the client.
  */
 export async function acquireFlow<K extends WaitingKindName, Grant extends { token: string }>(
   ctx: ServiceContext,
   steps: AcquireSteps<K, Grant>,
   signal?: AbortSignal,
 ): Promise<AcquireAnswer<Grant>> {
+  const startedAt = Date.now();
   const tried = await steps.tryStore?.();
   if (tried) return { grant: tried };
+  // waitMs counts from here, not from the line: a store slow to answer the first try uses it up
+  // too, so no grant is answered after the wait the client asked for.
+  const waitMs = Math.max(0, steps.wait.waitMs - (Date.now() - startedAt));
+  if (steps.wait.waitMs > 0 && waitMs === 0) throw new LockedError(1, "not acquired within waitMs (the store was slow to answer)");
   const object = lockObjectClient(ctx.env, steps.kind, steps.ref);
-  const outcome = await object.wait(steps.wait, steps.grantSchema, signal);
+  const outcome = await object.wait({ ...steps.wait, waitMs }, steps.grantSchema, signal);
   const grant = grantOf(outcome);
   if (outcome.status !== "granted" || !outcome.pickup) return { grant };
   steps.fromLine?.();

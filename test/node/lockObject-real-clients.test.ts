@@ -85,6 +85,25 @@ for (const kind of ["redis", "durable"] as const) {
     }, 30_000);
 
     if (kind === "redis") {
+      it("a wait ends by its waitMs counted from the request's arrival: the time a slow store took before the line counts", async () => {
+        const { post } = client(servers.redis.url);
+        const name = unique("deadline");
+        const holder = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+        // The store answers the waiter's first try (busy) only after 800 ms; its waitMs is 1500.
+        stack.redis.pause();
+        const started = Date.now();
+        const waiting = post(`/v1/locks/${name}/acquire`, { ttlMs: 5000, waitMs: 1500 });
+        await new Promise((r) => setTimeout(r, 800));
+        stack.redis.resume();
+        // Released after the waiter's deadline, before 800 + 1500 ms: a grant now would come too late.
+        await new Promise((r) => setTimeout(r, Math.max(0, started + 1900 - Date.now())));
+        const released = post(`/v1/locks/${name}/release`, { token: holder.token });
+        const res = await waiting;
+        expect((await released).status).toBe(200);
+        expect(res.status).toBe(409);
+        expect(res.body.error).toBe("locked");
+      }, 30_000);
+
       it("queued waiters get 503 store_unavailable when the store stops answering, not 409 locked", async () => {
         const { post, get } = client(servers.redis.url);
         const name = unique("outage");
