@@ -1,6 +1,11 @@
 -- holders: per-holder leases, shared by the read-write lock and the
 -- semaphore (prepended to scripts that say "-- uses: holders").
 --
+-- KEYS     none of its own: its functions take the lock's hash and gate keys
+--          from the script, which names them in its KEYS.
+-- ARGV     none: it reads no argument.
+-- Returns  nothing: it defines functions (load, save, gate) for the script.
+--
 -- A lock's hash keeps one field "h:<token>" per holder, a JSON record:
 --   ttl  lease length in ms of its last acquire (a heartbeat's default)
 --   exp  when its lease ends, Redis ms

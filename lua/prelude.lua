@@ -2,6 +2,13 @@
 -- Argument checks raise an error reply before the script's first write, so
 -- a bad argument can never leave a half-written lock (for example a hash with
 -- no expiry). Replies are flat name/value lists, decoded by name.
+--
+-- KEYS     none of its own: its functions touch only keys the script passes
+--          them, each named in the script's KEYS.
+-- ARGV     the caller's clock in microseconds, appended last by ScriptRunner
+--          and taken off here (below); the script's own ARGV come before it.
+-- Returns  nothing: it defines functions (argument checks, Redis time,
+--          fences, answer memory) for the script that follows.
 
 local function bad_arg(name, why)
   error({err = 'ERR holdfast: ' .. name .. ' ' .. why})
