@@ -119,3 +119,10 @@ export class NotConfiguredError extends HoldfastError {
     super("not_configured", message);
   }
 }
+
+/** A wait socket was asked for without a WebSocket upgrade (HTTP 426). */
+export class UpgradeRequiredError extends HoldfastError {
+  constructor() {
+    super("upgrade_required", "this path is a wait socket: open it as a WebSocket (Upgrade: websocket), or wait over HTTP with POST .../acquire");
+  }
+}

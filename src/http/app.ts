@@ -11,6 +11,7 @@ import { openApiDocument } from "./openapi.js";
 import { checkRateLimit } from "./rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { kindApis } from "../kinds/registry/routes.js";
+import { keyFromProtocols } from "../lockObject/socketProtocol.js";
 
 /** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
 export const app = new Hono<AppEnv>();
@@ -59,7 +60,9 @@ app.get("/healthz", async (c) => {
 app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
 
 app.use("/v1/*", async (c, next) => {
-  const authorization = c.req.header("authorization");
+  // A browser's wait socket cannot send headers: its key comes as a subprotocol (socketProtocol.ts).
+  const socketKey = keyFromProtocols(c.req.header("sec-websocket-protocol"));
+  const authorization = c.req.header("authorization") ?? (socketKey === undefined ? undefined : `Bearer ${socketKey}`);
   c.set("ns", await namespaceOf(authorization, c.env.API_KEYS));
   await checkRateLimit(c.env, c.var.ns);
   c.set("apiKey", bearerKey(authorization) ?? "");

@@ -13,6 +13,7 @@ import {
   NotSupportedError,
   StoreUnavailableError,
   TooLargeError,
+  UpgradeRequiredError,
 } from "../errors.js";
 import { UnauthorizedError } from "./auth.js";
 import { logError } from "../logError.js";
@@ -24,34 +25,51 @@ export const STORE_UNAVAILABLE = {
   not_applied: "the store is unavailable and nothing was changed: retry later",
 } as const;
 
-/** The one place where typed errors become HTTP statuses and bodies. */
-export function errorResponse(c: Context, err: unknown): Response {
+/** An error as the caller gets it: the HTTP status, the JSON body and, for a 409 or 429 that says when, Retry-After. */
+export interface ErrorAnswer {
+  status: 400 | 401 | 409 | 413 | 422 | 426 | 429 | 500 | 501 | 503;
+  body: { error: string; message: string; [field: string]: unknown };
+  retryAfterMs?: number;
+}
+
+/**
+ * The one place where typed errors become HTTP statuses and bodies, for
+ * every channel (an HTTP answer, a message on a wait socket).
+ */
+export function errorAnswer(err: unknown): ErrorAnswer {
   if (err instanceof LockedError || err instanceof InProgressError) {
-    c.header("Retry-After", String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
-    return c.json({ error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, 409);
+    return { status: 409, body: { error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, retryAfterMs: err.retryAfterMs };
   }
   if (err instanceof RateLimitedError) {
-    c.header("Retry-After", String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
-    return c.json({ error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, 429);
+    return { status: 429, body: { error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, retryAfterMs: err.retryAfterMs };
   }
-  if (err instanceof ConflictError) return c.json({ error: err.code, message: err.message }, 409);
-  if (err instanceof LeaseLostError) return c.json({ error: err.code, message: err.message }, 409);
-  if (err instanceof InvalidInputError) return c.json({ error: err.code, message: err.message }, 400);
-  if (err instanceof UnauthorizedError) return c.json({ error: err.code, message: err.message }, 401);
-  if (err instanceof TooLargeError) return c.json({ error: err.code, message: err.message }, 413);
-  if (err instanceof FingerprintMismatchError) return c.json({ error: err.code, message: err.message }, 422);
-  if (err instanceof NotConfiguredError) return c.json({ error: err.code, message: err.message }, 503);
-  if (err instanceof NotSupportedError) return c.json({ error: err.code, message: err.message }, 501);
+  const plain = (status: ErrorAnswer["status"], e: HoldfastError): ErrorAnswer => ({ status, body: { error: e.code, message: e.message } });
+  if (err instanceof ConflictError) return plain(409, err);
+  if (err instanceof LeaseLostError) return plain(409, err);
+  if (err instanceof InvalidInputError) return plain(400, err);
+  if (err instanceof UnauthorizedError) return plain(401, err);
+  if (err instanceof TooLargeError) return plain(413, err);
+  if (err instanceof UpgradeRequiredError) return plain(426, err);
+  if (err instanceof FingerprintMismatchError) return plain(422, err);
+  if (err instanceof NotConfiguredError) return plain(503, err);
+  if (err instanceof NotSupportedError) return plain(501, err);
   if (err instanceof StoreUnavailableError) {
     // What failed inside (a script, a Redis error text, an operation's internal name) is for
     // the operator's log, under an id the caller can quote; the caller gets what it can act on.
     const errorId = `err_${crypto.randomUUID()}`;
     console.warn(`store unavailable ${errorId}: ${err.message}`);
-    return c.json({ error: err.code, message: STORE_UNAVAILABLE[err.outcome], outcome: err.outcome, errorId }, 503);
+    return { status: 503, body: { error: err.code, message: STORE_UNAVAILABLE[err.outcome], outcome: err.outcome, errorId } };
   }
-  if (err instanceof HoldfastError && !(err instanceof InternalError)) return c.json({ error: err.code, message: err.message }, 400);
+  if (err instanceof HoldfastError && !(err instanceof InternalError)) return plain(400, err);
   // A bug, not an outage: 500 with an id that is also in the log, so the two can be matched.
   const errorId = `err_${crypto.randomUUID()}`;
   logError(`internal error ${errorId}`, err);
-  return c.json({ error: "internal", message: `an unexpected error occurred (${errorId})`, errorId }, 500);
+  return { status: 500, body: { error: "internal", message: `an unexpected error occurred (${errorId})`, errorId } };
+}
+
+/** A typed error as the HTTP answer (see errorAnswer). */
+export function errorResponse(c: Context, err: unknown): Response {
+  const answer = errorAnswer(err);
+  if (answer.retryAfterMs !== undefined) c.header("Retry-After", String(Math.max(1, Math.ceil(answer.retryAfterMs / 1000))));
+  return c.json(answer.body, answer.status);
 }

@@ -24,15 +24,32 @@ export async function readBody<S extends z.ZodMiniType>(c: Context, schema: S): 
   } catch {
     throw new InvalidInputError("invalid_body", "the body is not valid UTF-8");
   }
+  return parseJsonBody(text, schema);
+}
+
+/**
+ * Validates a JSON text against a schema, as readBody does for a body (and a
+ * wait socket for its messages): too deep, not JSON or a schema violation is
+ * an InvalidInputError naming the first problem.
+ */
+export function parseJsonBody<S extends z.ZodMiniType>(text: string, schema: S, what = "body"): z.output<S> {
+  return validated(jsonOf(text, what), schema, what);
+}
+
+/** The JSON value of a text: too deep or not JSON is an InvalidInputError. */
+export function jsonOf(text: string, what = "body"): unknown {
   if (jsonDepth(text) > JSON_MAX_DEPTH) {
-    throw new InvalidInputError("invalid_body", `the body nests arrays and objects deeper than ${JSON_MAX_DEPTH} levels`);
+    throw new InvalidInputError("invalid_body", `the ${what} nests arrays and objects deeper than ${JSON_MAX_DEPTH} levels`);
   }
-  let json: unknown;
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    throw new InvalidInputError("invalid_body", "the body is not valid JSON");
+    throw new InvalidInputError("invalid_body", `the ${what} is not valid JSON`);
   }
+}
+
+/** A JSON value checked against a schema: a violation is an InvalidInputError naming the field and the problem. */
+export function validated<S extends z.ZodMiniType>(json: unknown, schema: S, what = "body"): z.output<S> {
   const parsed = schema.safeParse(json, { error: englishMessages });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
@@ -41,7 +58,7 @@ export async function readBody<S extends z.ZodMiniType>(c: Context, schema: S): 
   }
   const field = issue.path.length ? String(issue.path[0]) : "";
   const code = fieldErrorCodes[field] ?? "invalid_body";
-  throw new InvalidInputError(code, field ? `${field}: ${issue.message}` : `body: ${issue.message}`);
+  throw new InvalidInputError(code, field ? `${field}: ${issue.message}` : `${what}: ${issue.message}`);
 }
 
 /**

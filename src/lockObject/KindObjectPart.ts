@@ -1,5 +1,6 @@
 import type { KindName, KindNews, KindOps, KindWait } from "../kinds/registry/ops.js";
 import type { WaitOutcome } from "./waitProtocol.js";
+import type { WaitOptions } from "./WaitQueue.js";
 
 /**
  * What a lock kind brings to its lock object (src/kinds/<kind>/objectPart.ts).
@@ -14,10 +15,14 @@ export interface KindObjectPart<K extends KindName> {
    */
   readonly local: KindOps[K];
   /** A wait in the line, or one try with a watch. */
-  wait(req: KindWait[K], signal: AbortSignal): Promise<WaitOutcome<unknown>>;
+  wait(req: KindWait[K], signal: AbortSignal, options?: WaitOptions): Promise<WaitOutcome<unknown>>;
   /** Redis store: what the Worker tells after a write it made there. */
   hear(news: KindNews[K]): void;
   /** A grant from the line reached its client. */
   pickedUp(token: string): void;
+  /** A grant from the line whose client left before acknowledging it: back to the line at once. */
+  takeBack(token: string): void;
+  /** Whether that grant was already taken back (its acknowledgement came too late). */
+  wasTakenBack(token: string): boolean;
   readonly waiterCount: number;
 }

@@ -11,6 +11,7 @@ import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
+import { WaitSockets } from "./WaitSockets.js";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
 
 /**
@@ -49,6 +50,13 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     },
     dropWatch: (id) => dropWatch(this.kv, id),
   };
+  /** Waiters on WebSockets (WaitSockets.ts): in the same line as HTTP waiters. */
+  private readonly sockets = new WaitSockets({
+    ctx: this.ctx,
+    env: this.env,
+    part: (kind) => this.part(kind),
+    afterWait: (store, outcome) => this.afterWait(store, outcome),
+  });
   /** The part of the one kind this object serves, made at its first request. */
   private served: { kind: KindName; part: KindObjectPart<KindName> } | undefined;
   /** The alarm this instance last set (the runtime clears it when it fires). */
@@ -79,17 +87,38 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
 
   // ---- Worker -> object, both stores ----------------------------------------------------------
 
-  /** POST /wait with a wait request: answered once granted, refused or timed out. Fetch, so a disconnect aborts it. */
+  /**
+   * POST /wait with a wait request: answered once granted, refused or timed
+   * out. Fetch, so a disconnect aborts it. Or a wait socket handed over by
+   * the Worker (WaitSockets.ts).
+   */
   async fetch(request: Request): Promise<Response> {
+    if (WaitSockets.isSocketRequest(request)) return this.sockets.accept(request);
     const parsed = waitRequestSchema.safeParse(await request.json().catch(() => undefined));
     if (!parsed.success)
       return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
     const req = parsed.data;
     const outcome = await (this.part(req.kind) as KindObjectPart<KindName>).wait(req as never, request.signal);
-    // On the Durable store a wait may have written here (a grant, a begun key): clean-up follows it.
-    if (req.store === "durable") this.afterWrite(outcome);
-    else this.schedule();
+    this.afterWait(req.store, outcome);
     return Response.json(outcome);
+  }
+
+  webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
+    this.sockets.message(ws, message);
+  }
+
+  webSocketClose(ws: WebSocket): void {
+    this.sockets.closed(ws);
+  }
+
+  webSocketError(ws: WebSocket): void {
+    this.sockets.closed(ws);
+  }
+
+  /** On the Durable store a wait may have written here (a grant, a begun key): clean-up follows it. */
+  private afterWait(store: StoreKind, outcome: WaitOutcome<unknown>): void {
+    if (store === "durable") this.afterWrite(outcome);
+    else this.schedule();
   }
 
   /** Redis store: the Worker's news of a write it made there (a release, a key given up). */

@@ -8,6 +8,11 @@ import type { WithdrawReason } from "../store/WithdrawReason.js";
 import { logError } from "../logError.js";
 import type { WaitOutcome } from "./waitProtocol.js";
 
+export interface WaitOptions {
+  /** The grant counts only once its client acknowledges it (a wait socket): never granted unmarked. */
+  mustPickUp?: boolean;
+}
+
 interface Waiter<Req, Grant> extends QueuedWaiter<Req> {
   settled: boolean;
   /** It was the head in a store step: the store may have it registered or granted. */
@@ -84,13 +89,14 @@ export class WaitQueue<Req, Grant> {
    * a client could send again: a departed waiter's token may still have a
    * take-back on its way, which must never meet a live holder.
    */
-  wait(req: Req, waitMs: number, signal?: AbortSignal): Promise<WaitOutcome<Grant>> {
+  wait(req: Req, waitMs: number, signal?: AbortSignal, options: WaitOptions = {}): Promise<WaitOutcome<Grant>> {
     return new Promise((resolve) => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const waiter: Waiter<Req, Grant> = {
         token: newOwnerToken(),
         req,
-        fresh: this.waiters.length === 0,
+        // A grant that must be acknowledged is marked for pickup even on arrival, so it can be taken back.
+        fresh: this.waiters.length === 0 && !options.mustPickUp,
         settled: false,
         admitted: false,
         settle: (outcome) => {
@@ -113,6 +119,25 @@ export class WaitQueue<Req, Grant> {
   handedOver(token: string, grant: Grant): void {
     this.deliver(token, grant, true); // a handoff always follows a wait
     this.kick();
+  }
+
+  /**
+   * The grant's client is gone before it acknowledged the grant (its wait
+   * socket closed): take it back now, not after the pickup time.
+   */
+  takeBack(token: string): void {
+    const timer = this.pickups.get(token);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.pickups.delete(token);
+    this.remember(this.unclaimed, token);
+    this.withdrawals.set(token, "unclaimed");
+    this.kick();
+  }
+
+  /** Whether this grant was taken back for want of a pickup (an acknowledgement now comes too late). */
+  wasTakenBack(token: string): boolean {
+    return this.unclaimed.has(token);
   }
 
   /** The Worker delivered this grant's answer (or the holder heartbeated): the holder has it. */
@@ -240,13 +265,8 @@ export class WaitQueue<Req, Grant> {
     }
     this.pickups.set(
       token,
-      setTimeout(() => {
-        // Nobody picked it up: take it back, and the line moves on.
-        this.pickups.delete(token);
-        this.remember(this.unclaimed, token);
-        this.withdrawals.set(token, "unclaimed");
-        this.kick();
-      }, PICKUP_MS),
+      // Nobody picked it up in time: take it back, and the line moves on.
+      setTimeout(() => this.takeBack(token), PICKUP_MS),
     );
     waiter.settle({ status: "granted", grant, pickup: true });
   }

@@ -3,7 +3,7 @@ import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
 import { waitFault } from "../../lockObject/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
-import { WaitQueue } from "../../lockObject/WaitQueue.js";
+import { type WaitOptions, WaitQueue } from "../../lockObject/WaitQueue.js";
 import type { KindOps, KindWait } from "../registry/ops.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { LockStore } from "../../store/types.js";
@@ -78,7 +78,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
   }
 
   /** Waits in line (waitMs > 0), or tries once or re-enters with a watch; never ahead of the line. */
-  async wait(req: WaitOf<K>, signal: AbortSignal): Promise<WaitOutcome<Grant>> {
+  async wait(req: WaitOf<K>, signal: AbortSignal, options?: WaitOptions): Promise<WaitOutcome<Grant>> {
     const watchGrant = (grant: Grant) => {
       if (!req.onExpire) return;
       this.host.watchLease({
@@ -101,7 +101,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
         if (outcome.status === "granted") watchGrant(outcome.grant);
         return outcome;
       }
-      const outcome = await line.wait(this.spec.queued(req), req.waitMs, signal);
+      const outcome = await line.wait(this.spec.queued(req), req.waitMs, signal, options);
       if (outcome.status === "granted") watchGrant(outcome.grant);
       return outcome;
     } catch (err) {
@@ -124,5 +124,13 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
   /** The holder has its grant: its answer was delivered, or it heartbeated. */
   pickedUp(token: string): void {
     this.queue?.pickedUp(token);
+  }
+
+  takeBack(token: string): void {
+    this.queue?.takeBack(token);
+  }
+
+  wasTakenBack(token: string): boolean {
+    return this.queue?.wasTakenBack(token) ?? false;
   }
 }

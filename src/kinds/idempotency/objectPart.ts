@@ -67,4 +67,11 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
   }
 
   pickedUp(): void {}
+
+  /** Idempotency keys have no line: nothing is granted from one, nothing is taken back. */
+  takeBack(): void {}
+
+  wasTakenBack(): boolean {
+    return false;
+  }
 }

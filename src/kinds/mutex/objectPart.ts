@@ -2,7 +2,7 @@ import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import { waitFault } from "../../lockObject/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
-import { WaitQueue } from "../../lockObject/WaitQueue.js";
+import { type WaitOptions, WaitQueue } from "../../lockObject/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
@@ -50,7 +50,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
   }
 
   /** Waits in line (waitMs > 0), or tries once or re-enters with a watch; never ahead of the line. */
-  async wait(req: MutexWait, signal: AbortSignal): Promise<WaitOutcome<MutexGrant>> {
+  async wait(req: MutexWait, signal: AbortSignal, options?: WaitOptions): Promise<WaitOutcome<MutexGrant>> {
     const ref = req.ref;
     const watch = req.onExpire !== undefined;
     const watchGrant = (grant: MutexGrant) => {
@@ -82,7 +82,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
         watchGrant(r.grant);
         return { status: "granted", grant: r.grant, pickup: false };
       }
-      const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal);
+      const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal, options);
       if (outcome.status === "granted") watchGrant(outcome.grant);
       return outcome;
     } catch (err) {
@@ -105,5 +105,13 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
   /** The holder has its grant: its answer was delivered, or it heartbeated. */
   pickedUp(token: string): void {
     this.queue?.pickedUp(token);
+  }
+
+  takeBack(token: string): void {
+    this.queue?.takeBack(token);
+  }
+
+  wasTakenBack(token: string): boolean {
+    return this.queue?.wasTakenBack(token) ?? false;
   }
 }

@@ -5,6 +5,7 @@ import { lockName } from "../../http/lockName.js";
 import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
+import { openWaitSocket } from "../../http/waitSocket.js";
 import { heartbeatBody, releaseBody } from "../../http/schemas.js";
 import { mutexAcquireBody } from "./schemas.js";
 import { acquireMutex, heartbeatMutex, inspectMutex, releaseMutex } from "./service.js";
@@ -20,6 +21,9 @@ mutexRoutes.post("/:name/acquire", async (c) => {
   // A grant from the line is confirmed once its answer went out (see deliveryConfirmed).
   return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
 });
+
+// A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
+mutexRoutes.get("/:name/wait", (c) => openWaitSocket(c, "mutex"));
 
 mutexRoutes.post("/:name/heartbeat", async (c) => {
   const name = lockName(c);

@@ -5,6 +5,7 @@ import { lockName } from "../../http/lockName.js";
 import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
+import { openWaitSocket } from "../../http/waitSocket.js";
 import { heartbeatBody, releaseBody } from "../../http/schemas.js";
 import { rwAcquireBody } from "./schemas.js";
 import { acquireRw, heartbeatRw, inspectRw, releaseRw } from "./service.js";
@@ -26,6 +27,9 @@ rwLockRoutes.post("/:name/:mode{read|write}/acquire", async (c) => {
   const { grant, confirmDelivery } = await acquireRw(serviceContext(c), name, modeOf(c.req.param("mode")), body, c.req.raw.signal);
   return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
 });
+
+// A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
+rwLockRoutes.get("/:name/:mode{read|write}/wait", (c) => openWaitSocket(c, "rwlock", modeOf(c.req.param("mode"))));
 
 for (const path of ["/:name/:mode{read|write}/heartbeat", "/:name/heartbeat"]) {
   rwLockRoutes.post(path, async (c) => {

@@ -5,6 +5,7 @@ import { lockName } from "../../http/lockName.js";
 import { checkOnExpire } from "../../http/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
+import { openWaitSocket } from "../../http/waitSocket.js";
 import { heartbeatBody, releaseBody } from "../../http/schemas.js";
 import { semaphoreAcquireBody } from "./schemas.js";
 import { acquireSemaphore, heartbeatSemaphore, inspectSemaphore, releaseSemaphore } from "./service.js";
@@ -19,6 +20,9 @@ semaphoreRoutes.post("/:name/acquire", async (c) => {
   const { grant, confirmDelivery } = await acquireSemaphore(serviceContext(c), name, body, c.req.raw.signal);
   return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
 });
+
+// A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
+semaphoreRoutes.get("/:name/wait", (c) => openWaitSocket(c, "semaphore"));
 
 semaphoreRoutes.post("/:name/heartbeat", async (c) => {
   const name = lockName(c);

@@ -1,0 +1,187 @@
+import type { Env } from "../env.js";
+import { InternalError, InvalidInputError, StoreUnavailableError, TooLargeError } from "../errors.js";
+import { errorAnswer } from "../http/errorResponse.js";
+import { checkOnExpire } from "../http/onExpire.js";
+import { jsonOf, validated } from "../http/readBody.js";
+import type { KindName, WaitingKindName } from "../kinds/registry/ops.js";
+import { socketWaits } from "../kinds/registry/sockets.js";
+import { BODY_MAX_BYTES } from "../limits.js";
+import { grantOf } from "./grantOf.js";
+import type { KindObjectPart } from "./KindObjectPart.js";
+import { ackMessage, SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt, socketAtSchema } from "./socketProtocol.js";
+import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
+
+/** Where a socket is in its one wait; kept as the socket's attachment, so it survives the object's hibernation. */
+type SocketPhase = { phase: "open" } | { phase: "waiting" } | { phase: "granted"; token: string } | { phase: "done" };
+type Attachment = { at: SocketAt } & SocketPhase;
+
+/** What the sockets need of their lock object. */
+export interface WaitSocketsHost {
+  ctx: DurableObjectState;
+  env: Env;
+  part(kind: KindName): KindObjectPart<KindName>;
+  /** After a wait ended: the object's clean-up and alarm, as for an HTTP wait. */
+  afterWait(store: StoreKind, outcome: WaitOutcome<unknown>): void;
+}
+
+/**
+ * The lock object's wait sockets (socketProtocol.ts): accepted with the
+ * hibernation API, one wait each, in the same line as HTTP waiters. What
+ * only this instance can know (the wait in progress, to withdraw it) is
+ * kept in memory; where the socket is in its wait is kept in its
+ * attachment, so a socket that outlives this instance (the object was
+ * evicted) is told its wait was lost instead of hanging.
+ */
+export class WaitSockets {
+  /** The waits in progress on this instance: closing the socket aborts its wait (it leaves the line). */
+  private readonly waits = new Map<WebSocket, AbortController>();
+
+  constructor(private readonly host: WaitSocketsHost) {}
+
+  /** GET .../wait from the Worker: accept the socket. */
+  accept(request: Request): Response {
+    let at: ReturnType<typeof socketAtSchema.safeParse>;
+    try {
+      at = socketAtSchema.safeParse(JSON.parse(request.headers.get(SOCKET_AT_HEADER) ?? "null"));
+    } catch {
+      at = socketAtSchema.safeParse(null);
+    }
+    if (!at.success) return Response.json({ error: "internal", message: "a wait socket without what it is for" }, { status: 500 });
+    const [client, server] = Object.values(new WebSocketPair());
+    this.host.ctx.acceptWebSocket(server);
+    this.keep(server, { at: at.data, phase: "open" });
+    return new Response(null, { status: 101, webSocket: client, headers: at.data.protocol ? { "Sec-WebSocket-Protocol": SOCKET_PROTOCOL } : {} });
+  }
+
+  message(ws: WebSocket, data: string | ArrayBuffer): void {
+    const state = ws.deserializeAttachment() as Attachment | null;
+    if (!state) return;
+    try {
+      if (typeof data !== "string") throw new InvalidInputError("invalid_body", "wait socket messages are JSON text, not binary");
+      if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
+      const json = jsonOf(data, "message");
+      const type = typeof json === "object" && json !== null && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined;
+      if (state.phase === "open" && type === "acquire") {
+        // The wait runs on; this handler returns, so the socket's other events (its close) come through.
+        this.acquire(ws, state.at, json as Record<string, unknown>).catch((err) => this.fail(ws, err));
+        return;
+      }
+      if (state.phase === "granted" && type === "ack") {
+        this.ack(ws, state, validated(json, ackMessage, "ack message").token);
+        return;
+      }
+      if (state.phase === "waiting" && !this.waits.has(ws)) {
+        throw new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied");
+      }
+      throw new InvalidInputError(
+        "invalid_body",
+        state.phase === "open" ? 'the first message is {"type":"acquire", ...}' : `a "${String(type)}" message is not expected now`,
+      );
+    } catch (err) {
+      this.fail(ws, err);
+    }
+  }
+
+  /** The client closed the socket, or its connection failed. */
+  closed(ws: WebSocket): void {
+    const state = ws.deserializeAttachment() as Attachment | null;
+    const wait = this.waits.get(ws);
+    this.waits.delete(ws);
+    // Waiting: it leaves the line now. Offered a grant it never acknowledged: the grant goes back now.
+    wait?.abort();
+    if (state?.phase === "granted") this.host.part(state.at.kind).takeBack(state.token);
+    this.keep(ws, state ? { at: state.at, phase: "done" } : null);
+  }
+
+  private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
+    const { type: _type, ...body } = json;
+    const req = socketWaits[at.kind as WaitingKindName](at, body);
+    if ("token" in req && req.token !== undefined) {
+      throw new InvalidInputError("invalid_token", "token: a re-entry is answered at once: send it over HTTP, not a wait socket");
+    }
+    if (req.waitMs < 1) throw new InvalidInputError("invalid_wait", "waitMs: a wait socket waits: give at least 1 (a try-lock goes over HTTP)");
+    if (req.onExpire) checkOnExpire(this.host.env, at.ref.ns, req.onExpire);
+    const wait = new AbortController();
+    this.waits.set(ws, wait);
+    this.keep(ws, { at, phase: "waiting" });
+    const part = this.host.part(at.kind);
+    const outcome = await part.wait(req as never, wait.signal, { mustPickUp: true });
+    this.host.afterWait(at.store, outcome);
+    if (wait.signal.aborted) {
+      // Gone while its answer was on the way: a grant made meanwhile goes back to the line.
+      if (outcome.status === "granted") part.takeBack((outcome.grant as { token: string }).token);
+      return;
+    }
+    this.waits.delete(ws);
+    if (outcome.status === "granted") {
+      const token = (outcome.grant as { token: string }).token;
+      this.keep(ws, { at, phase: "granted", token });
+      this.send(ws, { type: "granted", grant: outcome.grant });
+      return;
+    }
+    if (outcome.status === "locked") {
+      this.end(ws, { type: "timeout", retryAfterMs: outcome.retryAfterMs });
+      return;
+    }
+    try {
+      grantOf(outcome);
+      throw new InternalError("a wait answered neither a grant nor a refusal");
+    } catch (err) {
+      this.fail(ws, err);
+    }
+  }
+
+  private ack(ws: WebSocket, state: Attachment & { phase: "granted" }, token: string): void {
+    if (token !== state.token) throw new InvalidInputError("invalid_token", "token: the ack names a token this socket was not granted");
+    const part = this.host.part(state.at.kind);
+    if (part.wasTakenBack(token)) {
+      this.end(ws, {
+        type: "error",
+        status: 409,
+        error: "lease_lost",
+        message: "the grant was not acknowledged in time and went to the next waiter",
+      });
+      return;
+    }
+    part.pickedUp(token);
+    this.end(ws, { type: "held" });
+  }
+
+  /** A typed error as the socket's last message: the status and body HTTP would answer (errorAnswer). */
+  private fail(ws: WebSocket, err: unknown): void {
+    const { status, body } = errorAnswer(err);
+    this.end(ws, { type: "error", status, ...body });
+  }
+
+  /** The socket's last message, then a normal close. */
+  private end(ws: WebSocket, answer: SocketAnswer): void {
+    const state = ws.deserializeAttachment() as Attachment | null;
+    this.keep(ws, state ? { at: state.at, phase: "done" } : null);
+    this.send(ws, answer);
+    try {
+      ws.close(1000, answer.type);
+    } catch {
+      // Already closing: the client went first.
+    }
+  }
+
+  private send(ws: WebSocket, answer: SocketAnswer): void {
+    try {
+      ws.send(JSON.stringify(answer));
+    } catch {
+      // The client is gone: its close event withdraws what it had.
+    }
+  }
+
+  private keep(ws: WebSocket, state: Attachment | null): void {
+    try {
+      ws.serializeAttachment(state);
+    } catch {
+      // A closed socket keeps nothing.
+    }
+  }
+
+  static isSocketRequest(request: Request): boolean {
+    return request.headers.has(SOCKET_AT_HEADER);
+  }
+}

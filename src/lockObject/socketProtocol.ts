@@ -1,0 +1,76 @@
+import * as z from "zod/mini";
+
+/**
+ * The wait socket (docs/API.md, "Waiting over a WebSocket"): a client opens
+ * GET /v1/<kind path>/<name>/wait as a WebSocket, the Worker hands the
+ * socket to the lock's object, and the two speak these JSON messages:
+ *
+ *   client -> object  {"type":"acquire", ...the kind's acquire body}   once, first
+ *   object -> client  {"type":"granted","grant":{...}}                the lock is offered
+ *   client -> object  {"type":"ack","token":"..."}                     it is taken
+ *   object -> client  {"type":"held"}                                  it is the client's; the object closes (1000)
+ *   object -> client  {"type":"timeout","retryAfterMs":n}              not granted within waitMs; closes
+ *   object -> client  {"type":"error","status":n,"error":"...","message":"..."}   as the HTTP error; closes
+ *
+ * A grant counts only once acknowledged: a socket that closes before its
+ * ack gives the grant back to the line at once, and one that closes while
+ * waiting leaves the line at once. After `held`, closing changes nothing: a
+ * lease ends by release or TTL.
+ */
+
+/** The subprotocol every wait socket speaks (the server answers with it). */
+export const SOCKET_PROTOCOL = "holdfast.v1";
+
+/**
+ * Browsers cannot set headers on a WebSocket, so the API key may come as a
+ * second subprotocol, `holdfast.key.<base64url of the key>`, never in the
+ * URL (URLs are logged). The server never echoes it.
+ */
+export const SOCKET_KEY_PROTOCOL_PREFIX = "holdfast.key.";
+
+/** The header on which the Worker tells the object what the socket is for (internal; never from a client). */
+export const SOCKET_AT_HEADER = "x-holdfast-wait-socket";
+
+export const socketAtSchema = z.object({
+  kind: z.enum(["mutex", "rwlock", "semaphore"]),
+  store: z.enum(["redis", "durable"]),
+  ref: z.object({ ns: z.string(), name: z.string() }),
+  /** The read-write lock's mode, from the path. */
+  mode: z.optional(z.enum(["read", "write"])),
+  /** The client offered SOCKET_PROTOCOL (a browser must be answered with it). */
+  protocol: z.boolean(),
+});
+export type SocketAt = z.infer<typeof socketAtSchema>;
+
+export const ackMessage = z.strictObject({ type: z.literal("ack"), token: z.string() });
+
+/** What the object sends. */
+export type SocketAnswer =
+  | { type: "granted"; grant: unknown }
+  | { type: "held" }
+  | { type: "timeout"; retryAfterMs: number }
+  | { type: "error"; status: number; error: string; message: string; [field: string]: unknown };
+
+/** The API key carried as a subprotocol, if one was offered (see SOCKET_KEY_PROTOCOL_PREFIX). */
+export function keyFromProtocols(header: string | undefined): string | undefined {
+  for (const offered of (header ?? "").split(",")) {
+    const p = offered.trim();
+    if (!p.startsWith(SOCKET_KEY_PROTOCOL_PREFIX)) continue;
+    try {
+      const b64 = p.slice(SOCKET_KEY_PROTOCOL_PREFIX.length).replace(/-/g, "+").replace(/_/g, "/");
+      const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+      return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/** A key as the subprotocol a client offers (the inverse of keyFromProtocols). */
+export function keyAsProtocol(key: string): string {
+  const bytes = new TextEncoder().encode(key);
+  let bin = "";
+  for (const b of bytes) bin += String.fromCharCode(b);
+  return SOCKET_KEY_PROTOCOL_PREFIX + btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
