@@ -1,6 +1,7 @@
 import { leaseClock } from "../primitives/keepLease.js";
 import { InProgressError, LeaseLostError, StoreUnavailableError, UnreachableError } from "./errors.js";
 import { Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
+import { runtimeWebSocket, SocketUnavailableError, type WaitChannel, waitOverSocket } from "./socketWait.js";
 import { Transport } from "./transport.js";
 
 export interface HoldfastClientOptions {
@@ -17,6 +18,17 @@ export interface HoldfastClientOptions {
    * 2 s): time to stop work before anyone else can hold the lease.
    */
   safetyMarginMs?: number;
+  /**
+   * How a lock, read-write lock or semaphore waits (waitMs > 0) in its line:
+   * "socket" over a wait socket (a WebSocket to the lock's object: a client
+   * that goes away leaves the line at once, a handoff is one hop), "http" as
+   * a held-open POST, or "auto" (default): a socket where the runtime has a
+   * WebSocket (Workers, browsers, Deno, Node 22+) and the service accepts
+   * one, else HTTP. A try (waitMs 0) is always one HTTP request.
+   */
+  waitChannel?: WaitChannel;
+  /** The WebSocket to use instead of the global one (Node 20 with the `ws` package, a test's). */
+  WebSocket?: typeof WebSocket;
 }
 
 export interface LockOptions {
@@ -75,11 +87,15 @@ const path = (base: string, name: string, ...rest: string[]) => [base, encodeURI
  */
 export class HoldfastClient {
   private readonly host: LeaseHost;
+  private readonly options: HoldfastClientOptions;
+  /** "auto" found that the service (or the way to it) takes no wait sockets: HTTP from then on. */
+  private socketsRefused = false;
 
   constructor(options: HoldfastClientOptions) {
     if (!options?.baseUrl) throw new TypeError("HoldfastClient needs baseUrl (the service's origin)");
     if (!options.apiKey) throw new TypeError("HoldfastClient needs apiKey");
     const margin = options.safetyMarginMs;
+    this.options = options;
     this.host = {
       transport: new Transport(options),
       timeoutMs: options.timeoutMs ?? 10_000,
@@ -89,21 +105,21 @@ export class HoldfastClient {
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */
   lock(name: string, options: LockOptions): Promise<Lease> {
-    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name, "acquire"), lockBody(options), options);
+    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name), lockBody(options), options);
   }
 
   readLock(name: string, options: LockOptions): Promise<Lease> {
-    return this.acquire({ kind: "rwlock", name, mode: "read" }, path("/v1/rwlocks", name, "read", "acquire"), lockBody(options), options);
+    return this.acquire({ kind: "rwlock", name, mode: "read" }, path("/v1/rwlocks", name, "read"), lockBody(options), options);
   }
 
   writeLock(name: string, options: LockOptions): Promise<Lease> {
-    return this.acquire({ kind: "rwlock", name, mode: "write" }, path("/v1/rwlocks", name, "write", "acquire"), lockBody(options), options);
+    return this.acquire({ kind: "rwlock", name, mode: "write" }, path("/v1/rwlocks", name, "write"), lockBody(options), options);
   }
 
   /** Takes `permits` (default 1) of the counting semaphore `name`, whose holders all use `limit`. */
   semaphore(name: string, options: SemaphoreOptions): Promise<Lease> {
     const body = { ...lockBody(options), limit: options.limit, permits: options.permits ?? 1 };
-    return this.acquire({ kind: "semaphore", name }, path("/v1/semaphores", name, "acquire"), body, options);
+    return this.acquire({ kind: "semaphore", name }, path("/v1/semaphores", name), body, options);
   }
 
   /** Runs fn holding the mutex, with the lease (its signal and fence); releases after, whatever happens. */
@@ -214,16 +230,51 @@ export class HoldfastClient {
     return this.host.transport.read(path(base, name), { deadline: Date.now() + this.host.timeoutMs });
   }
 
+  /** An acquire of `lockPath` (the lock's path; `/acquire` over HTTP, `/wait` over a socket). */
   private async acquire(
     what: Pick<LeaseHandle, "kind" | "name" | "mode">,
-    acquirePath: string,
+    lockPath: string,
     body: Record<string, unknown>,
     options: LockOptions,
   ): Promise<Lease> {
     const sentAt = leaseClock();
-    const deadline = Date.now() + (options.waitMs ?? 0) + this.host.timeoutMs;
-    const r = await this.writeOrGiveBack<GrantBody>(what, acquirePath, body, deadline, options.signal);
+    const waitMs = options.waitMs ?? 0;
+    const deadline = Date.now() + waitMs + this.host.timeoutMs;
+    const WebSocketImpl = this.socketChannel(waitMs);
+    let httpBody = body;
+    if (WebSocketImpl) {
+      const startedAt = Date.now();
+      try {
+        const grant = await waitOverSocket<GrantBody>({
+          baseUrl: this.options.baseUrl.replace(/\/+$/, ""),
+          apiKey: this.options.apiKey,
+          path: `${lockPath}/wait`,
+          body,
+          deadline,
+          signal: options.signal,
+          WebSocket: WebSocketImpl,
+          giveBack: (token) => void this.release({ ...what, token }).catch(() => undefined),
+        });
+        return new Lease(this.host, { ...what, ...grantFields(grant) }, sentAt);
+      } catch (err) {
+        const forced = this.options.waitChannel === "socket";
+        if (err instanceof SocketUnavailableError && !forced) this.socketsRefused = true;
+        // A socket that never opened, or broke mid-wait, left nothing held: HTTP waits what is left.
+        if (forced || !(err instanceof UnreachableError) || options.signal?.aborted) throw err;
+        httpBody = { ...body, waitMs: Math.max(0, waitMs - (Date.now() - startedAt)) };
+      }
+    }
+    const r = await this.writeOrGiveBack<GrantBody>(what, `${lockPath}/acquire`, httpBody, deadline, options.signal);
     return new Lease(this.host, { ...what, ...grantFields(r) }, sentAt);
+  }
+
+  /** The WebSocket to wait with, or undefined to wait over HTTP (see waitChannel). */
+  private socketChannel(waitMs: number): typeof WebSocket | undefined {
+    const channel = this.options.waitChannel ?? "auto";
+    if (waitMs <= 0 || channel === "http" || (channel === "auto" && this.socketsRefused)) return undefined;
+    const impl = this.options.WebSocket ?? runtimeWebSocket();
+    if (!impl && channel === "socket") throw new TypeError('waitChannel "socket" needs a WebSocket: this runtime has none (pass one as WebSocket)');
+    return impl;
   }
 
   /**

@@ -15,6 +15,7 @@ export {
 } from "./HoldfastClient.js";
 export { Lease, type LeaseHandle, type LeaseKind } from "./lease.js";
 export { REQUEST_ID_HEADER } from "./transport.js";
+export type { WaitChannel } from "./socketWait.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "../lockObject/signature.js";
 export {
   HoldfastClientError,

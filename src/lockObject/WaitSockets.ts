@@ -8,7 +8,8 @@ import { socketWaits } from "../kinds/registry/sockets.js";
 import { BODY_MAX_BYTES } from "../limits.js";
 import { grantOf } from "./grantOf.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
-import { ackMessage, SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt, socketAtSchema } from "./socketProtocol.js";
+import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "./socketProtocol.js";
+import { ackMessage, socketAtSchema } from "./socketSchemas.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 
 /** Where a socket is in its one wait; kept as the socket's attachment, so it survives the object's hibernation. */

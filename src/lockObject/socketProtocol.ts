@@ -1,5 +1,3 @@
-import * as z from "zod/mini";
-
 /**
  * The wait socket (docs/API.md, "Waiting over a WebSocket"): a client opens
  * GET /v1/<kind path>/<name>/wait as a WebSocket, the Worker hands the
@@ -16,6 +14,9 @@ import * as z from "zod/mini";
  * ack gives the grant back to the line at once, and one that closes while
  * waiting leaves the line at once. After `held`, closing changes nothing: a
  * lease ends by release or TTL.
+ *
+ * No schema library here: the client SDK imports this file too (the
+ * object's checks are in socketSchemas.ts).
  */
 
 /** The subprotocol every wait socket speaks (the server answers with it). */
@@ -31,18 +32,16 @@ export const SOCKET_KEY_PROTOCOL_PREFIX = "holdfast.key.";
 /** The header on which the Worker tells the object what the socket is for (internal; never from a client). */
 export const SOCKET_AT_HEADER = "x-holdfast-wait-socket";
 
-export const socketAtSchema = z.object({
-  kind: z.enum(["mutex", "rwlock", "semaphore"]),
-  store: z.enum(["redis", "durable"]),
-  ref: z.object({ ns: z.string(), name: z.string() }),
+/** What a socket is for: set by the Worker from the path and the key, sent to the object on SOCKET_AT_HEADER. */
+export interface SocketAt {
+  kind: "mutex" | "rwlock" | "semaphore";
+  store: "redis" | "durable";
+  ref: { ns: string; name: string };
   /** The read-write lock's mode, from the path. */
-  mode: z.optional(z.enum(["read", "write"])),
+  mode?: "read" | "write";
   /** The client offered SOCKET_PROTOCOL (a browser must be answered with it). */
-  protocol: z.boolean(),
-});
-export type SocketAt = z.infer<typeof socketAtSchema>;
-
-export const ackMessage = z.strictObject({ type: z.literal("ack"), token: z.string() });
+  protocol: boolean;
+}
 
 /** What the object sends. */
 export type SocketAnswer =

@@ -1,0 +1,283 @@
+// Wait sockets against the Worker served by workerd over real TCP (no dev proxy), on both
+// stores: a waiter that goes away leaves the line at once, a grant counts once acknowledged,
+// and socket and HTTP waiters share one fair line.
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { HoldfastClient, LockedError } from "../../src/client/index";
+import { PICKUP_MS } from "../../src/limits";
+import { openSocket, rawHandshake, socketWaiter, takeGrant } from "./support/waitSocket";
+import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
+
+const KEY = "socket-test-key-123456";
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+
+let servers: Stores;
+
+beforeAll(async () => {
+  servers = await startOnBothStores({ API_KEYS: `sockets=${KEY}` }, { url: inject("upstashUrl"), token: inject("upstashToken") });
+}, 120_000);
+
+afterAll(async () => {
+  await stopAll(servers ?? {});
+});
+
+function http(base: string) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  return { post: (path: string, body: unknown) => call("POST", path, body), get: (path: string) => call("GET", path) };
+}
+
+for (const store of ["redis", "durable"] as const) {
+  describe(`${store} store`, () => {
+    const base = () => servers[store].url;
+    const api = () => http(base());
+    const waitersAre = (path: string, n: number) =>
+      until(
+        () => api().get(path),
+        (r) => r.body.waiters === n,
+      ).then((r) => expect(r.body.waiters).toBe(n));
+
+    it("a socket waiter is handed the lock on release, acknowledges it, and still holds it after its socket closes", async () => {
+      const name = unique("handoff");
+      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      const waiter = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 10_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      expect((await api().post(`/v1/locks/${name}/release`, { token: holder.token })).status).toBe(200);
+      const grant = await takeGrant(waiter);
+      expect(grant.fence).toBeGreaterThan(holder.fence);
+      expect(await waiter.closed).toBe(1000);
+      // Closing after `held` releases nothing: the lease ends by release or TTL.
+      expect((await api().get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, fence: grant.fence, waiters: 0 });
+      expect((await api().post(`/v1/locks/${name}/heartbeat`, { token: grant.token })).status).toBe(200);
+      expect((await api().post(`/v1/locks/${name}/release`, { token: grant.token })).status).toBe(200);
+    });
+
+    it("a socket that closes while waiting leaves the line at once: the live waiter behind it is granted right after the release", async () => {
+      const name = unique("leaves");
+      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      const gone = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      const live = api().post(`/v1/locks/${name}/acquire`, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 2);
+      gone.ws.close();
+      await waitersAre(`/v1/locks/${name}`, 1);
+      const releasedAt = Date.now();
+      await api().post(`/v1/locks/${name}/release`, { token: holder.token });
+      const granted = await live;
+      expect(granted.status).toBe(200);
+      // Nothing was granted to the socket that left: no pickup time was waited out.
+      expect(Date.now() - releasedAt).toBeLessThan(PICKUP_MS);
+    });
+
+    it("a waiter whose TCP connection is reset (a crashed client) leaves the line; the key may come as a header", async () => {
+      const name = unique("reset");
+      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      const raw = rawHandshake(base(), `/v1/locks/${name}/wait`, { Authorization: `Bearer ${KEY}` });
+      expect((await raw.status).status).toBe(101);
+      raw.sendText(JSON.stringify({ type: "acquire", ttlMs: 10_000, waitMs: 20_000 }));
+      await waitersAre(`/v1/locks/${name}`, 1);
+      raw.reset();
+      await waitersAre(`/v1/locks/${name}`, 0);
+      expect((await api().post(`/v1/locks/${name}/release`, { token: holder.token })).body.released).toBe(true);
+      expect((await api().get(`/v1/locks/${name}`)).body.held).toBe(false);
+    });
+
+    it("a grant offered and never acknowledged goes back to the line at once: the next waiter gets the lock, the first token is lost", async () => {
+      const name = unique("unacked");
+      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      const first = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      const second = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 2);
+      await api().post(`/v1/locks/${name}/release`, { token: holder.token });
+      const offered = await first.next();
+      expect(offered.type).toBe("granted");
+      first.ws.close(); // gone before its ack
+      const closedAt = Date.now();
+      const grant = await takeGrant(second);
+      expect(Date.now() - closedAt).toBeLessThan(PICKUP_MS);
+      expect(grant.fence).toBeGreaterThan(offered.grant.fence);
+      const late = await api().post(`/v1/locks/${name}/heartbeat`, { token: offered.grant.token });
+      expect(late).toMatchObject({ status: 409, body: { error: "lease_lost" } });
+    });
+
+    it("an acknowledgement that comes after the pickup time is refused: lease_lost, and the lock is free", async () => {
+      const name = unique("late-ack");
+      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      const slow = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      await api().post(`/v1/locks/${name}/release`, { token: holder.token });
+      const offered = await slow.next();
+      expect(offered.type).toBe("granted");
+      await until(
+        () => api().get(`/v1/locks/${name}`),
+        (r) => r.body.held === false,
+      );
+      slow.ws.send(JSON.stringify({ type: "ack", token: offered.grant.token }));
+      expect(await slow.next()).toMatchObject({ type: "error", status: 409, error: "lease_lost" });
+    });
+
+    it("socket and HTTP waiters share one first-come-first-served line", async () => {
+      const name = unique("fifo");
+      const path = `/v1/locks/${name}`;
+      let held = (await api().post(`${path}/acquire`, { ttlMs: 30_000 })).body;
+      const order: string[] = [];
+      const waiters: Array<{ label: string; granted: Promise<any> }> = [];
+      for (const [i, channel] of ["socket", "http", "socket", "http"].entries()) {
+        const label = `${channel}-${i}`;
+        const granted =
+          channel === "socket"
+            ? socketWaiter(base(), `${path}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 }).then(takeGrant)
+            : api()
+                .post(`${path}/acquire`, { ttlMs: 10_000, waitMs: 20_000 })
+                .then((r) => r.body);
+        waiters.push({
+          label,
+          granted: granted.then((g) => {
+            order.push(label);
+            return g;
+          }),
+        });
+        await waitersAre(path, i + 1);
+      }
+      for (const w of waiters) {
+        await api().post(`${path}/release`, { token: held.token });
+        held = await w.granted;
+      }
+      await api().post(`${path}/release`, { token: held.token });
+      expect(order).toEqual(waiters.map((w) => w.label));
+    });
+
+    it("read-write lock: readers on sockets and HTTP are admitted together, and none passes a queued writer", async () => {
+      const name = unique("rw");
+      const path = `/v1/rwlocks/${name}`;
+      const writer = (await api().post(`${path}/write/acquire`, { ttlMs: 30_000 })).body;
+      const r1 = socketWaiter(base(), `${path}/read/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 }).then(takeGrant);
+      await waitersAre(path, 1);
+      const r2 = api().post(`${path}/read/acquire`, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(path, 2);
+      let w2Granted = false;
+      const w2 = socketWaiter(base(), `${path}/write/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 })
+        .then(takeGrant)
+        .then((g) => {
+          w2Granted = true;
+          return g;
+        });
+      await waitersAre(path, 3);
+      const r3 = api().post(`${path}/read/acquire`, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(path, 4);
+      await api().post(`${path}/release`, { token: writer.token });
+      const [a, b] = await Promise.all([r1, r2]);
+      expect(b.status).toBe(200);
+      // The two readers hold together; the writer behind them and the reader behind it wait.
+      const state = (await api().get(path)).body;
+      expect(state).toMatchObject({ mode: "read", readers: 2, waiters: 2 });
+      expect(w2Granted).toBe(false);
+      await api().post(`${path}/release`, { token: a.token });
+      await api().post(`${path}/release`, { token: b.body.token });
+      const w = await w2;
+      expect((await api().get(path)).body).toMatchObject({ mode: "write", waiters: 1 });
+      await api().post(`${path}/release`, { token: w.token });
+      expect((await r3).status).toBe(200);
+    });
+
+    it("semaphore: a socket waiter for 2 permits is not overtaken by an HTTP waiter for 1", async () => {
+      const name = unique("sem");
+      const path = `/v1/semaphores/${name}`;
+      const one = (await api().post(`${path}/acquire`, { limit: 3, permits: 1, ttlMs: 30_000 })).body;
+      const two = (await api().post(`${path}/acquire`, { limit: 3, permits: 2, ttlMs: 30_000 })).body;
+      const big = socketWaiter(base(), `${path}/wait`, KEY, { limit: 3, permits: 2, ttlMs: 10_000, waitMs: 20_000 }).then(takeGrant);
+      await waitersAre(path, 1);
+      const small = api().post(`${path}/acquire`, { limit: 3, permits: 1, ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(path, 2);
+      await api().post(`${path}/release`, { token: one.token });
+      // One permit is free, but the head needs two: the waiter for one stays behind it.
+      expect((await api().get(path)).body).toMatchObject({ used: 2, waiters: 2 });
+      await api().post(`${path}/release`, { token: two.token });
+      const [b, s] = await Promise.all([big, small]);
+      expect(b.permits).toBe(2);
+      expect(s.status).toBe(200);
+      expect((await api().get(path)).body).toMatchObject({ used: 3, waiters: 0 });
+    });
+
+    it("bad input is answered on the socket with the HTTP error and changes nothing; a bad handshake is refused before any socket", async () => {
+      const name = unique("bad");
+      const path = `/v1/locks/${name}`;
+      const cases: Array<[unknown, string]> = [
+        [{ type: "acquire", ttlMs: 1000, waitMs: 0 }, "invalid_wait"],
+        [{ type: "acquire", ttlMs: 1000, waitMs: 1000, token: "t-123" }, "invalid_token"],
+        [{ type: "acquire", ttlMs: 5, waitMs: 1000 }, "invalid_ttl"],
+        [{ type: "acquire", ttlMs: 1000, waitMs: 1000, extra: 1 }, "invalid_body"],
+        [{ type: "ack", token: "x" }, "invalid_body"],
+        ["not json", "invalid_body"],
+      ];
+      for (const [message, code] of cases) {
+        const s = openSocket(base(), `${path}/wait`, KEY);
+        await s.opened;
+        s.ws.send(typeof message === "string" ? message : JSON.stringify(message));
+        expect(await s.next()).toMatchObject({ type: "error", status: 400, error: code });
+        expect(await s.closed).toBe(1000);
+      }
+      expect((await api().get(path)).body).toMatchObject({ held: false, waiters: 0 });
+      expect((await rawHandshake(base(), `${path}/wait`, {}).status).status).toBe(401);
+      expect((await rawHandshake(base(), `${path}/wait`, { Authorization: "Bearer wrong-key-123" }).status).status).toBe(401);
+      expect((await rawHandshake(base(), `/v1/locks/${"x".repeat(201)}/wait`, { Authorization: `Bearer ${KEY}` }).status).status).toBe(400);
+      const plain = await fetch(`${base()}${path}/wait`, { headers: { authorization: `Bearer ${KEY}` } });
+      expect(plain.status).toBe(426);
+      expect(await plain.json()).toMatchObject({ error: "upgrade_required" });
+    });
+
+    it("a wait that runs out is answered timeout with retryAfterMs, and leaves nothing in line", async () => {
+      const name = unique("timeout");
+      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      const s = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 1000, waitMs: 300 });
+      const answer = await s.next();
+      expect(answer.type).toBe("timeout");
+      expect(answer.retryAfterMs).toBeGreaterThan(0);
+      expect((await api().get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, fence: holder.fence, waiters: 0 });
+    });
+
+    it("the client SDK waits over a socket where it can (auto), and over HTTP when told or when sockets do not open", async () => {
+      let sockets = 0;
+      class CountingWebSocket extends WebSocket {
+        constructor(url: string | URL, protocols?: string | string[]) {
+          super(url, protocols);
+          sockets += 1;
+        }
+      }
+      /** A test fake standing in for a proxy that refuses upgrades: the socket never opens. */
+      class RefusedWebSocket extends WebSocket {
+        constructor(_url: string | URL, protocols?: string | string[]) {
+          super("ws://127.0.0.1:9/", protocols);
+        }
+      }
+      const name = unique("sdk");
+      const client = (options: Partial<ConstructorParameters<typeof HoldfastClient>[0]>) =>
+        new HoldfastClient({ baseUrl: base(), apiKey: KEY, ...options });
+      const holder = await client({}).lock(name, { ttlMs: 30_000 });
+      expect(sockets).toBe(0); // a try is one HTTP request
+      const bySocket = client({ WebSocket: CountingWebSocket }).lock(name, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      expect(sockets).toBe(1);
+      await holder.release();
+      const a = await bySocket;
+      const byHttp = client({ WebSocket: CountingWebSocket, waitChannel: "http" }).lock(name, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      expect(sockets).toBe(1);
+      await a.release();
+      const b = await byHttp;
+      const fallback = client({ WebSocket: RefusedWebSocket }).lock(name, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      await b.release();
+      const c = await fallback;
+      expect(c.fence).toBeGreaterThan(b.fence);
+      await expect(client({ WebSocket: CountingWebSocket }).lock(name, { ttlMs: 1000, waitMs: 200 })).rejects.toBeInstanceOf(LockedError);
+      await c.release();
+    });
+  });
+}
