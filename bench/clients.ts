@@ -117,6 +117,43 @@ export class WorkerApi {
     };
   }
 
+  /**
+   * The same acquire over a wait socket (GET /v1/locks/{name}/wait): acquire,
+   * ack the grant, held. Null on timeout. A socket is not a fetch, so the
+   * bench's request counts do not see it (one socket per wait).
+   */
+  socketAcquire(name: string, waitMs: number, signal?: AbortSignal): Promise<Release | null> {
+    return new Promise((resolve, reject) => {
+      const ws = this.openSocket(`/v1/locks/${name}/wait`);
+      let token: string | undefined;
+      const onAbort = () => ws.close();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const done = (fn: () => void) => {
+        signal?.removeEventListener("abort", onAbort);
+        fn();
+      };
+      ws.onopen = () => ws.send(JSON.stringify({ type: "acquire", ttlMs: TTL_MS, waitMs }));
+      ws.onmessage = (e) => {
+        const m = JSON.parse(String(e.data)) as { type: string; grant?: { token: string }; error?: string; message?: string };
+        if (m.type === "granted" && m.grant) {
+          token = m.grant.token;
+          ws.send(JSON.stringify({ type: "ack", token }));
+        } else if (m.type === "held" && token) {
+          const t = token;
+          done(() => resolve(() => this.release(name, t)));
+        } else if (m.type === "timeout") done(() => resolve(null));
+        else done(() => reject(new Error(`socket acquire ${name}: ${m.error}: ${m.message}`)));
+      };
+      ws.onclose = () => done(() => (signal?.aborted ? resolve(null) : reject(new Error(`socket acquire ${name}: closed before an answer`))));
+    });
+  }
+
+  /** A wait socket to `path` with the key as a subprotocol (as a browser sends it). */
+  openSocket(path: string): WebSocket {
+    const key = `holdfast.key.${Buffer.from(this.apiKey).toString("base64url")}`;
+    return new WebSocket(`${this.base.replace(/^http/, "ws")}${path}`, ["holdfast.v1", key]);
+  }
+
   /** GET /v1/locks/{name} .waiters, sent uncounted (it is the bench watching, not the client). */
   async waiters(name: string): Promise<number> {
     const res = await rawFetch(`${this.base}/v1/locks/${name}`, { headers: this.headers() });

@@ -30,13 +30,13 @@ export interface ContendedTarget {
 }
 
 export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }): ContendedTarget[] {
-  const worker = (label: string, api: WorkerApi, usesRedis: boolean): ContendedTarget => ({
+  const worker = (label: string, api: WorkerApi, usesRedis: boolean, channel: "HTTP" | "socket"): ContendedTarget => ({
     label,
-    settings: `lock object, waitMs ${WAIT_MS}`,
+    settings: `${channel === "HTTP" ? "HTTP long-poll" : "wait socket"}, waitMs ${WAIT_MS}`,
     origin: api.base,
     direct: false,
     usesRedis,
-    client: (name, signal) => () => api.acquire(name, WAIT_MS, signal),
+    client: (name, signal) => () => (channel === "HTTP" ? api.acquire(name, WAIT_MS, signal) : api.socketAcquire(name, WAIT_MS, signal)),
   });
   const ul = (settings: string, retry?: UpstashRetry): ContendedTarget => ({
     label: "@upstash/lock",
@@ -50,8 +50,10 @@ export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: Wo
     },
   });
   return [
-    worker("holdfast Worker API, Redis store", workers.redis, true),
-    worker("holdfast Worker API, Durable store", workers.durable, false),
+    worker("holdfast Worker API, Redis store", workers.redis, true, "HTTP"),
+    worker("holdfast Worker API, Redis store", workers.redis, true, "socket"),
+    worker("holdfast Worker API, Durable store", workers.durable, false, "HTTP"),
+    worker("holdfast Worker API, Durable store", workers.durable, false, "socket"),
     {
       label: "holdfast Mutex (library)",
       settings: `waitMs ${WAIT_MS}, backoff`,

@@ -35,13 +35,13 @@ export interface HandoffTarget {
 }
 
 export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }, floors: Floors): HandoffTarget[] {
-  const worker = (label: string, api: WorkerApi, floorP50: number): HandoffTarget => ({
+  const worker = (label: string, api: WorkerApi, floorP50: number, channel: "HTTP" | "socket"): HandoffTarget => ({
     label,
-    settings: `lock object, waitMs ${WAIT_MS}`,
+    settings: `${channel === "HTTP" ? "HTTP long-poll" : "wait socket"}, waitMs ${WAIT_MS}`,
     origin: api.base,
     floorP50,
     hold: async (name) => (await api.acquire(name))!,
-    wait: (name) => api.acquire(name, WAIT_MS),
+    wait: (name) => (channel === "HTTP" ? api.acquire(name, WAIT_MS) : api.socketAcquire(name, WAIT_MS)),
     untilWaiting: (name) => until(async () => (await api.waiters(name)) >= 1, 5000, "the waiter to be queued"),
   });
   const polled = (label: string, settings: string, waiter: (name: string) => () => Promise<Release | null>): HandoffTarget => ({
@@ -58,8 +58,10 @@ export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: Work
     return () => lock.acquire();
   };
   return [
-    worker("holdfast Worker API, Redis store", workers.redis, floors.worker404.redis.p50),
-    worker("holdfast Worker API, Durable store", workers.durable, floors.worker404.durable.p50),
+    worker("holdfast Worker API, Redis store", workers.redis, floors.worker404.redis.p50, "HTTP"),
+    worker("holdfast Worker API, Redis store", workers.redis, floors.worker404.redis.p50, "socket"),
+    worker("holdfast Worker API, Durable store", workers.durable, floors.worker404.durable.p50, "HTTP"),
+    worker("holdfast Worker API, Durable store", workers.durable, floors.worker404.durable.p50, "socket"),
     polled("holdfast Mutex (library)", `waitMs ${WAIT_MS}, backoff 25ms..1s jittered`, (name) => {
       const lock = libraryLock(redis, name);
       return () => lock.acquire(WAIT_MS);

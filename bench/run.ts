@@ -10,6 +10,8 @@ import { measureCeiling, CEILING_CLIENTS, CEILING_REQUESTS } from "./ceiling";
 import { upstashRedis, WorkerApi } from "./clients";
 import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContended, type ContendedRow, type ContendedShape } from "./contended";
 import { FLOOR_HEADER, floorTableRows, measureFloors } from "./floor";
+import { measureVanished, VANISHED_HEADER, type VanishedRow, vanishedTableRows } from "./vanished";
+import { PICKUP_MS } from "../src/limits";
 import { HANDOFF_HEADER, handoffTableRows, handoffTargets, HOLD_MAX_MS, HOLD_MIN_MS, measureHandoff, type HandoffRow } from "./handoff";
 import {
   measureReadMostly,
@@ -118,6 +120,7 @@ async function main(): Promise<void> {
   if (wanted("5")) await readMostlySection(workers, run);
   if (wanted("6")) await marketSection(gw, redis, workers, run);
   if (wanted("7")) await shippedSection(stack.apiKey);
+  if (wanted("8")) await vanishedSection(workers, run);
 
   for (const file of writeResults(RESULTS_DIR)) console.log(`written : ${path.relative(ROOT, file)}`);
 
@@ -125,6 +128,24 @@ async function main(): Promise<void> {
 }
 
 type Workers = { redis: WorkerApi; durable: WorkerApi };
+
+/** 8. Vanished waiters ahead of a live one, per store and wait channel. */
+async function vanishedSection(workers: Workers, run: string): Promise<void> {
+  const rows: VanishedRow[] = [];
+  for (const [store, api] of [
+    ["Redis", workers.redis],
+    ["Durable", workers.durable],
+  ] as const) {
+    rows.push(await measureVanished(store, api, "wait socket", 100, `${run}-v${rows.length}`));
+    rows.push(await measureVanished(store, api, "HTTP long-poll", 3, `${run}-v${rows.length}`));
+  }
+  const notes = [
+    "N waiters queue on a held lock, a live one queues behind them, the N go away (a socket closed; an HTTP request aborted,",
+    `its connection closed), and the holder releases at once. An HTTP waiter that went away unseen holds the lock up to PICKUP_MS (${PICKUP_MS} ms).`,
+  ];
+  for (const r of rows) if (r.note) notes.push(`${r.store} ${r.channel}: ${r.note}`);
+  printTable("8. Vanished waiters ahead of a live one (release -> live waiter granted)", VANISHED_HEADER, vanishedTableRows(rows), notes);
+}
 
 /** 7. The Worker as it ships: bundle size and cold start, next to a hello-world Worker. */
 async function shippedSection(apiKey: string): Promise<void> {
