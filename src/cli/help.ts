@@ -28,6 +28,11 @@ release NAME     Releases a lease by its token (for operators).
 Options:
   --ttl D        lease length, renewed every third of it (default 30s)
   --wait D       how long to wait for the lock (default 0: try once)
+  --wait-channel auto|socket|http
+                 how to wait: over a WebSocket to the lock (leaves the line
+                 at once if holdfast dies), or a held-open HTTP request; auto
+                 (default) takes the socket where this Node has WebSocket
+                 (22+) (default: $HOLDFAST_WAIT_CHANNEL or auto)
   --grace D      between SIGTERM and SIGKILL when the lease is lost (default
                  10s, at most a quarter of --ttl; under half of it)
   --retain D     how long a --once result is remembered (default 1d)

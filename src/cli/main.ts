@@ -39,6 +39,7 @@ async function main(argv: string[]): Promise<number> {
     const client = new HoldfastClient({
       baseUrl: parsed.connection.url,
       apiKey: parsed.connection.apiKey,
+      waitChannel: parsed.connection.waitChannel,
       safetyMarginMs: marginFor(command, graceMs),
     });
     return await execute(client, command, say);

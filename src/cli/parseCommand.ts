@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { LeaseKind } from "../client/index.js";
+import type { LeaseKind, WaitChannel } from "../client/index.js";
 import { formatDuration, parseDuration } from "./durations.js";
 import { EXIT } from "./exitCodes.js";
 
@@ -16,6 +16,8 @@ export class CliError extends Error {
 export interface Connection {
   url: string;
   apiKey: string;
+  /** How --wait waits: a wait socket where this Node has WebSocket (22+), else HTTP (see HoldfastClientOptions.waitChannel). */
+  waitChannel: WaitChannel;
 }
 
 export type Command =
@@ -36,6 +38,7 @@ const OPTIONS = {
   once: { type: "string" },
   ttl: { type: "string" },
   wait: { type: "string" },
+  "wait-channel": { type: "string" },
   grace: { type: "string" },
   retain: { type: "string" },
   kind: { type: "string" },
@@ -48,6 +51,7 @@ const OPTIONS = {
 } as const;
 
 const KINDS: LeaseKind[] = ["mutex", "rwlock", "semaphore", "idempotency"];
+const WAIT_CHANNELS: WaitChannel[] = ["auto", "socket", "http"];
 
 /** Reads argv (after the program name) and the environment into a command. */
 export function parseCommand(argv: string[], env: Record<string, string | undefined>): Parsed {
@@ -89,7 +93,11 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     if (!/^https?:\/\//.test(url))
       throw new CliError(`the service URL ${JSON.stringify(url)} must start with https:// (or http:// locally)`, EXIT.config);
     if (!apiKey) throw new CliError("no API key: set HOLDFAST_API_KEY (or pass --api-key)", EXIT.config);
-    return { url, apiKey };
+    const waitChannel = str("wait-channel") ?? env.HOLDFAST_WAIT_CHANNEL ?? "auto";
+    if (!WAIT_CHANNELS.includes(waitChannel as WaitChannel)) {
+      throw new CliError(`--wait-channel ${JSON.stringify(waitChannel)}: use ${WAIT_CHANNELS.join(", ")}`);
+    }
+    return { url, apiKey, waitChannel: waitChannel as WaitChannel };
   };
 
   switch (verb) {

@@ -81,6 +81,31 @@ for (const kind of ["redis", "durable"] as const) {
       await held.release();
     });
 
+    it("run --lock --wait waits over a socket: a holdfast killed while waiting leaves the line at once, and one on HTTP waits too", async () => {
+      const name = unique("waits");
+      const held = await client().lock(name, { ttlMs: 30_000 });
+      const killed = holdfast(url(), ["run", "--lock", name, "--wait", "30s", "--wait-channel", "socket", "--", "true"]);
+      await until(
+        () => client().inspect("mutex", name),
+        (s) => s.waiters === 1,
+      );
+      killed.child.kill("SIGKILL"); // no goodbye: only its socket's close tells the service
+      await until(
+        () => client().inspect("mutex", name),
+        (s) => s.waiters === 0,
+      );
+      expect((await client().inspect("mutex", name)).waiters).toBe(0);
+      const marker = path.join(scratch, `${name}.ran`);
+      const overHttp = holdfast(url(), ["run", "--lock", name, "--wait", "30s", "--wait-channel", "http", "--", "touch", marker]);
+      await until(
+        () => client().inspect("mutex", name),
+        (s) => s.waiters === 1,
+      );
+      await held.release();
+      expect((await overHttp.done).status).toBe(0);
+      expect(fs.existsSync(marker)).toBe(true);
+    });
+
     it("run --lock stops CMD (SIGTERM) when the lease is lost, and exits with the lease-lost status", async () => {
       const name = unique("lost");
       const tokenFile = path.join(scratch, `${name}.token`);
@@ -184,6 +209,9 @@ describe("usage", () => {
     const down = await holdfast("http://127.0.0.1:1", ["status", "x"]).done;
     expect(down.status).toBe(EXIT.unavailable);
     expect(down.stderr).toMatch(/Is HOLDFAST_URL right/);
+    const channel = await holdfast(servers.durable.url, ["run", "--lock", "x", "--wait-channel", "pigeon", "--", "true"]).done;
+    expect(channel.status).toBe(EXIT.usage);
+    expect(channel.stderr).toMatch(/--wait-channel "pigeon": use auto, socket, http/);
     const badKey = await holdfast(servers.durable.url, ["status", "x"], { HOLDFAST_API_KEY: "wrong-key-123" }).done;
     expect(badKey.status).toBe(EXIT.noPermission);
   });
