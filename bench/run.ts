@@ -137,7 +137,7 @@ async function vanishedSection(workers: Workers, run: string): Promise<void> {
     ["Durable", workers.durable],
   ] as const) {
     rows.push(await measureVanished(store, api, "wait socket", 100, `${run}-v${rows.length}`));
-    rows.push(await measureVanished(store, api, "HTTP long-poll", 3, `${run}-v${rows.length}`));
+    rows.push(await measureVanished(store, api, "HTTP long-poll", 30, `${run}-v${rows.length}`));
   }
   const notes = [
     "N waiters queue on a held lock, a live one queues behind them, the N go away (a socket closed; an HTTP request aborted,",

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { logError } from "../logError.js";
+import type { GrantDelivery } from "../service/acquireFlow.js";
 
 /** How long to wait for the client to take an answer before leaving it to the lock object. */
 const CONFIRM_WITHIN_MS = 1500;
@@ -36,18 +37,31 @@ const LAST_BYTE_AFTER_MS = 5;
 /**
  * A JSON answer whose delivery is confirmed: `confirm` runs once the body
  * has been taken whole by the connection (the stream was read to its end).
- * A client that vanished while it waited never takes it; then nothing is
- * confirmed and the lock object takes the grant back after its pickup time.
- * Workerd reports no disconnect of its own locally, so this is the signal
- * that works everywhere (the platform's abort, where it exists, comes first).
+ * A client that vanished while it waited never takes it: its connection
+ * fails the write and the stream is cancelled, and then `giveBack` returns
+ * the grant to the line at once. Should neither happen, nothing is confirmed
+ * and the lock object takes the grant back after its pickup time. Workerd
+ * reports no disconnect of its own locally, so this is the signal that
+ * works everywhere (the platform's abort, where it exists, comes first).
  */
-export function jsonWithDeliveryConfirmed(c: Context, body: unknown, confirm: () => Promise<unknown>): Response {
+export function jsonWithDeliveryConfirmed(c: Context, body: unknown, delivery: GrantDelivery): Response {
   const bytes = new TextEncoder().encode(JSON.stringify(body));
   let taken!: () => void;
   const takenWhole = new Promise<void>((resolve) => (taken = resolve));
   let step = 0;
+  const later = (p: Promise<unknown>) => {
+    try {
+      c.executionCtx.waitUntil(p);
+    } catch {
+      // No execution context (the app run as a plain function): the promise still runs.
+    }
+  };
   const stream = new ReadableStream<Uint8Array>(
     {
+      cancel() {
+        // The client's connection failed the write: nobody will read this grant.
+        if (step < 3) later(delivery.giveBack().catch((err) => logError("giving back an undelivered grant", err)));
+      },
       async pull(controller) {
         step += 1;
         if (step === 1) controller.enqueue(bytes.subarray(0, bytes.length - 1));
@@ -64,12 +78,8 @@ export function jsonWithDeliveryConfirmed(c: Context, body: unknown, confirm: ()
     { highWaterMark: 0 },
   );
   const confirmed = Promise.race([takenWhole.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), CONFIRM_WITHIN_MS))]).then(
-    (taken) => (taken ? confirmWithRetries(confirm) : undefined),
+    (taken) => (taken ? confirmWithRetries(() => delivery.confirm()) : undefined),
   );
-  try {
-    c.executionCtx.waitUntil(confirmed);
-  } catch {
-    // No execution context (the app run as a plain function): the confirmation still runs.
-  }
+  later(confirmed);
   return new Response(stream, { status: 200, headers: { "content-type": "application/json" } });
 }

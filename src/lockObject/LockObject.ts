@@ -132,6 +132,11 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     this.part(kind).pickedUp(token);
   }
 
+  /** The Worker could not deliver a queued grant's answer: its client was gone. */
+  takeBack(kind: KindName, token: string): void {
+    this.part(kind).takeBack(token);
+  }
+
   waiterCount(kind: KindName): number {
     return this.part(kind).waiterCount;
   }

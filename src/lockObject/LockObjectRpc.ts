@@ -10,6 +10,8 @@ export interface LockObjectRpc extends Rpc.DurableObjectBranded {
   tell<K extends KindName>(kind: K, news: KindNews[K]): void;
   /** The Worker delivered a queued grant's answer to its client. */
   pickedUp(kind: KindName, token: string): void;
+  /** The Worker could not deliver a queued grant's answer (its client was gone): the grant goes back to the line. */
+  takeBack(kind: KindName, token: string): void;
   waiterCount(kind: KindName): number;
   /** The Durable store: one of the kind's operations, on the state the object keeps. */
   run<K extends KindName, Op extends keyof KindOps[K] & string>(kind: K, op: Op, args: unknown[]): Promise<unknown>;

@@ -49,6 +49,8 @@ export function lockObjectClient<K extends KindName>(env: Env, kind: K, ref: Loc
     /** Redis store: news of a write the Worker made there (a release, a key given up). */
     tell: (news: KindNews[K]) => call("tell", () => stub.tell(kind, news as never)),
     pickedUp: (token: string) => call("pickedUp", () => stub.pickedUp(kind, token)),
+    /** A grant from the line whose client was gone when its answer was written: back to the line now. */
+    takeBack: (token: string) => call("takeBack", () => stub.takeBack(kind, token)),
     waiterCount: () => call("waiterCount", () => stub.waiterCount(kind)),
   };
 }

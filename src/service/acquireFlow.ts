@@ -7,10 +7,18 @@ import type { KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
-/** A grant, and whether its delivery must be confirmed to the lock object (a grant from the line). */
+/** A grant, and for a grant from the line, what to tell the lock object once its answer went out or could not. */
 export interface AcquireAnswer<Grant> {
   grant: Grant;
-  confirmDelivery?: () => Promise<unknown>;
+  delivery?: GrantDelivery;
+}
+
+/** A grant from the line on its way to an HTTP client (see http/deliveryConfirmed.ts). */
+export interface GrantDelivery {
+  /** The answer went out whole: the holder has it. */
+  confirm(): Promise<unknown>;
+  /** The client was gone when the answer was written: the grant goes back to the line at once. */
+  giveBack(): Promise<unknown>;
 }
 
 /** What one waiting kind brings to the acquire flow. */
@@ -56,5 +64,11 @@ export async function acquireFlow<K extends WaitingKindName, Grant extends { tok
   const grant = grantOf(outcome);
   if (outcome.status !== "granted" || !outcome.pickup) return { grant };
   steps.fromLine?.();
-  return { grant, confirmDelivery: confirmPickup(object, grant.token, () => steps.heartbeat(grant.token)) };
+  return {
+    grant,
+    delivery: {
+      confirm: confirmPickup(object, grant.token, () => steps.heartbeat(grant.token)),
+      giveBack: () => object.takeBack(grant.token),
+    },
+  };
 }

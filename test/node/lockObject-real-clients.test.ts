@@ -3,6 +3,10 @@
 // and queued waiters while Redis is paused.
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Redis } from "@upstash/redis";
+import { mutexKeys } from "../../src/kinds/mutex/keys";
+import { rwLockKeys } from "../../src/kinds/rwlock/keys";
+import { semaphoreKeys } from "../../src/kinds/semaphore/keys";
 import { PICKUP_MS } from "../../src/limits";
 import { startLocalStack, type LocalStack } from "../../tools/local-stack/stack.mjs";
 import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
@@ -22,7 +26,13 @@ function client(base: string) {
   return { post: (path: string, body: unknown) => call("POST", path, body), get: (path: string) => call("GET", path) };
 }
 
-/** A real client that sends an acquire over its own connection and hangs up after `closeAfterMs`, unanswered. */
+/** Hangs up every disconnectingAcquire still open now. */
+const hangUps = new Set<() => void>();
+function hangUpAll(): void {
+  for (const hangUp of [...hangUps]) hangUp();
+}
+
+/** A real client that sends an acquire over its own connection and hangs up after `closeAfterMs` (or at hangUpAll), unanswered. */
 function disconnectingAcquire(base: string, name: string, body: unknown, closeAfterMs: number, path = `/v1/locks/${name}/acquire`): Promise<void> {
   const { port } = new URL(base);
   const payload = JSON.stringify(body);
@@ -32,12 +42,16 @@ function disconnectingAcquire(base: string, name: string, body: unknown, closeAf
         `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${KEY}\r\n` +
           `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
       );
-      setTimeout(() => {
-        socket.destroy();
-        resolve();
-      }, closeAfterMs);
     });
-    socket.on("error", () => resolve());
+    const hangUp = () => {
+      hangUps.delete(hangUp);
+      clearTimeout(timer);
+      socket.destroy();
+      resolve();
+    };
+    const timer = setTimeout(hangUp, closeAfterMs);
+    hangUps.add(hangUp);
+    socket.on("error", () => hangUp());
   });
 }
 
@@ -83,6 +97,33 @@ for (const kind of ["redis", "durable"] as const) {
       expect(waited).toBeLessThan(PICKUP_MS + 1500);
       expect((await get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, fence: res.body.fence, waiters: 0 });
     }, 30_000);
+
+    it("30 waiters whose clients hung up ahead of a live one: each grant that cannot be written goes back at once, not after the pickup time", async () => {
+      const { post, get } = client(servers[kind].url);
+      const name = unique("crowd");
+      const holder = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      const crowd = 30;
+      const gone: Array<Promise<void>> = [];
+      for (let i = 0; i < crowd; i++) gone.push(disconnectingAcquire(servers[kind].url, name, { ttlMs: 8000, waitMs: 20_000 }, 60_000));
+      await until(
+        () => get(`/v1/locks/${name}`),
+        (r) => r.body.waiters === crowd,
+      );
+      const live = post(`/v1/locks/${name}/acquire`, { ttlMs: 8000, waitMs: 20_000 });
+      await until(
+        () => get(`/v1/locks/${name}`),
+        (r) => r.body.waiters === crowd + 1,
+      );
+      hangUpAll();
+      await Promise.all(gone);
+      const releasedAt = Date.now();
+      await post(`/v1/locks/${name}/release`, { token: holder.token });
+      const res = await live;
+      expect(res.status).toBe(200);
+      // Taken back one by one after the pickup time, the crowd would stand the lock still 30 x 2 s.
+      expect(Date.now() - releasedAt).toBeLessThan(2 * PICKUP_MS);
+      expect((await get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, fence: res.body.fence, waiters: 0 });
+    }, 60_000);
 
     if (kind === "redis") {
       it("a wait ends by its waitMs counted from the request's arrival: the time a slow store took before the line counts", async () => {
@@ -135,6 +176,7 @@ for (const kind of ["redis", "durable"] as const) {
           acquire: (n: string) => `/v1/locks/${n}/acquire`,
           inspect: (n: string) => `/v1/locks/${n}`,
           held: (b: any) => b.held,
+          fenceKey: (n: string) => mutexKeys({ ns: "real", name: n }).fence,
           body: {},
         },
         {
@@ -142,6 +184,7 @@ for (const kind of ["redis", "durable"] as const) {
           acquire: (n: string) => `/v1/rwlocks/${n}/write/acquire`,
           inspect: (n: string) => `/v1/rwlocks/${n}`,
           held: (b: any) => b.mode !== "free",
+          fenceKey: (n: string) => rwLockKeys({ ns: "real", name: n }).fence,
           body: {},
         },
         {
@@ -149,11 +192,12 @@ for (const kind of ["redis", "durable"] as const) {
           acquire: (n: string) => `/v1/semaphores/${n}/acquire`,
           inspect: (n: string) => `/v1/semaphores/${n}`,
           held: (b: any) => b.used > 0,
+          fenceKey: (n: string) => semaphoreKeys({ ns: "real", name: n }).fence,
           body: { limit: 1 },
         },
       ] as const;
       for (const c of lostStep) {
-        it(`${c.lock}: a grant whose store step answered too late is asked again and, never picked up, taken back after the pickup time`, async () => {
+        it(`${c.lock}: a grant whose store step answered too late is asked again and, never picked up, taken back (never kept for its ttl)`, async () => {
           const { get, post } = client(servers.redis.url);
           const name = unique(`lost-step-${c.lock}`);
           const body = { ...c.body, ttlMs: 30_000, waitMs: 20_000, onExpire: "http://127.0.0.1:9/unused" };
@@ -171,12 +215,15 @@ for (const kind of ["redis", "durable"] as const) {
             stack.redis.resume();
             resumedAt = Date.now();
           }
-          // Redis now runs the queued steps: the first grants, the next answers that grant again.
-          const held = await until(
-            () => get(c.inspect(name)),
-            (r) => c.held(r.body),
+          // Redis now runs the queued steps: the first grants (a fence is issued), the next answers that
+          // grant again. Its client is gone, so the grant is taken back: at once when its answer cannot be
+          // written, else after the pickup time; never after its 30 s ttl.
+          const redis = new Redis({ url: stack.url, token: stack.token });
+          const fence = await until(
+            () => redis.get(c.fenceKey(name)),
+            (f) => f !== null,
           );
-          expect(c.held(held.body)).toBe(true);
+          expect(fence).not.toBeNull();
           const freed = await until(
             () => get(c.inspect(name)),
             (r) => !c.held(r.body),

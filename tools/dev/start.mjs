@@ -1,15 +1,27 @@
 #!/usr/bin/env node
-// `npm start`: the Worker under `wrangler dev` on the embedded Durable store.
+// `npm start`: the Worker as production runs it, on the embedded Durable
+// store: the bundle `wrangler deploy` would upload, served by bare workerd
+// (tools/serve-worker), with no dev proxy in front, so a client that hangs up
+// is seen as it is in production. Durable Object state is kept in
+// .wrangler/state/holdfast-start between runs.
 // `npm run start:redis`: the same on the Redis store, with a local
 // redis-server behind the project's Upstash REST gateway (tools/local-stack).
+// `npm run dev` (`--dev`): `wrangler dev` instead, which reloads on every
+// edit of src/ (its proxy reads every answer whole, so a waiter that hung up
+// is not seen until its pickup time; see docs/guarantees.md).
 // Honours PORT (default 8787), API_KEYS and WEBHOOK_SECRET from the
 // environment; with no API_KEYS it uses a documented local-only key.
 import { spawn } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { startLocalStack } from "../local-stack/stack.mjs";
+import { startWorkerServer } from "../serve-worker/serve.mjs";
 
 export const LOCAL_API_KEY = "holdfast-local-dev-key";
 
 const useRedis = process.argv.includes("--redis");
+const dev = process.argv.includes("--dev");
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const port = process.env.PORT || "8787";
 let apiKeys = process.env.API_KEYS;
 if (!apiKeys) apiKeys = `local=${LOCAL_API_KEY}`;
@@ -17,23 +29,39 @@ const webhookSecret = process.env.WEBHOOK_SECRET || "holdfast-local-webhook-secr
 
 // Local development: expiry notifications may go to receivers on this machine over http.
 const onExpireHosts = process.env.ONEXPIRE_HOSTS || "*=localhost|127.0.0.1";
-const vars = [`API_KEYS:${apiKeys}`, `WEBHOOK_SECRET:${webhookSecret}`, `ONEXPIRE_HOSTS:${onExpireHosts}`, "ONEXPIRE_ALLOW_HTTP_LOCALHOST:1"];
+const vars = { API_KEYS: apiKeys, WEBHOOK_SECRET: webhookSecret, ONEXPIRE_HOSTS: onExpireHosts, ONEXPIRE_ALLOW_HTTP_LOCALHOST: "1" };
 let stack;
 if (useRedis) {
   stack = await startLocalStack();
-  vars.push(`UPSTASH_REDIS_REST_URL:${stack.url}`, `UPSTASH_REDIS_REST_TOKEN:${stack.token}`);
+  Object.assign(vars, { UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token });
   console.log(`redis-server on 127.0.0.1:${stack.redis.port}, Upstash gateway at ${stack.url}`);
   // For library users: the same Redis through the gateway, as @upstash/redis sees Upstash.
   console.log(`library: export UPSTASH_REDIS_REST_URL=${stack.url} UPSTASH_REDIS_REST_TOKEN=${stack.token}`);
 }
 
-const args = ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
-for (const v of vars) args.push("--var", v);
-const child = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+let child;
+let server;
+if (dev) {
+  const args = ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  child = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  child.on("exit", (code) => stop(code ?? 0));
+} else {
+  console.log("bundling the Worker as `wrangler deploy` would, and serving it with workerd...");
+  try {
+    server = await startWorkerServer({ vars, port: Number(port), persistDir: path.join(ROOT, ".wrangler/state/holdfast-start") });
+  } catch (err) {
+    console.error(`npm start: ${err.message}`);
+    await stack?.stop();
+    process.exit(1);
+  }
+}
 
 const url = `http://127.0.0.1:${port}`;
 const key = process.env.API_KEYS ? "<one of your API_KEYS>" : LOCAL_API_KEY;
-console.log(`\nholdfast (${useRedis ? "Redis" : "Durable Object"} store) at ${url}`);
+console.log(
+  `\nholdfast (${useRedis ? "Redis" : "Durable Object"} store${dev ? ", wrangler dev: reloads on edits" : ", served as in production"}) at ${url}`,
+);
 console.log(`API key: ${key}${process.env.API_KEYS ? "" : "  (local only: set API_KEYS=namespace=key to use your own)"}`);
 console.log(`try: curl -s -X POST ${url}/v1/locks/demo/acquire -H 'authorization: Bearer ${key}' -d '{"ttlMs":30000}'\n`);
 
@@ -41,10 +69,10 @@ let stopping = false;
 async function stop(code) {
   if (stopping) return;
   stopping = true;
-  child.kill("SIGTERM");
+  child?.kill("SIGTERM");
+  await server?.stop();
   await stack?.stop();
   process.exit(code);
 }
-child.on("exit", (code) => stop(code ?? 0));
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));

@@ -24,12 +24,14 @@ export function resolveEngine(requested?: string): Engine;
  * persistDir: keep Durable Object storage there (default: dropped on stop).
  * engine: see resolveEngine.
  * projectDir: the Worker project to bundle (its wrangler.toml and node_modules), default this repository.
+ * port: listen there (workerd engine; default a free port).
  */
 export function startWorkerServer(options: {
   vars: Record<string, string>;
   persistDir?: string;
   engine?: Engine;
   projectDir?: string;
+  port?: number;
 }): Promise<WorkerServer>;
 
 /** One module of the bundle: its path relative to outDir (the entry first) and its type. */

@@ -74,18 +74,18 @@ export function resolveEngine(requested) {
 }
 
 /**
- * Starts the Worker on 127.0.0.1 on a free port.
- * @param {{ vars: Record<string, string>, persistDir?: string, engine?: Engine, projectDir?: string }} options
+ * Starts the Worker on 127.0.0.1, on `port` (workerd engine) or a free port.
+ * @param {{ vars: Record<string, string>, persistDir?: string, engine?: Engine, projectDir?: string, port?: number }} options
  *   vars: the Worker's vars and secrets (API_KEYS, WEBHOOK_SECRET, UPSTASH_REDIS_REST_URL/TOKEN...),
  *   over wrangler.toml's [vars]; persistDir: keep Durable Object storage there (default: dropped on
  *   stop), in the same layout under both engines; engine: see resolveEngine; projectDir: the
  *   Worker project to bundle (its wrangler.toml and node_modules), default this repository.
  * @returns {Promise<WorkerServer>}
  */
-export async function startWorkerServer({ vars, persistDir, engine, projectDir = ROOT }) {
+export async function startWorkerServer({ vars, persistDir, engine, projectDir = ROOT, port }) {
   const chosen = resolveEngine(engine);
   const bundle = await bundleWorker(projectDir);
-  if (chosen === "workerd") return startWorkerd(bundle, { vars, persistDir, forwardLine: forwardRuntimeLine });
+  if (chosen === "workerd") return startWorkerd(bundle, { vars, persistDir, port, forwardLine: forwardRuntimeLine });
   return startMiniflare(bundle, { vars, persistDir });
 }
 

@@ -17,9 +17,9 @@ mutexRoutes.post("/:name/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, mutexAcquireBody);
   if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
-  const { grant, confirmDelivery } = await acquireMutex(serviceContext(c), name, body, c.req.raw.signal);
+  const { grant, delivery } = await acquireMutex(serviceContext(c), name, body, c.req.raw.signal);
   // A grant from the line is confirmed once its answer went out (see deliveryConfirmed).
-  return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
+  return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
 });
 
 // A wait over a WebSocket (docs/API.md): the socket goes to the lock object.

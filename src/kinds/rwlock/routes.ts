@@ -24,8 +24,8 @@ rwLockRoutes.post("/:name/:mode{read|write}/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, rwAcquireBody);
   if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
-  const { grant, confirmDelivery } = await acquireRw(serviceContext(c), name, modeOf(c.req.param("mode")), body, c.req.raw.signal);
-  return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
+  const { grant, delivery } = await acquireRw(serviceContext(c), name, modeOf(c.req.param("mode")), body, c.req.raw.signal);
+  return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
 });
 
 // A wait over a WebSocket (docs/API.md): the socket goes to the lock object.

@@ -17,8 +17,8 @@ semaphoreRoutes.post("/:name/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, semaphoreAcquireBody);
   if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
-  const { grant, confirmDelivery } = await acquireSemaphore(serviceContext(c), name, body, c.req.raw.signal);
-  return confirmDelivery ? jsonWithDeliveryConfirmed(c, grant, confirmDelivery) : c.json(grant, 200);
+  const { grant, delivery } = await acquireSemaphore(serviceContext(c), name, body, c.req.raw.signal);
+  return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
 });
 
 // A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
