@@ -57,6 +57,8 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     part: (kind) => this.part(kind),
     afterWait: (store, outcome) => this.afterWait(store, outcome),
   });
+  /** HTTP waits in progress by the Worker's waiterId: withdraw() ends one. */
+  private readonly httpWaits = new Map<string, AbortController>();
   /** The part of the one kind this object serves, made at its first request. */
   private served: { kind: KindName; part: KindObjectPart<KindName> } | undefined;
   /** The alarm this instance last set (the runtime clears it when it fires). */
@@ -98,9 +100,24 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     if (!parsed.success)
       return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
     const req = parsed.data;
-    const outcome = await (this.part(req.kind) as KindObjectPart<KindName>).wait(req as never, request.signal);
+    // The wait ends early when its request is aborted (where the platform passes a disconnect along)
+    // or when the Worker withdraws it (its own request's signal fired).
+    const leave = new AbortController();
+    request.signal.addEventListener("abort", () => leave.abort(), { once: true });
+    if (req.waiterId) this.httpWaits.set(req.waiterId, leave);
+    let outcome: WaitOutcome<unknown>;
+    try {
+      outcome = await (this.part(req.kind) as KindObjectPart<KindName>).wait(req as never, leave.signal);
+    } finally {
+      if (req.waiterId) this.httpWaits.delete(req.waiterId);
+    }
     this.afterWait(req.store, outcome);
     return Response.json(outcome);
+  }
+
+  /** The Worker's client of an HTTP wait hung up: that waiter leaves the line. */
+  withdraw(waiterId: string): void {
+    this.httpWaits.get(waiterId)?.abort();
   }
 
   webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {

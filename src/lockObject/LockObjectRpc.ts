@@ -13,6 +13,8 @@ export interface LockObjectRpc extends Rpc.DurableObjectBranded {
   /** The Worker could not deliver a queued grant's answer (its client was gone): the grant goes back to the line. */
   takeBack(kind: KindName, token: string): void;
   waiterCount(kind: KindName): number;
+  /** The client of an HTTP wait (by the wait request's waiterId) hung up: it leaves the line. */
+  withdraw(waiterId: string): void;
   /** The Durable store: one of the kind's operations, on the state the object keeps. */
   run<K extends KindName, Op extends keyof KindOps[K] & string>(kind: K, op: Op, args: unknown[]): Promise<unknown>;
   ping(): boolean;

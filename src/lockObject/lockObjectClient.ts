@@ -52,6 +52,8 @@ export function lockObjectClient<K extends KindName>(env: Env, kind: K, ref: Loc
     /** A grant from the line whose client was gone when its answer was written: back to the line now. */
     takeBack: (token: string) => call("takeBack", () => stub.takeBack(kind, token)),
     waiterCount: () => call("waiterCount", () => stub.waiterCount(kind)),
+    /** The client of the HTTP wait `waiterId` hung up: it leaves the line. */
+    withdraw: (waiterId: string) => call("withdraw", () => stub.withdraw(waiterId)),
   };
 }
 

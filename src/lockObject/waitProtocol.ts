@@ -28,6 +28,8 @@ export const waitBase = {
   newToken: z.optional(z.string()),
   /** The request id a re-entry is remembered under (from the client's, when it sent one). */
   requestId: z.optional(z.string()),
+  /** The Worker's name for this wait, so it can withdraw it (LockObject.withdraw) when its client hangs up. */
+  waiterId: z.optional(z.string()),
 };
 
 export type WaitOutcome<Grant> =

@@ -5,6 +5,7 @@ import { grantOf } from "../lockObject/grantOf.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
 import type { KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
+import type { WaitOutcome } from "../lockObject/waitProtocol.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
 /** A grant, and for a grant from the line, what to tell the lock object once its answer went out or could not. */
@@ -60,7 +61,17 @@ export async function acquireFlow<K extends WaitingKindName, Grant extends { tok
   const waitMs = Math.max(0, steps.wait.waitMs - (Date.now() - startedAt));
   if (steps.wait.waitMs > 0 && waitMs === 0) throw new LockedError(1, "not acquired within waitMs (the store was slow to answer)");
   const object = lockObjectClient(ctx.env, steps.kind, steps.ref);
-  const outcome = await object.wait({ ...steps.wait, waitMs }, steps.grantSchema, signal);
+  // A client that hangs up while waiting leaves the line: the Worker says so itself, after the
+  // answer, rather than rely on its request's abort reaching the object along the way.
+  const waiterId = crypto.randomUUID();
+  const hungUp = () => ctx.later("withdraw", () => object.withdraw(waiterId));
+  signal?.addEventListener("abort", hungUp, { once: true });
+  let outcome: WaitOutcome<Grant>;
+  try {
+    outcome = await object.wait({ ...steps.wait, waitMs, waiterId }, steps.grantSchema, signal);
+  } finally {
+    signal?.removeEventListener("abort", hungUp);
+  }
   const grant = grantOf(outcome);
   if (outcome.status !== "granted" || !outcome.pickup) return { grant };
   steps.fromLine?.();

@@ -133,6 +133,22 @@ export function queueConformance(kind: StoreKind) {
     expect((await get(path(name))).body).toMatchObject({ held: true, fence: held.body.fence });
   });
 
+  it("a wait the Worker withdraws (its client hung up) leaves the line at once, though no abort reached the object", async () => {
+    const name = uniqueName("withdrawn");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 10_000 })).body;
+    // The Worker's request to the object, as acquireFlow sends it, with no signal: only withdraw() can end it.
+    const waiterId = crypto.randomUUID();
+    const request = { kind: "mutex", store: kind, ref: { ns: "tenant-a", name }, ttlMs: 5000, waitMs: 20_000, waiterId };
+    const stub = lockObject(name);
+    const answer = stub.fetch("https://lock-object/wait", { method: "POST", body: JSON.stringify(request) }).then((r) => r.json());
+    await untilWaiters(name, 1);
+    await stub.withdraw(waiterId);
+    expect(await answer).toMatchObject({ status: "locked" });
+    expect(await untilWaiters(name, 0)).toBe(0);
+    await post(path(name, "release"), { token: holder.token });
+    expect((await get(path(name))).body).toMatchObject({ held: false, waiters: 0 });
+  });
+
   it("the lock object restarting while clients wait: they get 503, can wait again, and no lock outlives its TTL", async () => {
     const name = uniqueName("restart");
     const holder = (await post(path(name, "acquire"), { ttlMs: 1000 })).body;
