@@ -15,6 +15,8 @@ export interface FaultRun {
   pausing: boolean;
   /** Set by the fault while it lasts: waiters that hang up are running. */
   disconnecting: boolean;
+  /** Set by the fault while it lasts: socket waiters that go away (some after a grant they never acknowledge) are running. */
+  socketsVanishing?: boolean;
   notes: string[];
   /** Failed promises beyond the common ones. */
   failures: string[];
@@ -206,6 +208,18 @@ export const FAULTS: Fault[] = [
     },
     heal: async (run) => {
       run.disconnecting = false;
+    },
+  },
+  {
+    name: "socket waiters that go away (3 loops, 50-300 ms each, grants never acknowledged) for 4 s",
+    targets: ["Redis, Worker", "Durable, Worker"],
+    dataLoss: false,
+    lastsMs: 4000,
+    inject: async (run) => {
+      run.socketsVanishing = true;
+    },
+    heal: async (run) => {
+      run.socketsVanishing = false;
     },
   },
 ];

@@ -8,6 +8,12 @@ import type { Outcome } from "./history";
 
 export interface LockClient {
   acquire(name: string, ttlMs: number, waitMs: number, signal?: AbortSignal): Promise<Outcome>;
+  /**
+   * The Worker's wait socket, for a waiter that goes away: waits, and closes its socket after
+   * `goneAfterMs`, or as soon as a grant is offered (never acknowledging it). Answers whether a
+   * grant was offered before it went. Only where a Worker serves the lock.
+   */
+  vanishingSocketWaiter?(name: string, ttlMs: number, goneAfterMs: number): Promise<{ offered: boolean }>;
   heartbeat(name: string, token: string, ttlMs: number): Promise<Outcome>;
   release(name: string, token: string): Promise<Outcome>;
 }
@@ -58,7 +64,26 @@ export function workerClient(baseUrl: () => string, apiKey: string): LockClient 
     return { kind: "error", message: `${r.status} ${JSON.stringify(r.json).slice(0, 200)}` };
   };
   const path = (name: string, op: string) => `/v1/locks/${encodeURIComponent(name)}/${op}`;
+  const keyProtocol = `holdfast.key.${Buffer.from(apiKey).toString("base64url")}`;
   return {
+    vanishingSocketWaiter: (name, ttlMs, goneAfterMs) =>
+      new Promise((resolve) => {
+        const ws = new WebSocket(`${baseUrl().replace(/^http/, "ws")}${path(name, "wait")}`, ["holdfast.v1", keyProtocol]);
+        let offered = false;
+        const go = () => {
+          clearTimeout(timer);
+          ws.close();
+          resolve({ offered });
+        };
+        const timer = setTimeout(go, goneAfterMs);
+        ws.onopen = () => ws.send(JSON.stringify({ type: "acquire", ttlMs, waitMs: 10_000 }));
+        ws.onmessage = (e) => {
+          offered = JSON.parse(String(e.data)).type === "granted";
+          go(); // a grant it never acknowledges, or an answer it no longer wants
+        };
+        ws.onerror = () => {};
+        ws.onclose = () => go();
+      }),
     acquire: async (name, ttlMs, waitMs, signal) =>
       answer(await post(path(name, "acquire"), { ttlMs, waitMs }, signal), (j) => ({
         kind: "granted",

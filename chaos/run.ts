@@ -21,7 +21,7 @@ import { checkDeliveries, type IdempotencyReport, runDeliveries } from "./idempo
 import { startLab, type TargetName } from "./lab";
 import { AFTER_MS, BEFORE_MS, CLIENTS, HOLD_MS, TTL_MS, WAIT_MS, WRITES_PER_HOLD } from "./settings";
 import { now, sleep } from "./time";
-import { runClients, runDisconnectingWaiters } from "./workload";
+import { runClients, runDisconnectingWaiters, runVanishingSocketWaiters } from "./workload";
 
 interface Row {
   fault: string;
@@ -85,10 +85,16 @@ async function main() {
         await sleep(BEFORE_MS);
         await fault.inject(run, target);
         const waiters = run.disconnecting ? runDisconnectingWaiters(client, lockName, TTL_MS, () => !run.disconnecting) : undefined;
+        const sockets = run.socketsVanishing ? runVanishingSocketWaiters(client, lockName, TTL_MS, () => !run.socketsVanishing) : undefined;
         await sleep(fault.lastsMs);
         await fault.heal(run, target, lockName);
         await workload;
         if (waiters) run.notes.push(`${await waiters} waiters hung up`);
+        if (sockets) {
+          const { gone, offered } = await sockets;
+          run.notes.push(`${gone} socket waiters went away, ${offered} of them offered a grant they never acknowledged`);
+          if (!gone) run.failures.push("no socket waiter ran: the fault did not happen");
+        }
         const report = check(history, resource.log, { start: startAt, end: Math.max(now(), endAt) });
         const delivered = deliveries ? checkDeliveries(await deliveries) : undefined;
         const failures = [

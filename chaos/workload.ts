@@ -76,3 +76,29 @@ export async function runDisconnectingWaiters(lock: LockClient, name: string, tt
   await Promise.all([loop(), loop(), loop()]);
   return sent;
 }
+
+/**
+ * Socket waiters that go away: each waits on the Worker's wait socket and closes it after
+ * 50-300 ms, or at once when it is offered a grant, which it never acknowledges. Until told to
+ * stop. Not in the history: they never hold. Answers how many went, and how many after an offer.
+ */
+export async function runVanishingSocketWaiters(
+  lock: LockClient,
+  name: string,
+  ttlMs: number,
+  until: () => boolean,
+): Promise<{ gone: number; offered: number }> {
+  const counts = { gone: 0, offered: 0 };
+  const waiter = lock.vanishingSocketWaiter;
+  if (!waiter) return counts;
+  const loop = async () => {
+    while (!until()) {
+      const { offered } = await waiter(name, ttlMs, 50 + Math.random() * 250);
+      counts.gone++;
+      if (offered) counts.offered++;
+      await sleep(20);
+    }
+  };
+  await Promise.all([loop(), loop(), loop()]);
+  return counts;
+}
