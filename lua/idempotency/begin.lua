@@ -12,7 +12,9 @@
 -- Returns name/value pairs (every value a string, so big numbers survive JSON):
 --   status started, token, fence, ttlMs, expiresAt        you own the work now
 --   status completed, response ("json:" .. text), completedAt, fence
---   status in_progress, retryAfterMs, expiresAt           another owner is within its deadline
+--   status in_progress, retryAfterMs, expiresAt           another owner is within its deadline;
+--                                                         the record is marked w (someone waited), so
+--                                                         its complete tells the key's lock object
 --   status mismatch                                       both fingerprints present and different
 --
 -- The response carries a "json:" prefix so a client that JSON-parses string
@@ -50,7 +52,10 @@ end
 
 if state == 'started' then
   local deadline = tonumber(rec[3]) or 0
-  if deadline > now_ms then return {'status', 'in_progress', 'retryAfterMs', fmt(deadline - now_ms), 'expiresAt', fmt(deadline)} end
+  if deadline > now_ms then
+    redis.call('HSET', KEYS[1], 'w', '1')
+    return {'status', 'in_progress', 'retryAfterMs', fmt(deadline - now_ms), 'expiresAt', fmt(deadline)}
+  end
 end
 
 -- The first fingerprint sticks: a start without one keeps the vanished owner's.

@@ -5,7 +5,9 @@
 -- ARGV[1]  token
 -- ARGV[2]  response as JSON text (size checked by the caller)
 --
--- Returns name/value pairs: status ok, completedAt, fence; or status lost.
+-- Returns name/value pairs: status ok, completedAt, fence, waited (1 when a
+-- begin was answered in_progress meanwhile: someone may wait for this
+-- result, so the Worker tells the key's lock object); or status lost.
 --
 -- Only the started owner within its deadline may complete; anyone else gets
 -- "lost" and nothing changes, so a slow owner whose deadline lapsed can never
@@ -24,12 +26,12 @@ if seen then return seen end
 
 local now_ms = redis_now()
 
-local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'deadline', 'fence', 'retain')
+local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'deadline', 'fence', 'retain', 'w')
 if rec[1] ~= 'started' or rec[2] ~= token or (tonumber(rec[3]) or 0) <= now_ms then return {'status', 'lost'} end
 
 local completed_at = fmt(now_ms)
-redis.call('HDEL', KEYS[1], 'token', 'deadline', 'ttl')
+redis.call('HDEL', KEYS[1], 'token', 'deadline', 'ttl', 'w')
 redis.call('HSET', KEYS[1], 'state', 'completed', 'response', ARGV[2], 'completedAt', completed_at)
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + tonumber(rec[5])))
-local r = {'status', 'ok', 'completedAt', completed_at, 'fence', rec[4]}
+local r = {'status', 'ok', 'completedAt', completed_at, 'fence', rec[4], 'waited', rec[6] and '1' or '0'}
 return remember(KEYS[2], r)

@@ -1,7 +1,7 @@
 import { leaseClock } from "../primitives/keepLease.js";
 import { InProgressError, LeaseLostError, StoreUnavailableError, UnreachableError } from "./errors.js";
 import { Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
-import { runtimeWebSocket, SocketUnavailableError, type WaitChannel, waitOverSocket } from "./socketWait.js";
+import { type KeyWaitEnd, runtimeWebSocket, SocketUnavailableError, type WaitChannel, waitOverSocket, watchKeyOverSocket } from "./socketWait.js";
 import { Transport } from "./transport.js";
 
 export interface HoldfastClientOptions {
@@ -194,7 +194,10 @@ export class HoldfastClient {
       } catch (err) {
         // Waiting begins again rather than inspects: if the running caller fails or vanishes, we take over.
         if (!(err instanceof InProgressError) || Date.now() >= until) throw err;
-        await new Promise((r) => setTimeout(r, Math.max(1, Math.min(err.retryAfterMs, 1000, until - Date.now()))));
+        const ended = await this.awaitKeyEnd(key, until - Date.now());
+        if (ended?.state === "completed") return ended.response as T;
+        if (ended?.state === "timeout") throw err;
+        if (!ended) await new Promise((r) => setTimeout(r, Math.max(1, Math.min(err.retryAfterMs, 1000, until - Date.now()))));
         continue;
       }
       if (begun.state === "completed") return begun.response;
@@ -266,6 +269,30 @@ export class HoldfastClient {
     }
     const r = await this.writeOrGiveBack<GrantBody>(what, `${lockPath}/acquire`, httpBody, deadline, options.signal);
     return new Lease(this.host, { ...what, ...grantFields(r) }, sentAt);
+  }
+
+  /**
+   * Waits on the key's wait socket for the running caller's end: its result
+   * is pushed, no polling. Undefined where no socket can be used (then the
+   * caller polls begin).
+   */
+  private async awaitKeyEnd(key: string, waitMs: number): Promise<KeyWaitEnd | undefined> {
+    const WebSocketImpl = this.socketChannel(waitMs);
+    if (!WebSocketImpl) return undefined;
+    try {
+      return await watchKeyOverSocket({
+        baseUrl: this.options.baseUrl.replace(/\/+$/, ""),
+        apiKey: this.options.apiKey,
+        path: path("/v1/idempotency", key, "wait"),
+        waitMs: Math.max(1, Math.round(waitMs)),
+        deadline: Date.now() + waitMs + this.host.timeoutMs,
+        WebSocket: WebSocketImpl,
+      });
+    } catch (err) {
+      if (err instanceof SocketUnavailableError && this.options.waitChannel !== "socket") this.socketsRefused = true;
+      if (this.options.waitChannel === "socket" || !(err instanceof UnreachableError)) throw err;
+      return undefined;
+    }
   }
 
   /** The WebSocket to wait with, or undefined to wait over HTTP (see waitChannel). */

@@ -96,3 +96,62 @@ export function waitOverSocket<Grant extends { token: string }>(options: SocketW
     };
   });
 }
+
+/** How a wait for another caller's run of an idempotency key ended. */
+export type KeyWaitEnd = { state: "completed"; response: unknown; completedAt: number; fence: number } | { state: "free" } | { state: "timeout" };
+
+/**
+ * Waits on an idempotency key's wait socket for another caller's run to end
+ * (docs/API.md): the stored result is pushed when it completes, `free` when
+ * it failed or lapsed (begin it then), `timeout` after waitMs.
+ */
+export function watchKeyOverSocket(options: Omit<SocketWaitOptions, "body" | "giveBack"> & { waitMs: number }): Promise<KeyWaitEnd> {
+  const url = `${options.baseUrl.replace(/^http/, "ws")}${options.path}`;
+  return new Promise<KeyWaitEnd>((resolve, reject) => {
+    let opened = false;
+    let settled = false;
+    const ws = new options.WebSocket(url, [SOCKET_PROTOCOL, keyAsProtocol(options.apiKey)]);
+    const finish = (err: unknown, value?: KeyWaitEnd) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      try {
+        ws.close(1000);
+      } catch {
+        // closing already
+      }
+      if (err === undefined) resolve(value as KeyWaitEnd);
+      else reject(err);
+    };
+    const onAbort = () => finish(options.signal?.reason ?? new Error("aborted"));
+    const timer = setTimeout(
+      () => finish(new UnreachableError(`no answer on the wait socket ${options.path} before the deadline`)),
+      Math.max(0, options.deadline - Date.now()),
+    );
+    if (options.signal?.aborted) return onAbort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    ws.onopen = () => {
+      opened = true;
+      ws.send(JSON.stringify({ type: "watch", waitMs: options.waitMs }));
+    };
+    ws.onmessage = (event) => {
+      let answer: SocketAnswer;
+      try {
+        answer = JSON.parse(String(event.data)) as SocketAnswer;
+      } catch {
+        return finish(new UnreachableError("the wait socket sent something that is not JSON"));
+      }
+      if (answer.type === "completed")
+        finish(undefined, { state: "completed", response: answer.response, completedAt: answer.completedAt, fence: answer.fence });
+      else if (answer.type === "free") finish(undefined, { state: "free" });
+      else if (answer.type === "timeout") finish(undefined, { state: "timeout" });
+      else if (answer.type === "error") finish(errorFromResponse(answer.status, answer, null));
+    };
+    ws.onerror = () => {};
+    ws.onclose = (event) => {
+      if (!opened) return finish(new SocketUnavailableError(`the wait socket ${options.path} did not open (close code ${event.code})`));
+      finish(new UnreachableError(`the wait socket ${options.path} closed before the wait ended (code ${event.code})`));
+    };
+  });
+}

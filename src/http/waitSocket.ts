@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { UpgradeRequiredError } from "../errors.js";
-import type { WaitingKindName } from "../kinds/registry/ops.js";
 import { lockObjectOf } from "../lockObject/lockObjectOf.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../lockObject/socketProtocol.js";
 import { kindOps } from "../store/types.js";
@@ -8,13 +7,13 @@ import type { AppEnv } from "./appTypes.js";
 import { lockName } from "./lockName.js";
 
 /**
- * GET /v1/<kind>/<name>/wait as a WebSocket: after the key, the budget and
+ * GET /v1/<kind>/<name>/wait as a WebSocket (an idempotency key's: the end of another caller's run): after the key, the budget and
  * the name are checked here, the socket goes straight to the lock's object,
  * which speaks the wait protocol (src/lockObject/socketProtocol.ts) with
  * the client; the Worker takes no part in the wait, so a grant is one hop.
  */
-export async function openWaitSocket(c: Context<AppEnv>, kind: WaitingKindName, mode?: "read" | "write"): Promise<Response> {
-  const name = lockName(c);
+export async function openWaitSocket(c: Context<AppEnv>, kind: SocketAt["kind"], mode?: "read" | "write"): Promise<Response> {
+  const name = lockName(c, kind === "idempotency" ? "key" : "name");
   if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError();
   kindOps(c.var.store, kind); // a kind this store lacks is a 501 here, before any socket
   const protocols = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());

@@ -9,7 +9,8 @@ import { BODY_MAX_BYTES } from "../limits.js";
 import { grantOf } from "./grantOf.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "./socketProtocol.js";
-import { ackMessage, socketAtSchema } from "./socketSchemas.js";
+import { ackMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
+import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 
 /** Where a socket is in its one wait; kept as the socket's attachment, so it survives the object's hibernation. */
@@ -62,7 +63,12 @@ export class WaitSockets {
       if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
       const json = jsonOf(data, "message");
       const type = typeof json === "object" && json !== null && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined;
-      if (state.phase === "open" && type === "acquire") {
+      if (state.phase === "open" && type === "watch" && state.at.kind === "idempotency") {
+        const { waitMs } = validated(json, watchMessage, "watch message");
+        this.watchKey(ws, state.at, waitMs).catch((err) => this.fail(ws, err));
+        return;
+      }
+      if (state.phase === "open" && type === "acquire" && state.at.kind !== "idempotency") {
         // The wait runs on; this handler returns, so the socket's other events (its close) come through.
         this.acquire(ws, state.at, json as Record<string, unknown>).catch((err) => this.fail(ws, err));
         return;
@@ -76,7 +82,11 @@ export class WaitSockets {
       }
       throw new InvalidInputError(
         "invalid_body",
-        state.phase === "open" ? 'the first message is {"type":"acquire", ...}' : `a "${String(type)}" message is not expected now`,
+        state.phase !== "open"
+          ? `a "${String(type)}" message is not expected now`
+          : state.at.kind === "idempotency"
+            ? 'the first message is {"type":"watch","waitMs":n}'
+            : 'the first message is {"type":"acquire", ...}',
       );
     } catch (err) {
       this.fail(ws, err);
@@ -130,6 +140,20 @@ export class WaitSockets {
     } catch (err) {
       this.fail(ws, err);
     }
+  }
+
+  /** An idempotency key's wait socket: the end of another caller's run (IdempotencyObjectPart.awaitEnd). */
+  private async watchKey(ws: WebSocket, at: SocketAt, waitMs: number): Promise<void> {
+    const part = this.host.part("idempotency") as unknown as IdempotencyObjectPart;
+    const wait = new AbortController();
+    this.waits.set(ws, wait);
+    this.keep(ws, { at, phase: "waiting" });
+    const end = await part.awaitEnd(at.ref, at.store, waitMs, wait.signal);
+    this.waits.delete(ws);
+    if (wait.signal.aborted) return;
+    if (end.state === "completed") this.end(ws, { type: "completed", response: end.response, completedAt: end.completedAt, fence: end.fence });
+    else if (end.state === "absent") this.end(ws, { type: "free" });
+    else this.end(ws, { type: "timeout", retryAfterMs: end.retryAfterMs });
   }
 
   private ack(ws: WebSocket, state: Attachment & { phase: "granted" }, token: string): void {

@@ -10,6 +10,14 @@
  *   object -> client  {"type":"timeout","retryAfterMs":n}              not granted within waitMs; closes
  *   object -> client  {"type":"error","status":n,"error":"...","message":"..."}   as the HTTP error; closes
  *
+ * An idempotency key's wait socket (GET /v1/idempotency/<key>/wait) waits
+ * for another caller's run of the key to end instead:
+ *
+ *   client -> object  {"type":"watch","waitMs":n}
+ *   object -> client  {"type":"completed","response":...,"completedAt":n,"fence":n}   the stored result; closes
+ *   object -> client  {"type":"free"}                                  nobody runs it now: begin it; closes
+ *   object -> client  {"type":"timeout","retryAfterMs":n}              still running after waitMs; closes
+ *
  * A grant counts only once acknowledged: a socket that closes before its
  * ack gives the grant back to the line at once, and one that closes while
  * waiting leaves the line at once. After `held`, closing changes nothing: a
@@ -34,7 +42,7 @@ export const SOCKET_AT_HEADER = "x-holdfast-wait-socket";
 
 /** What a socket is for: set by the Worker from the path and the key, sent to the object on SOCKET_AT_HEADER. */
 export interface SocketAt {
-  kind: "mutex" | "rwlock" | "semaphore";
+  kind: "mutex" | "rwlock" | "semaphore" | "idempotency";
   store: "redis" | "durable";
   ref: { ns: string; name: string };
   /** The read-write lock's mode, from the path. */
@@ -47,6 +55,8 @@ export interface SocketAt {
 export type SocketAnswer =
   | { type: "granted"; grant: unknown }
   | { type: "held" }
+  | { type: "completed"; response: unknown; completedAt: number; fence: number }
+  | { type: "free" }
   | { type: "timeout"; retryAfterMs: number }
   | { type: "error"; status: number; error: string; message: string; [field: string]: unknown };
 

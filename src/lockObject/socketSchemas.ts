@@ -1,9 +1,11 @@
 import * as z from "zod/mini";
+import { intFrom } from "../http/schemas.js";
+import { WAIT_MAX_MS } from "../limits.js";
 import type { SocketAt } from "./socketProtocol.js";
 
 /** The object's checks of what reaches a wait socket (socketProtocol.ts). */
 export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
-  kind: z.enum(["mutex", "rwlock", "semaphore"]),
+  kind: z.enum(["mutex", "rwlock", "semaphore", "idempotency"]),
   store: z.enum(["redis", "durable"]),
   ref: z.object({ ns: z.string(), name: z.string() }),
   /** The read-write lock's mode, from the path. */
@@ -11,5 +13,8 @@ export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
   /** The client offered SOCKET_PROTOCOL (a browser must be answered with it). */
   protocol: z.boolean(),
 });
+
+/** An idempotency key's wait: for how long to wait for another caller's run to end. */
+export const watchMessage = z.strictObject({ type: z.literal("watch"), waitMs: intFrom(1, WAIT_MAX_MS) });
 
 export const ackMessage = z.strictObject({ type: z.literal("ack"), token: z.string() });

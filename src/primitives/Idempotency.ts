@@ -107,7 +107,8 @@ export class Idempotency {
       requestId: ids.requestId ?? newRequestId(),
     });
     if (r.status === "lost") throw new LeaseLostError();
-    return { completedAt: r.completedAt, fence: r.fence };
+    // waited: someone was told in_progress meanwhile (Redis store); the Worker then tells the lock object.
+    return { completedAt: r.completedAt, fence: r.fence, waited: r.waited === true };
   }
 
   /** Gives the key up so it can be begun again; answers the fence of the start it ended. */

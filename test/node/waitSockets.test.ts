@@ -242,6 +242,77 @@ for (const store of ["redis", "durable"] as const) {
       expect((await api().get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, fence: holder.fence, waiters: 0 });
     });
 
+    it("an idempotency key's wait socket gets the stored result pushed when the running caller completes, and `free` when it fails", async () => {
+      const key = unique("once");
+      const path = `/v1/idempotency/${key}`;
+      const first = (await api().post(`${path}/begin`, { ttlMs: 30_000 })).body;
+      expect(first.state).toBe("started");
+      // Another caller is turned away (in_progress), then waits on the socket for the run's end.
+      expect((await api().post(`${path}/begin`, { ttlMs: 30_000 })).status).toBe(409);
+      const waiting = openSocket(base(), `${path}/wait`, KEY);
+      await waiting.opened;
+      waiting.ws.send(JSON.stringify({ type: "watch", waitMs: 10_000 }));
+      expect((await api().get(path)).body.state).toBe("started");
+      const completedAt = Date.now();
+      await api().post(`${path}/complete`, { token: first.token, response: { invoice: 42 } });
+      expect(await waiting.next()).toMatchObject({ type: "completed", response: { invoice: 42 }, fence: first.fence });
+      // Pushed: unpushed, the waiter would look again only when its 10 s wait or the 30 s lease ends.
+      expect(Date.now() - completedAt).toBeLessThan(5000);
+
+      const key2 = unique("once-failed");
+      const path2 = `/v1/idempotency/${key2}`;
+      const run = (await api().post(`${path2}/begin`, { ttlMs: 30_000 })).body;
+      const second = openSocket(base(), `${path2}/wait`, KEY);
+      await second.opened;
+      second.ws.send(JSON.stringify({ type: "watch", waitMs: 10_000 }));
+      expect((await api().get(path2)).body.state).toBe("started");
+      const failedAt = Date.now();
+      await api().post(`${path2}/fail`, { token: run.token });
+      expect(await second.next()).toEqual({ type: "free" });
+      expect(Date.now() - failedAt).toBeLessThan(5000);
+      const third = openSocket(base(), `${path2}/wait`, KEY);
+      await third.opened;
+      third.ws.send(JSON.stringify({ type: "watch", waitMs: 0 }));
+      expect(await third.next()).toMatchObject({ type: "error", status: 400, error: "invalid_wait" });
+    });
+
+    it("runOnce: a second caller of a key in progress gets the first caller's result pushed, with one begin", async () => {
+      const key = unique("run-once");
+      const begins: number[] = [0, 0];
+      const client = (i: number) =>
+        new HoldfastClient({
+          baseUrl: base(),
+          apiKey: KEY,
+          fetch: (input, init) => {
+            if (String(input).endsWith("/begin")) begins[i] += 1;
+            return fetch(input, init);
+          },
+        });
+      let release!: () => void;
+      const working = new Promise<void>((r) => (release = r));
+      const firstRun = client(0).runOnce(
+        key,
+        async () => {
+          await working;
+          return { sent: 1 };
+        },
+        { ttlMs: 30_000 },
+      );
+      await until(
+        () => api().get(`/v1/idempotency/${key}`),
+        (r) => r.body.state === "started",
+      );
+      const secondRun = client(1).runOnce(key, async () => ({ sent: 2 }), { ttlMs: 30_000, waitMs: 20_000 });
+      await until(
+        () => begins[1],
+        (n) => n === 1,
+      );
+      release();
+      expect(await firstRun).toEqual({ sent: 1 });
+      expect(await secondRun).toEqual({ sent: 1 });
+      expect(begins[1]).toBe(1); // no polling: the result came over the socket
+    });
+
     it("the client SDK waits over a socket where it can (auto), and over HTTP when told or when sockets do not open", async () => {
       let sockets = 0;
       class CountingWebSocket extends WebSocket {

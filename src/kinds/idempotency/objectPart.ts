@@ -1,17 +1,25 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import { waitFault } from "../../lockObject/waitFault.js";
-import type { WaitOutcome } from "../../lockObject/waitProtocol.js";
+import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
-import type { IdempotencyBeginResult, IdempotencyNews, IdempotencyOps } from "./types.js";
+import type { LockRef } from "../../store/LockRef.js";
+import type { IdempotencyBeginResult, IdempotencyNews, IdempotencyOps, IdempotencyState } from "./types.js";
 import type { IdempotencyWait } from "./wait.js";
+
+/** How an idempotency wait ends: the key completed or free (IdempotencyState), or not within waitMs. */
+export type KeyWaitEnd = Exclude<IdempotencyState, { state: "started" }> | { state: "timeout"; retryAfterMs: number };
+
+/** Never look at a key again sooner than this (no spinning on a lease about to end). */
+const MIN_LOOK_AGAIN_MS = 10;
 
 /**
  * An idempotency key's part of its lock object: a begin that asked for
  * onExpire (begun and watched in one step), and on the Durable store the
- * operations themselves; completing or failing ends the watch quietly.
- * Keys have no line: nothing waits here.
+ * operations themselves; completing or failing ends the watch quietly and
+ * wakes callers waiting for the run's end (awaitEnd, from a wait socket).
+ * Keys have no line: nobody is granted anything from here.
  */
 export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
   readonly local: IdempotencyOps;
@@ -64,6 +72,41 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
   /** Given up or finished on purpose (Redis store: told by the Worker): the watch ends with no notification. */
   hear(news: IdempotencyNews): void {
     this.host.dropWatch(news.fence);
+    // Callers waiting for the run's end look again.
+    const wake = this.wakeWaiters;
+    this.news = new Promise((resolve) => (this.wakeWaiters = resolve));
+    wake();
+  }
+
+  /** Resolves at the next news of a complete or fail: callers waiting on a wait socket look again then. */
+  private wakeWaiters!: () => void;
+  private news: Promise<void> = new Promise((resolve) => (this.wakeWaiters = resolve));
+
+  /**
+   * A caller of a key someone else is working on waits here (a wait
+   * socket) for the run to end: the stored result once completed, `absent`
+   * once failed or lapsed (then the caller may begin it), or timeout. It
+   * looks at the key now, at each news of a complete or fail, and when the
+   * running owner's lease would end (an owner that vanished sends no news).
+   */
+  async awaitEnd(ref: LockRef, store: StoreKind, waitMs: number, signal: AbortSignal): Promise<KeyWaitEnd> {
+    const deadline = Date.now() + waitMs;
+    const gone = new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    for (;;) {
+      const news = this.news; // taken before looking, so news that lands meanwhile is not missed
+      const state = await kindOps(this.host.storeOf(store), "idempotency").inspect(ref);
+      if (state.state !== "started") return state;
+      const left = deadline - Date.now();
+      // The lease's end is on the store's clock; looking again a little late or early is harmless.
+      const retryAfterMs = Math.max(1, state.expiresAt - Date.now());
+      if (left <= 0 || signal.aborted) return { state: "timeout", retryAfterMs };
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const lapse = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, Math.min(left, Math.max(MIN_LOOK_AGAIN_MS, retryAfterMs + MIN_LOOK_AGAIN_MS)));
+      });
+      await Promise.race([news, lapse, gone]);
+      clearTimeout(timer);
+    }
   }
 
   pickedUp(): void {}

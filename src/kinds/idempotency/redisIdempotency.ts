@@ -58,7 +58,7 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
       const r = await scripts.run("idempotency_complete", [k.record, k.request(input.requestId)], [input.token, input.responseJson]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_complete", r);
-      return { status: "ok", completedAt: numberField(r, "completedAt"), fence: numberField(r, "fence") };
+      return { status: "ok", completedAt: numberField(r, "completedAt"), fence: numberField(r, "fence"), waited: r.waited === "1" };
     },
 
     async fail(ref, input): Promise<IdempotencyFailResult> {

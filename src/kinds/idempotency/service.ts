@@ -55,8 +55,15 @@ export async function beginIdempotency(ctx: ServiceContext, key: string, body: B
 export const heartbeatIdempotency = (ctx: ServiceContext, key: string, token: string, ttlMs?: number) =>
   idempotencyOf(ctx).heartbeat(key, token, ttlMs);
 
-export const completeIdempotency = async (ctx: ServiceContext, key: string, token: string, response: unknown) =>
-  idempotencyOf(ctx).complete(key, token, response, { requestId: await ctx.ids.requestId(`idempotency:${key}:complete`, token) });
+export async function completeIdempotency(ctx: ServiceContext, key: string, token: string, response: unknown) {
+  const r = await idempotencyOf(ctx).complete(key, token, response, { requestId: await ctx.ids.requestId(`idempotency:${key}:complete`, token) });
+  // Someone was told in_progress meanwhile: the key's lock object hears it, to hand the result to
+  // callers waiting on its wait socket (the Durable store's object did so in the same call).
+  if (ctx.store.kind === "redis" && r.waited) {
+    ctx.later("completed", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).tell({ fence: r.fence }));
+  }
+  return r;
+}
 
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
   const { fence } = await idempotencyOf(ctx).fail(key, token, { requestId: await ctx.ids.requestId(`idempotency:${key}:fail`, token) });

@@ -22,7 +22,12 @@ export type IdempotencyBeginResult =
 
 export type IdempotencyHeartbeatResult = { status: "ok"; expiresAt: number; ttlMs: number; fence: number } | { status: "lost" };
 
-export type IdempotencyCompleteResult = { status: "ok"; completedAt: number; fence: number } | { status: "lost" };
+/**
+ * `waited` (Redis store): a begin was answered in_progress while the work
+ * ran, so someone may be waiting on the key's lock object for this result
+ * (the Durable store's object hears every complete in the same call).
+ */
+export type IdempotencyCompleteResult = { status: "ok"; completedAt: number; fence: number; waited?: boolean } | { status: "lost" };
 
 export type IdempotencyFailResult = { status: "ok"; fence: number } | { status: "lost" };
 
