@@ -19,6 +19,7 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   401: ["Unauthorized", "No or unknown API key."],
   409: ["Conflict", "locked (with retryAfterMs and Retry-After), lease_lost, in_progress, limit_mismatch or upgrade_not_supported."],
   413: ["TooLarge", "The body is over 64 KiB."],
+  426: ["UpgradeRequired", "upgrade_required: a wait socket's path was asked for without Upgrade: websocket."],
   422: ["FingerprintMismatch", "The key was used with another fingerprint."],
   429: ["RateLimited", "The namespace is over its request budget: retry after Retry-After (retryAfterMs)."],
   500: ["Internal", "A bug, never an outage: errorId is also in the Worker's log."],
@@ -65,7 +66,7 @@ export function openApiDocument(origin: string) {
   const answers: Named[] = [
     ["Health", shared.healthResponse],
     ["Error", shared.errorResponse],
-    ...ops.flatMap((op) => [op.ok, ...(op.alsoOk ?? [])].map(([, id, schema]): Named => [id, schema])),
+    ...ops.flatMap((op) => [...(op.ok ? [op.ok] : []), ...(op.alsoOk ?? [])].map(([, id, schema]): Named => [id, schema])),
   ];
 
   const paths: Record<string, Record<string, unknown>> = {
@@ -103,8 +104,12 @@ export function openApiDocument(origin: string) {
           ],
           ...(op.body && { requestBody: { required: true, content: json(ref(op.body[0])) } }),
           responses: {
+            ...(op.socket ? { "101": { description: op.socket } } : {}),
             ...Object.fromEntries(
-              [op.ok, ...(op.alsoOk ?? [])].map(([status, id]) => [String(status), { description: "ok", content: json(ref(id)) }]),
+              [...(op.ok ? [op.ok] : []), ...(op.alsoOk ?? [])].map(([status, id]) => [
+                String(status),
+                { description: "ok", content: json(ref(id)) },
+              ]),
             ),
             ...Object.fromEntries(
               [...op.errors, ...(notOnQuorum.has(path) ? [501] : []), 500].map((status) => [

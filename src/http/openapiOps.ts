@@ -13,7 +13,10 @@ export interface Op {
   operationId: string;
   summary: string;
   body?: Named;
-  ok: [status: number, ...Named];
+  /** The success answer; a wait socket has none but its 101 (see `socket`). */
+  ok?: [status: number, ...Named];
+  /** A wait socket: the 101 Switching Protocols answer's description (its messages are in docs/API.md). */
+  socket?: string;
   /** Further success statuses (begin: 201 started, 200 completed). */
   alsoOk?: Array<[status: number, ...Named]>;
   /** Error statuses besides 500, which every operation may answer. */
@@ -36,3 +39,18 @@ export const heartbeatOp = (operationId: string, summary: string): Op => ({
 });
 
 export const releaseRequest: Named = ["ReleaseRequest", releaseBody];
+
+/** What a wait socket's handshake may answer besides 101 (the wait's own errors come as messages). */
+export const SOCKET_ERRORS = [400, 401, 426, 429];
+
+/** A kind's wait socket: GET with Upgrade: websocket, answered 101 (docs/API.md, "Waiting over a WebSocket"). */
+export const waitSocketOp = (operationId: string, summary: string, messages: string): Op => ({
+  operationId,
+  summary,
+  socket: `Switching Protocols: a wait socket (subprotocol holdfast.v1). ${messages} The messages are specified in docs/API.md, "Waiting over a WebSocket".`,
+  errors: SOCKET_ERRORS,
+});
+
+/** The messages of a lock kind's wait socket. */
+export const LOCK_SOCKET_MESSAGES =
+  'The client sends {"type":"acquire", ...the acquire body, waitMs >= 1}; the service answers {"type":"granted","grant":...}, the client {"type":"ack","token":...}, the service {"type":"held"}; or {"type":"timeout","retryAfterMs":n}, or {"type":"error","status":n,"error":...,"message":...}.';

@@ -1,4 +1,4 @@
-import { heartbeatOp, type Operations, READ_ERRORS, WRITE_ERRORS } from "../../http/openapiOps.js";
+import { heartbeatOp, type Operations, READ_ERRORS, WRITE_ERRORS, waitSocketOp } from "../../http/openapiOps.js";
 import {
   idempotencyBeginBody,
   idempotencyCompleteBody,
@@ -21,6 +21,13 @@ export const idempotencyOperations: Operations = {
       alsoOk: [[200, "IdempotencyReplay", idempotencyReplay]],
       errors: [400, 401, 409, 413, 422, 429, 503],
     },
+  },
+  "/{key}/wait": {
+    get: waitSocketOp(
+      "idempotencyWait",
+      "Wait over a WebSocket for another caller's run of a key to end",
+      'The client sends {"type":"watch","waitMs":n}; the service answers {"type":"completed","response":...,"completedAt":n,"fence":n}, {"type":"free"} (begin it), {"type":"timeout","retryAfterMs":n} or {"type":"error",...}.',
+    ),
   },
   "/{key}/heartbeat": { post: heartbeatOp("idempotencyHeartbeat", "Move the in-progress deadline") },
   "/{key}/complete": {

@@ -1,4 +1,12 @@
-import { heartbeatOp, type Operations, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/openapiOps.js";
+import {
+  heartbeatOp,
+  LOCK_SOCKET_MESSAGES,
+  type Operations,
+  READ_ERRORS,
+  releaseRequest,
+  WRITE_ERRORS,
+  waitSocketOp,
+} from "../../http/openapiOps.js";
 import { mutexAcquireBody, mutexGrant, mutexStateResponse, releaseResponse } from "./schemas.js";
 
 /** The mutex's operations in the OpenAPI document, by path under its mount point (/v1/locks). */
@@ -12,6 +20,7 @@ export const mutexOperations: Operations = {
       errors: WRITE_ERRORS,
     },
   },
+  "/{name}/wait": { get: waitSocketOp("mutexWait", "Wait for a mutex over a WebSocket", LOCK_SOCKET_MESSAGES) },
   "/{name}/heartbeat": { post: heartbeatOp("mutexHeartbeat", "Extend a mutex lease") },
   "/{name}/release": {
     post: {

@@ -1,4 +1,12 @@
-import { heartbeatOp, type Operations, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/openapiOps.js";
+import {
+  heartbeatOp,
+  LOCK_SOCKET_MESSAGES,
+  waitSocketOp,
+  type Operations,
+  READ_ERRORS,
+  releaseRequest,
+  WRITE_ERRORS,
+} from "../../http/openapiOps.js";
 import { rwAcquireBody, rwGrant, rwReleaseResponse, rwStateResponse } from "./schemas.js";
 
 /** The read-write lock's operations in the OpenAPI document, by path under its mount point (/v1/rwlocks). */
@@ -13,6 +21,9 @@ for (const mode of ["read", "write"] as const) {
       ok: [200, "RwGrant", rwGrant],
       errors: WRITE_ERRORS,
     },
+  };
+  rwLockOperations[`/{name}/${mode}/wait`] = {
+    get: waitSocketOp(`rwlock${Mode}Wait`, `Wait for a ${mode} lock over a WebSocket`, LOCK_SOCKET_MESSAGES),
   };
   rwLockOperations[`/{name}/${mode}/heartbeat`] = { post: heartbeatOp(`rwlock${Mode}Heartbeat`, "Extend a read-write lock holder's lease") };
   rwLockOperations[`/{name}/${mode}/release`] = {

@@ -1,4 +1,12 @@
-import { heartbeatOp, type Operations, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/openapiOps.js";
+import {
+  heartbeatOp,
+  LOCK_SOCKET_MESSAGES,
+  waitSocketOp,
+  type Operations,
+  READ_ERRORS,
+  releaseRequest,
+  WRITE_ERRORS,
+} from "../../http/openapiOps.js";
 import { semaphoreAcquireBody, semaphoreGrant, semaphoreReleaseResponse, semaphoreStateResponse } from "./schemas.js";
 
 /** The semaphore's operations in the OpenAPI document, by path under its mount point (/v1/semaphores). */
@@ -12,6 +20,7 @@ export const semaphoreOperations: Operations = {
       errors: WRITE_ERRORS,
     },
   },
+  "/{name}/wait": { get: waitSocketOp("semaphoreWait", "Wait for semaphore permits over a WebSocket", LOCK_SOCKET_MESSAGES) },
   "/{name}/heartbeat": { post: heartbeatOp("semaphoreHeartbeat", "Extend a semaphore holder's lease") },
   "/{name}/release": {
     post: {
