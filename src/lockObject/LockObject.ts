@@ -11,6 +11,7 @@ import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
+import { AlarmTimers } from "./timers.js";
 import { WaitSockets } from "./WaitSockets.js";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
 
@@ -31,6 +32,8 @@ import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTi
  * object's registered waiter). No credentials are ever stored.
  */
 export class LockObject extends DurableObject<Env> implements LockObjectRpc {
+  /** Long timers (a socket waiter's deadline, a wake-up at a lease's end) run from the alarm, so the object may hibernate. */
+  private readonly timers = new AlarmTimers(() => this.schedule());
   private readonly host: LockObjectHost = {
     local: new LocalStore(this.ctx.storage.kv),
     storeOf: (kind) => this.storeOf(kind),
@@ -49,6 +52,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
       });
     },
     dropWatch: (id) => dropWatch(this.kv, id),
+    timers: this.timers,
   };
   /** Waiters on WebSockets (WaitSockets.ts): in the same line as HTTP waiters. */
   private readonly sockets = new WaitSockets({
@@ -65,6 +69,12 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
   private alarmAt: number | undefined;
   /** On the Durable store: a lazy bound on when stored state next needs cleaning up. */
   private cleanupAt: number | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Woken from hibernation with sockets still waiting: they take their places in the line again.
+    this.sockets.restore();
+  }
 
   private get kv(): SyncKvStorage {
     return this.ctx.storage.kv;
@@ -174,10 +184,12 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
   async alarm(): Promise<void> {
     const now = Date.now();
     this.alarmAt = undefined;
+    this.timers.runDue(now);
     await checkWatches(this.kv, (kind) => this.storeOf(kind), now);
     await deliverDueNotifications(this.kv, this.env.WEBHOOK_SECRET ?? "", Date.now());
     this.cleanupAt = this.local.nextCleanup(Date.now(), true);
-    if (this.cleanupAt === undefined && !watchCount(this.kv)) {
+    const waiting = this.timers.next() !== undefined || this.ctx.getWebSockets().length > 0;
+    if (this.cleanupAt === undefined && !watchCount(this.kv) && !waiting) {
       await this.ctx.storage.deleteAll(); // nothing left to keep, not even a fence
       return;
     }
@@ -194,12 +206,12 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
 
   /**
    * One alarm for what is stored: watch checks, notification retries,
-   * clean-up (the waiters' timers live with them, in memory). Only ever moved
+   * clean-up, and the lines' long timers (timers.ts; short ones are setTimeouts). Only ever moved
    * earlier between alarms (the alarm itself recomputes), so a busy lock does
    * not pay a storage write per request.
    */
   private schedule(): void {
-    const times = [nextWatchTime(this.kv), this.cleanupAt].filter((t): t is number => t !== undefined);
+    const times = [nextWatchTime(this.kv), this.cleanupAt, this.timers.next()].filter((t): t is number => t !== undefined);
     if (!times.length) return;
     const next = Math.min(...times);
     if (this.alarmAt !== undefined && this.alarmAt <= next && this.alarmAt > Date.now()) return;

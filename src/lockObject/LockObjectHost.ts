@@ -1,6 +1,7 @@
 import type { KindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { EveryKindStore, LockStore } from "../store/types.js";
+import type { ObjectTimers } from "./timers.js";
 import type { StoreKind } from "./waitProtocol.js";
 
 /**
@@ -27,4 +28,6 @@ export interface LockObjectHost {
   }): void;
   /** The lease of this watch id (its fence, or its token where a kind has many holders) ended on purpose: no notification. */
   dropWatch(id: number | string): void;
+  /** Timers that let the object hibernate (timers.ts): the lines' deadlines and wake-ups. */
+  readonly timers: ObjectTimers;
 }

@@ -7,10 +7,14 @@ import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy.js";
 import type { WithdrawReason } from "../store/WithdrawReason.js";
 import { logError } from "../logError.js";
 import type { WaitOutcome } from "./waitProtocol.js";
+import { RecentTokens } from "./RecentTokens.js";
+import { memoryTimers, type ObjectTimers } from "./timers.js";
 
 export interface WaitOptions {
   /** The grant counts only once its client acknowledges it (a wait socket): never granted unmarked. */
   mustPickUp?: boolean;
+  /** The waiter's token, when its caller keeps it (a wait socket restored after the object woke); else a fresh one. */
+  token?: string;
 }
 
 interface Waiter<Req, Grant> extends QueuedWaiter<Req> {
@@ -28,10 +32,13 @@ const MIN_WAKE_MS = 5;
 
 /**
  * A lock object's waiters, first come, first served, for any lock kind (the
- * kind's QueuePolicy says what the store grants). Waiters are open requests,
- * so they live in memory, and so do their timers: the object is alive while
- * they wait, and a storage write (an alarm) on the handoff path would hold
- * the waiter's answer back until it is stored. Every store step (admitting
+ * kind's QueuePolicy says what the store grants). Waiters (open requests,
+ * or wait sockets) live in memory; their deadlines and the wake-up at the
+ * holder's lease end are the object's timers (timers.ts: short ones in
+ * memory, long ones on the alarm, so an object whose waiters are all
+ * sockets can hibernate, and a wait socket's place is rebuilt when it
+ * wakes). A grant's pickup timer stays in memory: a storage write on the
+ * handoff path would hold the answer back until stored. Every store step (admitting
  * the head, withdrawing a waiter that left) runs on one loop, one at a time,
  * in order; timing comes from the store's answers as remaining times, so its
  * clock and ours need not agree.
@@ -55,7 +62,7 @@ export class WaitQueue<Req, Grant> {
    * store makes to one of them (in the store step their wait ran out during,
    * or a handoff racing their departure) is taken back, unconditionally.
    */
-  private readonly left = new Set<string>();
+  private readonly left = new RecentTokens(LEFT_REMEMBERED_MS);
   /**
    * Tokens whose grant was answered but not picked up in time, for a while: a
    * late second news of that grant is taken back again only while the store
@@ -63,8 +70,9 @@ export class WaitQueue<Req, Grant> {
    * (delivered twice, by the release and by our own wake-up) is left alone:
    * its holder has it.
    */
-  private readonly unclaimed = new Set<string>();
-  private wakeTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly unclaimed = new RecentTokens(LEFT_REMEMBERED_MS);
+  /** Cancels the pending wake-up (the holder's lease end, or a back-off). */
+  private cancelWake: (() => void) | undefined;
   /** The store failing now: waiters whose wait ends meanwhile get 503, not 409. */
   private fault: StoreUnavailableError | undefined;
   private faults = 0;
@@ -76,7 +84,7 @@ export class WaitQueue<Req, Grant> {
 
   constructor(
     private readonly policy: QueuePolicy<Req, Grant>,
-    private readonly host: { store(): LockStore; ref: LockRef },
+    private readonly host: { store(): LockStore; ref: LockRef; timers?: ObjectTimers },
   ) {}
 
   get length(): number {
@@ -91,9 +99,9 @@ export class WaitQueue<Req, Grant> {
    */
   wait(req: Req, waitMs: number, signal?: AbortSignal, options: WaitOptions = {}): Promise<WaitOutcome<Grant>> {
     return new Promise((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let cancelTimer: (() => void) | undefined;
       const waiter: Waiter<Req, Grant> = {
-        token: newOwnerToken(),
+        token: options.token ?? newOwnerToken(),
         req,
         // A grant that must be acknowledged is marked for pickup even on arrival, so it can be taken back.
         fresh: this.waiters.length === 0 && !options.mustPickUp,
@@ -102,11 +110,11 @@ export class WaitQueue<Req, Grant> {
         settle: (outcome) => {
           if (waiter.settled) return;
           waiter.settled = true;
-          clearTimeout(timer);
+          cancelTimer?.();
           resolve(outcome);
         },
       };
-      timer = setTimeout(() => this.leave(waiter, this.timeoutOutcome()), waitMs);
+      cancelTimer = this.timers.after(waitMs, () => this.leave(waiter, this.timeoutOutcome()));
       // Its client left: nobody reads this answer.
       signal?.addEventListener("abort", () => this.leave(waiter, { status: "locked", retryAfterMs: 1 }));
       this.waiters.push(waiter);
@@ -130,7 +138,7 @@ export class WaitQueue<Req, Grant> {
     if (timer === undefined) return;
     clearTimeout(timer);
     this.pickups.delete(token);
-    this.remember(this.unclaimed, token);
+    this.unclaimed.add(token);
     this.withdrawals.set(token, "unclaimed");
     this.kick();
   }
@@ -167,14 +175,15 @@ export class WaitQueue<Req, Grant> {
 
   /** Try the store again in `ms` (the holder's remaining lease, or a back-off). */
   private wakeIn(ms: number): void {
-    clearTimeout(this.wakeTimer);
-    this.wakeTimer = setTimeout(
-      () => {
-        this.wakeTimer = undefined;
-        if (this.waiters.length || this.withdrawals.size) this.kick();
-      },
-      Math.max(MIN_WAKE_MS, ms),
-    );
+    this.cancelWake?.();
+    this.cancelWake = this.timers.after(Math.max(MIN_WAKE_MS, ms), () => {
+      this.cancelWake = undefined;
+      if (this.waiters.length || this.withdrawals.size) this.kick();
+    });
+  }
+
+  private get timers(): ObjectTimers {
+    return this.host.timers ?? memoryTimers;
   }
 
   private async run(): Promise<void> {
@@ -238,7 +247,8 @@ export class WaitQueue<Req, Grant> {
         this.leave(head, { status: "internal", message: "the store neither granted nor queued the waiter" });
       }
     }
-    clearTimeout(this.wakeTimer);
+    this.cancelWake?.();
+    this.cancelWake = undefined;
   }
 
   private deliver(token: string, grant: Grant, pickup: boolean): void {
@@ -286,16 +296,10 @@ export class WaitQueue<Req, Grant> {
     const i = this.waiters.indexOf(waiter);
     if (i >= 0) this.waiters.splice(i, 1);
     if (waiter.admitted) {
-      this.remember(this.left, waiter.token);
+      this.left.add(waiter.token);
       this.withdrawals.set(waiter.token, "left");
     }
     if (waiter.admitted || i === 0) this.kick();
-  }
-
-  /** Remembers a token that left the line (or never picked up its grant) long enough for any late grant to it to arrive. */
-  private remember(set: Set<string>, token: string): void {
-    set.add(token);
-    setTimeout(() => set.delete(token), LEFT_REMEMBERED_MS);
   }
 
   private timeoutOutcome(): WaitOutcome<Grant> {

@@ -3,9 +3,10 @@ import { InternalError, InvalidInputError, StoreUnavailableError, TooLargeError 
 import { errorAnswer } from "../http/errorResponse.js";
 import { checkOnExpire } from "../http/onExpire.js";
 import { jsonOf, validated } from "../http/readBody.js";
-import type { KindName, WaitingKindName } from "../kinds/registry/ops.js";
+import type { KindName, KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import { socketWaits } from "../kinds/registry/sockets.js";
 import { BODY_MAX_BYTES } from "../limits.js";
+import { newOwnerToken } from "../tokens.js";
 import { grantOf } from "./grantOf.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "./socketProtocol.js";
@@ -13,8 +14,16 @@ import { ackMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 
-/** Where a socket is in its one wait; kept as the socket's attachment, so it survives the object's hibernation. */
-type SocketPhase = { phase: "open" } | { phase: "waiting" } | { phase: "granted"; token: string } | { phase: "done" };
+/**
+ * Where a socket is in its one wait; kept as the socket's attachment, so it
+ * survives the object's hibernation. A waiting socket keeps what it takes to
+ * wait again when the object wakes (restore): its line token, its request,
+ * its deadline and its place (seq), unless that is too large to attach.
+ */
+type SocketPhase = { phase: "open" } | { phase: "waiting"; resume?: Resume } | { phase: "granted"; token: string } | { phase: "done" };
+type Resume = { deadline: number; seq: number } & ({ token: string; req: KindWait[WaitingKindName] } | { watch: true });
+/** A lock wait's place in the line: its token, deadline and arrival order. */
+type Place = { token: string; deadline: number; seq: number };
 type Attachment = { at: SocketAt } & SocketPhase;
 
 /** What the sockets need of their lock object. */
@@ -28,17 +37,47 @@ export interface WaitSocketsHost {
 
 /**
  * The lock object's wait sockets (socketProtocol.ts): accepted with the
- * hibernation API, one wait each, in the same line as HTTP waiters. What
- * only this instance can know (the wait in progress, to withdraw it) is
- * kept in memory; where the socket is in its wait is kept in its
- * attachment, so a socket that outlives this instance (the object was
- * evicted) is told its wait was lost instead of hanging.
+ * hibernation API, one wait each, in the same line as HTTP waiters. The
+ * wait in progress is this instance's (to withdraw it when the socket
+ * closes); where the socket is in its wait, and what it takes to wait
+ * again, is kept in its attachment, so when the object wakes from
+ * hibernation (or restarts with its sockets open) restore() puts every
+ * waiting socket back in the line, in order.
  */
 export class WaitSockets {
   /** The waits in progress on this instance: closing the socket aborts its wait (it leaves the line). */
   private readonly waits = new Map<WebSocket, AbortController>();
+  /** Arrival order of this instance's waits (restored ones keep theirs, ahead of any new one). */
+  private lastSeq = 0;
 
   constructor(private readonly host: WaitSocketsHost) {}
+
+  /**
+   * The object woke (after hibernation, or a restart that kept its
+   * sockets): every socket that was waiting takes its place in the line
+   * again, in its old order, with its old token (the store may have it
+   * registered) and what is left of its wait. One that could not keep that
+   * (too large to attach) is told its wait was lost.
+   */
+  restore(): void {
+    const waiting: Array<{ ws: WebSocket; at: SocketAt; resume: Resume }> = [];
+    for (const ws of this.host.ctx.getWebSockets()) {
+      const state = ws.deserializeAttachment() as Attachment | null;
+      if (state?.phase !== "waiting" || this.waits.has(ws)) continue;
+      if (!state.resume) {
+        this.fail(ws, new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied"));
+        continue;
+      }
+      waiting.push({ ws, at: state.at, resume: state.resume });
+    }
+    waiting.sort((a, b) => a.resume.seq - b.resume.seq);
+    for (const { ws, at, resume } of waiting) {
+      this.lastSeq = Math.max(this.lastSeq, resume.seq);
+      const waitMs = Math.max(1, resume.deadline - Date.now());
+      const resumed = "watch" in resume ? this.watchKey(ws, at, waitMs, resume) : this.startWait(ws, at, { ...resume.req, waitMs }, resume);
+      resumed.catch((err) => this.fail(ws, err));
+    }
+  }
 
   /** GET .../wait from the Worker: accept the socket. */
   accept(request: Request): Response {
@@ -112,11 +151,16 @@ export class WaitSockets {
     }
     if (req.waitMs < 1) throw new InvalidInputError("invalid_wait", "waitMs: a wait socket waits: give at least 1 (a try-lock goes over HTTP)");
     if (req.onExpire) checkOnExpire(this.host.env, at.ref.ns, req.onExpire);
+    await this.startWait(ws, at, req, { token: newOwnerToken(), deadline: Date.now() + req.waitMs, seq: ++this.lastSeq });
+  }
+
+  /** A lock kind's wait in the line, and its answer on the socket. */
+  private async startWait(ws: WebSocket, at: SocketAt, req: KindWait[WaitingKindName], place: Place): Promise<void> {
     const wait = new AbortController();
     this.waits.set(ws, wait);
-    this.keep(ws, { at, phase: "waiting" });
+    this.keepWaiting(ws, at, { deadline: place.deadline, seq: place.seq, token: place.token, req });
     const part = this.host.part(at.kind);
-    const outcome = await part.wait(req as never, wait.signal, { mustPickUp: true });
+    const outcome = await part.wait(req as never, wait.signal, { mustPickUp: true, token: place.token });
     this.host.afterWait(at.store, outcome);
     if (wait.signal.aborted) {
       // Gone while its answer was on the way: a grant made meanwhile goes back to the line.
@@ -143,11 +187,11 @@ export class WaitSockets {
   }
 
   /** An idempotency key's wait socket: the end of another caller's run (IdempotencyObjectPart.awaitEnd). */
-  private async watchKey(ws: WebSocket, at: SocketAt, waitMs: number): Promise<void> {
+  private async watchKey(ws: WebSocket, at: SocketAt, waitMs: number, place?: Resume): Promise<void> {
     const part = this.host.part("idempotency") as unknown as IdempotencyObjectPart;
     const wait = new AbortController();
     this.waits.set(ws, wait);
-    this.keep(ws, { at, phase: "waiting" });
+    this.keepWaiting(ws, at, { deadline: Date.now() + waitMs, seq: place?.seq ?? ++this.lastSeq, watch: true });
     const end = await part.awaitEnd(at.ref, at.store, waitMs, wait.signal);
     this.waits.delete(ws);
     if (wait.signal.aborted) return;
@@ -195,6 +239,15 @@ export class WaitSockets {
       ws.send(JSON.stringify(answer));
     } catch {
       // The client is gone: its close event withdraws what it had.
+    }
+  }
+
+  /** A waiting socket's attachment, with what it takes to resume; without it when that is too large to attach (2 KiB). */
+  private keepWaiting(ws: WebSocket, at: SocketAt, resume: Resume): void {
+    try {
+      ws.serializeAttachment({ at, phase: "waiting", resume } satisfies Attachment);
+    } catch {
+      this.keep(ws, { at, phase: "waiting" });
     }
   }
 

@@ -100,12 +100,12 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
       // The lease's end is on the store's clock; looking again a little late or early is harmless.
       const retryAfterMs = Math.max(1, state.expiresAt - Date.now());
       if (left <= 0 || signal.aborted) return { state: "timeout", retryAfterMs };
-      let timer: ReturnType<typeof setTimeout> | undefined;
+      let cancel: (() => void) | undefined;
       const lapse = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, Math.min(left, Math.max(MIN_LOOK_AGAIN_MS, retryAfterMs + MIN_LOOK_AGAIN_MS)));
+        cancel = this.host.timers.after(Math.min(left, Math.max(MIN_LOOK_AGAIN_MS, retryAfterMs + MIN_LOOK_AGAIN_MS)), resolve);
       });
       await Promise.race([news, lapse, gone]);
-      clearTimeout(timer);
+      cancel?.();
     }
   }
 
