@@ -9,22 +9,13 @@ import { rwLockKeys } from "../../src/kinds/rwlock/keys";
 import { semaphoreKeys } from "../../src/kinds/semaphore/keys";
 import { PICKUP_MS } from "../../src/limits";
 import { startLocalStack, type LocalStack } from "../../tools/local-stack/stack.mjs";
+import { httpClient } from "./support/http";
 import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
 
 const KEY = "real-clients-key-123456";
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
-function client(base: string) {
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
-  return { post: (path: string, body: unknown) => call("POST", path, body), get: (path: string) => call("GET", path) };
-}
+const client = (base: string) => httpClient(base, KEY);
 
 /** Hangs up every disconnectingAcquire still open now. */
 const hangUps = new Set<() => void>();

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { HoldfastClient, LockedError } from "../../src/client/index";
 import { PICKUP_MS } from "../../src/limits";
 import { openSocket, rawHandshake, socketWaiter, takeGrant } from "./support/waitSocket";
+import { httpClient } from "./support/http";
 import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
 
 const KEY = "socket-test-key-123456";
@@ -20,17 +21,7 @@ afterAll(async () => {
   await stopAll(servers ?? {});
 });
 
-function http(base: string) {
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
-  return { post: (path: string, body: unknown) => call("POST", path, body), get: (path: string) => call("GET", path) };
-}
+const http = (base: string) => httpClient(base, KEY);
 
 for (const store of ["redis", "durable"] as const) {
   describe(`${store} store`, () => {
