@@ -118,33 +118,41 @@ export class WorkerApi {
   }
 
   /**
-   * The same acquire over a wait socket (GET /v1/locks/{name}/wait): acquire,
-   * ack the grant, held. Null on timeout. A socket is not a fetch, so the
+   * The same acquire over a wait socket (GET /v1/locks/{name}/wait): acquire
+   * (keep: the socket stays open once held), ack the grant, held; the release
+   * goes over the same socket, so the lock object hands the lock on with no
+   * Worker in between. Null on timeout. A socket is not a fetch, so the
    * bench's request counts do not see it (one socket per wait).
    */
   socketAcquire(name: string, waitMs: number, signal?: AbortSignal): Promise<Release | null> {
     return new Promise((resolve, reject) => {
       const ws = this.openSocket(`/v1/locks/${name}/wait`);
       let token: string | undefined;
+      let released: (() => void) | undefined;
       const onAbort = () => ws.close();
       signal?.addEventListener("abort", onAbort, { once: true });
       const done = (fn: () => void) => {
         signal?.removeEventListener("abort", onAbort);
         fn();
       };
-      ws.onopen = () => ws.send(JSON.stringify({ type: "acquire", ttlMs: TTL_MS, waitMs }));
+      const release: Release = () =>
+        new Promise<void>((ok) => {
+          released = ok;
+          ws.send(JSON.stringify({ type: "release" }));
+        });
+      ws.onopen = () => ws.send(JSON.stringify({ type: "acquire", ttlMs: TTL_MS, waitMs, keep: true }));
       ws.onmessage = (e) => {
         const m = JSON.parse(String(e.data)) as { type: string; grant?: { token: string }; error?: string; message?: string };
         if (m.type === "granted" && m.grant) {
           token = m.grant.token;
           ws.send(JSON.stringify({ type: "ack", token }));
-        } else if (m.type === "held" && token) {
-          const t = token;
-          done(() => resolve(() => this.release(name, t)));
-        } else if (m.type === "timeout") done(() => resolve(null));
+        } else if (m.type === "held" && token) done(() => resolve(release));
+        else if (m.type === "released") released?.();
+        else if (m.type === "timeout") done(() => resolve(null));
         else done(() => reject(new Error(`socket acquire ${name}: ${m.error}: ${m.message}`)));
       };
-      ws.onclose = () => done(() => (signal?.aborted ? resolve(null) : reject(new Error(`socket acquire ${name}: closed before an answer`))));
+      ws.onclose = () =>
+        done(() => (signal?.aborted ? resolve(null) : token ? undefined : reject(new Error(`socket acquire ${name}: closed before an answer`))));
     });
   }
 

@@ -32,7 +32,7 @@ export interface ContendedTarget {
 export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }): ContendedTarget[] {
   const worker = (label: string, api: WorkerApi, usesRedis: boolean, channel: "HTTP" | "socket"): ContendedTarget => ({
     label,
-    settings: `${channel === "HTTP" ? "HTTP long-poll" : "wait socket"}, waitMs ${WAIT_MS}`,
+    settings: `${channel === "HTTP" ? "HTTP long-poll" : "wait socket, release on it"}, waitMs ${WAIT_MS}`,
     origin: api.base,
     direct: false,
     usesRedis,

@@ -30,6 +30,8 @@ export interface HandoffTarget {
   floorP50: number;
   hold(name: string): Promise<Release>;
   wait(name: string): Promise<Release | null>;
+  /** HTTP requests the holder's release sends (0: it goes over the holder's socket). */
+  releaseRequests?: number;
   /** Resolves once the waiter is waiting; `answeredBefore` = answers from origin before the waiter started. */
   untilWaiting(name: string, answeredBefore: number): Promise<void>;
 }
@@ -37,10 +39,12 @@ export interface HandoffTarget {
 export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }, floors: Floors): HandoffTarget[] {
   const worker = (label: string, api: WorkerApi, floorP50: number, channel: "HTTP" | "socket"): HandoffTarget => ({
     label,
-    settings: `${channel === "HTTP" ? "HTTP long-poll" : "wait socket"}, waitMs ${WAIT_MS}`,
+    settings: `${channel === "HTTP" ? "HTTP long-poll" : "wait socket, release on it"}, waitMs ${WAIT_MS}`,
     origin: api.base,
     floorP50,
-    hold: async (name) => (await api.acquire(name))!,
+    releaseRequests: channel === "HTTP" ? 1 : 0,
+    // A socket holder releases over its socket: the lock object hands the lock on itself.
+    hold: async (name) => (channel === "HTTP" ? await api.acquire(name) : await api.socketAcquire(name, WAIT_MS))!,
     wait: (name) => (channel === "HTTP" ? api.acquire(name, WAIT_MS) : api.socketAcquire(name, WAIT_MS)),
     untilWaiting: (name) => until(async () => (await api.waiters(name)) >= 1, 5000, "the waiter to be queued"),
   });
@@ -129,7 +133,7 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
         continue;
       }
       latencies.push(t1 - t0);
-      waiterRequests += sentAtGrant - sentBefore - 1; // minus the holder's release
+      waiterRequests += sentAtGrant - sentBefore - (target.releaseRequests ?? 1); // minus the holder's release
       await granted();
     } catch (err) {
       note ??= err instanceof Error ? err.message : String(err);

@@ -246,7 +246,7 @@ async function handoffSection(gw: BenchStack["gateway"], redis: ReturnType<typeo
   const notes2 = [
     `release sent -> waiter's acquire resolves; up to ${HANDOFFS} handoffs or ${HANDOFF_MAX_MS / 1000} s per row. The holder releases once the`,
     `waiter waits (GET reports waiters 1 / first busy answer seen) and ${HOLD_MIN_MS}..${HOLD_MAX_MS} ms (uniform) after the waiter started.`,
-    `waiter req = requests the waiter sent per handoff (the Worker's is one held-open POST). floor p50 = one plain request to`,
+    `waiter req = HTTP requests the waiter sent per handoff (one held-open POST; a wait socket sends none). floor p50 = one plain request to`,
     `the same origin (table 0): a 404 from the same Worker, or a gateway PING for clients that talk to Upstash themselves.`,
   ];
   for (const r of handoffRows) if (r.note) notes2.push(`${r.label} (${r.settings}): ${r.note}`);

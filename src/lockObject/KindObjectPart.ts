@@ -1,5 +1,9 @@
 import type { KindName, KindNews, KindOps, KindWait } from "../kinds/registry/ops.js";
-import type { WaitOutcome } from "./waitProtocol.js";
+import type { LockRef } from "../store/LockRef.js";
+import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
+
+/** A socket holder's heartbeat or release: the HTTP answer's body, or lost. */
+export type HeldAnswer = { status: "ok"; answer: Record<string, unknown> } | { status: "lost" };
 import type { WaitOptions } from "./WaitQueue.js";
 
 /**
@@ -25,4 +29,12 @@ export interface KindObjectPart<K extends KindName> {
   /** Whether that grant was already taken back (its acknowledgement came too late). */
   wasTakenBack(token: string): boolean;
   readonly waiterCount: number;
+  /**
+   * A holder on its wait socket (kept open after `held`): its heartbeat and
+   * release, done here, on either store, with what a release does to the
+   * line in the same step; answered as the HTTP API answers them. Absent
+   * for kinds with no line (idempotency keys).
+   */
+  heartbeatHere?(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer>;
+  releaseHere?(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer>;
 }

@@ -59,7 +59,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     ctx: this.ctx,
     env: this.env,
     part: (kind) => this.part(kind),
-    afterWait: (store, outcome) => this.afterWait(store, outcome),
+    afterWait: (store) => this.afterWait(store),
   });
   /** HTTP waits in progress by the Worker's waiterId: withdraw() ends one. */
   private readonly httpWaits = new Map<string, AbortController>();
@@ -121,7 +121,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     } finally {
       if (req.waiterId) this.httpWaits.delete(req.waiterId);
     }
-    this.afterWait(req.store, outcome);
+    this.afterWait(req.store);
     return Response.json(outcome);
   }
 
@@ -143,8 +143,8 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
   }
 
   /** On the Durable store a wait may have written here (a grant, a begun key): clean-up follows it. */
-  private afterWait(store: StoreKind, outcome: WaitOutcome<unknown>): void {
-    if (store === "durable") this.afterWrite(outcome);
+  private afterWait(store: StoreKind): void {
+    if (store === "durable") this.afterWrite(undefined);
     else this.schedule();
   }
 

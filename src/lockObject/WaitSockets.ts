@@ -1,5 +1,5 @@
 import type { Env } from "../env.js";
-import { InternalError, InvalidInputError, StoreUnavailableError, TooLargeError } from "../errors.js";
+import { InternalError, InvalidInputError, LeaseLostError, StoreUnavailableError, TooLargeError } from "../errors.js";
 import { errorAnswer } from "../http/errorResponse.js";
 import { checkOnExpire } from "../http/onExpire.js";
 import { jsonOf, validated } from "../http/readBody.js";
@@ -10,7 +10,7 @@ import { newOwnerToken } from "../tokens.js";
 import { grantOf } from "./grantOf.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "./socketProtocol.js";
-import { ackMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
+import { ackMessage, holderMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 
@@ -20,10 +20,16 @@ import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
  * wait again when the object wakes (restore): its line token, its request,
  * its deadline and its place (seq), unless that is too large to attach.
  */
-type SocketPhase = { phase: "open" } | { phase: "waiting"; resume?: Resume } | { phase: "granted"; token: string } | { phase: "done" };
-type Resume = { deadline: number; seq: number } & ({ token: string; req: KindWait[WaitingKindName] } | { watch: true });
-/** A lock wait's place in the line: its token, deadline and arrival order. */
-type Place = { token: string; deadline: number; seq: number };
+type SocketPhase =
+  | { phase: "open" }
+  | { phase: "waiting"; resume?: Resume }
+  | { phase: "granted"; token: string; keep?: boolean }
+  /** Held, the socket kept open (`keep`) for the holder's heartbeats and release. */
+  | { phase: "holding"; token: string }
+  | { phase: "done" };
+type Resume = { deadline: number; seq: number } & ({ token: string; req: KindWait[WaitingKindName]; keep?: boolean } | { watch: true });
+/** A lock wait's place in the line: its token, deadline and arrival order, and whether the socket stays open once held. */
+type Place = { token: string; deadline: number; seq: number; keep?: boolean };
 type Attachment = { at: SocketAt } & SocketPhase;
 
 /** What the sockets need of their lock object. */
@@ -31,8 +37,8 @@ export interface WaitSocketsHost {
   ctx: DurableObjectState;
   env: Env;
   part(kind: KindName): KindObjectPart<KindName>;
-  /** After a wait ended: the object's clean-up and alarm, as for an HTTP wait. */
-  afterWait(store: StoreKind, outcome: WaitOutcome<unknown>): void;
+  /** After a wait or a holder's step (which may have written here): the object's clean-up and alarm, as for an HTTP wait. */
+  afterWait(store: StoreKind): void;
 }
 
 /**
@@ -116,6 +122,10 @@ export class WaitSockets {
         this.ack(ws, state, validated(json, ackMessage, "ack message").token);
         return;
       }
+      if (state.phase === "holding" && (type === "heartbeat" || type === "release")) {
+        this.hold(ws, state, json).catch((err) => this.fail(ws, err));
+        return;
+      }
       if (state.phase === "waiting" && !this.waits.has(ws)) {
         throw new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied");
       }
@@ -144,24 +154,25 @@ export class WaitSockets {
   }
 
   private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
-    const { type: _type, ...body } = json;
+    const { type: _type, keep, ...body } = json;
+    if (keep !== undefined && typeof keep !== "boolean") throw new InvalidInputError("invalid_body", "keep: must be true or false");
     const req = socketWaits[at.kind as WaitingKindName](at, body);
     if ("token" in req && req.token !== undefined) {
       throw new InvalidInputError("invalid_token", "token: a re-entry is answered at once: send it over HTTP, not a wait socket");
     }
     if (req.waitMs < 1) throw new InvalidInputError("invalid_wait", "waitMs: a wait socket waits: give at least 1 (a try-lock goes over HTTP)");
     if (req.onExpire) checkOnExpire(this.host.env, at.ref.ns, req.onExpire);
-    await this.startWait(ws, at, req, { token: newOwnerToken(), deadline: Date.now() + req.waitMs, seq: ++this.lastSeq });
+    await this.startWait(ws, at, req, { token: newOwnerToken(), deadline: Date.now() + req.waitMs, seq: ++this.lastSeq, keep: keep === true });
   }
 
   /** A lock kind's wait in the line, and its answer on the socket. */
   private async startWait(ws: WebSocket, at: SocketAt, req: KindWait[WaitingKindName], place: Place): Promise<void> {
     const wait = new AbortController();
     this.waits.set(ws, wait);
-    this.keepWaiting(ws, at, { deadline: place.deadline, seq: place.seq, token: place.token, req });
+    this.keepWaiting(ws, at, { deadline: place.deadline, seq: place.seq, token: place.token, req, keep: place.keep });
     const part = this.host.part(at.kind);
     const outcome = await part.wait(req as never, wait.signal, { mustPickUp: true, token: place.token });
-    this.host.afterWait(at.store, outcome);
+    this.host.afterWait(at.store);
     if (wait.signal.aborted) {
       // Gone while its answer was on the way: a grant made meanwhile goes back to the line.
       if (outcome.status === "granted") part.takeBack((outcome.grant as { token: string }).token);
@@ -170,7 +181,7 @@ export class WaitSockets {
     this.waits.delete(ws);
     if (outcome.status === "granted") {
       const token = (outcome.grant as { token: string }).token;
-      this.keep(ws, { at, phase: "granted", token });
+      this.keep(ws, { at, phase: "granted", token, keep: place.keep });
       this.send(ws, { type: "granted", grant: outcome.grant });
       return;
     }
@@ -213,7 +224,32 @@ export class WaitSockets {
       return;
     }
     part.pickedUp(token);
-    this.end(ws, { type: "held" });
+    if (!state.keep) {
+      this.end(ws, { type: "held" });
+      return;
+    }
+    this.keep(ws, { at: state.at, phase: "holding", token });
+    this.send(ws, { type: "held" });
+  }
+
+  /**
+   * A holder that kept its socket (`keep`): a heartbeat is answered and the
+   * socket stays; a release is answered and the socket closes. The release
+   * is done here, so the next waiter is handed the lock with no Worker in
+   * between.
+   */
+  private async hold(ws: WebSocket, state: Attachment & { phase: "holding" }, json: unknown): Promise<void> {
+    const message = validated(json, holderMessage, "holder message");
+    const part = this.host.part(state.at.kind);
+    if (!part.heartbeatHere || !part.releaseHere) throw new InternalError(`the ${state.at.kind} has no socket holder`);
+    const r =
+      message.type === "heartbeat"
+        ? await part.heartbeatHere(state.at.ref, state.at.store, state.token, message.ttlMs)
+        : await part.releaseHere(state.at.ref, state.at.store, state.token);
+    this.host.afterWait(state.at.store);
+    if (r.status === "lost") throw new LeaseLostError();
+    if (message.type === "heartbeat") this.send(ws, { type: "heartbeat", ...r.answer } as SocketAnswer);
+    else this.end(ws, { type: "released", ...r.answer });
   }
 
   /** A typed error as the socket's last message: the status and body HTTP would answer (errorAnswer). */

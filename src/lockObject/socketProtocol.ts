@@ -18,6 +18,13 @@
  *   object -> client  {"type":"free"}                                  nobody runs it now: begin it; closes
  *   object -> client  {"type":"timeout","retryAfterMs":n}              still running after waitMs; closes
  *
+ * An acquire with `"keep": true` keeps the socket open after `held`, for
+ * the holder's own heartbeats and release (the release then hands the lock
+ * to the next waiter in the same object, with no Worker in between):
+ *
+ *   client -> object  {"type":"heartbeat","ttlMs"?: n}   -> {"type":"heartbeat","expiresAt","ttlMs","fence"}
+ *   client -> object  {"type":"release"}                 -> {"type":"released", ...as HTTP}; closes
+ *
  * A grant counts only once acknowledged: a socket that closes before its
  * ack gives the grant back to the line at once, and one that closes while
  * waiting leaves the line at once. After `held`, closing changes nothing: a
@@ -55,6 +62,8 @@ export interface SocketAt {
 export type SocketAnswer =
   | { type: "granted"; grant: unknown }
   | { type: "held" }
+  | { type: "heartbeat"; expiresAt: number; ttlMs: number; fence: number }
+  | ({ type: "released" } & Record<string, unknown>)
   | { type: "completed"; response: unknown; completedAt: number; fence: number }
   | { type: "free" }
   | { type: "timeout"; retryAfterMs: number }

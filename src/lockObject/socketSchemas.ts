@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { intFrom } from "../http/schemas.js";
+import { intFrom, ttlMs } from "../http/schemas.js";
 import { WAIT_MAX_MS } from "../limits.js";
 import type { SocketAt } from "./socketProtocol.js";
 
@@ -18,3 +18,9 @@ export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
 export const watchMessage = z.strictObject({ type: z.literal("watch"), waitMs: intFrom(1, WAIT_MAX_MS) });
 
 export const ackMessage = z.strictObject({ type: z.literal("ack"), token: z.string() });
+
+/** A socket holder's heartbeat (with an optional new ttlMs) or release. */
+export const holderMessage = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("heartbeat"), ttlMs: z.optional(ttlMs) }),
+  z.strictObject({ type: z.literal("release") }),
+]);

@@ -48,6 +48,33 @@ for (const store of ["redis", "durable"] as const) {
       expect((await api().post(`/v1/locks/${name}/release`, { token: grant.token })).status).toBe(200);
     });
 
+    it("a holder that keeps its socket heartbeats and releases over it, and its release hands the lock to the next waiter", async () => {
+      const name = unique("keep");
+      const path = `/v1/locks/${name}`;
+      const holder = await socketWaiter(base(), `${path}/wait`, KEY, { ttlMs: 2000, waitMs: 10_000, keep: true });
+      const grant = await takeGrant(holder);
+      holder.ws.send(JSON.stringify({ type: "heartbeat", ttlMs: 5000 }));
+      expect(await holder.next()).toMatchObject({ type: "heartbeat", ttlMs: 5000, fence: grant.fence });
+      expect((await api().get(path)).body).toMatchObject({ held: true, fence: grant.fence });
+      const next = await socketWaiter(base(), `${path}/wait`, KEY, { ttlMs: 2000, waitMs: 10_000 });
+      await waitersAre(path, 1);
+      holder.ws.send(JSON.stringify({ type: "release" }));
+      expect(await holder.next()).toEqual({ type: "released", released: true, count: 0 });
+      expect(await holder.closed).toBe(1000);
+      const handed = await takeGrant(next);
+      expect(handed.fence).toBeGreaterThan(grant.fence);
+      expect((await api().post(`${path}/heartbeat`, { token: grant.token })).body.error).toBe("lease_lost");
+      // A semaphore holder too: its release frees its permits for the waiter behind it.
+      const sem = `/v1/semaphores/${name}`;
+      const a = await socketWaiter(base(), `${sem}/wait`, KEY, { limit: 1, ttlMs: 5000, waitMs: 10_000, keep: true });
+      await takeGrant(a);
+      const b = await socketWaiter(base(), `${sem}/wait`, KEY, { limit: 1, ttlMs: 5000, waitMs: 10_000 });
+      await waitersAre(sem, 1);
+      a.ws.send(JSON.stringify({ type: "release" }));
+      expect(await a.next()).toMatchObject({ type: "released", permits: 1 });
+      expect((await takeGrant(b)).permits).toBe(1);
+    });
+
     it("a socket that closes while waiting leaves the line at once: the live waiter behind it is granted right after the release", async () => {
       const name = unique("leaves");
       const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;

@@ -1,12 +1,13 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
+import type { HeldAnswer, KindObjectPart } from "../../lockObject/KindObjectPart.js";
+import { newRequestId } from "../../tokens.js";
 import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
 import { waitFault } from "../../lockObject/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { type WaitOptions, WaitQueue } from "../../lockObject/WaitQueue.js";
 import type { KindOps, KindWait } from "../registry/ops.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { LockStore } from "../../store/types.js";
+import { kindOps, type LockStore } from "../../store/types.js";
 import type { HolderNews } from "./types.js";
 
 interface HolderGrant {
@@ -31,6 +32,9 @@ export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderG
   tryOnce(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<Grant>>;
   /** Whether a release's answer ended the holder's watch (it released for good). */
   endedWatch(release: Awaited<ReturnType<KindOps[K]["release"]>> & { status: "ok" }): boolean;
+  /** A socket holder's release: what the store is asked (every hold of the token), and the answer HTTP would give. */
+  releaseInput(token: string, requestId: string): Parameters<KindOps[K]["release"]>[1];
+  releaseAnswer(release: Awaited<ReturnType<KindOps[K]["release"]>> & { status: "ok" }): Record<string, unknown>;
 }
 
 /**
@@ -119,6 +123,24 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
     if (endedWatch) this.host.dropWatch(token);
     // With waiters, the next store step; with none (the object restarted and lost its line), the idle step drops their gate.
     this.line(ref, store).kick(true);
+  }
+
+  async heartbeatHere(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer> {
+    const ops = (store === "durable" ? this.local : kindOps(this.host.storeOf(store), this.spec.kind)) as KindOps[HolderKind];
+    const r = await ops.heartbeat(ref, { token, ttlMs });
+    return r.status === "lost" ? r : { status: "ok", answer: { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence } };
+  }
+
+  /** The Durable store's release moves the line in the same call; on Redis, this object hears of it at once. */
+  async releaseHere(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer> {
+    const ops = store === "durable" ? this.local : kindOps(this.host.storeOf(store), this.spec.kind);
+    const release = ops.release as (ref: LockRef, input: unknown) => ReturnType<KindOps[K]["release"]>;
+    const r = await release(ref, this.spec.releaseInput(token, newRequestId()));
+    if (r.status === "lost") return { status: "lost" };
+    const ok = r as Awaited<ReturnType<KindOps[K]["release"]>> & { status: "ok" };
+    const endedWatch = this.spec.endedWatch(ok);
+    if (store === "redis" && ((ok as { waiters?: boolean }).waiters || endedWatch)) this.hear({ ref, token, endedWatch });
+    return { status: "ok", answer: this.spec.releaseAnswer(ok) };
   }
 
   /** The holder has its grant: its answer was delivered, or it heartbeated. */

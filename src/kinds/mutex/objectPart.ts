@@ -1,5 +1,5 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
+import type { HeldAnswer, KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import { waitFault } from "../../lockObject/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { type WaitOptions, WaitQueue } from "../../lockObject/WaitQueue.js";
@@ -100,6 +100,20 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
     const line = this.line(ref, store);
     if (handedTo) line.handedOver(handedTo.token, handedTo);
     else if (line.length) line.kick();
+  }
+
+  async heartbeatHere(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer> {
+    const r = await (store === "durable" ? this.local : kindOps(this.host.storeOf(store), "mutex")).heartbeat(ref, { token, ttlMs });
+    return r.status === "lost" ? r : { status: "ok", answer: { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence } };
+  }
+
+  /** The Durable store's release hands over in the same call; on Redis, this object hears of it at once (no Worker between). */
+  async releaseHere(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer> {
+    const input = { token, requestId: newRequestId() };
+    const r = await (store === "durable" ? this.local : kindOps(this.host.storeOf(store), "mutex")).release(ref, input);
+    if (r.status === "lost") return r;
+    if (store === "redis" && r.released && r.watched) this.hear({ ref, fence: r.fence, handedTo: r.handedTo });
+    return { status: "ok", answer: { released: r.released, count: r.count } };
   }
 
   /** The holder has its grant: its answer was delivered, or it heartbeated. */

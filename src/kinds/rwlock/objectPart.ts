@@ -23,6 +23,8 @@ export const rwLockObjectPart = (host: LockObjectHost) =>
     queued: (req) => ({ mode: req.mode, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),
     isReentry: (req) => req.token !== undefined,
     endedWatch: (r) => r.released && r.watched,
+    releaseInput: (token, requestId) => ({ token, mode: "any", requestId }),
+    releaseAnswer: (r) => ({ released: r.released, mode: r.mode, count: r.count }),
     async tryOnce(store, req) {
       const r = await kindOps(store, "rwlock").acquire(req.ref, {
         mode: req.mode,

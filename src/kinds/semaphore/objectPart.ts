@@ -24,6 +24,8 @@ export const semaphoreObjectPart = (host: LockObjectHost) =>
     queued: (req) => ({ limit: req.limit, permits: req.permits, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),
     isReentry: () => false,
     endedWatch: (r) => r.watched,
+    releaseInput: (token, requestId) => ({ token, requestId }),
+    releaseAnswer: (r) => ({ released: true, permits: r.permits, available: r.available }),
     async tryOnce(store, req) {
       const r = await kindOps(store, "semaphore").acquire(req.ref, {
         token: req.newToken ?? newOwnerToken(),
