@@ -12,7 +12,7 @@ import type { KindObjectPart } from "./KindObjectPart.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "./socketProtocol.js";
 import { ackMessage, holderMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
-import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
+import type { StoreKind } from "./waitProtocol.js";
 
 /**
  * Where a socket is in its one wait; kept as the socket's attachment, so it
