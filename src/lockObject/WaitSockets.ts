@@ -261,6 +261,8 @@ export class WaitSockets {
   /** The socket's last message, then a normal close. */
   private end(ws: WebSocket, answer: SocketAnswer): void {
     const state = ws.deserializeAttachment() as Attachment | null;
+    // Ended while offered a grant it did not take (a bad ack, a bug): the grant goes back now, not after the pickup time.
+    if (state?.phase === "granted") this.host.part(state.at.kind).takeBack(state.token);
     this.keep(ws, state ? { at: state.at, phase: "done" } : null);
     this.send(ws, answer);
     try {

@@ -124,6 +124,22 @@ for (const store of ["redis", "durable"] as const) {
       expect(late).toMatchObject({ status: 409, body: { error: "lease_lost" } });
     });
 
+    it("an ack naming another token is refused, and the grant it was offered goes back to the line at once", async () => {
+      const name = unique("bad-ack");
+      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      const first = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      const second = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 2);
+      await api().post(`/v1/locks/${name}/release`, { token: holder.token });
+      expect((await first.next()).type).toBe("granted");
+      first.ws.send(JSON.stringify({ type: "ack", token: "hf_not-the-offered-one" }));
+      const refusedAt = Date.now();
+      expect(await first.next()).toMatchObject({ type: "error", status: 400, error: "invalid_token" });
+      await takeGrant(second);
+      expect(Date.now() - refusedAt).toBeLessThan(PICKUP_MS);
+    });
+
     it("an acknowledgement that comes after the pickup time is refused: lease_lost, and the lock is free", async () => {
       const name = unique("late-ack");
       const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;

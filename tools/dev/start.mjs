@@ -7,8 +7,9 @@
 // `npm run start:redis`: the same on the Redis store, with a local
 // redis-server behind the project's Upstash REST gateway (tools/local-stack).
 // `npm run dev` (`--dev`): `wrangler dev` instead, which reloads on every
-// edit of src/ (its proxy reads every answer whole, so a waiter that hung up
-// is not seen until its pickup time; see docs/guarantees.md).
+// edit of src/ (its proxy reads every answer whole, so an HTTP waiter that
+// hung up is taken for delivered and keeps a lock it is granted up to its
+// ttlMs; wait sockets are not affected; see docs/guarantees.md).
 // Honours PORT (default 8787), API_KEYS and WEBHOOK_SECRET from the
 // environment; with no API_KEYS it uses a documented local-only key.
 import { spawn } from "node:child_process";
