@@ -25,6 +25,25 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let n = 0;
 const uniqueKey = (label: string) => `${label}-${Date.now().toString(36)}-${++n}`;
 
+/** Waits until the key's work has started (a condition, not a fixed sleep). */
+async function untilStarted(key: string): Promise<void> {
+  const idem = new Idempotency(redis, { namespace });
+  const end = Date.now() + 5000;
+  while ((await idem.inspect(key)).state !== "started") {
+    if (Date.now() > end) throw new Error(`${key} never started`);
+    await sleep(10);
+  }
+}
+
+/** A promise the test settles when it chooses: the running caller's work. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((r) => {
+    open = r;
+  });
+  return { opened, open };
+}
+
 describe("runOnce", () => {
   it("runs fn exactly once for 20 concurrent callers, and every caller gets its result", async () => {
     const key = uniqueKey("daily-report");
@@ -77,12 +96,14 @@ describe("runOnce", () => {
 
   it("without waitMs an overlapping caller gets InProgressError with retryAfterMs", async () => {
     const key = uniqueKey("overlap");
-    const first = runOnce(key, () => sleep(400).then(() => "first"), { redis, namespace, ttlMs: 5000 });
-    await sleep(100);
+    const work = gate();
+    const first = runOnce(key, () => work.opened.then(() => "first"), { redis, namespace, ttlMs: 5000 });
+    await untilStarted(key);
     const err = await runOnce(key, async () => "second", { redis, namespace, ttlMs: 5000 }).catch((e) => e);
     expect(err).toBeInstanceOf(InProgressError);
     expect(err.retryAfterMs).toBeGreaterThan(0);
     expect(err.retryAfterMs).toBeLessThanOrEqual(5000);
+    work.open();
     expect(await first).toBe("first");
   });
 
@@ -100,7 +121,7 @@ describe("runOnce", () => {
         }),
       { redis, namespace, ttlMs: 600 },
     );
-    await sleep(100);
+    await untilStarted(key);
     // The record vanishes under the running owner (an eviction, a flush): its heartbeat is refused.
     await redis.del(`hf:{id:${namespace}:${key}}`);
     await expect(running).rejects.toBeInstanceOf(LeaseLostError);
@@ -110,9 +131,14 @@ describe("runOnce", () => {
 
   it("a waiter takes the work over when the running caller fails", async () => {
     const key = uniqueKey("takeover");
-    const first = runOnce(key, () => sleep(200).then(() => Promise.reject(new Error("first failed"))), { redis, namespace, ttlMs: 5000 });
-    await sleep(50);
+    const work = gate();
+    const first = runOnce(key, () => work.opened.then(() => Promise.reject(new Error("first failed"))), { redis, namespace, ttlMs: 5000 });
+    await untilStarted(key);
     const second = runOnce(key, async () => "second ran", { redis, namespace, ttlMs: 5000, waitMs: 3000 });
+    // The second was told in_progress (begin marks the record `w` when it says so): it waits.
+    for (let i = 0; i < 500 && (await redis.hget(`hf:{id:${namespace}:${key}}`, "w")) === null; i++) await sleep(10);
+    expect(await redis.hget(`hf:{id:${namespace}:${key}}`, "w")).not.toBeNull();
+    work.open();
     await expect(first).rejects.toThrow("first failed");
     expect(await second).toBe("second ran");
   });
