@@ -3,6 +3,7 @@
  * shape each scenario uses: holdfast's library Mutex, @upstash/lock, and the
  * holdfast Worker's HTTP API. A lock "handle" is a function that releases it.
  */
+import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/lockObject/socketProtocol";
 import { Lock } from "@upstash/lock";
 import { Redis } from "@upstash/redis";
 import { LockedError, Mutex } from "../src/index";
@@ -158,8 +159,7 @@ export class WorkerApi {
 
   /** A wait socket to `path` with the key as a subprotocol (as a browser sends it). */
   openSocket(path: string): WebSocket {
-    const key = `holdfast.key.${Buffer.from(this.apiKey).toString("base64url")}`;
-    return new WebSocket(`${this.base.replace(/^http/, "ws")}${path}`, ["holdfast.v1", key]);
+    return new WebSocket(`${this.base.replace(/^http/, "ws")}${path}`, [SOCKET_PROTOCOL, keyAsProtocol(this.apiKey)]);
   }
 
   /** GET /v1/locks/{name} .waiters, sent uncounted (it is the bench watching, not the client). */

@@ -3,6 +3,7 @@
  * library over a store (one Redis, or a quorum), and the Worker's HTTP API
  * (on either of its stores). Each answer becomes an Outcome; nothing throws.
  */
+import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/lockObject/socketProtocol";
 import { LeaseLostError, LockedError, type LockStore, Mutex, StoreUnavailableError } from "../src/index";
 import type { Outcome } from "./history";
 
@@ -64,11 +65,11 @@ export function workerClient(baseUrl: () => string, apiKey: string): LockClient 
     return { kind: "error", message: `${r.status} ${JSON.stringify(r.json).slice(0, 200)}` };
   };
   const path = (name: string, op: string) => `/v1/locks/${encodeURIComponent(name)}/${op}`;
-  const keyProtocol = `holdfast.key.${Buffer.from(apiKey).toString("base64url")}`;
+  const protocols = [SOCKET_PROTOCOL, keyAsProtocol(apiKey)];
   return {
     vanishingSocketWaiter: (name, ttlMs, goneAfterMs) =>
       new Promise((resolve) => {
-        const ws = new WebSocket(`${baseUrl().replace(/^http/, "ws")}${path(name, "wait")}`, ["holdfast.v1", keyProtocol]);
+        const ws = new WebSocket(`${baseUrl().replace(/^http/, "ws")}${path(name, "wait")}`, protocols);
         let offered = false;
         const go = () => {
           clearTimeout(timer);

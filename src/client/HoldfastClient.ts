@@ -243,30 +243,20 @@ export class HoldfastClient {
     const sentAt = leaseClock();
     const waitMs = options.waitMs ?? 0;
     const deadline = Date.now() + waitMs + this.host.timeoutMs;
-    const WebSocketImpl = this.socketChannel(waitMs);
-    let httpBody = body;
-    if (WebSocketImpl) {
-      const startedAt = Date.now();
-      try {
-        const grant = await waitOverSocket<GrantBody>({
-          baseUrl: this.options.baseUrl.replace(/\/+$/, ""),
-          apiKey: this.options.apiKey,
-          path: `${lockPath}/wait`,
-          body,
-          deadline,
-          signal: options.signal,
-          WebSocket: WebSocketImpl,
-          giveBack: (token) => void this.release({ ...what, token }).catch(() => undefined),
-        });
-        return new Lease(this.host, { ...what, ...grantFields(grant) }, sentAt);
-      } catch (err) {
-        const forced = this.options.waitChannel === "socket";
-        if (err instanceof SocketUnavailableError && !forced) this.socketsRefused = true;
-        // A socket that never opened, or broke mid-wait, left nothing held: HTTP waits what is left.
-        if (forced || !(err instanceof UnreachableError) || options.signal?.aborted) throw err;
-        httpBody = { ...body, waitMs: Math.max(0, waitMs - (Date.now() - startedAt)) };
-      }
-    }
+    const startedAt = Date.now();
+    const grant = await this.viaSocket(waitMs, options.signal, (socket) =>
+      waitOverSocket<GrantBody>({
+        ...socket,
+        path: `${lockPath}/wait`,
+        body,
+        deadline,
+        signal: options.signal,
+        giveBack: (token) => void this.release({ ...what, token }).catch(() => undefined),
+      }),
+    );
+    if (grant) return new Lease(this.host, { ...what, ...grantFields(grant) }, sentAt);
+    // No socket, or one that never opened or broke mid-wait (nothing held): HTTP waits what is left.
+    const httpBody = { ...body, waitMs: Math.max(0, waitMs - (Date.now() - startedAt)) };
     const r = await this.writeOrGiveBack<GrantBody>(what, `${lockPath}/acquire`, httpBody, deadline, options.signal);
     return new Lease(this.host, { ...what, ...grantFields(r) }, sentAt);
   }
@@ -276,21 +266,36 @@ export class HoldfastClient {
    * is pushed, no polling. Undefined where no socket can be used (then the
    * caller polls begin).
    */
-  private async awaitKeyEnd(key: string, waitMs: number): Promise<KeyWaitEnd | undefined> {
-    const WebSocketImpl = this.socketChannel(waitMs);
-    if (!WebSocketImpl) return undefined;
-    try {
-      return await watchKeyOverSocket({
-        baseUrl: this.options.baseUrl.replace(/\/+$/, ""),
-        apiKey: this.options.apiKey,
+  private awaitKeyEnd(key: string, waitMs: number): Promise<KeyWaitEnd | undefined> {
+    return this.viaSocket(waitMs, undefined, (socket) =>
+      watchKeyOverSocket({
+        ...socket,
         path: path("/v1/idempotency", key, "wait"),
         waitMs: Math.max(1, Math.round(waitMs)),
         deadline: Date.now() + waitMs + this.host.timeoutMs,
-        WebSocket: WebSocketImpl,
-      });
+      }),
+    );
+  }
+
+  /**
+   * One wait over a wait socket, by the waitChannel rule: undefined when it
+   * should go over HTTP instead (no socket here, or with "auto" one that did
+   * not open, which is remembered, or broke before the end, which left
+   * nothing held). With "socket" a failure is the caller's error.
+   */
+  private async viaSocket<T>(
+    waitMs: number,
+    signal: AbortSignal | undefined,
+    wait: (socket: { baseUrl: string; apiKey: string; WebSocket: typeof WebSocket }) => Promise<T>,
+  ): Promise<T | undefined> {
+    const WebSocketImpl = this.socketChannel(waitMs);
+    if (!WebSocketImpl) return undefined;
+    try {
+      return await wait({ baseUrl: this.options.baseUrl.replace(/\/+$/, ""), apiKey: this.options.apiKey, WebSocket: WebSocketImpl });
     } catch (err) {
-      if (err instanceof SocketUnavailableError && this.options.waitChannel !== "socket") this.socketsRefused = true;
-      if (this.options.waitChannel === "socket" || !(err instanceof UnreachableError)) throw err;
+      const forced = this.options.waitChannel === "socket";
+      if (err instanceof SocketUnavailableError && !forced) this.socketsRefused = true;
+      if (forced || !(err instanceof UnreachableError) || signal?.aborted) throw err;
       return undefined;
     }
   }

@@ -27,9 +27,9 @@ type SocketPhase =
   /** Held, the socket kept open (`keep`) for the holder's heartbeats and release. */
   | { phase: "holding"; token: string }
   | { phase: "done" };
-type Resume = { deadline: number; seq: number } & ({ token: string; req: KindWait[WaitingKindName]; keep?: boolean } | { watch: true });
 /** A lock wait's place in the line: its token, deadline and arrival order, and whether the socket stays open once held. */
 type Place = { token: string; deadline: number; seq: number; keep?: boolean };
+type Resume = (Place & { req: KindWait[WaitingKindName] }) | { deadline: number; seq: number; watch: true };
 type Attachment = { at: SocketAt } & SocketPhase;
 
 /** What the sockets need of their lock object. */
@@ -149,7 +149,7 @@ export class WaitSockets {
     this.waits.delete(ws);
     // Waiting: it leaves the line now. Offered a grant it never acknowledged: the grant goes back now.
     wait?.abort();
-    if (state?.phase === "granted") this.host.part(state.at.kind).takeBack(state.token);
+    this.giveBackOffer(state);
     this.keep(ws, state ? { at: state.at, phase: "done" } : null);
   }
 
@@ -169,7 +169,7 @@ export class WaitSockets {
   private async startWait(ws: WebSocket, at: SocketAt, req: KindWait[WaitingKindName], place: Place): Promise<void> {
     const wait = new AbortController();
     this.waits.set(ws, wait);
-    this.keepWaiting(ws, at, { deadline: place.deadline, seq: place.seq, token: place.token, req, keep: place.keep });
+    this.keepWaiting(ws, at, { ...place, req });
     const part = this.host.part(at.kind);
     const outcome = await part.wait(req as never, wait.signal, { mustPickUp: true, token: place.token });
     this.host.afterWait(at.store);
@@ -262,7 +262,7 @@ export class WaitSockets {
   private end(ws: WebSocket, answer: SocketAnswer): void {
     const state = ws.deserializeAttachment() as Attachment | null;
     // Ended while offered a grant it did not take (a bad ack, a bug): the grant goes back now, not after the pickup time.
-    if (state?.phase === "granted") this.host.part(state.at.kind).takeBack(state.token);
+    this.giveBackOffer(state);
     this.keep(ws, state ? { at: state.at, phase: "done" } : null);
     this.send(ws, answer);
     try {
@@ -270,6 +270,11 @@ export class WaitSockets {
     } catch {
       // Already closing: the client went first.
     }
+  }
+
+  /** A socket offered a grant it did not acknowledge: the grant goes back to the line (a no-op once it was picked up). */
+  private giveBackOffer(state: Attachment | null): void {
+    if (state?.phase === "granted") this.host.part(state.at.kind).takeBack(state.token);
   }
 
   private send(ws: WebSocket, answer: SocketAnswer): void {

@@ -27,6 +27,16 @@ for (const store of ["redis", "durable"] as const) {
   describe(`${store} store`, () => {
     const base = () => servers[store].url;
     const api = () => http(base());
+    /** A holder, two socket waiters in line behind it, and the holder's release: the first is offered the lock. */
+    const twoSocketWaitersHandedTheLock = async (name: string) => {
+      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+      const first = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      const second = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 2);
+      await api().post(`/v1/locks/${name}/release`, { token: holder.token });
+      return { first, second };
+    };
     const waitersAre = (path: string, n: number) =>
       until(
         () => api().get(path),
@@ -107,12 +117,7 @@ for (const store of ["redis", "durable"] as const) {
 
     it("a grant offered and never acknowledged goes back to the line at once: the next waiter gets the lock, the first token is lost", async () => {
       const name = unique("unacked");
-      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
-      const first = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
-      await waitersAre(`/v1/locks/${name}`, 1);
-      const second = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
-      await waitersAre(`/v1/locks/${name}`, 2);
-      await api().post(`/v1/locks/${name}/release`, { token: holder.token });
+      const { first, second } = await twoSocketWaitersHandedTheLock(name);
       const offered = await first.next();
       expect(offered.type).toBe("granted");
       first.ws.close(); // gone before its ack
@@ -126,12 +131,7 @@ for (const store of ["redis", "durable"] as const) {
 
     it("an ack naming another token is refused, and the grant it was offered goes back to the line at once", async () => {
       const name = unique("bad-ack");
-      const holder = (await api().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
-      const first = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
-      await waitersAre(`/v1/locks/${name}`, 1);
-      const second = await socketWaiter(base(), `/v1/locks/${name}/wait`, KEY, { ttlMs: 10_000, waitMs: 20_000 });
-      await waitersAre(`/v1/locks/${name}`, 2);
-      await api().post(`/v1/locks/${name}/release`, { token: holder.token });
+      const { first, second } = await twoSocketWaitersHandedTheLock(name);
       expect((await first.next()).type).toBe("granted");
       first.ws.send(JSON.stringify({ type: "ack", token: "hf_not-the-offered-one" }));
       const refusedAt = Date.now();
