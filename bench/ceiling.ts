@@ -14,6 +14,7 @@ import path from "node:path";
 import type { Redis } from "@upstash/redis";
 import { Mutex } from "../src/index";
 import { type LuaScriptName, luaScriptSha1, luaScripts } from "../src/store/redis/scripts.generated";
+import { withoutKeyLockingFlag } from "../tools/upstash-gateway/scripts.mjs";
 import { NAMESPACE, TTL_MS } from "./clients";
 import { withTimeout } from "./loop";
 import { gatewayCommand } from "./redisInfo";
@@ -70,7 +71,8 @@ export async function measureCeiling(gw: Gateway, redis: Redis): Promise<Ceiling
   const bin = findRedisBenchmark();
   if (!bin) return { ok: false, reason: `redis-benchmark not found on PATH or in /usr/bin (install it with: ${INSTALL})` };
   const call = await recordAcquire(redis);
-  const sha = String(await gatewayCommand(gw, ["SCRIPT", "LOAD", call.source]));
+  // redis-benchmark talks to redis-server itself, which knows the script as the gateway runs it (without Upstash's flag).
+  const sha = String(await gatewayCommand(gw, ["SCRIPT", "LOAD", withoutKeyLockingFlag(call.source) ?? call.source]));
   // A random lock name per key, so most calls grant a free lock as a try-lock would.
   const keys = call.keys.map((k) => k.replaceAll(PROBE, "bench-ceiling-__rand_int__"));
   const args = [

@@ -2,9 +2,11 @@
 // process, so the gateway does not share an event loop with the bench's
 // clients. Prints one JSON line {url, token, redisPort} when ready; stops
 // when its stdin closes (the bench ended or died) or on SIGTERM/SIGINT.
+// The gateway runs scripts as Upstash does but skips its key-rule check (an
+// ACL command before each script call, a test instrument Upstash does not pay).
 import { startLocalStack } from "../tools/local-stack/stack.mjs";
 
-const stack = await startLocalStack();
+const stack = await startLocalStack({ gateway: { keyRule: "off" } });
 let stopping = false;
 async function stop() {
   if (stopping) return;

@@ -1,5 +1,7 @@
 -- holders watch: how a holder's lease watched for onExpire stands. Read-only.
 --
+-- flags: no-writes (Redis refuses any write; Upstash takes shared read locks)
+--
 -- KEYS[1]  lock   hf:{<rw|sem>:<ns>:<name>}
 -- KEYS[2]  ended  hf:{<rw|sem>:<ns>:<name>}:ended   tokens of watched holders that released on purpose
 -- ARGV[1]  the holder's token

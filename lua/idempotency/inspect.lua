@@ -1,5 +1,7 @@
 -- idempotency_inspect: the key's state, never its token.
 --
+-- flags: no-writes (Redis refuses any write; Upstash takes shared read locks)
+--
 -- KEYS[1]  record hf:{id:<ns>:<key>}
 --
 -- Returns name/value pairs, one of

@@ -1,5 +1,7 @@
 -- idempotency watch: how a watched start (onExpire) stands. Read-only.
 --
+-- flags: no-writes (Redis refuses any write; Upstash takes shared read locks)
+--
 -- KEYS[1]  record  hf:{id:<ns>:<key>}
 -- KEYS[2]  ended   hf:{id:<ns>:<key>}:ended   fences given up on purpose (fail)
 -- ARGV[1]  the start's fence

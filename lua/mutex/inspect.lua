@@ -1,5 +1,7 @@
 -- mutex inspect: the mutex's state, never its token. Read-only.
 --
+-- flags: no-writes (Redis refuses any write; Upstash takes shared read locks)
+--
 -- KEYS[1]  lock   hf:{mx:<ns>:<name>}
 -- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence
 --

@@ -1,5 +1,7 @@
 -- mutex watch: how a watched lease (onExpire) stands. Read-only.
 --
+-- flags: no-writes (Redis refuses any write; Upstash takes shared read locks)
+--
 -- KEYS[1]  lock   hf:{mx:<ns>:<name>}
 -- KEYS[2]  ended  hf:{mx:<ns>:<name>}:ended   fences of watched leases released on purpose
 -- ARGV[1]  the lease's fence (on a quorum's database, the agreed one: qf)

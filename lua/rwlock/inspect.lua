@@ -1,5 +1,7 @@
 -- rwlock inspect: who holds the lock, never their tokens. Read-only.
 --
+-- flags: no-writes (Redis refuses any write; Upstash takes shared read locks)
+--
 -- KEYS[1]  lock   hf:{rw:<ns>:<name>}
 -- KEYS[2]  fence  hf:{rw:<ns>:<name>}:fence
 --

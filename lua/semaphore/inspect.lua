@@ -1,5 +1,7 @@
 -- semaphore inspect: the limit and the permits in use, never tokens. Read-only.
 --
+-- flags: no-writes (Redis refuses any write; Upstash takes shared read locks)
+--
 -- KEYS[1]  lock  hf:{sem:<ns>:<name>}
 --
 -- Returns name/value pairs: limit ("" when nobody holds), used, holders.

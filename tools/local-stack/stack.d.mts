@@ -11,11 +11,9 @@ export interface RedisServer {
   restart(): Promise<void>;
 }
 
-export interface Gateway {
-  url: string;
-  port: number;
-  close(): Promise<void>;
-}
+import type { Gateway, startGateway } from "../upstash-gateway/server.mjs";
+
+export type { Gateway };
 
 export interface LocalStack {
   redis: RedisServer;
@@ -27,6 +25,9 @@ export interface LocalStack {
   stop(): Promise<void>;
 }
 
-export function startLocalStack(options?: { token?: string }): Promise<LocalStack>;
+export function startLocalStack(options?: {
+  token?: string;
+  gateway?: Omit<Parameters<typeof startGateway>[0], "redisHost" | "redisPort" | "token" | "port">;
+}): Promise<LocalStack>;
 
 export function startStackControl(): Promise<{ url: string; close(): Promise<void> }>;

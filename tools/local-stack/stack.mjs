@@ -16,12 +16,13 @@ import { startRedisServer } from "./redis-server.mjs";
  */
 
 /**
- * @param {{ token?: string }} [options]  token defaults to random hex
+ * @param {{ token?: string, gateway?: Omit<Parameters<typeof startGateway>[0], "redisHost" | "redisPort" | "token" | "port"> }} [options]
+ *   token defaults to random hex; gateway: how it runs scripts and Upstash's limits (server.mjs)
  * @returns {Promise<LocalStack>}
  */
-export async function startLocalStack({ token = randomBytes(16).toString("hex") } = {}) {
+export async function startLocalStack({ token = randomBytes(16).toString("hex"), gateway: gatewayOptions = {} } = {}) {
   const redis = await startRedisServer();
-  const gateway = await startGateway({ redisHost: "127.0.0.1", redisPort: redis.port, token }).catch(async (err) => {
+  const gateway = await startGateway({ ...gatewayOptions, redisHost: "127.0.0.1", redisPort: redis.port, token }).catch(async (err) => {
     await redis.stop();
     throw err;
   });

@@ -8,7 +8,7 @@ export class RedisConnectionError extends Error {}
 export type Reply = string | number | Buffer | null | RedisReplyError | Reply[];
 
 /** One TCP connection to redis-server, pipelined: exec sends the commands back to back and answers their replies in order. */
-export function createRespClient(options: { host?: string; port: number }): {
+export function createRespClient(options: { host?: string; port: number; onConnect?: Array<Array<string | Buffer>> }): {
   exec(commands: Array<Array<string | Buffer>>): Promise<Reply[]>;
   close(): void;
 };

@@ -25,9 +25,11 @@ export class RedisConnectionError extends Error {
 const CRLF = Buffer.from("\r\n");
 
 /**
- * @param {{ host?: string, port: number }} options
+ * @param {{ host?: string, port: number, onConnect?: Command[] }} options
+ *   onConnect: commands sent first on every (re)connection, say to set up and
+ *   authenticate as a user; an error reply to one fails the connection.
  */
-export function createRespClient({ host = "127.0.0.1", port }) {
+export function createRespClient({ host = "127.0.0.1", port, onConnect = [] }) {
   /** @type {net.Socket | null} */
   let socket = null;
   /** @type {Pending[]} */
@@ -63,6 +65,15 @@ export function createRespClient({ host = "127.0.0.1", port }) {
     // service has to time out on), while refused/closed connections fail right away.
     s.on("error", (err) => drop(s, err.message));
     s.on("close", () => drop(s, "connection closed"));
+    for (const command of onConnect) {
+      pending.push({
+        onReply: (reply) => {
+          if (reply instanceof RedisReplyError) drop(s, `${command[0]} on connecting failed: ${reply.message}`);
+        },
+        onError: () => {},
+      });
+    }
+    if (onConnect.length > 0) s.write(encodeCommands(onConnect));
     return s;
   }
 

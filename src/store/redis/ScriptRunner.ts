@@ -2,16 +2,27 @@ import type { Redis } from "@upstash/redis";
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import { InternalError } from "../../errors.js";
 import { classifyRedisFault } from "./redisFaults.js";
-import { luaScriptSha1, luaScripts, type LuaScriptName } from "./scripts.generated.js";
+import { luaScriptSha1, luaScripts, plainScript, plainScriptSha1, type LuaScriptName } from "./scripts.generated.js";
 
 /** A script's reply: its name/value pairs (see lua/prelude.lua). */
 export type ScriptReply = Readonly<Record<string, string>>;
 
 /**
+ * Clients whose Redis refused the scripts' `allow-key-locking` flag: stock
+ * Redis (7.0 names the flag unknown, older ones cannot parse the shebang),
+ * typically behind a REST proxy for local development. They get every script
+ * without its flag line from then on. Kept per client, not per runner, so the
+ * library's many primitives over one client learn it once.
+ */
+const refusesKeyLocking = new WeakSet<Redis>();
+
+/**
  * Runs the lock kinds' Lua scripts through @upstash/redis: EVALSHA, and EVAL
  * when Redis lost its script cache, so one HTTP round trip once cached.
- * Replies are decoded by name, and every failure is sorted into an outage or
- * a bug before it leaves here.
+ * Every script asks Upstash to lock only its KEYS (its first line,
+ * tools/gen-lua-scripts.mjs); a Redis that refuses that flag is noticed once
+ * per client and sent the scripts without it. Replies are decoded by name,
+ * and every failure is sorted into an outage or a bug before it leaves here.
  */
 export class ScriptRunner {
   readonly timeoutMs: number;
@@ -38,11 +49,28 @@ export class ScriptRunner {
 
   /** EVALSHA, and EVAL when Redis does not have the script (a new or flushed database). */
   private async evalsha(name: LuaScriptName, keys: string[], argv: string[]): Promise<unknown> {
+    if (refusesKeyLocking.has(this.redis)) return await this.evalshaPlain(name, keys, argv);
     try {
       return await this.redis.evalsha(luaScriptSha1[name], keys, argv);
     } catch (err) {
-      if (!(err instanceof Error) || !/NOSCRIPT/i.test(err.message)) throw err;
+      if (!isNoScript(err)) throw err;
+    }
+    try {
       return await this.redis.eval(luaScripts[name], keys, argv);
+    } catch (err) {
+      if (!refusesFlag(err)) throw err;
+      refusesKeyLocking.add(this.redis);
+      return await this.redis.eval(plainScript(luaScripts[name]), keys, argv);
+    }
+  }
+
+  /** The same for a Redis that refuses the flag: the script without its flag line. */
+  private async evalshaPlain(name: LuaScriptName, keys: string[], argv: string[]): Promise<unknown> {
+    try {
+      return await this.redis.evalsha(plainScriptSha1[name], keys, argv);
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      return await this.redis.eval(plainScript(luaScripts[name]), keys, argv);
     }
   }
 
@@ -53,6 +81,18 @@ export class ScriptRunner {
       throw classifyRedisFault("ping", err);
     }
   }
+}
+
+function isNoScript(err: unknown): boolean {
+  return err instanceof Error && /NOSCRIPT/i.test(err.message);
+}
+
+/**
+ * Redis refused the scripts' first line: 7.0 knows shebangs but not Upstash's
+ * flag; before 7.0 a shebang does not compile.
+ */
+function refusesFlag(err: unknown): boolean {
+  return err instanceof Error && /Unexpected flag in script shebang: allow-key-locking|user_script:1: unexpected symbol near '#'/.test(err.message);
 }
 
 /** The reply as a list: JSON text (a client that does not parse replies), or already parsed. */
