@@ -49,7 +49,9 @@ const ACTIONS = {
 };
 
 /**
- * Routes: POST /stacks -> {id,url,token}; POST /stacks/:id/(redis/stop|redis/start|
+ * Routes: POST /stacks[?scripts=verbatim] -> {id,url,token} (verbatim: the gateway passes
+ * scripts to Redis unchanged, as a plain REST proxy in front of stock Redis does);
+ * POST /stacks/:id/(redis/stop|redis/start|
  * redis/pause|redis/resume|gateway/stop) -> {ok:true}; DELETE /stacks/:id -> {ok:true}.
  * Unauthenticated: it listens on 127.0.0.1 only and exists only during a test run.
  * @returns {Promise<{ url: string, close: () => Promise<void> }>}
@@ -59,11 +61,11 @@ export async function startStackControl() {
   const stacks = new Map();
   let nextId = 1;
 
-  /** @param {string} method @param {string} path @returns {Promise<[number, unknown]>} */
-  async function handle(method, path) {
+  /** @param {string} method @param {string} path @param {URLSearchParams} query @returns {Promise<[number, unknown]>} */
+  async function handle(method, path, query) {
     if (method === "POST" && path === "/stacks") {
       const id = `s${nextId++}`;
-      const starting = startLocalStack();
+      const starting = startLocalStack(query.get("scripts") === "verbatim" ? { gateway: { scripts: "verbatim" } } : {});
       stacks.set(id, starting); // registered before it resolves, so close() can stop it too
       starting.catch(() => stacks.delete(id));
       const { url, token } = await starting;
@@ -88,7 +90,8 @@ export async function startStackControl() {
   const server = http.createServer(async (req, res) => {
     let status, body;
     try {
-      [status, body] = await handle(req.method ?? "GET", (req.url ?? "/").split("?")[0]);
+      const url = new URL(req.url ?? "/", "http://control");
+      [status, body] = await handle(req.method ?? "GET", url.pathname, url.searchParams);
     } catch (err) {
       [status, body] = [500, { error: /** @type {Error} */ (err).message }];
     }
