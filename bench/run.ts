@@ -28,6 +28,7 @@ import { recordFact, recordHandoff, writeResults } from "./results";
 import { type BenchStack, ROOT, servingVersions, startBenchStack } from "./stack";
 import { int, ms } from "./stats";
 import { measureShippedWorker, SHIPPED_HEADER, shippedTableRows } from "./shippedWorker";
+import { COMPARISON_HEADER, compareWithBaseline, recordFigure, saveBaseline } from "./baseline";
 import { INSTRUCTIONS_HEADER, instructionsTableRows, measureInstructions } from "./instructions";
 import { printTable } from "./table";
 import { CYCLE_HEADER, cycleTableRows, cycleTargets, directCycleTargets, directLabels, measureCycles, type CycleRow } from "./uncontended";
@@ -123,12 +124,34 @@ async function main(): Promise<void> {
   if (wanted("7")) await shippedSection(stack.apiKey);
   if (wanted("8")) await vanishedSection(workers, run);
 
+  const args = process.argv.slice(2).filter((a) => a !== "--save-baseline");
+  baselineSection(
+    `${process.env.BENCH_ONLY ? `BENCH_ONLY=${process.env.BENCH_ONLY} ` : ""}npm run bench${args.length ? ` -- ${args.join(" ")}` : ""}`,
+  );
   for (const file of writeResults(RESULTS_DIR)) console.log(`written : ${path.relative(ROOT, file)}`);
 
   console.log(`\ndone in ${ms((Date.now() - startedAt) / 1000)} s (load avg ${os.loadavg()[0].toFixed(2)} at end)`);
 }
 
 type Workers = { redis: WorkerApi; durable: WorkerApi };
+
+const BASELINE = path.join(ROOT, "bench/baseline.json");
+
+/** This run's key figures against the committed ones; `-- --save-baseline` makes this run the committed one. */
+function baselineSection(command: string): void {
+  const { rows, regressions, baseline } = compareWithBaseline(BASELINE);
+  if (baseline) {
+    printTable(`Compared with the committed baseline (bench/baseline.json, ${baseline.at.slice(0, 10)})`, COMPARISON_HEADER, rows, [
+      `baseline command: ${baseline.command}. Only figures both runs have are compared; wall-clock figures from another machine or a`,
+      `--quick run differ by more than their noise, so read a flag there against the instructions, which do not move with load.`,
+      regressions ? `${regressions} figure(s) worse than their noise allows: REGRESSION` : "no figure worse than its noise allows",
+    ]);
+  } else console.log("\nno committed baseline (bench/baseline.json) to compare with");
+  if (process.argv.includes("--save-baseline")) {
+    saveBaseline(BASELINE, command);
+    console.log(`written : bench/baseline.json (this run's key figures, to commit)`);
+  }
+}
 
 /** 8. Vanished waiters ahead of a live one, per store and wait channel. */
 async function vanishedSection(workers: Workers, run: string): Promise<void> {
@@ -212,6 +235,9 @@ async function cyclesSection(
     `The 16 loops share one @upstash/redis client, whose auto-pipelining (on by default) batches concurrent commands per request.`,
     libraryVsUpstashLock(cycleRows),
   ];
+  for (const r of cycleRows) {
+    recordFigure({ name: `1. ${r.label} x${r.loops} cycles/s`, value: r.cyclesPerSec, unit: "/s", better: "higher", noise: 0.35 });
+  }
   // The same comparison as a number that does not move with load (table 1b).
   const instructions = await measureInstructions(QUICK ? 250 : 1000).catch((err) => ({ ok: false as const, reason: String(err?.message ?? err) }));
   notes1.push(
@@ -241,6 +267,10 @@ async function cyclesSection(
   for (const r of cycleRows) if (r.note) notes1.push(`${r.label} x${r.loops}: ${r.note}`);
   printTable("1. Uncontended acquire+release cycles", CYCLE_HEADER, rows1, notes1);
   if (instructions.ok) {
+    for (const r of instructions.rows) {
+      const mean = r.perCycle.reduce((a, b) => a + b, 0) / r.perCycle.length;
+      recordFigure({ name: `1b. ${r.label} Redis instructions per cycle`, value: mean, unit: "", better: "lower", noise: 0.03 });
+    }
     printTable(
       `1b. Redis instructions per acquire+release (callgrind, ${instructions.cycles} cycles per round)`,
       INSTRUCTIONS_HEADER,
@@ -271,6 +301,9 @@ async function handoffSection(gw: BenchStack["gateway"], redis: ReturnType<typeo
     `the same origin (table 0): a 404 from the same Worker, or a gateway PING for clients that talk to Upstash themselves.`,
   ];
   for (const r of handoffRows) if (r.note) notes2.push(`${r.label} (${r.settings}): ${r.note}`);
+  for (const r of handoffRows) {
+    recordFigure({ name: `2. ${r.label} (${r.settings}) handoff p50`, value: r.summary.p50, unit: "ms", better: "lower", noise: 0.5 });
+  }
   printTable("2. Handoff latency (release -> next waiter granted)", HANDOFF_HEADER, handoffTableRows(handoffRows), notes2);
   recordHandoff(handoffRows.map((r) => ({ label: `${r.label} (${r.settings})`, p50: r.summary.p50, p99: r.summary.p99, max: r.summary.max })));
 }
@@ -289,9 +322,8 @@ async function marketSection(gw: BenchStack["gateway"], redis: ReturnType<typeof
     `against the items bought after every row (a double or lost sale fails the bench). retries = WATCH aborts that started a step over;`,
     `wasted grants = a lock granted for an item already sold; ops/60 s = (listed + bought) per minute at this row's rate. Under a lock`,
     `the data steps are one MULTI/EXEC over REST; the WATCH baseline talks to redis-server over TCP (it has no REST form).`,
-    `The design notes' shape: fine-grained locks ~220-230k list+buy operations per 60 s, buys under 3 ms, no retries, while WATCH`,
-    `retries grow as buyers are added. Here each locked step pays HTTP round trips to the gateway (and to the Worker), so read the`,
-    `shape (retries, wasted grants, how each scales from 1 x 1 to 5 x 5), not the absolute rate.`,
+    `Each locked step here pays HTTP round trips to the gateway (and to the Worker), so read the shape (retries, wasted grants,`,
+    `how each scales from 1 x 1 to 5 x 5) rather than the absolute rate.`,
   ];
   printTable("6. The market (Redis in Action 6.2: list and buy)", MARKET_HEADER, marketTableRows(rows), notes6);
 }

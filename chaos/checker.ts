@@ -1,20 +1,30 @@
 /**
  * Reads a history and the resource's log and says what happened: grants,
  * overlapping holds, fences that went backwards or repeated, writes the
- * resource refused or accepted out of order, 503s and hung requests.
+ * resource refused, stale writes it accepted, 503s and hung requests.
  *
  * A hold runs from its grant to its release, or to the end of its lease as
- * the store last said it (expiresAt, moved by heartbeats).
- * - Overlap, by the store's own expiresAt: B was granted at a store time
- *   (B.expiresAt - B.ttlMs) before A's lease ended there, and A had not even
- *   asked to release by the time B's grant came back. That order can be
- *   explained by no sequence of store operations: two holders at once.
- * - Overlap, as the clients saw it: B's grant came back while A still held
- *   by its own clock (A's acquire or last confirmed heartbeat was sent less
- *   than a TTL before, and A had not asked to release). A store whose clock
- *   jumps forward ends leases early without any overlap in its own time;
- *   this column shows what the holders lived through. Fences at the
- *   resource are what protect them then.
+ * the store last said it (expiresAt, moved by heartbeats). Pairs of holds are
+ * read in whatever order their answers came back.
+ * - Overlap, by the store's own times: the later grant in store time
+ *   (expiresAt - ttlMs) came before the earlier one's lease ended there,
+ *   and the earlier holder had not even asked to release by the time the
+ *   later grant came back. That can be explained by no sequence of store
+ *   operations: two holders at once.
+ * - Where store time cannot tell: a grant asked for after another grant came
+ *   back, yet stamped earlier in store time (the store's clock went back
+ *   between them). Such a pair counts as an overlap when the clients' views
+ *   below overlap.
+ * - Overlap, as the clients saw it: both held at once by their own clocks
+ *   (a hold runs from its answer to the earlier of its release request and
+ *   its acquire's or last confirmed heartbeat's send time plus its TTL). A
+ *   store whose clock jumps forward ends leases early with no overlap in its
+ *   own time; this column shows what the holders lived through then, and
+ *   fences at the resource are what protect them.
+ * - Stale writes accepted: a write the resource took from a holder whose
+ *   fence is below that of a grant that had already come back. Fencing
+ *   refuses such a write only once the newer holder has written; this
+ *   figure is what it did not stop.
  */
 import type { Write } from "./fencedResource";
 import type { History, Op, Outcome } from "./history";
@@ -25,12 +35,16 @@ export interface Report {
   longestGapMs: number;
   overlaps: number;
   overlapMaxMs: number;
+  /** The first overlapping pair, as the history has it, for the run's notes. */
+  firstOverlap?: string;
   clientOverlaps: number;
   clientOverlapMaxMs: number;
   fenceBackwards: number;
   fenceRepeats: number;
   writesAccepted: number;
   writesRefused: number;
+  /** Accepted writes whose fence is below that of a grant already answered when they were made. */
+  staleWritesAccepted: number;
   acceptedOutOfOrder: number;
   unavailable: number;
   unavailableP99Ms: number;
@@ -46,7 +60,8 @@ interface Hold {
   /** Store time of the grant and of the lease's last known end. */
   storeStart: number;
   storeEnd: number;
-  /** Suite time the grant came back. */
+  /** Suite time the acquire was sent, and the time its grant came back. */
+  invokedAt: number;
   grantedAt: number;
   /** Suite time the holder's own deadline ends (last confirmed send + TTL). */
   clientEnd: number;
@@ -61,24 +76,34 @@ export function check(history: History, writes: Write[], window?: { start: numbe
   let overlapMaxMs = 0;
   let clientOverlaps = 0;
   let clientOverlapMaxMs = 0;
-  for (const b of holds) {
-    for (const a of holds) {
-      if (a === b || a.grantedAt > b.grantedAt) continue;
-      if (a.releaseAskedAt <= b.grantedAt) continue; // A may have released first: a legal order
-      if (b.storeStart < a.storeEnd && a.storeStart < b.storeEnd) {
-        overlaps++;
-        overlapMaxMs = Math.max(overlapMaxMs, Math.min(a.storeEnd, b.storeEnd) - b.storeStart);
-      }
-      const aHeldUntil = Math.min(a.clientEnd, a.releaseAskedAt);
-      if (b.grantedAt < aHeldUntil) {
+  let firstOverlap: string | undefined;
+  for (const [i, a] of holds.entries()) {
+    for (const b of holds.slice(i + 1)) {
+      const clientOverlapMs = clientViewOverlapMs(a, b);
+      if (clientOverlapMs > 0) {
         clientOverlaps++;
-        clientOverlapMaxMs = Math.max(clientOverlapMaxMs, aHeldUntil - b.grantedAt);
+        clientOverlapMaxMs = Math.max(clientOverlapMaxMs, clientOverlapMs);
+      }
+      if (!storeTimeTells(a, b)) {
+        if (clientOverlapMs > 0) {
+          overlaps++;
+          overlapMaxMs = Math.max(overlapMaxMs, clientOverlapMs);
+          firstOverlap ??= `by the clients' view (store time cannot tell): ${describe(a)}; ${describe(b)}`;
+        }
+        continue;
+      }
+      const [first, second] = a.storeStart <= b.storeStart ? [a, b] : [b, a];
+      if (first.releaseAskedAt <= second.grantedAt) continue; // the first may have released before: a legal order
+      if (second.storeStart < first.storeEnd) {
+        firstOverlap ??= `in store time: ${describe(first)}; ${describe(second)}`;
+        overlaps++;
+        overlapMaxMs = Math.max(overlapMaxMs, Math.min(first.storeEnd, second.storeEnd) - second.storeStart);
       }
     }
   }
 
   // Fences in real-time order: a grant asked for after another came back must have a larger fence.
-  const grants = holds.map((h) => ({ ...h, invokedAt: grantOp(history.ops, h.token)?.invokedAt ?? h.grantedAt }));
+  const grants = holds;
   let fenceBackwards = 0;
   let fenceRepeats = 0;
   for (const b of grants) {
@@ -93,6 +118,7 @@ export function check(history: History, writes: Write[], window?: { start: numbe
     if (w.fence < highest) acceptedOutOfOrder++;
     highest = Math.max(highest, w.fence);
   }
+  const staleWritesAccepted = writes.filter((w) => w.accepted && holds.some((h) => h.fence > w.fence && h.grantedAt < w.at)).length;
 
   const failed = (kind: Outcome["kind"]) => history.ops.filter((o) => o.outcome.kind === kind);
   const unavailable = failed("unavailable");
@@ -104,12 +130,14 @@ export function check(history: History, writes: Write[], window?: { start: numbe
     longestGapMs,
     overlaps,
     overlapMaxMs,
+    firstOverlap,
     clientOverlaps,
     clientOverlapMaxMs,
     fenceBackwards,
     fenceRepeats,
     writesAccepted: writes.filter((w) => w.accepted).length,
     writesRefused: writes.filter((w) => !w.accepted).length,
+    staleWritesAccepted,
     acceptedOutOfOrder,
     unavailable: unavailable.length,
     unavailableP99Ms: p99(unavailable.map((o) => o.completedAt - o.invokedAt)),
@@ -119,8 +147,25 @@ export function check(history: History, writes: Write[], window?: { start: numbe
   };
 }
 
-function grantOp(ops: Op[], token: string): Op | undefined {
-  return ops.find((o) => o.op === "acquire" && o.outcome.kind === "granted" && o.outcome.token === token);
+function describe(h: Hold): string {
+  const end = Number.isFinite(h.releaseAskedAt) ? `release asked ${Math.round(h.releaseAskedAt)}` : "never released";
+  return `client ${h.client} fence ${h.fence}: asked ${Math.round(h.invokedAt)}, granted ${Math.round(h.grantedAt)}, store ${h.storeStart}..${h.storeEnd}, ${end}, own deadline ${Math.round(h.clientEnd)}`;
+}
+
+/** How long two holds overlapped by their holders' own clocks (0: not at all). */
+function clientViewOverlapMs(a: Hold, b: Hold): number {
+  const end = (h: Hold) => Math.min(h.clientEnd, h.releaseAskedAt);
+  return Math.max(0, Math.min(end(a), end(b)) - Math.max(a.grantedAt, b.grantedAt));
+}
+
+/**
+ * Whether the store's times can order two holds: not when one was asked for
+ * after the other's grant came back and yet stamped earlier (its clock went
+ * back in between).
+ */
+function storeTimeTells(a: Hold, b: Hold): boolean {
+  const [earlier, later] = a.grantedAt <= b.grantedAt ? [a, b] : [b, a];
+  return !(later.invokedAt > earlier.grantedAt && later.storeStart < earlier.storeStart);
 }
 
 function holdsOf(ops: Op[]): Hold[] {
@@ -134,6 +179,7 @@ function holdsOf(ops: Op[]): Hold[] {
         fence: g.fence,
         storeStart: g.expiresAt - g.ttlMs,
         storeEnd: g.expiresAt,
+        invokedAt: o.invokedAt,
         grantedAt: o.completedAt,
         clientEnd: o.invokedAt + g.ttlMs,
         releaseAskedAt: Number.POSITIVE_INFINITY,

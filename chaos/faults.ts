@@ -5,14 +5,19 @@
  * show none.
  */
 import type { Report } from "./checker";
+import type { History } from "./history";
 import type { Lab, TargetName } from "./lab";
+import type { RedisNode } from "./redisNode";
 import { TTL_MS } from "./settings";
-import { sleep } from "./time";
+import { now, sleep } from "./time";
 
 export interface FaultRun {
   lab: Lab;
   /** Set by the fault while it lasts: the workload's holders pause past their TTL. */
   pausing: boolean;
+  /** How long such a holder pauses (default 2.5 TTLs), and when the last one began to. */
+  pauseMs?: number;
+  pausedAt?: number;
   /** Set by the fault while it lasts: waiters that hang up are running. */
   disconnecting: boolean;
   /** Set by the fault while it lasts: socket waiters that go away (some after a grant they never acknowledge) are running. */
@@ -20,6 +25,10 @@ export interface FaultRun {
   notes: string[];
   /** Failed promises beyond the common ones. */
   failures: string[];
+  /** What the clients did in this run (for promises about every call). */
+  history: History;
+  /** Suite times from the fault taking effect to its healing beginning (a fault's heal may move `to`). */
+  window: { from: number; to: number };
 }
 
 export interface Fault {
@@ -37,6 +46,47 @@ const ALL: TargetName[] = ["Redis, library", "Redis, Worker", "Durable, Worker",
 const REDIS: TargetName[] = ["Redis, library", "Redis, Worker"];
 const nothing = async () => {};
 
+/** A fault that did not take effect proves nothing: that is a broken promise of the suite's own. */
+function confirm(run: FaultRun, happened: boolean, what: string): void {
+  if (!happened) run.failures.push(`the fault did not take effect: ${what}`);
+}
+
+const answers = async (node: RedisNode) => (await node.command("PING").catch(() => undefined)) === "PONG";
+const runId = async (node: RedisNode) => /run_id:(\w+)/.exec(String(await node.command("INFO", "server")))?.[1];
+
+/** How far redis-server's clock (TIME) is from ours, in ms. */
+async function clockOffset(node: RedisNode): Promise<number> {
+  const [s, us] = (await node.command("TIME")) as unknown[];
+  return Number(String(s)) * 1000 + Math.floor(Number(String(us)) / 1000) - Date.now();
+}
+
+async function shiftClock(run: FaultRun, node: RedisNode, ms: number): Promise<void> {
+  node.shiftClock(ms);
+  const offset = await clockOffset(node);
+  confirm(run, Math.abs(offset - ms) < 2000, `Redis's clock is ${Math.round(offset)} ms from ours, not ${ms}`);
+}
+
+/** The databases a target's clock step moves: the quorum's three, else the one. */
+const clockNodes = (run: FaultRun, target: TargetName) => (target === "quorum of 3, library" ? run.lab.nodes : [run.lab.nodes[0]]);
+
+/** A kill, confirmed down; the start that heals it, confirmed a new process. */
+function killAndStart(index: number, start: (node: RedisNode) => Promise<void>) {
+  let before: string | undefined;
+  return {
+    inject: async (run: FaultRun) => {
+      const node = run.lab.nodes[index];
+      before = await runId(node);
+      await node.kill();
+      confirm(run, !(await answers(node)), `redis-server ${index} still answers after SIGKILL`);
+    },
+    heal: async (run: FaultRun) => {
+      const node = run.lab.nodes[index];
+      await start(node);
+      confirm(run, (await runId(node)) !== before, `redis-server ${index} is the same process after the restart`);
+    },
+  };
+}
+
 export const FAULTS: Fault[] = [
   { name: "no fault", targets: ALL, dataLoss: false, lastsMs: 2000, inject: nothing, heal: nothing },
   {
@@ -44,7 +94,10 @@ export const FAULTS: Fault[] = [
     targets: [...REDIS, "quorum of 3, library"],
     dataLoss: false,
     lastsMs: 2.5 * TTL_MS,
-    inject: async ({ lab }) => lab.nodes[0].pause(),
+    inject: async (run) => {
+      run.lab.nodes[0].pause();
+      confirm(run, !(await answers(run.lab.nodes[0])), "redis-server still answers after SIGSTOP");
+    },
     heal: async ({ lab }) => lab.nodes[0].resume(),
   },
   {
@@ -52,23 +105,21 @@ export const FAULTS: Fault[] = [
     targets: REDIS,
     dataLoss: false,
     lastsMs: 500,
-    inject: async ({ lab }) => lab.nodes[0].kill(),
-    heal: async ({ lab }) => lab.nodes[0].start(),
+    ...killAndStart(0, (node) => node.start()),
   },
   {
     name: "redis-server restarted after losing its data",
     targets: REDIS,
     dataLoss: true,
     lastsMs: 500,
-    inject: async ({ lab }) => lab.nodes[0].kill(),
-    heal: async ({ lab }) => lab.nodes[0].restartLosingData(),
+    ...killAndStart(0, (node) => node.restartLosingData()),
   },
   {
     name: "FLUSHALL on redis-server (its data lost, no restart)",
     targets: REDIS,
     dataLoss: true,
     lastsMs: 0,
-    inject: async ({ lab }) => void (await lab.nodes[0].command("FLUSHALL")),
+    inject: async (run) => confirm(run, (await run.lab.nodes[0].command("FLUSHALL")) === "OK", "FLUSHALL was not answered OK"),
     heal: nothing,
   },
   {
@@ -76,7 +127,7 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, library"],
     dataLoss: false,
     lastsMs: 3000,
-    inject: async ({ lab }) => lab.nodes[0].shiftClock(30_000),
+    inject: async (run) => shiftClock(run, run.lab.nodes[0], 30_000),
     heal: async ({ lab }) => lab.nodes[0].shiftClock(0),
   },
   {
@@ -84,17 +135,40 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, library"],
     dataLoss: false,
     lastsMs: 3000,
-    inject: async ({ lab }) => lab.nodes[0].shiftClock(-30_000),
+    inject: async (run) => shiftClock(run, run.lab.nodes[0], -30_000),
     heal: async ({ lab }) => lab.nodes[0].shiftClock(0),
+  },
+  {
+    // A lease written before the step would otherwise last the step longer: here the
+    // whole fault, since its holder never comes back to release it while it lasts.
+    name: "Redis's clock moved 30 s back while the holder had vanished (holding, silent)",
+    targets: [...REDIS, "quorum of 3, library"],
+    dataLoss: false,
+    lastsMs: 5000,
+    inject: async (run, target) => {
+      run.pauseMs = 9000;
+      run.pausing = true;
+      const deadline = now() + 5000;
+      while (run.pausedAt === undefined && now() < deadline) await sleep(5);
+      run.pausing = false;
+      confirm(run, run.pausedAt !== undefined, "no holder vanished");
+      for (const node of clockNodes(run, target)) await shiftClock(run, node, -30_000);
+    },
+    // The clocks stay back until the next run starts (the lab's heal): moving them forward
+    // again while clients hold would be the other fault, a clock that jumps forward.
+    heal: nothing,
+    verify: (r) =>
+      // The vanished holder's lease, moved onto the stepped clock, ends within its TTL of the step being seen.
+      r.longestGapMs > 3 * TTL_MS ? [`the lock stood still ${Math.round(r.longestGapMs)} ms: a lease outlived its TTL by the clock's step`] : [],
   },
   {
     name: "Redis's clock moved 60 s back together with a FLUSHALL",
     targets: REDIS,
     dataLoss: true,
     lastsMs: 3000,
-    inject: async ({ lab }) => {
-      lab.nodes[0].shiftClock(-60_000);
-      await lab.nodes[0].command("FLUSHALL");
+    inject: async (run) => {
+      await shiftClock(run, run.lab.nodes[0], -60_000);
+      confirm(run, (await run.lab.nodes[0].command("FLUSHALL")) === "OK", "FLUSHALL was not answered OK");
     },
     heal: async ({ lab }) => lab.nodes[0].shiftClock(0),
   },
@@ -104,10 +178,12 @@ export const FAULTS: Fault[] = [
     dataLoss: false,
     lastsMs: 2000,
     inject: async ({ lab }) => {
+      lab.nodes[0].proxy.counts.error = 0;
       lab.nodes[0].proxy.mode = { kind: "error", status: 502 };
     },
-    heal: async ({ lab }) => {
-      lab.nodes[0].proxy.mode = { kind: "pass" };
+    heal: async (run) => {
+      run.lab.nodes[0].proxy.mode = { kind: "pass" };
+      confirm(run, run.lab.nodes[0].proxy.counts.error > 0, "no request was answered 502");
     },
   },
   {
@@ -116,10 +192,12 @@ export const FAULTS: Fault[] = [
     dataLoss: false,
     lastsMs: 3000,
     inject: async ({ lab }) => {
+      lab.nodes[0].proxy.counts.slow = 0;
       lab.nodes[0].proxy.mode = { kind: "slow", delayMs: 1500 };
     },
-    heal: async ({ lab }) => {
-      lab.nodes[0].proxy.mode = { kind: "pass" };
+    heal: async (run) => {
+      run.lab.nodes[0].proxy.mode = { kind: "pass" };
+      confirm(run, run.lab.nodes[0].proxy.counts.slow > 0, "no request was answered slowly");
     },
   },
   {
@@ -127,8 +205,7 @@ export const FAULTS: Fault[] = [
     targets: ["quorum of 3, library"],
     dataLoss: false,
     lastsMs: 4000,
-    inject: async ({ lab }) => lab.nodes[1].kill(),
-    heal: async ({ lab }) => lab.nodes[1].start(),
+    ...killAndStart(1, (node) => node.start()),
     verify: (r) => (r.unavailable > 0 ? [`${r.unavailable} calls answered 503 with only one database down`] : []),
   },
   {
@@ -136,9 +213,10 @@ export const FAULTS: Fault[] = [
     targets: ["quorum of 3, library"],
     dataLoss: false,
     lastsMs: 4000,
-    inject: async ({ lab }) => {
-      await lab.nodes[0].kill();
-      await lab.nodes[1].kill();
+    inject: async (run) => {
+      await run.lab.nodes[0].kill();
+      await run.lab.nodes[1].kill();
+      confirm(run, !(await answers(run.lab.nodes[0])) && !(await answers(run.lab.nodes[1])), "a killed database still answers");
     },
     heal: async (run, _target, lockName) => {
       // Nothing may be left held on the database that stayed up: a partial grant is given back at
@@ -151,12 +229,20 @@ export const FAULTS: Fault[] = [
       const left = before !== null && String(before) === String(after);
       run.notes.push(`a lease left held on the database that stayed up (the same one a TTL later): ${left ? "yes" : "no"}`);
       if (left) run.failures.push("a lease was left held on the database that stayed up");
+      run.window.to = now();
       await run.lab.nodes[0].start();
       await run.lab.nodes[1].start();
     },
-    verify: (r) => {
+    verify: (r, run) => {
       const out: string[] = [];
-      if (r.unavailable === 0) out.push("no 503 with two of three databases down");
+      // Every call made while two were down, not just some, is a 503.
+      const during = run.history.ops.filter((o) => o.invokedAt >= run.window.from && o.completedAt <= run.window.to);
+      const answered = during.filter((o) => o.outcome.kind !== "unavailable");
+      if (during.length === 0) out.push("no call was made with two of three databases down");
+      if (answered.length)
+        out.push(
+          `${answered.length} of ${during.length} calls with two of three databases down were not 503 (first: ${answered[0].op} ${answered[0].outcome.kind})`,
+        );
       // Two rounds of the per-database bound (STORE_TIMEOUT_MS / 2 each), and room for a busy machine.
       if (r.unavailableP99Ms > 2000) out.push(`503s took up to ${Math.round(r.unavailableP99Ms)} ms (p99), past the 2 s bound`);
       return out;
@@ -209,6 +295,7 @@ export const FAULTS: Fault[] = [
     heal: async (run) => {
       run.disconnecting = false;
     },
+    verify: (_r, run) => (run.notes.some((n) => /^[1-9]\d* waiters hung up/.test(n)) ? [] : ["no waiter hung up: the fault did not happen"]),
   },
   {
     name: "socket waiters that go away (3 loops, 50-300 ms each, grants never acknowledged) for 4 s",

@@ -6,7 +6,8 @@
  * checked:
  * - under every fault: 0 writes accepted out of fence order, and fences that
  *   never go backwards or repeat (data loss included);
- * - without data loss: 0 overlapping holds (by the store's own expiresAt);
+ * - without data loss: 0 overlapping holds (by the store's own expiresAt, or
+ *   by the clients' view where a store clock that went back cannot tell);
  * - the fault's own promises (a quorum with one database down: no 503...).
  * Exits 1 when one does not hold. Results also go to chaos/results/.
  */
@@ -52,8 +53,8 @@ async function main() {
       for (const target of fault.targets) {
         await lab.heal();
         const lockName = `chaos-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
-        const run: FaultRun = { lab, pausing: false, disconnecting: false, notes: [], failures: [] };
         const history = new History();
+        const run: FaultRun = { lab, pausing: false, disconnecting: false, notes: [], failures: [], history, window: { from: 0, to: 0 } };
         const resource = new FencedResource();
         const client = lab.client(target);
         let pausedUntil = 0;
@@ -74,8 +75,10 @@ async function main() {
             // While the fault lasts, whichever holder comes next pauses, one at a time.
             pauseWhileHolding: () => {
               if (!run.pausing || now() < pausedUntil) return 0;
-              pausedUntil = now() + 2.5 * TTL_MS;
-              return 2.5 * TTL_MS;
+              const ms = run.pauseMs ?? 2.5 * TTL_MS;
+              pausedUntil = now() + ms;
+              run.pausedAt = now();
+              return ms;
             },
           },
           done,
@@ -84,9 +87,11 @@ async function main() {
         const deliveries = idem ? runDeliveries(idem, `${lockName}-key`, 2, TTL_MS, done) : undefined;
         await sleep(BEFORE_MS);
         await fault.inject(run, target);
+        run.window.from = now();
         const waiters = run.disconnecting ? runDisconnectingWaiters(client, lockName, TTL_MS, () => !run.disconnecting) : undefined;
         const sockets = run.socketsVanishing ? runVanishingSocketWaiters(client, lockName, TTL_MS, () => !run.socketsVanishing) : undefined;
         await sleep(fault.lastsMs);
+        run.window.to = now();
         await fault.heal(run, target, lockName);
         await workload;
         if (waiters) run.notes.push(`${await waiters} waiters hung up`);
@@ -112,6 +117,7 @@ async function main() {
         for (const n of r.notes) console.log(`- ${r.target}: ${n}`);
         for (const f of r.failures) console.log(`- ${r.target}: BROKEN: ${f}`);
         if (r.report.firstError) console.log(`- ${r.target}: first error: ${r.report.firstError}`);
+        if (r.report.firstOverlap) console.log(`- ${r.target}: first overlap: ${r.report.firstOverlap}`);
       }
     }
   } finally {
@@ -148,10 +154,10 @@ const HEADER = [
   "store, client",
   "grants",
   "longest gap ms",
-  "overlaps (store time)",
+  "overlaps (store time, or clients' view across a clock step back)",
   "overlaps (clients' view)",
   "fences back / repeated",
-  "writes ok / refused",
+  "writes ok / refused / stale accepted",
   "out of order",
   "503s (p99 ms)",
   "other errors",
@@ -169,7 +175,7 @@ function table(rows: Row[]): string {
       x.overlaps ? `${x.overlaps} (max ${Math.round(x.overlapMaxMs)} ms)` : "0",
       x.clientOverlaps ? `${x.clientOverlaps} (max ${Math.round(x.clientOverlapMaxMs)} ms)` : "0",
       `${x.fenceBackwards} / ${x.fenceRepeats}`,
-      `${x.writesAccepted} / ${x.writesRefused}`,
+      `${x.writesAccepted} / ${x.writesRefused} / ${x.staleWritesAccepted}`,
       String(x.acceptedOutOfOrder),
       x.unavailable ? `${x.unavailable} (${Math.round(x.unavailableP99Ms)})` : "0",
       String(x.errors),
@@ -218,10 +224,10 @@ function oneTable(rows: Row[], summary: string): string {
     "store, client",
     "grants",
     "longest gap ms",
-    "overlaps (store time)",
+    "overlaps (store time, or clients' view across a clock step back)",
     "overlaps (clients' view)",
     "fences back / repeated",
-    "writes ok / refused",
+    "writes ok / refused / stale accepted",
     "accepted out of order",
     "503s (p99 ms)",
     "other errors",
@@ -241,7 +247,7 @@ function oneTable(rows: Row[], summary: string): string {
       overlap(x.overlaps, x.overlapMaxMs),
       overlap(x.clientOverlaps, x.clientOverlapMaxMs),
       `${x.fenceBackwards} / ${x.fenceRepeats}`,
-      `${x.writesAccepted} / ${x.writesRefused}`,
+      `${x.writesAccepted} / ${x.writesRefused} / ${x.staleWritesAccepted}`,
       String(x.acceptedOutOfOrder),
       x.unavailable ? `${x.unavailable} (${Math.round(x.unavailableP99Ms)})` : "0",
       String(x.errors),

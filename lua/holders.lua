@@ -8,7 +8,8 @@
 --
 -- A lock's hash keeps one field "h:<token>" per holder, a JSON record:
 --   ttl  lease length in ms of its last acquire (a heartbeat's default)
---   exp  when its lease ends, Redis ms
+--   lt   lease length of its last heartbeat (the lease's length since)
+--   exp  when its lease ends, Redis ms (as lease_end moves it on a clock that went back)
 --   f    its fence
 --   wt   "1" when watched for onExpire
 --   pk   set on a grant from the line until the holder shows a sign of life
@@ -22,14 +23,22 @@
 -- that could not be granted: while it exists, try-locks are busy (no
 -- barging). Token "" stands for waiters not yet looked at.
 
-local function holders_load(key, now_ms)
+-- writes: the caller may write (not a no-writes script), so a lease moved by
+-- lease_end (a clock that went back) is stored as moved.
+local function holders_load(key, now_ms, writes)
   local flat = redis.call('HGETALL', key)
   local live, dead, other, n = {}, {}, {}, 0
   for i = 1, #flat, 2 do
     local field = flat[i]
     if string.sub(field, 1, 2) == 'h:' then
       local rec = cjson.decode(flat[i + 1])
-      if tonumber(rec.exp) > now_ms then
+      local exp = tonumber(rec.exp)
+      local stands = lease_end(exp, tonumber(rec.lt or rec.ttl), now_ms)
+      if stands < exp then
+        rec.exp = fmt(stands)
+        if writes then redis.call('HSET', key, field, cjson.encode(rec)) end
+      end
+      if stands > now_ms then
         live[string.sub(field, 3)] = rec
         n = n + 1
       else

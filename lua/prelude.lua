@@ -66,6 +66,20 @@ local function redis_now()
   return s * 1000 + (us - us % 1000) / 1000, floor_us
 end
 
+-- A lease's end as it stands on a store clock that may have gone back.
+-- Leases run on Redis's clock, so a clock stepped back by S would keep every
+-- lease S longer. A script sees such a step when TIME is earlier than the
+-- lease's own last write (its end minus its length, exp - len): the lease
+-- then ends len from now at the latest, what it had left at that write, as
+-- if no time had passed since. So a lease outlives its TTL by at most the
+-- part of the step the scripts could not see (from its last write to the
+-- step), never by the whole step. Writing scripts store the end they get
+-- (HSET and PEXPIREAT), so it stays put as the clock moves on.
+local function lease_end(exp, len, now_ms)
+  if now_ms < exp - len then return now_ms + len end
+  return exp
+end
+
 -- Integers as strings, so large values survive JSON round trips exactly. %d,
 -- not %.0f: every value here is an integer below 2^53, and the float printer
 -- cost about 7 % of Redis's work per cycle.

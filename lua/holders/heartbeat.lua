@@ -19,12 +19,13 @@ local ttl_arg = nil
 if ARGV[2] ~= '' then ttl_arg = arg_int(2, 'ttlMs', 1, 86400000) end
 
 local now_ms = redis_now()
-local live, _, dead = holders_load(KEYS[1], now_ms)
+local live, _, dead = holders_load(KEYS[1], now_ms, true)
 local mine = live[token]
 if not mine then return {'status', 'lost'} end
 
 local ttl = ttl_arg or tonumber(mine.ttl)
 mine.exp = fmt(now_ms + ttl)
+mine.lt = fmt(ttl)
 mine.pk = nil
 holders_put(KEYS[1], token, mine)
 holders_settle(KEYS[1], live, dead)

@@ -14,8 +14,8 @@ local now_ms = redis_now()
 local raw = redis.call('HGET', KEYS[1], 'h:' .. token)
 if raw then
   local rec = cjson.decode(raw)
-  local exp = tonumber(rec.exp)
-  if exp > now_ms then return {'state', 'held', 'remainingMs', fmt(exp - now_ms), 'expiresAt', rec.exp} end
+  local exp = lease_end(tonumber(rec.exp), tonumber(rec.lt or rec.ttl), now_ms)
+  if exp > now_ms then return {'state', 'held', 'remainingMs', fmt(exp - now_ms), 'expiresAt', fmt(exp)} end
 end
 if redis.call('SISMEMBER', KEYS[2], token) == 1 then return {'state', 'ended'} end
 return {'state', 'lapsed'}

@@ -25,7 +25,7 @@ if redis.call('HGET', KEYS[2], 'token') == token then
   redis.call('DEL', KEYS[2])
   return {'status', 'unregistered'}
 end
-local live, _, dead = holders_load(KEYS[1], redis_now())
+local live, _, dead = holders_load(KEYS[1], redis_now(), true)
 local mine = live[token]
 if not mine or (reason == 'unclaimed' and not mine.pk) then return {'status', 'none'} end
 redis.call('HDEL', KEYS[1], 'h:' .. token)

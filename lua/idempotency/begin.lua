@@ -41,7 +41,7 @@ if seen then return seen end
 
 local now_ms, now_us = redis_now()
 
-local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'deadline', 'fence', 'response', 'completedAt')
+local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'deadline', 'fence', 'response', 'completedAt', 'ttl', 'lt')
 local state, old_fp = rec[1], rec[2] or ''
 
 if state and old_fp ~= '' and fp ~= '' and old_fp ~= fp then return {'status', 'mismatch'} end
@@ -52,6 +52,11 @@ end
 
 if state == 'started' then
   local deadline = tonumber(rec[3]) or 0
+  local stands = lease_end(deadline, tonumber(rec[8] or rec[7]) or 0, now_ms)
+  if stands < deadline then
+    deadline = stands
+    redis.call('HSET', KEYS[1], 'deadline', fmt(deadline))
+  end
   if deadline > now_ms then
     redis.call('HSET', KEYS[1], 'w', '1')
     return {'status', 'in_progress', 'retryAfterMs', fmt(deadline - now_ms), 'expiresAt', fmt(deadline)}

@@ -21,7 +21,8 @@ local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'deadline', 'ttl', 'f
 if rec[1] ~= 'started' or rec[2] ~= token or (tonumber(rec[3]) or 0) <= now_ms then return {'status', 'lost'} end
 
 local ttl = ttl_arg or tonumber(rec[4])
-redis.call('HSET', KEYS[1], 'deadline', fmt(now_ms + ttl))
+-- lt: the deadline's length as of this write (lease_end in lua/prelude.lua).
+redis.call('HSET', KEYS[1], 'deadline', fmt(now_ms + ttl), 'lt', fmt(ttl))
 -- The record must outlive the deadline; it usually already does (retainMs).
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl)) end
 return {'status', 'ok', 'expiresAt', fmt(now_ms + ttl), 'ttlMs', fmt(ttl), 'fence', rec[5]}

@@ -12,12 +12,12 @@
 
 local fence = arg_str(1, 'fence', 32)
 local now_ms = redis_now()
-local rec = redis.call('HMGET', KEYS[1], 'state', 'fence', 'deadline')
+local rec = redis.call('HMGET', KEYS[1], 'state', 'fence', 'deadline', 'ttl', 'lt')
 if rec[2] == fence then
   if rec[1] == 'completed' then return {'state', 'ended'} end
-  local deadline = tonumber(rec[3]) or 0
+  local deadline = lease_end(tonumber(rec[3]) or 0, tonumber(rec[5] or rec[4]) or 0, now_ms)
   if rec[1] == 'started' and deadline > now_ms then
-    return {'state', 'held', 'remainingMs', fmt(deadline - now_ms), 'expiresAt', rec[3]}
+    return {'state', 'held', 'remainingMs', fmt(deadline - now_ms), 'expiresAt', fmt(deadline)}
   end
 end
 if redis.call('SISMEMBER', KEYS[2], fence) == 1 then return {'state', 'ended'} end

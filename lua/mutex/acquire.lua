@@ -2,6 +2,7 @@
 -- queue behind the holder.
 --
 -- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk,
+--                                                   lt (a heartbeat's ttl: the lease's length since),
 --                                                   and qf on a quorum's databases (raise_fence.lua)
 -- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     the last fence, kept FENCE_KEEP_MS after a grant
 -- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more of the lock object's
@@ -76,7 +77,7 @@ if mode == 'reenter' then
   local ttl_text = fmt(ttl)
   redis.call('HSET', KEYS[1], 'count', count, 'ttl', ttl_text, 'exp', exp)
   if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
-  redis.call('HDEL', KEYS[1], 'pk') -- the holder is alive: its grant is picked up
+  redis.call('HDEL', KEYS[1], 'pk', 'lt') -- the holder is alive: its grant is picked up; the lease is ttl long again
   redis.call('PEXPIREAT', KEYS[1], exp)
   return remember(KEYS[4], granted(lock[4], ttl_text, exp, count, lock[5]))
 end
@@ -95,6 +96,7 @@ if owner == token then
     -- even if that step granted it unmarked: nobody has its token yet).
     exp = fmt(now_ms + tonumber(rest[3]))
     redis.call('HSET', KEYS[1], 'exp', exp, 'pk', fmt(now_ms + PICKUP_MS))
+    redis.call('HDEL', KEYS[1], 'lt')
     redis.call('PEXPIREAT', KEYS[1], exp)
   end
   return granted(rest[2], rest[3], exp, rest[1] or '1', rest[4])
@@ -102,6 +104,14 @@ end
 
 if owner then
   local exp = tonumber(lock[2])
+  -- The lease's length as of its last write: a heartbeat's (lt) or the acquire's.
+  local len = redis.call('HMGET', KEYS[1], 'ttl', 'lt')
+  local stands = lease_end(exp, tonumber(len[2] or len[1]), now_ms)
+  if stands < exp then
+    exp = stands
+    redis.call('HSET', KEYS[1], 'exp', fmt(exp))
+    redis.call('PEXPIREAT', KEYS[1], fmt(exp))
+  end
   if mode == 'queue' then
     -- The object's head waiter: the release hands the lock straight to it.
     redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more)

@@ -26,7 +26,8 @@ if lock[1] ~= token then return {'status', 'lost'} end
 
 local ttl = ttl_arg or tonumber(lock[2])
 local exp = now_ms + ttl
-redis.call('HSET', KEYS[1], 'exp', fmt(exp))
+-- lt: the lease's length as of this write (lease_end in lua/prelude.lua).
+redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'lt', fmt(ttl))
 redis.call('HDEL', KEYS[1], 'pk')
 redis.call('PEXPIREAT', KEYS[1], fmt(exp))
 local r = {'status', 'ok', 'expiresAt', fmt(exp), 'ttlMs', fmt(ttl), 'fence', lock[3]}

@@ -31,7 +31,7 @@ local now_ms = redis_now()
 local last = tonumber(redis.call('GET', KEYS[2]) or '0')
 if last < fence then redis.call('SET', KEYS[2], fmt(fence), 'PX', FENCE_KEEP_MS_ARG) end
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'qf', 'exp')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'qf', 'exp', 'ttl', 'lt')
 if lock[1] ~= token then return {'status', 'ok', 'held', '0'} end
 if tonumber(lock[2] or '0') < fence then redis.call('HSET', KEYS[1], 'qf', fmt(fence)) end
-return {'status', 'ok', 'held', '1', 'remainingMs', fmt(math.max(tonumber(lock[3]) - now_ms, 0))}
+return {'status', 'ok', 'held', '1', 'remainingMs', fmt(math.max(lease_end(tonumber(lock[3]), tonumber(lock[5] or lock[4]), now_ms) - now_ms, 0))}

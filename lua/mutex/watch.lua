@@ -11,10 +11,10 @@
 
 local fence = arg_str(1, 'fence', 32)
 local now_ms = redis_now()
-local lock = redis.call('HMGET', KEYS[1], 'fence', 'exp', 'qf')
+local lock = redis.call('HMGET', KEYS[1], 'fence', 'exp', 'qf', 'ttl', 'lt')
 if (lock[3] or lock[1]) == fence then
-  local exp = tonumber(lock[2])
-  return {'state', 'held', 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', lock[2]}
+  local exp = lease_end(tonumber(lock[2]), tonumber(lock[5] or lock[4]), now_ms)
+  return {'state', 'held', 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', fmt(exp)}
 end
 if redis.call('SISMEMBER', KEYS[2], fence) == 1 then return {'state', 'ended'} end
 return {'state', 'lapsed'}

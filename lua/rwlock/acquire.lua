@@ -37,7 +37,7 @@ if how == 'reenter' then
 end
 
 local now_ms, now_us = redis_now()
-local live, n, dead = holders_load(KEYS[1], now_ms)
+local live, n, dead = holders_load(KEYS[1], now_ms, true)
 local mine = live[token]
 
 local function granted(rec)
@@ -51,6 +51,7 @@ if how == 'reenter' then
   if mode == 'write' then mine.w = mine.w + 1 else mine.r = mine.r + 1 end
   mine.ttl = fmt(ttl)
   mine.exp = fmt(now_ms + ttl)
+  mine.lt = nil
   mine.pk = nil -- the holder is alive: its grant is picked up
   if watch == '1' then mine.wt = '1' end
   holders_put(KEYS[1], token, mine)

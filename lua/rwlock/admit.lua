@@ -37,7 +37,7 @@ for i = 1, k do
 end
 
 local now_ms, now_us = redis_now()
-local live, n, dead = holders_load(KEYS[1], now_ms)
+local live, n, dead = holders_load(KEYS[1], now_ms, true)
 local granted, stopped = {}, nil
 
 local function answer(token, mode, rec)
@@ -50,6 +50,7 @@ for _, w in ipairs(waiters) do
   if mine then
     if w.mark_pickup == '1' then
       mine.exp = fmt(now_ms + tonumber(mine.ttl))
+      mine.lt = nil
       mine.pk = fmt(now_ms + PICKUP_MS)
       holders_put(KEYS[1], w.token, mine)
     end

@@ -10,7 +10,7 @@
 -- issued when free; "" when none is remembered).
 -- uses: holders
 
-local live = holders_load(KEYS[1], redis_now())
+local live = holders_load(KEYS[1], redis_now(), false)
 local readers, writer, fence = 0, false, nil
 for _, rec in pairs(live) do
   if rec.r > 0 then readers = readers + 1 end

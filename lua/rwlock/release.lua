@@ -24,7 +24,7 @@ local mode = arg_one_of(2, 'mode', {'read', 'write', 'any'})
 local seen = redis.call('GET', KEYS[2])
 if seen then return seen end
 
-local live, _, dead = holders_load(KEYS[1], redis_now())
+local live, _, dead = holders_load(KEYS[1], redis_now(), true)
 local mine = live[token]
 if not mine then return {'status', 'lost'} end
 if mode == 'any' then mode = mine.w > 0 and 'write' or 'read' end

@@ -27,7 +27,7 @@ local ttl = arg_int(4, 'ttlMs', 1, 86400000)
 local watch = arg_flag(5, 'watch')
 
 local now_ms, now_us = redis_now()
-local live, n, dead, other = holders_load(KEYS[1], now_ms)
+local live, n, dead, other = holders_load(KEYS[1], now_ms, true)
 local held_limit = tonumber(other.limit) or limit
 local used = 0
 for _, rec in pairs(live) do used = used + rec.p end

@@ -41,7 +41,7 @@ for i = 1, k do
 end
 
 local now_ms, now_us = redis_now()
-local live, n, dead, other = holders_load(KEYS[1], now_ms)
+local live, n, dead, other = holders_load(KEYS[1], now_ms, true)
 local held_limit = tonumber(other.limit)
 local used = 0
 for _, rec in pairs(live) do used = used + rec.p end
@@ -52,6 +52,7 @@ for _, w in ipairs(waiters) do
   if mine then
     if w.mark_pickup == '1' then
       mine.exp = fmt(now_ms + tonumber(mine.ttl))
+      mine.lt = nil
       mine.pk = fmt(now_ms + PICKUP_MS)
       holders_put(KEYS[1], w.token, mine)
     end

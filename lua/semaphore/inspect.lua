@@ -7,7 +7,7 @@
 -- Returns name/value pairs: limit ("" when nobody holds), used, holders.
 -- uses: holders
 
-local live, n, _, other = holders_load(KEYS[1], redis_now())
+local live, n, _, other = holders_load(KEYS[1], redis_now(), false)
 local used = 0
 for _, rec in pairs(live) do used = used + rec.p end
 return {'limit', n > 0 and other.limit or '', 'used', fmt(used), 'holders', fmt(n)}

@@ -20,7 +20,7 @@ local token = arg_str(1, 'token', 256)
 local seen = redis.call('GET', KEYS[2])
 if seen then return seen end
 
-local live, _, dead, other = holders_load(KEYS[1], redis_now())
+local live, _, dead, other = holders_load(KEYS[1], redis_now(), true)
 local mine = live[token]
 if not mine then return {'status', 'lost'} end
 

@@ -3,6 +3,7 @@
 // chaos` pass whatever the stores do.
 import { describe, expect, it } from "vitest";
 import { check } from "../../chaos/checker";
+import { FAULTS, type FaultRun } from "../../chaos/faults";
 import { FencedResource } from "../../chaos/fencedResource";
 import { History, type Op } from "../../chaos/history";
 import { checkDeliveries, type IdempotencyEvent } from "../../chaos/idempotencyWorkload";
@@ -51,6 +52,69 @@ describe("the fault suite's checker", () => {
     expect(r.clientOverlaps).toBe(1);
   });
 
+  it("sees two holders whatever order the answers came back in: the later grant answered first and released before the other's answer", () => {
+    // Store: A granted at 100_000, B at 100_300 while A held. B's answer came back first (205), B released (300),
+    // and only then did A's answer arrive (500).
+    const r = check(historyOf(grant(1, "b", 11, 200, 205, 100_300), release(1, "b", 300, 305), grant(0, "a", 10, 0, 500, 100_000)), []);
+    expect(r.overlaps).toBe(1);
+  });
+
+  it("sees two holders across a store clock that went back, by the clients' view, where store times cannot order them", () => {
+    // B asked after A's grant came back, yet its store time is 30 s earlier: store time cannot tell; both held at once.
+    const r = check(historyOf(grant(0, "a", 10, 0, 5, 100_000), grant(1, "b", 11, 200, 205, 70_200), release(0, "a", 400, 405)), []);
+    expect(r.overlaps).toBe(1);
+    expect(r.clientOverlaps).toBe(1);
+    // The same, with A released before B's grant came back: no overlap.
+    const ok = check(historyOf(grant(0, "a", 10, 0, 5, 100_000), release(0, "a", 100, 105), grant(1, "b", 11, 200, 205, 70_200)), []);
+    expect(ok.overlaps).toBe(0);
+  });
+
+  it("follows heartbeats: a grant after the first end but inside the extended lease is an overlap", () => {
+    const heartbeat = (token: string, at: number, expiresAt: number): Op => ({
+      client: 0,
+      op: "heartbeat",
+      token,
+      invokedAt: at,
+      completedAt: at + 5,
+      outcome: { kind: "ok", expiresAt, ttlMs: 1000 },
+    });
+    const extended = check(historyOf(grant(0, "a", 10, 0, 5, 100_000), heartbeat("a", 800, 101_800), grant(1, "b", 11, 1200, 1205, 101_200)), []);
+    expect(extended.overlaps).toBe(1);
+    const lapsed = check(historyOf(grant(0, "a", 10, 0, 5, 100_000), grant(1, "b", 11, 1200, 1205, 101_200)), []);
+    expect(lapsed.overlaps).toBe(0);
+  });
+
+  it("counts stale writes the resource accepted because the newer holder had not written yet", () => {
+    const history = historyOf(grant(0, "a", 10, 0, 5, 100_000), grant(1, "b", 11, 1200, 1205, 101_200));
+    const resource = new FencedResource();
+    resource.write(0, 10, 100); // A, while it held
+    resource.write(0, 10, 1300); // A again, paused past its lease: B (fence 11) was granted at 1205 but had not written
+    resource.write(1, 11, 1400);
+    resource.write(0, 10, 1500); // refused now
+    expect(check(history, resource.log)).toMatchObject({ writesAccepted: 3, writesRefused: 1, staleWritesAccepted: 1, acceptedOutOfOrder: 0 });
+  });
+
+  it("measures how long the lock stood still, and counts 503s (with their p99) and hung requests", () => {
+    const unavailable = (at: number, took: number): Op => ({
+      client: 2,
+      op: "acquire",
+      invokedAt: at,
+      completedAt: at + took,
+      outcome: { kind: "unavailable" },
+    });
+    const hung: Op = { client: 3, op: "acquire", invokedAt: 50, completedAt: 9050, outcome: { kind: "hung" } };
+    const r = check(
+      historyOf(grant(0, "a", 10, 0, 5, 100_000), unavailable(10, 300), unavailable(20, 1900), hung, grant(1, "b", 11, 3000, 3005, 103_000)),
+      [],
+      {
+        start: 0,
+        end: 4000,
+      },
+    );
+    expect(r.longestGapMs).toBe(3000);
+    expect(r).toMatchObject({ unavailable: 2, unavailableP99Ms: 1900, hung: 1, grants: 2 });
+  });
+
   it("sees a fence that went backwards, and one that repeated", () => {
     const back = check(historyOf(grant(0, "a", 10, 0, 5, 100_000), release(0, "a", 10, 15), grant(1, "b", 9, 20, 25, 100_020)), []);
     expect(back.fenceBackwards).toBe(1);
@@ -69,6 +133,52 @@ describe("the fault suite's checker", () => {
       { client: 1, fence: 9, at: 2, accepted: true },
     ];
     expect(check(new History(), unfenced).acceptedOutOfOrder).toBe(1);
+  });
+});
+
+describe("the faults' own promises", () => {
+  const fault = (name: string) => {
+    const f = FAULTS.find((x) => x.name.startsWith(name));
+    if (!f?.verify) throw new Error(`no fault "${name}" with promises of its own`);
+    return f.verify;
+  };
+  const runOf = (ops: Op[], notes: string[] = []): FaultRun =>
+    ({
+      lab: undefined,
+      pausing: false,
+      disconnecting: false,
+      notes,
+      failures: [],
+      history: historyOf(...ops),
+      window: { from: 1000, to: 5000 },
+    }) as unknown as FaultRun;
+  const op = (at: number, kind: "unavailable" | "busy"): Op => ({
+    client: 0,
+    op: "acquire",
+    invokedAt: at,
+    completedAt: at + 100,
+    outcome: { kind },
+  });
+
+  it("two of three databases down: every call made meanwhile is a 503, not just some", () => {
+    const verify = fault("quorum: two of three");
+    const all = runOf([op(1500, "unavailable"), op(2500, "unavailable")]);
+    expect(verify(check(all.history, []), all)).toEqual([]);
+    const one = runOf([op(1500, "unavailable"), op(2500, "busy")]);
+    expect(verify(check(one.history, []), one)).toEqual([expect.stringContaining("1 of 2 calls")]);
+    const none = runOf([op(500, "busy")]);
+    expect(verify(check(none.history, []), none)).toEqual([expect.stringContaining("no call was made")]);
+  });
+
+  it("one of three down: no 503 at all; holders pausing: some stale write refused; waiters hanging up: some did", () => {
+    const oneDown = runOf([op(1500, "unavailable")]);
+    expect(fault("quorum: one of three")(check(oneDown.history, []), oneDown)).toHaveLength(1);
+    const pausing = fault("holders pausing");
+    expect(pausing(check(new History(), [{ client: 0, fence: 1, at: 1, accepted: false }]), runOf([]))).toEqual([]);
+    expect(pausing(check(new History(), []), runOf([]))).toHaveLength(1);
+    const hangUp = fault("waiters that hang up");
+    expect(hangUp(check(new History(), []), runOf([], ["12 waiters hung up"]))).toEqual([]);
+    expect(hangUp(check(new History(), []), runOf([], ["0 waiters hung up"]))).toHaveLength(1);
   });
 });
 

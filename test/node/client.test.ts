@@ -11,7 +11,7 @@ import {
   UnauthorizedError,
   UnreachableError,
 } from "../../src/client/index";
-import { type Stores, startOnBothStores, stopAll } from "./support/workerServers";
+import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
 import { startProxy } from "./support/proxy";
 
 const KEY = "client-test-key-123456";
@@ -52,13 +52,19 @@ for (const kind of ["redis", "durable"] as const) {
     it("a lease granted after a long wait (over 2/3 of its TTL) is kept, not given up before its first heartbeat", async () => {
       const name = unique("waited");
       const first = await client().lock(name, { ttlMs: 5000 });
+      const sentAt = Date.now();
       const waited = client().lock(name, { ttlMs: 3000, waitMs: 10_000 });
-      // The second acquire waits over 2/3 of its own TTL, which leaves its first heartbeat
-      // 800 ms less the 300 ms margin to be confirmed (room for a busy machine).
-      await sleep(2200);
+      // The second acquire waits over 2/3 of its own TTL (2,000 ms), which leaves its first heartbeat
+      // 800 ms less the 300 ms margin to be confirmed. It is in line first, then the time passes.
+      await until(
+        () => client().inspect("mutex", name),
+        (state) => state.waiters === 1,
+      );
+      await sleep(Math.max(0, sentAt + 2200 - Date.now()));
       await first.release();
       const lease = await waited;
-      await sleep(1500); // past that acquire's sending time + TTL: only heartbeats keep it
+      // Past that acquire's sending time + TTL, counted from when it was sent: only heartbeats keep it now.
+      await sleep(Math.max(0, sentAt + 3000 + 500 - Date.now()));
       expect(lease.signal.aborted).toBe(false);
       expect(await client().inspect("mutex", name)).toMatchObject({ held: true, fence: lease.fence });
       await lease.release();

@@ -1,6 +1,7 @@
 import { describe } from "vitest";
 import { badInputConformance } from "../conformance/badInput";
 import { clientRetriesConformance } from "../conformance/clientRetries";
+import { clockStepBackConformance } from "../conformance/clockStepBack";
 import { hostileInputConformance } from "../conformance/hostileInput";
 import { lostLineConformance } from "../../src/kinds/holders/conformance/lostLine";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotencyCases";
@@ -25,5 +26,6 @@ for (const kind of ["redis", "durable"] as const) {
     describe("read-write lock", () => rwLockConformance(kind));
     describe("semaphore", () => semaphoreConformance(kind));
     describe("many holders, a lost line", () => lostLineConformance(kind));
+    describe("a store clock that steps back", () => clockStepBackConformance(kind));
   });
 }

@@ -59,7 +59,8 @@ describe("follow-ups after a committed write (Redis store)", () => {
       (r) => r.body.waiters === 1,
     );
     let secondAnswered = false;
-    const second = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 4000 }).then((r) => {
+    // Its wait outlasts the window below, so an answer within it could only be a wrong grant.
+    const second = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 8000 }).then((r) => {
       secondAnswered = true;
       return r;
     });
@@ -80,7 +81,9 @@ describe("follow-ups after a committed write (Redis store)", () => {
       fence: holder.fence,
       handedTo: granted.body,
     });
-    await sleep(PICKUP_MS + 300);
+    // A window for what must not happen (the object granting the second waiter, or taking the
+    // first one's grant back after PICKUP_MS): past the pickup time, with room for a loaded machine.
+    await sleep(PICKUP_MS + 1500);
     // The first waiter still holds it; the second was not granted a lock someone holds.
     expect(secondAnswered).toBe(false);
     expect((await get(path(name))).body).toMatchObject({ held: true, fence: granted.body.fence });

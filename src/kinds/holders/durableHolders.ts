@@ -1,5 +1,5 @@
 import { ENDED_KEEP_MS } from "../../limits.js";
-import { fenceKeptUntil, live } from "../../store/durable/records.js";
+import { fenceKeptUntil, leaseEnd, live } from "../../store/durable/records.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type { HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
@@ -14,6 +14,8 @@ import type { HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./t
 export interface HolderLease {
   /** Lease length of its last acquire (a heartbeat's default). */
   ttl: number;
+  /** A heartbeat's ttl: the lease's length since (see leaseEnd). */
+  lastTtl?: number;
   exp: number;
   fence: number;
   watch: boolean;
@@ -37,12 +39,22 @@ interface Gate {
   until: number;
 }
 
-/** The live holders (lapsed ones left out; `save` drops them for good). */
+/**
+ * The live holders (lapsed ones left out; `save` drops them for good), each
+ * lease's end as it stands on the object's clock; leases a clock that went
+ * back moved are stored moved at once.
+ */
 export function load<H extends HolderLease>(kv: SyncKvStorage, now: number): HolderSet<H> {
   const set = kv.get<HolderSet<H>>(SET);
   if (!set) return { holders: {} };
   const holders: Record<string, H> = {};
-  for (const [token, h] of Object.entries(set.holders)) if (h.exp > now) holders[token] = h;
+  let moved = false;
+  for (const [token, h] of Object.entries(set.holders)) {
+    const exp = leaseEnd(h.exp, h.lastTtl ?? h.ttl, now);
+    if (exp !== h.exp) moved = true;
+    if (exp > now) holders[token] = exp === h.exp ? h : { ...h, exp };
+  }
+  if (moved) save(kv, { ...set, holders });
   return { ...set, holders };
 }
 
@@ -86,7 +98,7 @@ export function heartbeat<H extends HolderLease>(kv: SyncKvStorage, now: number,
   const mine = set.holders[input.token];
   if (!mine) return { status: "lost" };
   const ttl = input.ttlMs ?? mine.ttl;
-  const next: H = { ...mine, exp: now + ttl };
+  const next: H = { ...mine, exp: now + ttl, lastTtl: ttl };
   delete next.pickupBy;
   set.holders[input.token] = next;
   save(kv, set);

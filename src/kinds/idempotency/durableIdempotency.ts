@@ -10,7 +10,7 @@ import type {
 } from "./types.js";
 import type { WatchState } from "../../store/WatchState.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
-import { fenceKeptUntil, issueFence, live } from "../../store/durable/records.js";
+import { fenceKeptUntil, issueFence, leaseEnd, live } from "../../store/durable/records.js";
 
 /**
  * An idempotency key on the Durable store, the same rules as lua/idempotency/*.lua: each function runs synchronously on the object's
@@ -25,6 +25,8 @@ interface Started {
   fp: string;
   deadline: number;
   ttl: number;
+  /** A heartbeat's ttl: the deadline's length since (see leaseEnd). */
+  lastTtl?: number;
   retain: number;
   keepUntil: number;
 }
@@ -44,8 +46,20 @@ type IdemRecord = Started | Completed;
 const RECORD = "idem";
 const FENCE = "idem:fence";
 
-/** The record while it is kept, or undefined; one past its keep time is deleted on sight. */
-const liveRecord = (kv: SyncKvStorage, now: number) => live<IdemRecord>(kv, RECORD, now, (r) => r.keepUntil);
+/**
+ * The record while it is kept, or undefined; one past its keep time is
+ * deleted on sight. A start's deadline as it stands on the object's clock
+ * (stored moved when the clock went back; see leaseEnd).
+ */
+function liveRecord(kv: SyncKvStorage, now: number): IdemRecord | undefined {
+  const rec = live<IdemRecord>(kv, RECORD, now, (r) => r.keepUntil);
+  if (rec?.state !== "started") return rec;
+  const deadline = leaseEnd(rec.deadline, rec.lastTtl ?? rec.ttl, now);
+  if (deadline === rec.deadline) return rec;
+  const moved: Started = { ...rec, deadline };
+  kv.put<IdemRecord>(RECORD, moved);
+  return moved;
+}
 
 /** The started record of this token, if its deadline has not passed. */
 function ownedBy(kv: SyncKvStorage, now: number, token: string): Started | undefined {
@@ -94,7 +108,7 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
   const rec = ownedBy(kv, now, input.token);
   if (!rec) return { status: "lost" };
   const ttl = input.ttlMs ?? rec.ttl;
-  kv.put<IdemRecord>(RECORD, { ...rec, deadline: now + ttl, keepUntil: Math.max(rec.keepUntil, now + ttl) });
+  kv.put<IdemRecord>(RECORD, { ...rec, deadline: now + ttl, lastTtl: ttl, keepUntil: Math.max(rec.keepUntil, now + ttl) });
   return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: rec.fence };
 }
 

@@ -1,6 +1,6 @@
 import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
-import { fenceKeptUntil, issueFence, lastFence, live } from "../../store/durable/records.js";
+import { fenceKeptUntil, issueFence, lastFence, leaseEnd, live } from "../../store/durable/records.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type {
@@ -25,6 +25,8 @@ interface Lease {
   count: number;
   fence: number;
   ttl: number;
+  /** A heartbeat's ttl: the lease's length since (see leaseEnd). */
+  lastTtl?: number;
   expiresAt: number;
   watch: boolean;
   /** Set on a grant to a queued waiter until its holder shows a sign of life (see withdraw). */
@@ -45,7 +47,15 @@ const LEASE = "mutex";
 const FENCE = "mutex:fence";
 const NEXT = "mutex:next";
 
-const liveLease = (kv: SyncKvStorage, now: number) => live<Lease>(kv, LEASE, now, (l) => l.expiresAt);
+/** The lease while it lives, its end as it stands on the object's clock (stored moved when a clock went back). */
+function liveLease(kv: SyncKvStorage, now: number): Lease | undefined {
+  const lease = live<Lease>(kv, LEASE, now, (l) => leaseEnd(l.expiresAt, l.lastTtl ?? l.ttl, now));
+  const end = lease && leaseEnd(lease.expiresAt, lease.lastTtl ?? lease.ttl, now);
+  if (!lease || end === undefined || end === lease.expiresAt) return lease;
+  const moved = { ...lease, expiresAt: end };
+  kv.put<Lease>(LEASE, moved);
+  return moved;
+}
 const liveNext = (kv: SyncKvStorage, now: number) => live<Next>(kv, NEXT, now, (n) => n.until);
 
 /** A fresh lease with the next fence; a grant to a queued waiter is marked until picked up. */
@@ -72,6 +82,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
     if (seen) return seen;
     if (lease?.owner !== input.token) return { status: "lost" };
     const next: Lease = { ...lease, count: lease.count + 1, ttl: input.ttlMs, expiresAt: now + input.ttlMs, watch: lease.watch || input.watch };
+    delete next.lastTtl;
     delete next.pickupBy; // the holder is alive: its grant is picked up
     kv.put(LEASE, next);
     return remember<MutexAcquireResult>(kv, input.requestId, { status: "granted", grant: grantOf(name, next) }, now + REQUEST_MEMORY_MS);
@@ -88,6 +99,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
     // A grant the object learns of only now (a handoff, or its own step whose answer was lost): the whole lease
     // from now, as its answer will say, marked for pickup (even if granted unmarked: nobody has its token yet).
     const renewed: Lease = { ...lease, expiresAt: now + lease.ttl, pickupBy: now + PICKUP_MS };
+    delete renewed.lastTtl;
     kv.put(LEASE, renewed);
     return { status: "granted", grant: grantOf(name, renewed) };
   }
@@ -116,7 +128,7 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
   const lease = liveLease(kv, now);
   if (lease?.owner !== input.token) return { status: "lost" };
   const ttl = input.ttlMs ?? lease.ttl;
-  const next: Lease = { ...lease, expiresAt: now + ttl };
+  const next: Lease = { ...lease, expiresAt: now + ttl, lastTtl: ttl };
   delete next.pickupBy;
   kv.put<Lease>(LEASE, next);
   // The registered waiter is left alone: the lock object renews it (see lua/mutex/heartbeat.lua).

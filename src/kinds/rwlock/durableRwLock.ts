@@ -73,6 +73,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
       watch: mine.watch || input.watch,
     };
     delete next.pickupBy; // the holder is alive: its grant is picked up
+    delete next.lastTtl; // and its lease is ttl long again
     set.holders[input.token] = next;
     save(kv, set);
     return remember<RwAcquireResult>(
@@ -108,7 +109,7 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQ
     if (mine) {
       // Granted by a step whose answer was lost: answered again; if it must be picked up, its lease from now and
       // marked so (even if that step granted it unmarked: nobody has its token yet).
-      if (w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, pickupBy: now + PICKUP_MS };
+      if (w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, lastTtl: mine.ttl, pickupBy: now + PICKUP_MS };
       granted.push(grantOf(name, w.token, w.mode, set.holders[w.token]));
       continue;
     }

@@ -77,7 +77,7 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: Sem
     if (mine) {
       // Granted by a step whose answer was lost: answered again; if it must be picked up, its lease from now and
       // marked so (even if that step granted it unmarked: nobody has its token yet).
-      if (w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, pickupBy: now + PICKUP_MS };
+      if (w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, lastTtl: mine.ttl, pickupBy: now + PICKUP_MS };
       granted.push({ token: w.token, h: set.holders[w.token] });
       continue;
     }
