@@ -5,7 +5,7 @@
  *
  * Each figure says which way is better and how much it moves between runs on
  * an unchanged tree (its noise): Redis instructions per cycle (callgrind) are
- * deterministic to within ~1 %, so 3 % flags; wall-clock rates and latencies
+ * deterministic to within ~2 %, so 3 % flags; wall-clock rates and latencies
  * on a shared 2-core machine move by a quarter or more between runs, so only
  * a larger change flags. `npm run bench -- --save-baseline` writes the file
  * from this run; commit it with the change it measures.

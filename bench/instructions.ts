@@ -159,6 +159,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const { printTable } = await import("./table");
   printTable(`Redis instructions per acquire+release (callgrind, ${cycles} cycles per round)`, INSTRUCTIONS_HEADER, instructionsTableRows(result), [
-    `${result.valgrind}; redis-server at 1 Hz cron behind the gateway (key-rule check off); deterministic up to a few hundred instructions.`,
+    `${result.valgrind}; redis-server at 1 Hz cron behind the gateway (key-rule check off); deterministic to within ~2 %.`,
   ]);
 }

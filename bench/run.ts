@@ -277,7 +277,7 @@ async function cyclesSection(
       instructionsTableRows(instructions),
       [
         `${instructions.valgrind}; a second redis-server under callgrind (cron at 1 Hz) behind the gateway, key-rule check off; \`npm run bench:instructions\`.`,
-        "Deterministic to within ~1 %: judge script changes by this, not by the wall-clock rows.",
+        "Deterministic to within ~2 % (rounds differ by their order): judge script changes by this, not by the wall-clock rows.",
       ],
     );
   }
