@@ -1,3 +1,5 @@
+import type { CurrentHolder } from "./store/CurrentHolder.js";
+
 /**
  * Typed errors shared by the stores, the primitives and the HTTP layer.
  * `http/errorResponse.ts` is the one place that maps them to statuses.
@@ -12,11 +14,12 @@ export class HoldfastError extends Error {
   }
 }
 
-/** The lock is held by someone else and was not granted within waitMs. */
+/** The lock is held by someone else and was not granted within waitMs; `current`: who holds it, when the store said. */
 export class LockedError extends HoldfastError {
   constructor(
     readonly retryAfterMs: number,
     message = "the lock is held by someone else",
+    readonly current?: CurrentHolder,
   ) {
     super("locked", message);
   }

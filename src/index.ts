@@ -12,6 +12,7 @@
 export * from "./primitives/index.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./lockObject/signature.js";
 export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore.js";
+export type { CurrentHolder } from "./store/CurrentHolder.js";
 export { QuorumStore, type QuorumStoreOptions } from "./store/quorum/QuorumStore.js";
 export type { LockStore, LockRef } from "./store/types.js";
 export {

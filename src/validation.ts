@@ -1,5 +1,5 @@
 import { InvalidInputError } from "./errors.js";
-import { NAME_PATTERN, NAMESPACE_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "./limits.js";
+import { HOLDER_MAX_CHARS, NAME_PATTERN, NAMESPACE_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "./limits.js";
 
 /**
  * The library's checks, with the HTTP contract's bounds and error codes: bad
@@ -40,7 +40,20 @@ export function isTokenSized(value: string): boolean {
   return value.length * 3 <= TOKEN_MAX_BYTES || utf8.encode(value).length <= TOKEN_MAX_BYTES;
 }
 
+/** A holder label prints as one line: no control (Cc), format (Cf: bidi overrides, zero-width), lone surrogate (Cs) or line/paragraph separators. */
+export function isPrintableLabel(value: string): boolean {
+  return !/[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u.test(value);
+}
+
 export const TOKEN_SIZE_MESSAGE = `token must be a string of 1 to ${TOKEN_MAX_BYTES} bytes (UTF-8)`;
+
+/** A holder label for the library: the HTTP contract's rule (1-256 printable characters). */
+export function checkHolder(value: unknown): string {
+  if (typeof value !== "string" || value.length < 1 || value.length > HOLDER_MAX_CHARS || !isPrintableLabel(value)) {
+    throw new InvalidInputError("invalid_holder", `holder must be 1 to ${HOLDER_MAX_CHARS} printable characters (no control or format characters)`);
+  }
+  return value;
+}
 
 export function checkToken(value: unknown): string {
   if (typeof value !== "string" || !isTokenSized(value)) throw new InvalidInputError("invalid_token", TOKEN_SIZE_MESSAGE);

@@ -1,11 +1,11 @@
 -- mutex acquire: grant a free mutex, re-enter it, or (for the lock object)
 -- queue behind the holder.
 --
--- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk,
+-- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk, holder,
 --                                                   lt (a heartbeat's ttl: the lease's length since),
 --                                                   and qf on a quorum's databases (raise_fence.lua)
 -- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     the last fence, kept FENCE_KEEP_MS after a grant
--- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more of the lock object's
+-- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more, holder of the lock object's
 --                                                   head waiter; a release hands the lock to it
 --                                                   (token "": more waiters, none registered yet)
 -- KEYS[4]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries (only
@@ -17,12 +17,14 @@
 -- ARGV[5]  more: "1" when other waiters queue behind this one (queue mode), else "0"
 -- ARGV[6]  mark_pickup: "1" to mark a queue-mode grant for pickup (the waiter waited), "0" when
 --          it is granted on arrival (as alive as a try-lock's client)
+-- ARGV[7]  holder: the holder label to keep with the lease (field holder), "" for none
 --
 -- Returns name/value pairs:
 --   status granted, fence, ttlMs, expiresAt, count, and quorumFence when the lease's
 --     hash has a quorum's agreed fence (qf; only ever on a grant already held); the
 --     token is always ARGV[1], so it is not echoed
---   status busy, retryAfterMs, queued ("1" when the lock is free but a waiter is first)
+--   status busy, retryAfterMs, queued ("1" when the lock is free but a waiter is first),
+--     and when held: holder (its label, "" for none) and expiresAt
 --   status lost                      re-entry with a token that does not hold the lock
 --
 -- No barging: while the lock object has a waiter registered in KEYS[3], a
@@ -47,6 +49,8 @@ end
 local watch = arg_flag(4, 'watch')
 local more = arg_flag(5, 'more')
 local mark_pickup = arg_flag(6, 'mark_pickup')
+local holder = ARGV[7] or ''
+if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
 
 local now_ms, now_us = redis_now()
 
@@ -76,6 +80,7 @@ if mode == 'reenter' then
   local exp = fmt(now_ms + ttl)
   local ttl_text = fmt(ttl)
   redis.call('HSET', KEYS[1], 'count', count, 'ttl', ttl_text, 'exp', exp)
+  if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
   if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
   redis.call('HDEL', KEYS[1], 'pk', 'lt') -- the holder is alive: its grant is picked up; the lease is ttl long again
   redis.call('PEXPIREAT', KEYS[1], exp)
@@ -105,7 +110,7 @@ end
 if owner then
   local exp = tonumber(lock[2])
   -- The lease's length as of its last write: a heartbeat's (lt) or the acquire's.
-  local len = redis.call('HMGET', KEYS[1], 'ttl', 'lt')
+  local len = redis.call('HMGET', KEYS[1], 'ttl', 'lt', 'holder')
   local stands = lease_end(exp, tonumber(len[2] or len[1]), now_ms)
   if stands < exp then
     exp = stands
@@ -114,11 +119,13 @@ if owner then
   end
   if mode == 'queue' then
     -- The object's head waiter: the release hands the lock straight to it.
-    redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more)
+    redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more, 'holder', holder)
     redis.call('PEXPIREAT', KEYS[3], fmt(exp + REGISTRATION_GRACE_MS))
     redis.call('HSET', KEYS[1], 'watch', '1')
   end
-  return '["status","busy","retryAfterMs","' .. fmt(math.max(exp - now_ms, 1)) .. '","queued","0"]'
+  -- The label is any text the caller chose: JSON-encoded, not spliced.
+  return '["status","busy","retryAfterMs","' .. fmt(math.max(exp - now_ms, 1)) .. '","queued","0","holder",'
+    .. cjson.encode(len[3] or '') .. ',"expiresAt","' .. fmt(exp) .. '"]'
 end
 
 if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
@@ -130,6 +137,7 @@ local fence = issue_fence(KEYS[2], now_us)
 local exp = fmt(now_ms + ttl)
 local ttl_text = fmt(ttl)
 redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fence, 'ttl', ttl_text, 'exp', exp, 'watch', watch)
+if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
 -- Exactly the expiresAt we answer, so every reply agrees with the key.
 redis.call('PEXPIREAT', KEYS[1], exp)
 if mode == 'queue' then

@@ -7,15 +7,17 @@
 --
 -- Returns name/value pairs: held "1"|"0", fence (or "" when none is
 -- remembered), count, remainingMs, expiresAt (or "" when free), and
--- quorumFence when held on a quorum's database (see raise_fence.lua).
+-- quorumFence when held on a quorum's database (see raise_fence.lua), and
+-- holder (the label, "" for none).
 
 local now_ms = redis_now()
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp', 'qf', 'ttl', 'lt')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp', 'qf', 'ttl', 'lt', 'holder')
 if not lock[1] then
   return {'held', '0', 'fence', redis.call('GET', KEYS[2]) or '', 'count', '0', 'remainingMs', '0', 'expiresAt', ''}
 end
 local exp = lease_end(tonumber(lock[4]), tonumber(lock[7] or lock[6]), now_ms)
-local r = {'held', '1', 'fence', lock[3], 'count', lock[2] or '1', 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', fmt(exp)}
+local r = {'held', '1', 'fence', lock[3], 'count', lock[2] or '1', 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', fmt(exp),
+  'holder', lock[8] or ''}
 if lock[5] then
   r[#r + 1] = 'quorumFence'
   r[#r + 1] = lock[5]

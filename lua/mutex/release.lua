@@ -62,7 +62,7 @@ end
 -- A registered waiter exists only behind a watched lease: registering (acquire.lua,
 -- queue mode) marks the lease it waits behind, and no grant to another token
 -- leaves a registration in place. So an unwatched lease has nobody to hand to.
-local nx = watched == '1' and redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more') or {}
+local nx = watched == '1' and redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more', 'holder') or {}
 if not nx[1] or nx[1] == '' then return answer('1', '0') end
 
 local now_ms, now_us = redis_now()
@@ -71,6 +71,7 @@ local fence = issue_fence(KEYS[2], now_us)
 local exp = fmt(now_ms + ttl)
 redis.call('HSET', KEYS[1], 'owner', nx[1], 'count', '1', 'fence', fence, 'ttl', nx[2], 'exp', exp, 'watch', nx[3] or '0',
   'pk', fmt(now_ms + PICKUP_MS))
+if nx[5] and nx[5] ~= '' then redis.call('HSET', KEYS[1], 'holder', nx[5]) end
 redis.call('PEXPIREAT', KEYS[1], exp)
 redis.call('DEL', KEYS[3])
 if nx[4] == '1' then

@@ -10,7 +10,7 @@ import {
   UnauthorizedError,
   UnreachableError,
 } from "../client/index.js";
-import { constants } from "node:os";
+import { constants, hostname, userInfo } from "node:os";
 import { formatDuration } from "./durations.js";
 import { EXIT } from "./exitCodes.js";
 import { HELP } from "./help.js";
@@ -72,7 +72,7 @@ for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
 async function execute(client: HoldfastClient, command: Command, say: (line: string) => void): Promise<number> {
   switch (command.name) {
     case "run-lock": {
-      const lease = await lockWithin(client, command.lock, command.ttlMs, command.waitMs);
+      const lease = await lockWithin(client, command.lock, command.ttlMs, command.waitMs, command.holder ?? defaultHolder());
       try {
         if (interrupted.signal.aborted) throw interrupted.signal.reason;
         if (lease.signal.aborted) return EXIT.leaseLost;
@@ -122,19 +122,36 @@ async function execute(client: HoldfastClient, command: Command, say: (line: str
   }
 }
 
+/** Who this process is, as the lock's holder label: "<user>@<host> pid <pid>" (printable, at most 256 characters). */
+function defaultHolder(): string {
+  let user = "unknown";
+  try {
+    user = userInfo().username;
+  } catch {}
+  return `${user}@${hostname()} pid ${process.pid}`.replace(/[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu, "?").slice(0, 256);
+}
+
+/** "someone else", or the holder's label and its lease's end, when the 409 said (labels are printable text, checked by the service). */
+function heldBy(err: LockedError): string {
+  const { holder, expiresAt } = err.body as { holder?: unknown; expiresAt?: unknown };
+  if (typeof holder !== "string") return "someone else";
+  const until = typeof expiresAt === "number" ? ` until ${new Date(expiresAt).toISOString()}` : "";
+  return `${JSON.stringify(holder)}${until}`;
+}
+
 /** Takes the mutex, waiting up to waitMs (asking again every minute, the most one acquire may wait). */
-async function lockWithin(client: HoldfastClient, name: string, ttlMs: number, waitMs: number): Promise<Lease> {
+async function lockWithin(client: HoldfastClient, name: string, ttlMs: number, waitMs: number, holder: string): Promise<Lease> {
   const until = Date.now() + waitMs;
   for (;;) {
     const wait = Math.min(MAX_WAIT_PER_ACQUIRE_MS, Math.max(0, until - Date.now()));
     try {
-      return await client.lock(name, { ttlMs, waitMs: wait, signal: interrupted.signal });
+      return await client.lock(name, { ttlMs, waitMs: wait, signal: interrupted.signal, holder });
     } catch (err) {
       if (interrupted.signal.aborted) throw interrupted.signal.reason;
       if (err instanceof LockedError && Date.now() < until) continue;
       if (err instanceof LockedError) {
         const hint = waitMs ? `within --wait ${formatDuration(waitMs)}` : "(use --wait 1m to wait for it)";
-        throw new CliError(`${name} is held by someone else; not acquired ${hint}; not running the command`, EXIT.notAcquired);
+        throw new CliError(`${name} is held by ${heldBy(err)}; not acquired ${hint}; not running the command`, EXIT.notAcquired);
       }
       throw err;
     }

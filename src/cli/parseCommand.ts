@@ -22,7 +22,7 @@ export interface Connection {
 
 export type Command =
   | { name: "help" }
-  | { name: "run-lock"; lock: string; ttlMs: number; waitMs: number; graceMs: number; cmd: string[] }
+  | { name: "run-lock"; lock: string; ttlMs: number; waitMs: number; graceMs: number; cmd: string[]; holder?: string }
   | { name: "run-once"; key: string; ttlMs: number; waitMs: number; retainMs: number; graceMs: number; cmd: string[] }
   | { name: "status"; target: string; kind: LeaseKind }
   | { name: "release"; target: string; kind: LeaseKind; token: string; mode?: "read" | "write" };
@@ -44,6 +44,7 @@ const OPTIONS = {
   kind: { type: "string" },
   mode: { type: "string" },
   token: { type: "string" },
+  holder: { type: "string" },
   url: { type: "string" },
   "api-key": { type: "string" },
   quiet: { type: "boolean", short: "q" },
@@ -118,7 +119,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       const common = { ttlMs, waitMs: duration("wait", 0), graceMs, cmd };
       const command: Command =
         lock !== undefined
-          ? { name: "run-lock", lock, ...common }
+          ? { name: "run-lock", lock, ...common, ...(str("holder") === undefined ? {} : { holder: str("holder") }) }
           : { name: "run-once", key: once as string, retainMs: duration("retain", 86_400_000), ...common };
       return { command, quiet, connection: connection() };
     }

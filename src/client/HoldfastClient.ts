@@ -42,6 +42,16 @@ export interface LockOptions {
   onExpire?: string;
 }
 
+/** The mutex's options: a lock's, and who holds it in words. */
+export interface MutexOptions extends LockOptions {
+  /**
+   * A holder label (1-256 printable characters), e.g. "report-worker@host-3
+   * pid 4121": shown by `inspect` and in the 409 another caller gets
+   * (LockedError.body.holder), and carried in expiry notifications.
+   */
+  holder?: string;
+}
+
 export interface SemaphoreOptions extends LockOptions {
   limit: number;
   /** Permits to take (default 1). */
@@ -104,8 +114,9 @@ export class HoldfastClient {
   }
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */
-  lock(name: string, options: LockOptions): Promise<Lease> {
-    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name), lockBody(options), options);
+  lock(name: string, options: MutexOptions): Promise<Lease> {
+    const body = options.holder === undefined ? lockBody(options) : { ...lockBody(options), holder: options.holder };
+    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name), body, options);
   }
 
   readLock(name: string, options: LockOptions): Promise<Lease> {
@@ -123,7 +134,7 @@ export class HoldfastClient {
   }
 
   /** Runs fn holding the mutex, with the lease (its signal and fence); releases after, whatever happens. */
-  withLock<T>(name: string, options: LockOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+  withLock<T>(name: string, options: MutexOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
     return this.holding(this.lock(name, options), fn);
   }
 

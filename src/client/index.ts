@@ -8,6 +8,7 @@ export {
   HoldfastClient,
   type HoldfastClientOptions,
   type LockOptions,
+  type MutexOptions,
   type SemaphoreOptions,
   type BeginOptions,
   type BeginResult,

@@ -37,6 +37,14 @@ export interface ErrorAnswer {
  * every channel (an HTTP answer, a message on a wait socket).
  */
 export function errorAnswer(err: unknown): ErrorAnswer {
+  if (err instanceof LockedError && err.current) {
+    const { holder, expiresAt } = err.current;
+    return {
+      status: 409,
+      body: { error: err.code, message: err.message, retryAfterMs: err.retryAfterMs, holder, expiresAt },
+      retryAfterMs: err.retryAfterMs,
+    };
+  }
   if (err instanceof LockedError || err instanceof InProgressError) {
     return { status: 409, body: { error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, retryAfterMs: err.retryAfterMs };
   }

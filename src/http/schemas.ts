@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
-import { NAME_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "../limits.js";
-import { isTokenSized, TOKEN_SIZE_MESSAGE } from "../validation.js";
+import { HOLDER_MAX_CHARS, NAME_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "../limits.js";
+import { isPrintableLabel, isTokenSized, TOKEN_SIZE_MESSAGE } from "../validation.js";
 
 /**
  * Field schemas every lock kind shares, and the error and health answers.
@@ -20,6 +20,15 @@ export const ttlMs = intFrom(TTL_MIN_MS, TTL_MAX_MS);
 export const waitMs = intFrom(0, WAIT_MAX_MS);
 /** Bounded in UTF-8 bytes (maxLength, in characters, is the looser bound a schema can state). */
 export const token = z.string().check(z.minLength(1), z.maxLength(TOKEN_MAX_BYTES), z.refine(isTokenSized, TOKEN_SIZE_MESSAGE));
+/**
+ * Who holds a lease, in words for people ("report-worker@host-3 pid 4121"):
+ * 1 to 256 characters, none of them control or format characters (no line
+ * breaks, no bidi overrides), so it prints as one honest line. User text:
+ * shown escaped wherever it is shown.
+ */
+export const holderLabel = z
+  .string()
+  .check(z.minLength(1), z.maxLength(HOLDER_MAX_CHARS), z.refine(isPrintableLabel, "must be printable characters (no control or format characters)"));
 export const onExpire = z.url({ protocol: /^https?$/ }).check(z.maxLength(2048));
 /** Any JSON value (a stored response): one instance, so the OpenAPI document has one recursive component. */
 export const jsonValue = z.json();
@@ -39,6 +48,9 @@ export const errorResponse = z.looseObject({
   error: z.string(),
   message: z.string(),
   retryAfterMs: z.optional(z.int()),
+  /** On a 409 locked: who holds it now (null: no label given) and until when. */
+  holder: z.optional(z.nullable(z.string())),
+  expiresAt: z.optional(z.int()),
   outcome: z.optional(z.enum(["unknown", "not_applied"])),
   errorId: z.optional(z.string()),
 });
@@ -48,6 +60,7 @@ export const fieldErrorCodes: Record<string, string> = {
   ttlMs: "invalid_ttl",
   waitMs: "invalid_wait",
   token: "invalid_token",
+  holder: "invalid_holder",
   onExpire: "invalid_on_expire",
   retainMs: "invalid_retain",
   fingerprint: "invalid_fingerprint",

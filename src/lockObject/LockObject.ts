@@ -49,6 +49,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
         expiresAt: l.expiresAt,
         checkAt: Date.now() + l.ttlMs,
         onExpire: l.onExpire,
+        ...(l.holderLabel === undefined ? {} : { holderLabel: l.holderLabel }),
       });
     },
     dropWatch: (id) => dropWatch(this.kv, id),

@@ -25,6 +25,8 @@ export interface LockObjectHost {
     expiresAt: number;
     ttlMs: number;
     onExpire: string;
+    /** The holder's label, carried in the notification. */
+    holderLabel?: string;
   }): void;
   /** The lease of this watch id (its fence, or its token where a kind has many holders) ended on purpose: no notification. */
   dropWatch(id: number | string): void;

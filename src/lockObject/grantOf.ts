@@ -7,7 +7,7 @@ export function grantOf<Grant>(outcome: WaitOutcome<Grant>): Grant {
     case "granted":
       return outcome.grant;
     case "locked":
-      throw new LockedError(outcome.retryAfterMs);
+      throw new LockedError(outcome.retryAfterMs, undefined, outcome.current);
     case "lost":
       throw new LeaseLostError();
     case "refused":

@@ -30,6 +30,8 @@ export function notificationFor(lease: WatchedLease, now: number, holder?: strin
     name: lease.name,
     fence: lease.fence,
     ...(holder === undefined ? {} : { holder }),
+    // "holder" is already the holder's id here (many-holder kinds), so its label travels as holderLabel.
+    ...(lease.holderLabel === undefined ? {} : { holderLabel: lease.holderLabel }),
     expiredAt: lease.expiresAt,
   });
   return { url: lease.onExpire, ns: lease.ns, body, fence: lease.fence, attempts: 0, nextAt: now + RELEASE_GRACE_MS };

@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import type { CurrentHolder } from "../store/CurrentHolder.js";
 
 export type StoreKind = "redis" | "durable";
 
@@ -30,12 +31,14 @@ export const waitBase = {
   requestId: z.optional(z.string()),
   /** The Worker's name for this wait, so it can withdraw it (LockObject.withdraw) when its client hangs up. */
   waiterId: z.optional(z.string()),
+  /** The holder label to keep with the lease it gets. */
+  holder: z.optional(z.string()),
 };
 
 export type WaitOutcome<Grant> =
   /** `pickup`: the grant came from the queue; confirm delivery with pickedUp(token). */
   | { status: "granted"; grant: Grant; pickup: boolean }
-  | { status: "locked"; retryAfterMs: number }
+  | { status: "locked"; retryAfterMs: number; current?: CurrentHolder }
   | { status: "lost" }
   /** The request can never be granted as asked (a kind's own refusal: a limit that differs, an upgrade it does not allow). */
   | { status: "refused"; code: string; message: string }
@@ -46,7 +49,11 @@ export type WaitOutcome<Grant> =
 export function waitOutcomeSchema<Grant>(grant: z.ZodMiniType<Grant>): z.ZodMiniType<WaitOutcome<Grant>> {
   return z.discriminatedUnion("status", [
     z.object({ status: z.literal("granted"), grant, pickup: z.boolean() }),
-    z.object({ status: z.literal("locked"), retryAfterMs: z.number() }),
+    z.object({
+      status: z.literal("locked"),
+      retryAfterMs: z.number(),
+      current: z.optional(z.object({ holder: z.nullable(z.string()), expiresAt: z.number() })),
+    }),
     z.object({ status: z.literal("lost") }),
     z.object({ status: z.literal("refused"), code: z.string(), message: z.string() }),
     z.object({ status: z.literal("unavailable"), message: z.string(), outcome: z.enum(["unknown", "not_applied"]) }),

@@ -18,6 +18,8 @@ export interface WatchedLease {
   /** The lease's end as the store answered it (the notification's expiredAt). */
   expiresAt: number;
   onExpire: string;
+  /** The holder's label, when it gave one (the notification's holderLabel). */
+  holderLabel?: string;
 }
 
 /** A watch's id: the holder's token where a kind has many holders, else the fence. */

@@ -2,10 +2,11 @@ import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { LeaseLostError, LockedError } from "../errors.js";
 import type { MutexGrant, MutexState } from "../kinds/mutex/types.js";
+import type { CurrentHolder } from "../store/CurrentHolder.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
-import { checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
+import { checkHolder, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
 import { pollForGrant } from "./pollForGrant.js";
 import { storeOf } from "./storeOf.js";
 import { holding } from "./holding.js";
@@ -24,6 +25,8 @@ export interface AcquireOptions {
   waitMs?: number;
   /** A token you hold, to re-enter. */
   token?: string;
+  /** Who holds it, in words (1-256 printable characters): shown by inspect and to callers turned away (LockedError.current). */
+  holder?: string;
   signal?: AbortSignal;
 }
 
@@ -52,15 +55,26 @@ export class Mutex {
     const waitMs = checkWait(options.waitMs ?? 0);
     const reenter = options.token !== undefined;
     const token = reenter ? checkToken(options.token) : newOwnerToken();
+    const holder = options.holder === undefined ? undefined : checkHolder(options.holder);
     const tryOnce = async () => {
       // Only a re-entry is remembered by request id; a new acquire's retry is recognised by its token.
       const requestId = reenter ? newRequestId() : "";
-      const r = await kindOps(this.store, "mutex").acquire(this.ref, { token, mode: reenter ? "reenter" : "new", ttlMs, requestId, watch: false });
+      const r = await kindOps(this.store, "mutex").acquire(this.ref, {
+        token,
+        mode: reenter ? "reenter" : "new",
+        ttlMs,
+        requestId,
+        watch: false,
+        holder,
+      });
       if (r.status === "lost") throw new LeaseLostError();
-      return r.status === "granted" ? { done: true as const, value: r.grant } : { done: false as const, retryAfterMs: r.retryAfterMs };
+      if (r.status === "granted") return { done: true as const, value: r.grant };
+      current = r.current;
+      return { done: false as const, retryAfterMs: r.retryAfterMs };
     };
+    let current: CurrentHolder | undefined;
     const result = reenter ? await tryOnce() : await pollForGrant(waitMs, tryOnce, options.signal);
-    if (!result.done) throw new LockedError(result.retryAfterMs);
+    if (!result.done) throw new LockedError(result.retryAfterMs, undefined, current);
     return result.value;
   }
 

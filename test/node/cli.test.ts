@@ -64,7 +64,12 @@ for (const kind of ["redis", "durable"] as const) {
         () => (fs.existsSync(marker) ? fs.readFileSync(marker, "utf8").trim() : ""),
         (v) => v !== "",
       );
-      expect(await client().inspect("mutex", name)).toMatchObject({ held: true, fence: Number(fence) });
+      // Held under the CLI's own label: who and which process.
+      expect(await client().inspect("mutex", name)).toMatchObject({
+        held: true,
+        fence: Number(fence),
+        holder: expect.stringMatching(/^.+@.+ pid \d+$/),
+      });
       const { status } = await run.done;
       expect(status).toBe(3);
       expect((await client().inspect("mutex", name)).held).toBe(false);
@@ -72,11 +77,12 @@ for (const kind of ["redis", "durable"] as const) {
 
     it("run --lock does not run CMD when the lock is held, and says so with its own status", async () => {
       const name = unique("busy");
-      const held = await client().lock(name, { ttlMs: 10_000 });
+      const held = await client().lock(name, { ttlMs: 10_000, holder: "nightly report" });
       const marker = path.join(scratch, `${name}.ran`);
       const { status, stderr } = await holdfast(url(), ["run", "--lock", name, "--", "touch", marker]).done;
       expect(status).toBe(EXIT.notAcquired);
-      expect(stderr).toMatch(/held by someone else.*--wait/);
+      // The 409 named its holder (the SDK's label), and the CLI passes it on.
+      expect(stderr).toMatch(/held by "nightly report" until \d{4}-.*--wait/);
       expect(fs.existsSync(marker)).toBe(false);
       await held.release();
     });

@@ -32,6 +32,18 @@ function countFetches() {
 }
 
 describe("Mutex over @upstash/redis", () => {
+  it("keeps a holder label: inspect shows it, and a caller turned away learns who holds it and until when", async () => {
+    const name = unique("label");
+    const lock = new Mutex(sharedRedis(), name);
+    const grant = await lock.acquire({ ttlMs: 5000, holder: "billing-worker@host-2 pid 77" });
+    expect((await lock.inspect()).holder).toBe("billing-worker@host-2 pid 77");
+    const refused = await new Mutex(sharedRedis(), name).acquire({ ttlMs: 5000 }).catch((err) => err);
+    expect(refused).toBeInstanceOf(LockedError);
+    expect(refused.current).toEqual({ holder: "billing-worker@host-2 pid 77", expiresAt: grant.expiresAt });
+    await expect(lock.acquire({ ttlMs: 5000, holder: "bad\nlabel" })).rejects.toMatchObject({ code: "invalid_holder" });
+    await lock.release(grant.token);
+  });
+
   it("acquires, re-enters, heartbeats and releases", async () => {
     const lock = new Mutex(sharedRedis(), unique("lib"));
     const grant = await lock.acquire({ ttlMs: 5000 });

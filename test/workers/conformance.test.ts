@@ -5,6 +5,7 @@ import { clockStepBackConformance } from "../conformance/clockStepBack";
 import { hostileInputConformance } from "../conformance/hostileInput";
 import { lostLineConformance } from "../../src/kinds/holders/conformance/lostLine";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotencyCases";
+import { holderLabelConformance } from "../../src/kinds/mutex/conformance/holderLabels";
 import { mutexConformance } from "../../src/kinds/mutex/conformance/mutexCases";
 import { queueConformance } from "../../src/kinds/mutex/conformance/queue";
 import { rwLockConformance } from "../../src/kinds/rwlock/conformance/rwLockCases";
@@ -27,5 +28,6 @@ for (const kind of ["redis", "durable"] as const) {
     describe("semaphore", () => semaphoreConformance(kind));
     describe("many holders, a lost line", () => lostLineConformance(kind));
     describe("a store clock that steps back", () => clockStepBackConformance(kind));
+    describe("holder labels", () => holderLabelConformance(kind));
   });
 }

@@ -31,6 +31,8 @@ interface Lease {
   watch: boolean;
   /** Set on a grant to a queued waiter until its holder shows a sign of life (see withdraw). */
   pickupBy?: number;
+  /** The holder's label, when it gave one. */
+  holder?: string;
 }
 
 /** The lock object's head waiter: a release hands the lock straight to it. */
@@ -41,6 +43,7 @@ interface Next {
   ttl: number;
   watch: boolean;
   until: number;
+  holder?: string;
 }
 
 const LEASE = "mutex";
@@ -59,7 +62,7 @@ function liveLease(kv: SyncKvStorage, now: number): Lease | undefined {
 const liveNext = (kv: SyncKvStorage, now: number) => live<Next>(kv, NEXT, now, (n) => n.until);
 
 /** A fresh lease with the next fence; a grant to a queued waiter is marked until picked up. */
-function newLease(kv: SyncKvStorage, now: number, owner: string, ttl: number, watch: boolean, fromQueue: boolean): Lease {
+function newLease(kv: SyncKvStorage, now: number, owner: string, ttl: number, watch: boolean, fromQueue: boolean, holder?: string): Lease {
   return {
     owner,
     count: 1,
@@ -68,6 +71,7 @@ function newLease(kv: SyncKvStorage, now: number, owner: string, ttl: number, wa
     expiresAt: now + ttl,
     watch,
     ...(fromQueue ? { pickupBy: now + PICKUP_MS } : {}),
+    ...(holder ? { holder } : {}),
   };
 }
 
@@ -81,7 +85,14 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
     const seen = recall<MutexAcquireResult>(kv, input.requestId, now);
     if (seen) return seen;
     if (lease?.owner !== input.token) return { status: "lost" };
-    const next: Lease = { ...lease, count: lease.count + 1, ttl: input.ttlMs, expiresAt: now + input.ttlMs, watch: lease.watch || input.watch };
+    const next: Lease = {
+      ...lease,
+      count: lease.count + 1,
+      ttl: input.ttlMs,
+      expiresAt: now + input.ttlMs,
+      watch: lease.watch || input.watch,
+      ...(input.holder ? { holder: input.holder } : {}),
+    };
     delete next.lastTtl;
     delete next.pickupBy; // the holder is alive: its grant is picked up
     kv.put(LEASE, next);
@@ -111,14 +122,20 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
         ttl: input.ttlMs,
         watch: input.watch,
         until: lease.expiresAt + REGISTRATION_GRACE_MS,
+        ...(input.holder ? { holder: input.holder } : {}),
       });
       if (!lease.watch) kv.put<Lease>(LEASE, { ...lease, watch: true });
     }
-    return { status: "busy", retryAfterMs: Math.max(lease.expiresAt - now, 1), queued: false };
+    return {
+      status: "busy",
+      retryAfterMs: Math.max(lease.expiresAt - now, 1),
+      queued: false,
+      current: { holder: lease.holder ?? null, expiresAt: lease.expiresAt },
+    };
   }
   if (input.mode === "new" && liveNext(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
 
-  const granted = newLease(kv, now, input.token, input.ttlMs, input.watch, input.mode === "queue" && input.markPickup === true);
+  const granted = newLease(kv, now, input.token, input.ttlMs, input.watch, input.mode === "queue" && input.markPickup === true, input.holder);
   kv.put(LEASE, granted);
   if (input.mode === "queue") kv.delete(NEXT);
   return { status: "granted", grant: grantOf(name, granted) };
@@ -150,7 +167,7 @@ export function release(kv: SyncKvStorage, now: number, name: string, input: { t
   const waiting = liveNext(kv, now);
   if (!waiting?.token) return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: lease.watch });
 
-  const handed = newLease(kv, now, waiting.token, waiting.ttl, waiting.watch, true);
+  const handed = newLease(kv, now, waiting.token, waiting.ttl, waiting.watch, true, waiting.holder);
   kv.put(LEASE, handed);
   if (waiting.more) kv.put<Next>(NEXT, { token: "", more: true, ttl: 0, watch: false, until: now + REGISTRATION_GRACE_MS });
   else kv.delete(NEXT);
@@ -173,8 +190,15 @@ export function withdraw(kv: SyncKvStorage, now: number, input: { token: string;
 
 export function inspect(kv: SyncKvStorage, now: number): MutexState {
   const lease = liveLease(kv, now);
-  if (!lease) return { held: false, fence: lastFence(kv, FENCE, now) ?? null, count: 0, ttlMs: 0, expiresAt: null };
-  return { held: true, fence: lease.fence, count: lease.count, ttlMs: lease.expiresAt - now, expiresAt: lease.expiresAt };
+  if (!lease) return { held: false, fence: lastFence(kv, FENCE, now) ?? null, count: 0, ttlMs: 0, expiresAt: null, holder: null };
+  return {
+    held: true,
+    fence: lease.fence,
+    count: lease.count,
+    ttlMs: lease.expiresAt - now,
+    expiresAt: lease.expiresAt,
+    holder: lease.holder ?? null,
+  };
 }
 
 /** The lease of this fence, for its watch. (Releases here end their watch in the same call.) */

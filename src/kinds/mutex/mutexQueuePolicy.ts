@@ -8,6 +8,7 @@ export interface MutexWaitRequest {
   ttlMs: number;
   /** The lease is watched for onExpire. */
   watch: boolean;
+  holder?: string;
 }
 
 /**
@@ -26,6 +27,7 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
       ttlMs: head.req.ttlMs,
       requestId: newRequestId(),
       watch: head.req.watch,
+      holder: head.req.holder,
       more,
       markPickup: !head.fresh,
     });

@@ -63,6 +63,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
           expiresAt: grant.expiresAt,
           ttlMs: grant.ttlMs,
           onExpire: req.onExpire,
+          ...(req.holder === undefined ? {} : { holderLabel: req.holder }),
         });
     };
     try {
@@ -75,14 +76,15 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
           ttlMs: req.ttlMs,
           requestId: req.requestId ?? newRequestId(),
           watch,
+          holder: req.holder,
         };
         const r = await kindOps(this.host.storeOf(req.store), "mutex").acquire(ref, input);
         if (r.status === "lost") return { status: "lost" };
-        if (r.status === "busy") return { status: "locked", retryAfterMs: r.retryAfterMs };
+        if (r.status === "busy") return { status: "locked", retryAfterMs: r.retryAfterMs, ...(r.current ? { current: r.current } : {}) };
         watchGrant(r.grant);
         return { status: "granted", grant: r.grant, pickup: false };
       }
-      const outcome = await line.wait({ ttlMs: req.ttlMs, watch }, req.waitMs, signal, options);
+      const outcome = await line.wait({ ttlMs: req.ttlMs, watch, holder: req.holder }, req.waitMs, signal, options);
       if (outcome.status === "granted") watchGrant(outcome.grant);
       return outcome;
     } catch (err) {

@@ -22,11 +22,14 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         "mutex_acquire",
         // Only a re-entry reads its request key: a new or queued acquire's retry is recognised by its token.
         input.mode === "reenter" ? [k.lock, k.fence, k.next, k.request(input.requestId)] : [k.lock, k.fence, k.next],
-        [input.token, input.ttlMs, input.mode, input.watch ? "1" : "0", input.more ? "1" : "0", input.markPickup ? "1" : "0"],
+        [input.token, input.ttlMs, input.mode, input.watch ? "1" : "0", input.more ? "1" : "0", input.markPickup ? "1" : "0", input.holder ?? ""],
       );
       // A grant is always to the token sent (the script does not echo it).
       if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "", input.token) };
-      if (r.status === "busy") return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
+      if (r.status === "busy") {
+        const current = r.expiresAt === undefined ? undefined : { holder: r.holder || null, expiresAt: numberField(r, "expiresAt") };
+        return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1", ...(current ? { current } : {}) };
+      }
       if (r.status === "lost") return { status: "lost" };
       throw unexpectedReply("mutex_acquire", r);
     },
@@ -83,6 +86,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         count: numberField(r, "count"),
         ttlMs: numberField(r, "remainingMs"),
         expiresAt: optionalNumberField(r, "expiresAt"),
+        holder: r.holder || null,
         ...agreedFence(r),
       };
     },

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
+import { holderLabel, onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
 
 /** The mutex's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
 export const mutexAcquireBody = z.strictObject({
@@ -7,6 +7,8 @@ export const mutexAcquireBody = z.strictObject({
   waitMs: z._default(waitMs, 0),
   token: z.optional(token),
   onExpire: z.optional(onExpire),
+  /** Who holds it, in words: shown by GET and to callers turned away (409). */
+  holder: z.optional(holderLabel),
 });
 
 export const mutexGrant = z.object({
@@ -25,5 +27,7 @@ export const mutexStateResponse = z.object({
   count: z.int(),
   ttlMs: z.int(),
   expiresAt: z.nullable(z.int()),
+  /** The holder's label; null when free or when it gave none. */
+  holder: z.nullable(z.string()),
   waiters: z.int(),
 });

@@ -43,11 +43,12 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
                 ttlMs: body.ttlMs,
                 requestId,
                 watch: false,
+                holder: body.holder,
               });
               if (r.status === "granted") return r.grant;
               if (r.status === "lost") throw new LeaseLostError();
               if (reenter) throw new InternalError("a re-entry answered busy");
-              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs);
+              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
               // Held: wait in the lock object's line (it registers us for the handoff).
               sawContended(hint);
               return undefined;
@@ -63,6 +64,7 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
         onExpire: body.onExpire,
         newToken,
         requestId,
+        holder: body.holder,
       },
       grantSchema: mutexGrant,
       heartbeat: (token) => mutex.heartbeat(ref, { token }),

@@ -1,3 +1,4 @@
+import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
@@ -36,12 +37,14 @@ export interface MutexAcquireInput {
   more?: boolean;
   /** Queue mode: a grant now must be picked up (the waiter waited; see PICKUP_MS). */
   markPickup?: boolean;
+  /** Who holds it, in words (a holder label; stored with the lease, shown by inspect and to busy callers). */
+  holder?: string;
 }
 
 export type MutexAcquireResult =
   | { status: "granted"; grant: MutexGrant }
   /** `queued`: the lock is free but a waiter is first (no barging). */
-  | { status: "busy"; retryAfterMs: number; queued: boolean }
+  | { status: "busy"; retryAfterMs: number; queued: boolean; current?: CurrentHolder }
   | { status: "lost" };
 
 export type MutexHeartbeatResult = ({ status: "ok"; expiresAt: number; ttlMs: number; fence: number } & AgreedFence) | { status: "lost" };
@@ -70,6 +73,8 @@ export interface MutexState extends AgreedFence {
   /** Remaining lease time, 0 when free. */
   ttlMs: number;
   expiresAt: number | null;
+  /** The holder's label (null when free or none was given). */
+  holder: string | null;
 }
 
 export interface MutexOps {

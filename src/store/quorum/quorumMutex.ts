@@ -262,7 +262,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       const held = answered.filter((s) => s.held);
       if (held.length < majority) {
         const fences = answered.flatMap((s) => (s.fence === null ? [] : [s.fence]));
-        return { held: false, fence: fences.length ? Math.max(...fences) : null, count: 0, ttlMs: 0, expiresAt: null };
+        return { held: false, fence: fences.length ? Math.max(...fences) : null, count: 0, ttlMs: 0, expiresAt: null, holder: null };
       }
       const soonest = held.reduce((a, b) => (a.ttlMs <= b.ttlMs ? a : b));
       return {
@@ -271,6 +271,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
         count: Math.max(...held.map((s) => s.count)),
         ttlMs: soonest.ttlMs,
         expiresAt: soonest.expiresAt,
+        holder: soonest.holder,
       };
     },
   };

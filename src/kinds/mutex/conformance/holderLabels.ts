@@ -1,0 +1,78 @@
+import { expect, it } from "vitest";
+import { api, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
+import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObjectHelpers.js";
+
+/**
+ * Holder labels on the mutex: who holds it, in words, kept with the lease,
+ * shown by GET, told to a caller turned away (409), handed over through the
+ * line with the lease, and carried in the expiry notification.
+ */
+export function holderLabelConformance(kind: StoreKind) {
+  const { post, get } = api(kind);
+  const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
+
+  it("GET shows the holder's label, and a try-lock turned away is told who holds it and until when", async () => {
+    const name = uniqueName("label");
+    expect((await get(path(name))).body).toMatchObject({ held: false, holder: null });
+    const grant = (await post(path(name, "acquire"), { ttlMs: 5000, holder: "report-worker@host-3 pid 4121" })).body;
+    expect((await get(path(name))).body).toMatchObject({ held: true, holder: "report-worker@host-3 pid 4121" });
+    const busy = await post(path(name, "acquire"), { ttlMs: 5000, holder: "someone else" });
+    expect(busy.status).toBe(409);
+    expect(busy.body).toMatchObject({ error: "locked", holder: "report-worker@host-3 pid 4121", expiresAt: grant.expiresAt });
+    await post(path(name, "release"), { token: grant.token });
+    // Without a label: null, in GET and in the 409.
+    const unlabelled = (await post(path(name, "acquire"), { ttlMs: 5000 })).body;
+    expect((await get(path(name))).body).toMatchObject({ held: true, holder: null });
+    expect((await post(path(name, "acquire"), { ttlMs: 5000 })).body).toMatchObject({
+      error: "locked",
+      holder: null,
+      expiresAt: unlabelled.expiresAt,
+    });
+  });
+
+  it("a waiter's label comes with the lock it is handed through the line", async () => {
+    const name = uniqueName("label-line");
+    const first = (await post(path(name, "acquire"), { ttlMs: 10_000, holder: "first" })).body;
+    const waiting = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 20_000, holder: "second, waiting" });
+    await eventually(
+      () => get(path(name)),
+      (r) => r.body.waiters === 1,
+    );
+    await post(path(name, "release"), { token: first.token });
+    const second = await waiting;
+    expect(second.status).toBe(200);
+    expect((await get(path(name))).body).toMatchObject({ held: true, fence: second.body.fence, holder: "second, waiting" });
+  });
+
+  it("a label is user text: markup comes back as the same text, in JSON", async () => {
+    const name = uniqueName("label-markup");
+    const label = `<img src=x onerror=alert(1)> "quoted" & ünïcode ✓`;
+    await post(path(name, "acquire"), { ttlMs: 5000, holder: label });
+    const res = await get(path(name));
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(res.body.holder).toBe(label);
+  });
+
+  it("refuses a label that is empty, too long, or has control or format characters, and changes nothing", async () => {
+    const name = uniqueName("label-bad");
+    for (const holder of ["", "x".repeat(257), "line\nbreak", "bell\u0007", "rtl\u202eoverride", "zero\u200bwidth", 42]) {
+      const res = await post(path(name, "acquire"), { ttlMs: 5000, holder });
+      expect(res.status, JSON.stringify(holder)).toBe(400);
+      expect(res.body.error).toBe("invalid_holder");
+    }
+    expect((await get(path(name))).body).toMatchObject({ held: false });
+    expect((await post(path(name, "acquire"), { ttlMs: 5000, holder: "x".repeat(256) })).status).toBe(200);
+  });
+
+  it("an expiry notification carries the vanished holder's label", async () => {
+    const name = uniqueName("label-notify");
+    const receiver = await newReceiver();
+    const holder = (await post(path(name, "acquire"), { ttlMs: 300, onExpire: receiver.url, holder: "nightly-job@host-1" })).body;
+    await runAlarmsUntilQuiet(name, "mutex");
+    const got = await eventually(
+      () => deliveries(receiver.id),
+      (d) => d.length > 0,
+    );
+    expect(JSON.parse(got[0].body)).toMatchObject({ kind: "mutex", name, fence: holder.fence, holderLabel: "nightly-job@host-1" });
+  });
+}
