@@ -12,6 +12,7 @@
 --   exp  when its lease ends, Redis ms (as lease_end moves it on a clock that went back)
 --   f    its fence
 --   wt   "1" when watched for onExpire
+--   hl   its holder label, when it gave one
 --   pk   set on a grant from the line until the holder shows a sign of life
 --        (the lock object may take back a grant that is never picked up)
 --   and the kind's counts: w and r (read-write lock), p (semaphore)
@@ -67,14 +68,32 @@ local function holders_settle(key, live, dead)
   if last then redis.call('PEXPIREAT', key, fmt(last)) else redis.call('DEL', key) end
 end
 
--- The earliest lease end among holders for which pred(rec) is true, or nil.
+-- The earliest lease end among holders for which pred(rec) is true, or nil;
+-- and that holder's record (its label, hl, is who a busy caller is told of).
 local function holders_first_end(live, pred)
-  local first = nil
+  local first, first_rec = nil, nil
   for _, rec in pairs(live) do
     local exp = tonumber(rec.exp)
-    if pred(rec) and (not first or exp < first) then first = exp end
+    if pred(rec) and (not first or exp < first) then first, first_rec = exp, rec end
   end
-  return first
+  return first, first_rec
+end
+
+-- A busy answer: retry after the blocking lease ends, and who holds it (its label, "" for none).
+local function holders_busy(until_ms, rec, now_ms)
+  return {'status', 'busy', 'retryAfterMs', fmt(math.max(until_ms - now_ms, 1)), 'queued', '0', 'holder', rec.hl or '',
+    'expiresAt', fmt(until_ms)}
+end
+
+-- The labels of the first holders to end (at most 10), for inspect: a JSON list.
+local function holders_labels(live)
+  local recs = {}
+  for _, rec in pairs(live) do if rec.hl then recs[#recs + 1] = rec end end
+  table.sort(recs, function(a, b) return tonumber(a.exp) < tonumber(b.exp) end)
+  local labels = {}
+  for i = 1, math.min(#recs, 10) do labels[i] = recs[i].hl end
+  if #labels == 0 then return '[]' end
+  return cjson.encode(labels)
 end
 
 local function holders_last_end(live)

@@ -47,6 +47,8 @@ export class InProgressError extends HoldfastError {
   constructor(
     readonly retryAfterMs: number,
     message = "this key is being processed by another request",
+    /** Who works on it (its label, if it gave one) and until when. */
+    readonly current?: CurrentHolder,
   ) {
     super("in_progress", message);
   }

@@ -1,6 +1,6 @@
 -- idempotency_begin: start work on an idempotency key, or say why not.
 --
--- KEYS[1]  record     hf:{id:<ns>:<key>}          hash: state, token, fence, fp, deadline, ttl, retain,
+-- KEYS[1]  record     hf:{id:<ns>:<key>}          hash: state, token, fence, fp, deadline, ttl, retain, holder,
 --                                                   and once completed: response, completedAt
 -- KEYS[2]  last fence hf:{id:<ns>:<key>}:fence     kept FENCE_KEEP_MS after every start
 -- KEYS[3]  request    hf:{id:<ns>:<key>}:rq:<id>   this request's "started" answer, for retries
@@ -8,11 +8,12 @@
 -- ARGV[2]  ttlMs: the owner must complete or heartbeat within this
 -- ARGV[3]  retainMs: how long the record (its fingerprint, later its response) is kept
 -- ARGV[4]  fingerprint, or "" for none
+-- ARGV[5]  holder: the owner's label, or "" for none
 --
 -- Returns name/value pairs (every value a string, so big numbers survive JSON):
 --   status started, token, fence, ttlMs, expiresAt        you own the work now
 --   status completed, response ("json:" .. text), completedAt, fence
---   status in_progress, retryAfterMs, expiresAt           another owner is within its deadline;
+--   status in_progress, retryAfterMs, expiresAt, holder   another owner is within its deadline (holder: its label);
 --                                                         the record is marked w (someone waited), so
 --                                                         its complete tells the key's lock object
 --   status mismatch                                       both fingerprints present and different
@@ -35,13 +36,15 @@ local ttl = arg_int(2, 'ttlMs', 1, 86400000)
 local retain = arg_int(3, 'retainMs', 1, 2592000000)
 local fp = ARGV[4]
 if type(fp) ~= 'string' or #fp > 1024 then bad_arg('fingerprint', 'must be at most 1024 bytes') end
+local holder = ARGV[5] or ''
+if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
 
 local seen = redis.call('GET', KEYS[3])
 if seen then return seen end
 
 local now_ms, now_us = redis_now()
 
-local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'deadline', 'fence', 'response', 'completedAt', 'ttl', 'lt')
+local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'deadline', 'fence', 'response', 'completedAt', 'ttl', 'lt', 'holder')
 local state, old_fp = rec[1], rec[2] or ''
 
 if state and old_fp ~= '' and fp ~= '' and old_fp ~= fp then return {'status', 'mismatch'} end
@@ -59,7 +62,7 @@ if state == 'started' then
   end
   if deadline > now_ms then
     redis.call('HSET', KEYS[1], 'w', '1')
-    return {'status', 'in_progress', 'retryAfterMs', fmt(deadline - now_ms), 'expiresAt', fmt(deadline)}
+    return {'status', 'in_progress', 'retryAfterMs', fmt(deadline - now_ms), 'expiresAt', fmt(deadline), 'holder', rec[9] or ''}
   end
 end
 
@@ -70,6 +73,7 @@ local fence = issue_fence(KEYS[2], now_us)
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'started', 'token', token, 'fence', fence, 'fp', fp,
   'deadline', fmt(now_ms + ttl), 'ttl', fmt(ttl), 'retain', fmt(retain))
+if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
 -- Absolute expiry, so it matches the deadline we answer to the millisecond.
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + math.max(ttl, retain)))
 

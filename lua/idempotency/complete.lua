@@ -30,7 +30,7 @@ local rec = redis.call('HMGET', KEYS[1], 'state', 'token', 'deadline', 'fence', 
 if rec[1] ~= 'started' or rec[2] ~= token or (tonumber(rec[3]) or 0) <= now_ms then return {'status', 'lost'} end
 
 local completed_at = fmt(now_ms)
-redis.call('HDEL', KEYS[1], 'token', 'deadline', 'ttl', 'lt', 'w')
+redis.call('HDEL', KEYS[1], 'token', 'deadline', 'ttl', 'lt', 'w', 'holder')
 redis.call('HSET', KEYS[1], 'state', 'completed', 'response', ARGV[2], 'completedAt', completed_at)
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + tonumber(rec[5])))
 local r = {'status', 'ok', 'completedAt', completed_at, 'fence', rec[4], 'waited', rec[6] and '1' or '0'}

@@ -11,10 +11,12 @@
 -- ARGV[3]  how: new (a try-lock) | reenter
 -- ARGV[4]  ttlMs (1 .. 86400000)
 -- ARGV[5]  watch: "1" when the lease is watched for onExpire
+-- ARGV[6]  holder: its label ("" for none; a re-entry's replaces the label)
 --
 -- Returns name/value pairs:
 --   status granted, token, mode, fence, ttlMs, expiresAt, count
---   status busy, retryAfterMs, queued ("1": it could be granted, but waiters are first)
+--   status busy, retryAfterMs, queued ("1": it could be granted, but waiters are first), and
+--     when a holder is in the way: holder (the first to end's label) and expiresAt
 --   status lost      re-entry with a token that holds nothing
 --   status upgrade   a reader asked for the write lock with its read token
 --
@@ -30,6 +32,8 @@ local mode = arg_one_of(2, 'mode', {'read', 'write'})
 local how = arg_one_of(3, 'how', {'new', 'reenter'})
 local ttl = arg_int(4, 'ttlMs', 1, 86400000)
 local watch = arg_flag(5, 'watch')
+local holder = ARGV[6] or ''
+if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
 
 if how == 'reenter' then
   local seen = redis.call('GET', KEYS[4])
@@ -54,6 +58,7 @@ if how == 'reenter' then
   mine.lt = nil
   mine.pk = nil -- the holder is alive: its grant is picked up
   if watch == '1' then mine.wt = '1' end
+  if holder ~= '' then mine.hl = holder end
   holders_put(KEYS[1], token, mine)
   holders_settle(KEYS[1], live, dead)
   local r = granted(mine)
@@ -66,13 +71,11 @@ if mine then
   return granted(mine)
 end
 
-local writer_end = holders_first_end(live, function(rec) return rec.w > 0 end)
-local blocked_until = nil
-if mode == 'read' then blocked_until = writer_end
-elseif n > 0 then blocked_until = holders_first_end(live, function() return true end) end
-if blocked_until then
-  return {'status', 'busy', 'retryAfterMs', fmt(math.max(blocked_until - now_ms, 1)), 'queued', '0'}
-end
+local writer_end, writer = holders_first_end(live, function(rec) return rec.w > 0 end)
+local blocked_until, blocker = nil, nil
+if mode == 'read' then blocked_until, blocker = writer_end, writer
+elseif n > 0 then blocked_until, blocker = holders_first_end(live, function() return true end) end
+if blocked_until then return holders_busy(blocked_until, blocker, now_ms) end
 if redis.call('EXISTS', KEYS[3]) == 1 then
   return {'status', 'busy', 'retryAfterMs', '100', 'queued', '1'}
 end
@@ -85,6 +88,7 @@ else
 end
 local rec = {w = 0, r = 0, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = fence, wt = watch}
 if mode == 'write' then rec.w = 1 else rec.r = 1 end
+if holder ~= '' then rec.hl = holder end
 live[token] = rec
 holders_put(KEYS[1], token, rec)
 holders_settle(KEYS[1], live, dead)

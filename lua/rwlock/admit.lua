@@ -7,8 +7,9 @@
 -- KEYS[2]  fence  hf:{rw:<ns>:<name>}:fence
 -- KEYS[3]  gate   hf:{rw:<ns>:<name>}:gate
 -- ARGV[1]  more: "1" when further waiters stand behind the ones passed
--- ARGV[2]  k, the number of waiters passed (1 .. 256), then 5 values each:
---          token, mode (read|write), ttlMs, watch ("0"|"1"), mark_pickup ("1": the grant must be picked up)
+-- ARGV[2]  k, the number of waiters passed (1 .. 256), then 6 values each:
+--          token, mode (read|write), ttlMs, watch ("0"|"1"), mark_pickup ("1": the grant must be picked up),
+--          holder (its label, "" for none)
 --
 -- Returns name/value pairs: status ok, granted (a JSON list of {token, mode,
 -- fence, ttlMs, expiresAt, count}), retryAfterMs (when a waiter is left:
@@ -26,14 +27,16 @@ local more = arg_flag(1, 'more')
 local k = arg_int(2, 'k', 1, 256)
 local waiters = {}
 for i = 1, k do
-  local at = 2 + (i - 1) * 5
+  local at = 2 + (i - 1) * 6
   waiters[i] = {
     token = arg_str(at + 1, 'token', 256),
     mode = arg_one_of(at + 2, 'mode', {'read', 'write'}),
     ttl = arg_int(at + 3, 'ttlMs', 1, 86400000),
     watch = arg_flag(at + 4, 'watch'),
     mark_pickup = arg_flag(at + 5, 'mark_pickup'),
+    holder = ARGV[at + 6] or '',
   }
+  if #waiters[i].holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
 end
 
 local now_ms, now_us = redis_now()
@@ -70,6 +73,7 @@ for _, w in ipairs(waiters) do
     local rec = {w = 0, r = 0, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fence, wt = w.watch}
     if w.mode == 'write' then rec.w = 1 else rec.r = 1 end
     if w.mark_pickup == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
+    if w.holder ~= '' then rec.hl = w.holder end
     live[w.token] = rec
     n = n + 1
     holders_put(KEYS[1], w.token, rec)

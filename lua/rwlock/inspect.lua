@@ -7,7 +7,8 @@
 --
 -- Returns name/value pairs: mode (free|read|write), readers (holders with
 -- a read hold), writer ("1"|"0"), fence (the holders' fence, or the last
--- issued when free; "" when none is remembered).
+-- issued when free; "" when none is remembered), holderLabels (a JSON list:
+-- the labels of the first holders to end, at most 10).
 -- uses: holders
 
 local live = holders_load(KEYS[1], redis_now(), false)
@@ -20,4 +21,4 @@ end
 local mode = 'free'
 if writer then mode = 'write' elseif readers > 0 then mode = 'read' end
 if not fence then fence = redis.call('GET', KEYS[2]) or '' end
-return {'mode', mode, 'readers', fmt(readers), 'writer', writer and '1' or '0', 'fence', fence}
+return {'mode', mode, 'readers', fmt(readers), 'writer', writer and '1' or '0', 'fence', fence, 'holderLabels', holders_labels(live)}

@@ -9,10 +9,12 @@
 -- ARGV[3]  permits (1 .. limit)
 -- ARGV[4]  ttlMs (1 .. 86400000)
 -- ARGV[5]  watch: "1" when the lease is watched for onExpire
+-- ARGV[6]  holder: its label ("" for none)
 --
 -- Returns name/value pairs:
 --   status granted, token, permits, limit, fence, ttlMs, expiresAt, available
---   status busy, retryAfterMs, queued ("1": the permits are free, but waiters are first)
+--   status busy, retryAfterMs, queued ("1": the permits are free, but waiters are first), and
+--     when holders are in the way: holder (the first to end's label) and expiresAt
 --   status limit_mismatch, limit (holders exist with this other limit)
 --
 -- Every grant gets a new fence. Safe to run twice: a token that already
@@ -25,6 +27,8 @@ local limit = arg_int(2, 'limit', 1, 10000)
 local permits = arg_int(3, 'permits', 1, limit)
 local ttl = arg_int(4, 'ttlMs', 1, 86400000)
 local watch = arg_flag(5, 'watch')
+local holder = ARGV[6] or ''
+if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
 
 local now_ms, now_us = redis_now()
 local live, n, dead, other = holders_load(KEYS[1], now_ms, true)
@@ -44,8 +48,8 @@ if live[token] then
 end
 if n > 0 and held_limit ~= limit then return {'status', 'limit_mismatch', 'limit', fmt(held_limit)} end
 if used + permits > limit then
-  local first = holders_first_end(live, function() return true end)
-  return {'status', 'busy', 'retryAfterMs', fmt(math.max(first - now_ms, 1)), 'queued', '0'}
+  local first, blocker = holders_first_end(live, function() return true end)
+  return holders_busy(first, blocker, now_ms)
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then
   return {'status', 'busy', 'retryAfterMs', '100', 'queued', '1'}
@@ -53,6 +57,7 @@ end
 
 held_limit = limit
 local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = issue_fence(KEYS[2], now_us), wt = watch}
+if holder ~= '' then rec.hl = holder end
 live[token] = rec
 used = used + permits
 holders_put(KEYS[1], token, rec)

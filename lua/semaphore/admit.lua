@@ -8,8 +8,9 @@
 -- KEYS[2]  fence  hf:{sem:<ns>:<name>}:fence
 -- KEYS[3]  gate   hf:{sem:<ns>:<name>}:gate
 -- ARGV[1]  more: "1" when further waiters stand behind the ones passed
--- ARGV[2]  k, the number of waiters passed (1 .. 256), then 6 values each:
---          token, limit, permits, ttlMs, watch ("0"|"1"), mark_pickup ("1": the grant must be picked up)
+-- ARGV[2]  k, the number of waiters passed (1 .. 256), then 7 values each:
+--          token, limit, permits, ttlMs, watch ("0"|"1"), mark_pickup ("1": the grant must be picked up),
+--          holder (its label, "" for none)
 --
 -- Returns name/value pairs: status ok, granted (JSON list of {token,
 -- permits, limit, fence, ttlMs, expiresAt, available}), refused (JSON list
@@ -28,7 +29,7 @@ local more = arg_flag(1, 'more')
 local k = arg_int(2, 'k', 1, 256)
 local waiters = {}
 for i = 1, k do
-  local at = 2 + (i - 1) * 6
+  local at = 2 + (i - 1) * 7
   local limit = arg_int(at + 2, 'limit', 1, 10000)
   waiters[i] = {
     token = arg_str(at + 1, 'token', 256),
@@ -37,7 +38,9 @@ for i = 1, k do
     ttl = arg_int(at + 4, 'ttlMs', 1, 86400000),
     watch = arg_flag(at + 5, 'watch'),
     mark_pickup = arg_flag(at + 6, 'mark_pickup'),
+    holder = ARGV[at + 7] or '',
   }
+  if #waiters[i].holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
 end
 
 local now_ms, now_us = redis_now()
@@ -67,6 +70,7 @@ for _, w in ipairs(waiters) do
     held_limit = w.limit
     local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = issue_fence(KEYS[2], now_us), wt = w.watch}
     if w.mark_pickup == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
+    if w.holder ~= '' then rec.hl = w.holder end
     live[w.token] = rec
     n = n + 1
     used = used + w.permits

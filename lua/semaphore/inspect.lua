@@ -4,10 +4,11 @@
 --
 -- KEYS[1]  lock  hf:{sem:<ns>:<name>}
 --
--- Returns name/value pairs: limit ("" when nobody holds), used, holders.
+-- Returns name/value pairs: limit ("" when nobody holds), used, holders,
+-- holderLabels (a JSON list: the labels of the first holders to end, at most 10).
 -- uses: holders
 
 local live, n, _, other = holders_load(KEYS[1], redis_now(), false)
 local used = 0
 for _, rec in pairs(live) do used = used + rec.p end
-return {'limit', n > 0 and other.limit or '', 'used', fmt(used), 'holders', fmt(n)}
+return {'limit', n > 0 and other.limit or '', 'used', fmt(used), 'holders', fmt(n), 'holderLabels', holders_labels(live)}

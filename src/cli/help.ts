@@ -36,8 +36,8 @@ Options:
   --grace D      between SIGTERM and SIGKILL when the lease is lost (default
                  10s, at most a quarter of --ttl; under half of it)
   --retain D     how long a --once result is remembered (default 1d)
-  --holder TEXT  who holds the --lock, shown to operators and to anyone kept
-                 waiting (default: USER@HOST pid PID)
+  --holder TEXT  who holds the --lock (or runs the --once), shown to operators
+                 and to anyone kept waiting (default: USER@HOST pid PID)
   --url URL      the service (default: $HOLDFAST_URL)
   --api-key KEY  the API key (default: $HOLDFAST_API_KEY; prefer the variable:
                  flags show in the process list)

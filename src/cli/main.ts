@@ -162,13 +162,18 @@ async function lockWithin(client: HoldfastClient, name: string, ttlMs: number, w
 async function beginWithin(
   client: HoldfastClient,
   key: string,
-  options: { ttlMs: number; retainMs: number; waitMs: number },
+  options: { ttlMs: number; retainMs: number; waitMs: number; holder?: string },
   say: (line: string) => void,
 ): Promise<Lease | undefined> {
   const until = Date.now() + options.waitMs;
   for (;;) {
     try {
-      const r = await client.begin(key, { ttlMs: options.ttlMs, retainMs: options.retainMs, signal: interrupted.signal });
+      const r = await client.begin(key, {
+        ttlMs: options.ttlMs,
+        retainMs: options.retainMs,
+        signal: interrupted.signal,
+        holder: options.holder ?? defaultHolder(),
+      });
       if (r.state === "started") return r.lease;
       say(`${key} was done already (at ${new Date(r.completedAt).toISOString()}); not running the command`);
       return undefined;

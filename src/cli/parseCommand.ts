@@ -23,7 +23,7 @@ export interface Connection {
 export type Command =
   | { name: "help" }
   | { name: "run-lock"; lock: string; ttlMs: number; waitMs: number; graceMs: number; cmd: string[]; holder?: string }
-  | { name: "run-once"; key: string; ttlMs: number; waitMs: number; retainMs: number; graceMs: number; cmd: string[] }
+  | { name: "run-once"; key: string; ttlMs: number; waitMs: number; retainMs: number; graceMs: number; cmd: string[]; holder?: string }
   | { name: "status"; target: string; kind: LeaseKind }
   | { name: "release"; target: string; kind: LeaseKind; token: string; mode?: "read" | "write" };
 
@@ -116,10 +116,10 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
           `--grace ${formatDuration(graceMs)} must be under half of --ttl ${formatDuration(ttlMs)}: CMD must be stopped before the lease can end`,
         );
       }
-      const common = { ttlMs, waitMs: duration("wait", 0), graceMs, cmd };
+      const common = { ttlMs, waitMs: duration("wait", 0), graceMs, cmd, ...(str("holder") === undefined ? {} : { holder: str("holder") }) };
       const command: Command =
         lock !== undefined
-          ? { name: "run-lock", lock, ...common, ...(str("holder") === undefined ? {} : { holder: str("holder") }) }
+          ? { name: "run-lock", lock, ...common }
           : { name: "run-once", key: once as string, retainMs: duration("retain", 86_400_000), ...common };
       return { command, quiet, connection: connection() };
     }

@@ -40,10 +40,6 @@ export interface LockOptions {
   signal?: AbortSignal;
   /** Where the service POSTs a signed notice if this lease lapses without release. */
   onExpire?: string;
-}
-
-/** The mutex's options: a lock's, and who holds it in words. */
-export interface MutexOptions extends LockOptions {
   /**
    * A holder label (1-256 printable characters), e.g. "report-worker@host-3
    * pid 4121": shown by `inspect` and in the 409 another caller gets
@@ -63,6 +59,8 @@ export interface BeginOptions {
   retainMs?: number;
   fingerprint?: string;
   onExpire?: string;
+  /** Who works on the key, in words (as LockOptions.holder): told to callers kept waiting. */
+  holder?: string;
   signal?: AbortSignal;
 }
 
@@ -114,9 +112,8 @@ export class HoldfastClient {
   }
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */
-  lock(name: string, options: MutexOptions): Promise<Lease> {
-    const body = options.holder === undefined ? lockBody(options) : { ...lockBody(options), holder: options.holder };
-    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name), body, options);
+  lock(name: string, options: LockOptions): Promise<Lease> {
+    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name), lockBody(options), options);
   }
 
   readLock(name: string, options: LockOptions): Promise<Lease> {
@@ -134,7 +131,7 @@ export class HoldfastClient {
   }
 
   /** Runs fn holding the mutex, with the lease (its signal and fence); releases after, whatever happens. */
-  withLock<T>(name: string, options: MutexOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+  withLock<T>(name: string, options: LockOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
     return this.holding(this.lock(name, options), fn);
   }
 
@@ -157,7 +154,13 @@ export class HoldfastClient {
    */
   async begin<T = unknown>(key: string, options: BeginOptions): Promise<BeginResult<T>> {
     const sentAt = leaseClock();
-    const body = { ttlMs: options.ttlMs, retainMs: options.retainMs, fingerprint: options.fingerprint, onExpire: options.onExpire };
+    const body = {
+      ttlMs: options.ttlMs,
+      retainMs: options.retainMs,
+      fingerprint: options.fingerprint,
+      onExpire: options.onExpire,
+      holder: options.holder,
+    };
     const r = await this.writeOrGiveBack<{ state: string; response?: T; completedAt?: number } & GrantBody>(
       { kind: "idempotency", name: key },
       path("/v1/idempotency", key, "begin"),
@@ -375,7 +378,7 @@ async function runOrGiveBack<T>(lease: Lease, fn: (lease: Lease) => Promise<T> |
 }
 
 function lockBody(options: LockOptions): Record<string, unknown> {
-  return { ttlMs: options.ttlMs, waitMs: options.waitMs ?? 0, onExpire: options.onExpire };
+  return { ttlMs: options.ttlMs, waitMs: options.waitMs ?? 0, onExpire: options.onExpire, holder: options.holder };
 }
 
 function grantFields(r: GrantBody) {

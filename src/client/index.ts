@@ -8,7 +8,6 @@ export {
   HoldfastClient,
   type HoldfastClientOptions,
   type LockOptions,
-  type MutexOptions,
   type SemaphoreOptions,
   type BeginOptions,
   type BeginResult,

@@ -37,7 +37,7 @@ export interface ErrorAnswer {
  * every channel (an HTTP answer, a message on a wait socket).
  */
 export function errorAnswer(err: unknown): ErrorAnswer {
-  if (err instanceof LockedError && err.current) {
+  if ((err instanceof LockedError || err instanceof InProgressError) && err.current) {
     const { holder, expiresAt } = err.current;
     return {
       status: 409,

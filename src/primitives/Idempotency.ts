@@ -5,7 +5,7 @@ import { FINGERPRINT_MAX_CHARS, RESPONSE_MAX_BYTES, RETAIN_DEFAULT_MS, RETAIN_MA
 import type { IdempotencyState } from "../kinds/idempotency/types.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
-import { checkInt, checkName, checkNamespace, checkToken, checkTtl } from "../validation.js";
+import { checkHolder, checkInt, checkName, checkNamespace, checkToken, checkTtl } from "../validation.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
 import { JSON_MAX_DEPTH, jsonDepth } from "../jsonDepth.js";
 import { storeOf } from "./storeOf.js";
@@ -24,6 +24,8 @@ export interface BeginOptions {
   retainMs?: number;
   /** Identifies the request; the key reused with a different one is refused. */
   fingerprint?: string;
+  /** Who works on it, in words (1-256 printable characters): shown by inspect and to callers told in_progress. */
+  holder?: string;
 }
 
 /**
@@ -70,6 +72,7 @@ export class Idempotency {
       retainMs,
       fingerprint: fp,
       requestId: ids.requestId ?? newRequestId(),
+      holder: options.holder === undefined ? undefined : checkHolder(options.holder),
     });
     switch (r.status) {
       case "started":
@@ -77,7 +80,7 @@ export class Idempotency {
       case "completed":
         return { state: "completed", response: r.response, completedAt: r.completedAt, fence: r.fence };
       case "in_progress":
-        throw new InProgressError(r.retryAfterMs);
+        throw new InProgressError(r.retryAfterMs, undefined, { holder: r.holder, expiresAt: r.expiresAt });
       default:
         throw new FingerprintMismatchError();
     }

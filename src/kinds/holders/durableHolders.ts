@@ -1,3 +1,4 @@
+import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import { ENDED_KEEP_MS } from "../../limits.js";
 import { fenceKeptUntil, leaseEnd, live } from "../../store/durable/records.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
@@ -21,6 +22,8 @@ export interface HolderLease {
   watch: boolean;
   /** A grant from the line not yet picked up: the object may take it back. */
   pickupBy?: number;
+  /** Its holder label, when it gave one. */
+  holder?: string;
 }
 
 /** The holders of a lock, with the kind's own fields (the semaphore's limit). */
@@ -62,6 +65,22 @@ export function load<H extends HolderLease>(kv: SyncKvStorage, now: number): Hol
 export function save<H extends HolderLease>(kv: SyncKvStorage, set: HolderSet<H>): void {
   if (Object.keys(set.holders).length) kv.put(SET, set);
   else kv.delete(SET);
+}
+
+/** The holder in the way whose lease ends first (pred: which holders are in the way), as a busy answer names it. */
+export function firstInWay<H extends HolderLease>(set: HolderSet<H>, pred: (h: H) => boolean = () => true): CurrentHolder | undefined {
+  let first: H | undefined;
+  for (const h of Object.values(set.holders)) if (pred(h) && (first === undefined || h.exp < first.exp)) first = h;
+  return first && { holder: first.holder ?? null, expiresAt: first.exp };
+}
+
+/** The labels of the first holders to end (at most 10), as inspect lists them. */
+export function labelsOf<H extends HolderLease>(set: HolderSet<H>): string[] {
+  return Object.values(set.holders)
+    .filter((h) => h.holder !== undefined)
+    .sort((a, b) => a.exp - b.exp)
+    .slice(0, 10)
+    .map((h) => h.holder as string);
 }
 
 export function firstEnd<H extends HolderLease>(set: HolderSet<H>, pred: (h: H) => boolean = () => true): number | undefined {

@@ -94,6 +94,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
         expiresAt: grant.expiresAt,
         ttlMs: grant.ttlMs,
         onExpire: req.onExpire,
+        ...(req.holder === undefined ? {} : { holderLabel: req.holder }),
       });
     };
     try {

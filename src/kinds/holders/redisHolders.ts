@@ -1,3 +1,4 @@
+import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import { InternalError } from "../../errors.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
@@ -46,6 +47,17 @@ export function listField(reply: ScriptReply, field: string): Array<Record<strin
   if (Array.isArray(v)) return v as Array<Record<string, unknown>>;
   if (v && typeof v === "object" && Object.keys(v).length === 0) return [];
   throw new InternalError(`expected a JSON list in field ${field} of ${JSON.stringify(reply).slice(0, 200)}`);
+}
+
+/** A busy answer's holder in the way (label and lease end), when the script named one. */
+export function currentOf(reply: ScriptReply): { current?: CurrentHolder } {
+  if (reply.expiresAt === undefined) return {};
+  return { current: { holder: reply.holder || null, expiresAt: numberField(reply, "expiresAt") } };
+}
+
+/** The holder labels an inspect lists (a JSON list of strings). */
+export function labelsOf(reply: ScriptReply): string[] {
+  return listField(reply, "holderLabels").map((label) => String(label));
 }
 
 /** A number inside a JSON list entry (fences and times come as strings, counts as numbers). */

@@ -24,6 +24,8 @@ export interface QueuedHolder {
   watch: boolean;
   /** A grant must be picked up (the waiter waited; see PICKUP_MS). */
   markPickup: boolean;
+  /** Its holder label, kept with the lease it gets. */
+  holder?: string;
 }
 
 /** One store step for the line: who was granted (in order), who was refused, and when to look again. */

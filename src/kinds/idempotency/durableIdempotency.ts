@@ -28,6 +28,8 @@ interface Started {
   /** A heartbeat's ttl: the deadline's length since (see leaseEnd). */
   lastTtl?: number;
   retain: number;
+  /** The owner's label, when it gave one. */
+  holder?: string;
   keepUntil: number;
 }
 
@@ -80,7 +82,7 @@ export function begin(kv: SyncKvStorage, now: number, input: IdempotencyBeginInp
     return { status: "completed", response: JSON.parse(rec.response), completedAt: rec.completedAt, fence: rec.fence };
   }
   if (rec?.state === "started" && rec.deadline > now) {
-    return { status: "in_progress", retryAfterMs: rec.deadline - now, expiresAt: rec.deadline };
+    return { status: "in_progress", retryAfterMs: rec.deadline - now, expiresAt: rec.deadline, holder: rec.holder ?? null };
   }
 
   const fence = issueFence(kv, FENCE, now);
@@ -94,6 +96,7 @@ export function begin(kv: SyncKvStorage, now: number, input: IdempotencyBeginInp
     ttl: input.ttlMs,
     retain: input.retainMs,
     keepUntil: now + Math.max(input.ttlMs, input.retainMs),
+    ...(input.holder ? { holder: input.holder } : {}),
   };
   kv.put<IdemRecord>(RECORD, next);
   return remember<IdempotencyBeginResult>(
@@ -150,7 +153,8 @@ export function inspect(kv: SyncKvStorage, now: number): IdempotencyState {
   if (rec?.state === "completed") {
     return { state: "completed", fence: rec.fence, completedAt: rec.completedAt, response: JSON.parse(rec.response) };
   }
-  if (rec?.state === "started" && rec.deadline > now) return { state: "started", fence: rec.fence, expiresAt: rec.deadline };
+  if (rec?.state === "started" && rec.deadline > now)
+    return { state: "started", fence: rec.fence, expiresAt: rec.deadline, holder: rec.holder ?? null };
   return { state: "absent" };
 }
 

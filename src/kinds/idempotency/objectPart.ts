@@ -51,6 +51,7 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
         retainMs: req.retainMs,
         fingerprint: req.fingerprint,
         requestId: req.requestId ?? newRequestId(),
+        holder: req.holder,
       });
       if (r.status === "started" && req.onExpire) {
         this.host.watchLease({
@@ -61,6 +62,7 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
           expiresAt: r.expiresAt,
           ttlMs: r.ttlMs,
           onExpire: req.onExpire,
+          ...(req.holder === undefined ? {} : { holderLabel: req.holder }),
         });
       }
       return { status: "granted", grant: r, pickup: false };

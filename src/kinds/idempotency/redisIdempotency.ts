@@ -19,7 +19,7 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
       const r = await scripts.run(
         "idempotency_begin",
         [k.record, k.fence, k.request(input.requestId)],
-        [input.token, input.ttlMs, input.retainMs, input.fingerprint ?? ""],
+        [input.token, input.ttlMs, input.retainMs, input.fingerprint ?? "", input.holder ?? ""],
       );
       switch (r.status) {
         case "started":
@@ -38,7 +38,12 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
             fence: numberField(r, "fence"),
           };
         case "in_progress":
-          return { status: "in_progress", retryAfterMs: numberField(r, "retryAfterMs"), expiresAt: numberField(r, "expiresAt") };
+          return {
+            status: "in_progress",
+            retryAfterMs: numberField(r, "retryAfterMs"),
+            expiresAt: numberField(r, "expiresAt"),
+            holder: r.holder || null,
+          };
         case "mismatch":
           return { status: "mismatch" };
         default:
@@ -84,7 +89,8 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
           response: storedResponse(r.response),
         };
       }
-      if (r.state === "started") return { state: "started", fence: numberField(r, "fence"), expiresAt: numberField(r, "expiresAt") };
+      if (r.state === "started")
+        return { state: "started", fence: numberField(r, "fence"), expiresAt: numberField(r, "expiresAt"), holder: r.holder || null };
       if (r.state === "absent") return { state: "absent" };
       throw unexpectedReply("idempotency_inspect", r);
     },

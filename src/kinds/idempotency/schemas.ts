@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { FINGERPRINT_MAX_CHARS, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../../limits.js";
-import { intFrom, jsonValue, onExpire, token, ttlMs } from "../../http/schemas.js";
+import { holderLabel, intFrom, jsonValue, onExpire, token, ttlMs } from "../../http/schemas.js";
 
 /** Idempotency keys' request and response schemas (routes and OpenAPI). */
 export const retainMs = intFrom(RETAIN_MIN_MS, RETAIN_MAX_MS);
@@ -11,6 +11,8 @@ export const idempotencyBeginBody = z.strictObject({
   retainMs: z._default(retainMs, RETAIN_DEFAULT_MS),
   fingerprint: z.optional(fingerprint),
   onExpire: z.optional(onExpire),
+  /** Who works on it, in words: shown by GET and to callers told in_progress (409). */
+  holder: z.optional(holderLabel),
 });
 // The response's size is checked as a whole body (413 over 64 KiB) and again as JSON text.
 export const idempotencyCompleteBody = z.strictObject({ token, response: jsonValue });
@@ -33,6 +35,6 @@ export const idempotencyCompleted = z.object({
 export const idempotencyFailed = z.object({ state: z.literal("absent") });
 export const idempotencyStateResponse = z.discriminatedUnion("state", [
   z.object({ state: z.literal("absent") }),
-  z.object({ state: z.literal("started"), fence: z.int(), expiresAt: z.int() }),
+  z.object({ state: z.literal("started"), fence: z.int(), expiresAt: z.int(), holder: z.nullable(z.string()) }),
   z.object({ state: z.literal("completed"), fence: z.int(), completedAt: z.int(), response: jsonValue }),
 ]);

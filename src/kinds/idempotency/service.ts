@@ -36,6 +36,7 @@ export async function beginIdempotency(ctx: ServiceContext, key: string, body: B
       onExpire: body.onExpire,
       newToken: ids.token,
       requestId: ids.requestId,
+      holder: body.holder,
     },
     idempotencyBeginResult,
   );
@@ -46,7 +47,7 @@ export async function beginIdempotency(ctx: ServiceContext, key: string, body: B
     case "completed":
       return { state: "completed" as const, response: r.response, completedAt: r.completedAt, fence: r.fence };
     case "in_progress":
-      throw new InProgressError(r.retryAfterMs);
+      throw new InProgressError(r.retryAfterMs, undefined, { holder: r.holder, expiresAt: r.expiresAt });
     case "mismatch":
       throw new FingerprintMismatchError();
   }

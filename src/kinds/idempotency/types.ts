@@ -12,12 +12,14 @@ export interface IdempotencyBeginInput {
   fingerprint?: string;
   /** Same id on a retry of the same request: the retry gets the first answer. */
   requestId: string;
+  /** The owner's label, kept while it works. */
+  holder?: string;
 }
 
 export type IdempotencyBeginResult =
   | { status: "started"; token: string; fence: number; ttlMs: number; expiresAt: number }
   | { status: "completed"; response: unknown; completedAt: number; fence: number }
-  | { status: "in_progress"; retryAfterMs: number; expiresAt: number }
+  | { status: "in_progress"; retryAfterMs: number; expiresAt: number; holder: string | null }
   | { status: "mismatch" };
 
 export type IdempotencyHeartbeatResult = { status: "ok"; expiresAt: number; ttlMs: number; fence: number } | { status: "lost" };
@@ -34,7 +36,7 @@ export type IdempotencyFailResult = { status: "ok"; fence: number } | { status: 
 /** What GET shows: never the token. A start whose deadline passed is absent. */
 export type IdempotencyState =
   | { state: "absent" }
-  | { state: "started"; fence: number; expiresAt: number }
+  | { state: "started"; fence: number; expiresAt: number; holder: string | null }
   | { state: "completed"; fence: number; completedAt: number; response: unknown };
 
 export interface IdempotencyOps {

@@ -17,6 +17,6 @@ export type IdempotencyWait = z.infer<typeof idempotencyWait>;
 export const idempotencyBeginResult = z.discriminatedUnion("status", [
   z.object({ status: z.literal("started"), token: z.string(), fence: z.number(), ttlMs: z.number(), expiresAt: z.number() }),
   z.object({ status: z.literal("completed"), response: z.unknown(), completedAt: z.number(), fence: z.number() }),
-  z.object({ status: z.literal("in_progress"), retryAfterMs: z.number(), expiresAt: z.number() }),
+  z.object({ status: z.literal("in_progress"), retryAfterMs: z.number(), expiresAt: z.number(), holder: z.nullable(z.string()) }),
   z.object({ status: z.literal("mismatch") }),
 ]);

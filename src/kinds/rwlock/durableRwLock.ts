@@ -6,6 +6,8 @@ import {
   FENCE,
   durableHolderOps,
   firstEnd,
+  firstInWay,
+  labelsOf,
   gateExists,
   type HolderLease,
   type HolderSet,
@@ -50,8 +52,16 @@ function blockedUntil(set: RwSet, mode: RwMode): number | undefined {
   return mode === "read" ? firstEnd(set, hasWriter) : firstEnd(set);
 }
 
-function newHolder(kv: SyncKvStorage, set: RwSet, now: number, mode: RwMode, ttl: number, watch: boolean): RwHolder {
-  return { w: mode === "write" ? 1 : 0, r: mode === "read" ? 1 : 0, ttl, exp: now + ttl, fence: fenceFor(kv, set, now), watch };
+function newHolder(kv: SyncKvStorage, set: RwSet, now: number, mode: RwMode, ttl: number, watch: boolean, holder?: string): RwHolder {
+  return {
+    w: mode === "write" ? 1 : 0,
+    r: mode === "read" ? 1 : 0,
+    ttl,
+    exp: now + ttl,
+    fence: fenceFor(kv, set, now),
+    watch,
+    ...(holder ? { holder } : {}),
+  };
 }
 
 export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwAcquireInput): RwAcquireResult {
@@ -71,6 +81,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
       ttl: input.ttlMs,
       exp: now + input.ttlMs,
       watch: mine.watch || input.watch,
+      ...(input.holder ? { holder: input.holder } : {}),
     };
     delete next.pickupBy; // the holder is alive: its grant is picked up
     delete next.lastTtl; // and its lease is ttl long again
@@ -92,9 +103,12 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
     return { status: "granted", grant: grantOf(name, input.token, input.mode, mine) };
   }
   const until = blockedUntil(set, input.mode);
-  if (until !== undefined) return { status: "busy", retryAfterMs: Math.max(until - now, 1), queued: false };
+  if (until !== undefined) {
+    const current = firstInWay(set, input.mode === "read" ? hasWriter : undefined);
+    return { status: "busy", retryAfterMs: Math.max(until - now, 1), queued: false, ...(current ? { current } : {}) };
+  }
   if (gateExists(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
-  const h = newHolder(kv, set, now, input.mode, input.ttlMs, input.watch);
+  const h = newHolder(kv, set, now, input.mode, input.ttlMs, input.watch, input.holder);
   set.holders[input.token] = h;
   save(kv, set);
   return { status: "granted", grant: grantOf(name, input.token, input.mode, h) };
@@ -117,7 +131,7 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQ
       stopped = w;
       break;
     }
-    const h = newHolder(kv, set, now, w.mode, w.ttlMs, w.watch);
+    const h = newHolder(kv, set, now, w.mode, w.ttlMs, w.watch, w.holder);
     if (w.markPickup) h.pickupBy = now + PICKUP_MS;
     set.holders[w.token] = h;
     granted.push(grantOf(name, w.token, w.mode, h));
@@ -160,7 +174,8 @@ export function release(kv: SyncKvStorage, now: number, input: { token: string; 
 }
 
 export function inspect(kv: SyncKvStorage, now: number): RwState {
-  const holders = Object.values(load<RwHolder>(kv, now).holders);
+  const set = load<RwHolder>(kv, now);
+  const holders = Object.values(set.holders);
   const writer = holders.some(hasWriter);
   const readers = holders.filter((h) => h.r > 0).length;
   return {
@@ -168,6 +183,7 @@ export function inspect(kv: SyncKvStorage, now: number): RwState {
     readers,
     writer,
     fence: holders[0]?.fence ?? lastFence(kv, FENCE, now) ?? null,
+    holderLabels: labelsOf(set),
   };
 }
 

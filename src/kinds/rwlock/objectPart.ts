@@ -20,7 +20,7 @@ export const rwLockObjectPart = (host: LockObjectHost) =>
       withdraw: (store, ref, input) => kindOps(store, "rwlock").withdraw(ref, input),
       ungate: (store, ref) => kindOps(store, "rwlock").ungate(ref),
     }),
-    queued: (req) => ({ mode: req.mode, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),
+    queued: (req) => ({ mode: req.mode, ttlMs: req.ttlMs, watch: req.onExpire !== undefined, holder: req.holder }),
     isReentry: (req) => req.token !== undefined,
     endedWatch: (r) => r.released && r.watched,
     releaseInput: (token, requestId) => ({ token, mode: "any", requestId }),
@@ -33,12 +33,13 @@ export const rwLockObjectPart = (host: LockObjectHost) =>
         ttlMs: req.ttlMs,
         watch: req.onExpire !== undefined,
         requestId: req.requestId ?? newRequestId(),
+        holder: req.holder,
       });
       switch (r.status) {
         case "granted":
           return { status: "granted", grant: r.grant, pickup: false };
         case "busy":
-          return { status: "locked", retryAfterMs: r.retryAfterMs };
+          return { status: "locked", retryAfterMs: r.retryAfterMs, ...(r.current ? { current: r.current } : {}) };
         case "lost":
           return { status: "lost" };
         case "upgrade":

@@ -1,5 +1,5 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { entryNumber, entryString, listField, redisHolderOps } from "../holders/redisHolders.js";
+import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../holders/redisHolders.js";
 import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
 
@@ -12,7 +12,7 @@ export function redisRwLock(scripts: ScriptRunner): RwLockOps {
       const r = await scripts.run(
         "rwlock_acquire",
         [k.lock, k.fence, k.gate, k.request(input.requestId)],
-        [input.token, input.mode, input.reenter ? "reenter" : "new", input.ttlMs, input.watch ? "1" : "0"],
+        [input.token, input.mode, input.reenter ? "reenter" : "new", input.ttlMs, input.watch ? "1" : "0", input.holder ?? ""],
       );
       switch (r.status) {
         case "granted":
@@ -29,7 +29,7 @@ export function redisRwLock(scripts: ScriptRunner): RwLockOps {
             },
           };
         case "busy":
-          return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
+          return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1", ...currentOf(r) };
         case "lost":
         case "upgrade":
           return { status: r.status };
@@ -40,7 +40,7 @@ export function redisRwLock(scripts: ScriptRunner): RwLockOps {
     async admit(ref, waiters, more) {
       const k = rwLockKeys(ref);
       const args: Array<string | number> = [more ? "1" : "0", waiters.length];
-      for (const w of waiters) args.push(w.token, w.mode, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0");
+      for (const w of waiters) args.push(w.token, w.mode, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0", w.holder ?? "");
       const r = await scripts.run("rwlock_admit", [k.lock, k.fence, k.gate], args);
       if (r.status !== "ok") throw unexpectedReply("rwlock_admit", r);
       const granted: RwGrant[] = listField(r, "granted").map((g) => ({
@@ -75,7 +75,13 @@ export function redisRwLock(scripts: ScriptRunner): RwLockOps {
       const k = rwLockKeys(ref);
       const r = await scripts.run("rwlock_inspect", [k.lock, k.fence], []);
       if (r.mode !== "free" && r.mode !== "read" && r.mode !== "write") throw unexpectedReply("rwlock_inspect", r);
-      return { mode: r.mode, readers: numberField(r, "readers"), writer: r.writer === "1", fence: optionalNumberField(r, "fence") };
+      return {
+        mode: r.mode,
+        readers: numberField(r, "readers"),
+        writer: r.writer === "1",
+        fence: optionalNumberField(r, "fence"),
+        holderLabels: labelsOf(r),
+      };
     },
   };
 }

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
+import { holderLabel, onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
 
 /** The read-write lock's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
 export const rwAcquireBody = z.strictObject({
@@ -7,6 +7,8 @@ export const rwAcquireBody = z.strictObject({
   waitMs: z._default(waitMs, 0),
   token: z.optional(token),
   onExpire: z.optional(onExpire),
+  /** Who holds it, in words: listed by GET, told to callers turned away (409). */
+  holder: z.optional(holderLabel),
 });
 
 export const rwGrant = z.object({
@@ -25,5 +27,7 @@ export const rwStateResponse = z.object({
   readers: z.int(),
   writer: z.boolean(),
   fence: z.nullable(z.int()),
+  /** The labels of the first holders to end (at most 10; holders without one left out). */
+  holderLabels: z.array(z.string()),
   waiters: z.int(),
 });

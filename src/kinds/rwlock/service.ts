@@ -38,12 +38,13 @@ export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode,
                 ttlMs: body.ttlMs,
                 watch: false,
                 requestId,
+                holder: body.holder,
               });
               if (r.status === "granted") return r.grant;
               if (r.status === "lost") throw new LeaseLostError();
               if (r.status === "upgrade") throw new ConflictError(UPGRADE_REFUSED.code, UPGRADE_REFUSED.message);
               if (reenter) throw new InternalError("a re-entry answered busy");
-              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs);
+              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
               return undefined;
             }
           : undefined,
@@ -58,6 +59,7 @@ export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode,
         onExpire: body.onExpire,
         newToken,
         requestId,
+        holder: body.holder,
       },
       grantSchema: rwGrant,
       heartbeat: (token) => rwlock.heartbeat(ref, { token }),

@@ -15,5 +15,6 @@ export function rwLockSocketWait(at: SocketAt, message: unknown): RwLockWait {
     waitMs: body.waitMs,
     token: body.token,
     onExpire: body.onExpire,
+    holder: body.holder,
   };
 }

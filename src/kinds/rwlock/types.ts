@@ -1,3 +1,4 @@
+import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { Admitted, HolderOps, QueuedHolder } from "../holders/types.js";
 
@@ -25,12 +26,14 @@ export interface RwAcquireInput {
   watch: boolean;
   /** Same id on a retry of the same re-entry: the retry gets the first answer. */
   requestId: string;
+  /** The holder's label (a re-entry's replaces it). */
+  holder?: string;
 }
 
 export type RwAcquireResult =
   | { status: "granted"; grant: RwGrant }
-  /** `queued`: the lock could be granted but waiters are first (no barging). */
-  | { status: "busy"; retryAfterMs: number; queued: boolean }
+  /** `queued`: the lock could be granted but waiters are first (no barging); `current`: the first holder in the way to end. */
+  | { status: "busy"; retryAfterMs: number; queued: boolean; current?: CurrentHolder }
   | { status: "lost" }
   /** A reader asked for the write lock with its read token: upgrades deadlock, so they are refused. */
   | { status: "upgrade" };
@@ -61,6 +64,8 @@ export interface RwState {
   writer: boolean;
   /** The fence of the current holders, or the last one issued when free (null if none is remembered). */
   fence: number | null;
+  /** The labels of the first holders to end (at most 10; holders without one left out). */
+  holderLabels: string[];
 }
 
 /** Heartbeat, withdraw, watch and ungate are the many-holder kinds' own (HolderOps). */

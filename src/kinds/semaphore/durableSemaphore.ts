@@ -6,6 +6,8 @@ import {
   FENCE,
   durableHolderOps,
   firstEnd,
+  firstInWay,
+  labelsOf,
   gateExists,
   type HolderLease,
   type HolderSet,
@@ -58,9 +60,19 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Sem
     return { status: "granted", grant: grantOf(name, input.token, mine, limit, limit - usedOf(set)) };
   }
   if (heldBy(set) && limit !== input.limit) return { status: "limit_mismatch", limit };
-  if (usedOf(set) + input.permits > input.limit) return { status: "busy", retryAfterMs: Math.max((firstEnd(set) ?? now) - now, 1), queued: false };
+  if (usedOf(set) + input.permits > input.limit) {
+    const current = firstInWay(set);
+    return { status: "busy", retryAfterMs: Math.max((firstEnd(set) ?? now) - now, 1), queued: false, ...(current ? { current } : {}) };
+  }
   if (gateExists(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
-  const h: SemHolder = { permits: input.permits, ttl: input.ttlMs, exp: now + input.ttlMs, fence: issueFence(kv, FENCE, now), watch: input.watch };
+  const h: SemHolder = {
+    permits: input.permits,
+    ttl: input.ttlMs,
+    exp: now + input.ttlMs,
+    fence: issueFence(kv, FENCE, now),
+    watch: input.watch,
+    ...(input.holder ? { holder: input.holder } : {}),
+  };
   set.holders[input.token] = h;
   set.limit = input.limit;
   save(kv, set);
@@ -90,7 +102,14 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: Sem
       stopped = true;
       break;
     }
-    const h: SemHolder = { permits: w.permits, ttl: w.ttlMs, exp: now + w.ttlMs, fence: issueFence(kv, FENCE, now), watch: w.watch };
+    const h: SemHolder = {
+      permits: w.permits,
+      ttl: w.ttlMs,
+      exp: now + w.ttlMs,
+      fence: issueFence(kv, FENCE, now),
+      watch: w.watch,
+      ...(w.holder ? { holder: w.holder } : {}),
+    };
     if (w.markPickup) h.pickupBy = now + PICKUP_MS;
     set.holders[w.token] = h;
     set.limit = w.limit;
@@ -128,7 +147,12 @@ export function release(kv: SyncKvStorage, now: number, input: { token: string; 
 
 export function inspect(kv: SyncKvStorage, now: number): SemaphoreState {
   const set = load<SemHolder>(kv, now);
-  return { limit: heldBy(set) ? (set.limit ?? null) : null, used: usedOf(set), holders: Object.keys(set.holders).length };
+  return {
+    limit: heldBy(set) ? (set.limit ?? null) : null,
+    used: usedOf(set),
+    holders: Object.keys(set.holders).length,
+    holderLabels: labelsOf(set),
+  };
 }
 
 /** The semaphore's operations on one lock object's storage, by the object's clock (the Durable store). */

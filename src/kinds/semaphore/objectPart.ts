@@ -21,7 +21,7 @@ export const semaphoreObjectPart = (host: LockObjectHost) =>
       withdraw: (store, ref, input) => kindOps(store, "semaphore").withdraw(ref, input),
       ungate: (store, ref) => kindOps(store, "semaphore").ungate(ref),
     }),
-    queued: (req) => ({ limit: req.limit, permits: req.permits, ttlMs: req.ttlMs, watch: req.onExpire !== undefined }),
+    queued: (req) => ({ limit: req.limit, permits: req.permits, ttlMs: req.ttlMs, watch: req.onExpire !== undefined, holder: req.holder }),
     isReentry: () => false,
     endedWatch: (r) => r.watched,
     releaseInput: (token, requestId) => ({ token, requestId }),
@@ -33,12 +33,13 @@ export const semaphoreObjectPart = (host: LockObjectHost) =>
         permits: req.permits,
         ttlMs: req.ttlMs,
         watch: req.onExpire !== undefined,
+        holder: req.holder,
       });
       switch (r.status) {
         case "granted":
           return { status: "granted", grant: r.grant, pickup: false };
         case "busy":
-          return { status: "locked", retryAfterMs: r.retryAfterMs };
+          return { status: "locked", retryAfterMs: r.retryAfterMs, ...(r.current ? { current: r.current } : {}) };
         case "limit_mismatch":
           return { status: "refused", code: "limit_mismatch", message: limitMismatchMessage(r.limit) };
       }

@@ -1,5 +1,5 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { entryNumber, entryString, listField, redisHolderOps } from "../holders/redisHolders.js";
+import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../holders/redisHolders.js";
 import { semaphoreKeys } from "./keys.js";
 import type { SemaphoreGrant, SemaphoreOps } from "./types.js";
 
@@ -12,7 +12,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
       const r = await scripts.run(
         "semaphore_acquire",
         [k.lock, k.fence, k.gate],
-        [input.token, input.limit, input.permits, input.ttlMs, input.watch ? "1" : "0"],
+        [input.token, input.limit, input.permits, input.ttlMs, input.watch ? "1" : "0", input.holder ?? ""],
       );
       switch (r.status) {
         case "granted":
@@ -30,7 +30,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
             },
           };
         case "busy":
-          return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1" };
+          return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1", ...currentOf(r) };
         case "limit_mismatch":
           return { status: "limit_mismatch", limit: numberField(r, "limit") };
       }
@@ -40,7 +40,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
     async admit(ref, waiters, more) {
       const k = semaphoreKeys(ref);
       const args: Array<string | number> = [more ? "1" : "0", waiters.length];
-      for (const w of waiters) args.push(w.token, w.limit, w.permits, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0");
+      for (const w of waiters) args.push(w.token, w.limit, w.permits, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0", w.holder ?? "");
       const r = await scripts.run("semaphore_admit", [k.lock, k.fence, k.gate], args);
       if (r.status !== "ok") throw unexpectedReply("semaphore_admit", r);
       const granted: SemaphoreGrant[] = listField(r, "granted").map((g) => ({
@@ -78,7 +78,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
 
     async inspect(ref) {
       const r = await scripts.run("semaphore_inspect", [semaphoreKeys(ref).lock], []);
-      return { limit: optionalNumberField(r, "limit"), used: numberField(r, "used"), holders: numberField(r, "holders") };
+      return { limit: optionalNumberField(r, "limit"), used: numberField(r, "used"), holders: numberField(r, "holders"), holderLabels: labelsOf(r) };
     },
   };
 }

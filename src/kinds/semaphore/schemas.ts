@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { intFrom, onExpire, ttlMs, waitMs } from "../../http/schemas.js";
+import { holderLabel, intFrom, onExpire, ttlMs, waitMs } from "../../http/schemas.js";
 import { LIMIT_MAX } from "../../limits.js";
 
 /** The semaphore's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
@@ -10,6 +10,8 @@ export const semaphoreAcquireBody = z
     ttlMs,
     waitMs: z._default(waitMs, 0),
     onExpire: z.optional(onExpire),
+    /** Who holds the permits, in words: listed by GET, told to callers turned away (409). */
+    holder: z.optional(holderLabel),
   })
   .check(
     z.superRefine((body, ctx) => {
@@ -35,5 +37,7 @@ export const semaphoreStateResponse = z.object({
   limit: z.nullable(z.int()),
   used: z.int(),
   holders: z.int(),
+  /** The labels of the first holders to end (at most 10; holders without one left out). */
+  holderLabels: z.array(z.string()),
   waiters: z.int(),
 });

@@ -33,10 +33,11 @@ export async function acquireSemaphore(ctx: ServiceContext, name: string, body: 
                 permits: body.permits,
                 ttlMs: body.ttlMs,
                 watch: false,
+                holder: body.holder,
               });
               if (r.status === "granted") return r.grant;
               if (r.status === "limit_mismatch") throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit));
-              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, "the permits are taken");
+              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, "the permits are taken", r.current);
               return undefined;
             }
           : undefined,
@@ -50,6 +51,7 @@ export async function acquireSemaphore(ctx: ServiceContext, name: string, body: 
         waitMs: body.waitMs,
         onExpire: body.onExpire,
         newToken,
+        holder: body.holder,
       },
       grantSchema: semaphoreGrant,
       heartbeat: (token) => semaphore.heartbeat(ref, { token }),

@@ -15,5 +15,6 @@ export function semaphoreSocketWait(at: SocketAt, message: unknown): SemaphoreWa
     ttlMs: body.ttlMs,
     waitMs: body.waitMs,
     onExpire: body.onExpire,
+    holder: body.holder,
   };
 }

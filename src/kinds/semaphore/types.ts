@@ -1,3 +1,4 @@
+import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { Admitted, HolderOps, QueuedHolder } from "../holders/types.js";
 
@@ -21,11 +22,13 @@ export interface SemaphoreAcquireInput {
   permits: number;
   ttlMs: number;
   watch: boolean;
+  holder?: string;
 }
 
 export type SemaphoreAcquireResult =
   | { status: "granted"; grant: SemaphoreGrant }
-  | { status: "busy"; retryAfterMs: number; queued: boolean }
+  /** `current`: the first holder in the way to end. */
+  | { status: "busy"; retryAfterMs: number; queued: boolean; current?: CurrentHolder }
   /** Holders exist with another limit. */
   | { status: "limit_mismatch"; limit: number };
 
@@ -41,6 +44,8 @@ export interface SemaphoreState {
   limit: number | null;
   used: number;
   holders: number;
+  /** The labels of the first holders to end (at most 10; holders without one left out). */
+  holderLabels: string[];
 }
 
 /** Heartbeat, withdraw, watch and ungate are the many-holder kinds' own (HolderOps). */

@@ -67,7 +67,7 @@ export function idempotencyConformance(kind: StoreKind) {
     const s = await started(key, { ttlMs: 3000 });
     const during = await get(path(key));
     expect(during.status).toBe(200);
-    expect(Object.keys(during.body).sort()).toEqual(["expiresAt", "fence", "state"]);
+    expect(Object.keys(during.body).sort()).toEqual(["expiresAt", "fence", "holder", "state"]);
     expect(during.body).toMatchObject({ state: "started", fence: s.fence });
     expect(during.body.expiresAt).toBeGreaterThan(before + 2000);
     expect(during.body.expiresAt).toBeLessThan(Date.now() + 4000);

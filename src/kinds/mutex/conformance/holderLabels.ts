@@ -3,7 +3,8 @@ import { api, type StoreKind, uniqueName } from "../../../../test/workers/suppor
 import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObjectHelpers.js";
 
 /**
- * Holder labels on the mutex: who holds it, in words, kept with the lease,
+ * Holder labels on every lock kind (the mutex first, then the many-holder
+ * kinds): who holds it, in words, kept with the lease,
  * shown by GET, told to a caller turned away (409), handed over through the
  * line with the lease, and carried in the expiry notification.
  */
@@ -74,5 +75,45 @@ export function holderLabelConformance(kind: StoreKind) {
       (d) => d.length > 0,
     );
     expect(JSON.parse(got[0].body)).toMatchObject({ kind: "mutex", name, fence: holder.fence, holderLabel: "nightly-job@host-1" });
+  });
+
+  for (const which of ["rwlock", "semaphore"] as const) {
+    const base = (name: string) => (which === "rwlock" ? `/v1/rwlocks/${name}/write` : `/v1/semaphores/${name}`);
+    const statePath = (name: string) => (which === "rwlock" ? `/v1/rwlocks/${name}` : `/v1/semaphores/${name}`);
+    const body = (extra: Record<string, unknown>) => (which === "rwlock" ? { ttlMs: 10_000, ...extra } : { ttlMs: 10_000, limit: 1, ...extra });
+
+    it(`${which}: GET lists the holders' labels, a try-lock turned away is told who holds it, and a waiter's label comes with its grant`, async () => {
+      const name = uniqueName(`label-${which}`);
+      expect((await get(statePath(name))).body.holderLabels).toEqual([]);
+      const first = (await post(`${base(name)}/acquire`, body({ holder: "first holder" }))).body;
+      expect((await get(statePath(name))).body.holderLabels).toEqual(["first holder"]);
+      const busy = await post(`${base(name)}/acquire`, body({}));
+      expect(busy.status).toBe(409);
+      expect(busy.body).toMatchObject({ error: "locked", holder: "first holder", expiresAt: first.expiresAt });
+      const waiting = post(`${base(name)}/acquire`, body({ waitMs: 20_000, holder: "waiter <b>" }));
+      await eventually(
+        () => get(statePath(name)),
+        (r) => r.body.waiters === 1,
+      );
+      await post(`${base(name)}/release`, { token: first.token });
+      expect((await waiting).status).toBe(200);
+      expect((await get(statePath(name))).body.holderLabels).toEqual(["waiter <b>"]);
+      const bad = await post(`${base(name)}/acquire`, body({ holder: "tab\there" }));
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toBe("invalid_holder");
+    });
+  }
+
+  it("idempotency: GET shows the owner's label, and a second caller told in_progress learns who works on it and until when", async () => {
+    const key = uniqueName("label-idem");
+    const started = await post(`/v1/idempotency/${key}/begin`, { ttlMs: 10_000, holder: "webhook-worker-7" });
+    expect(started.status).toBe(201);
+    expect((await get(`/v1/idempotency/${key}`)).body).toMatchObject({ state: "started", holder: "webhook-worker-7" });
+    const second = await post(`/v1/idempotency/${key}/begin`, { ttlMs: 10_000 });
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({ error: "in_progress", holder: "webhook-worker-7", expiresAt: started.body.expiresAt });
+    const bad = await post(`/v1/idempotency/${uniqueName("label-idem-bad")}/begin`, { ttlMs: 10_000, holder: "x".repeat(300) });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe("invalid_holder");
   });
 }
