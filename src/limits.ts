@@ -12,6 +12,8 @@ export const NAME_PATTERN = /^(?!\.\.?$)[A-Za-z0-9._:@+=-]{1,200}$/;
  * 400 before it reaches the store. Real tokens are `hf_` + 24 base64url.
  */
 export const TOKEN_MAX_BYTES = 256;
+/** The longest lock-delay an acquire may ask (Consul's cap). */
+export const LOCK_DELAY_MAX_MS = 60_000;
 /** A holder label's length in characters (UTF-16 units); at most 4 bytes of UTF-8 each, so the scripts check 1,024 bytes. */
 export const HOLDER_MAX_CHARS = 256;
 

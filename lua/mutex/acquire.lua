@@ -8,7 +8,10 @@
 -- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more, holder of the lock object's
 --                                                   head waiter; a release hands the lock to it
 --                                                   (token "": more waiters, none registered yet)
--- KEYS[4]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries (only
+-- KEYS[4]  delay     hf:{mx:<ns>:<name>}:delay     a lease's lock-delay (ms), kept until its end plus
+--                                                   the delay: while it lives, a free lock is not
+--                                                   granted (a release or take-back deletes it)
+-- KEYS[5]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries (only
 --                                                   passed, and only read, in mode "reenter")
 -- ARGV[1]  token: the new owner token, or the held token when re-entering
 -- ARGV[2]  ttlMs of the lease (1 .. 86400000)
@@ -18,13 +21,16 @@
 -- ARGV[6]  mark_pickup: "1" to mark a queue-mode grant for pickup (the waiter waited), "0" when
 --          it is granted on arrival (as alive as a try-lock's client)
 -- ARGV[7]  holder: the holder label to keep with the lease (field holder), "" for none
+-- ARGV[8]  lock_delay: ms (0 .. 60000) nobody is granted the lock after this lease lapses
+--          (field ld); 0 for none
 --
 -- Returns name/value pairs:
 --   status granted, fence, ttlMs, expiresAt, count, and quorumFence when the lease's
 --     hash has a quorum's agreed fence (qf; only ever on a grant already held); the
 --     token is always ARGV[1], so it is not echoed
 --   status busy, retryAfterMs, queued ("1" when the lock is free but a waiter is first),
---     and when held: holder (its label, "" for none) and expiresAt
+--     and when held: holder (its label, "" for none) and expiresAt; when free but in a
+--     lapsed lease's lock-delay: delayedUntil
 --   status lost                      re-entry with a token that does not hold the lock
 --
 -- No barging: while the lock object has a waiter registered in KEYS[3], a
@@ -51,6 +57,7 @@ local more = arg_flag(5, 'more')
 local mark_pickup = arg_flag(6, 'mark_pickup')
 local holder = ARGV[7] or ''
 if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
+local lock_delay = arg_int(8, 'lock_delay', 0, 60000)
 
 local now_ms, now_us = redis_now()
 
@@ -73,7 +80,7 @@ end
 local owner = lock[1]
 
 if mode == 'reenter' then
-  local seen = redis.call('GET', KEYS[4])
+  local seen = redis.call('GET', KEYS[5])
   if seen then return seen end
   if owner ~= token then return {'status', 'lost'} end
   local count = fmt(tonumber(lock[3] or '1') + 1)
@@ -84,7 +91,8 @@ if mode == 'reenter' then
   if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
   redis.call('HDEL', KEYS[1], 'pk', 'lt') -- the holder is alive: its grant is picked up; the lease is ttl long again
   redis.call('PEXPIREAT', KEYS[1], exp)
-  return remember(KEYS[4], granted(lock[4], ttl_text, exp, count, lock[5]))
+  set_lock_delay(KEYS[1], KEYS[4], lock_delay, tonumber(exp))
+  return remember(KEYS[5], granted(lock[4], ttl_text, exp, count, lock[5]))
 end
 
 if owner == token then
@@ -110,7 +118,7 @@ end
 if owner then
   local exp = tonumber(lock[2])
   -- The lease's length as of its last write: a heartbeat's (lt) or the acquire's.
-  local len = redis.call('HMGET', KEYS[1], 'ttl', 'lt', 'holder')
+  local len = redis.call('HMGET', KEYS[1], 'ttl', 'lt', 'holder', 'ld')
   local stands = lease_end(exp, tonumber(len[2] or len[1]), now_ms)
   if stands < exp then
     exp = stands
@@ -119,8 +127,9 @@ if owner then
   end
   if mode == 'queue' then
     -- The object's head waiter: the release hands the lock straight to it.
-    redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more, 'holder', holder)
-    redis.call('PEXPIREAT', KEYS[3], fmt(exp + REGISTRATION_GRACE_MS))
+    redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more, 'holder', holder, 'ld', fmt(lock_delay))
+    -- Past the holder's end and its lock-delay, if it lapses: the object renews it when it wakes.
+    redis.call('PEXPIREAT', KEYS[3], fmt(exp + tonumber(len[4] or '0') + REGISTRATION_GRACE_MS))
     redis.call('HSET', KEYS[1], 'watch', '1')
   end
   -- The label is any text the caller chose: JSON-encoded, not spliced.
@@ -128,9 +137,17 @@ if owner then
     .. cjson.encode(len[3] or '') .. ',"expiresAt","' .. fmt(exp) .. '"]'
 end
 
-if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
-  -- Free, but someone waits: the object is about to grant its head.
-  return '["status","busy","retryAfterMs","100","queued","1"]'
+-- Free. A lapsed lease's lock-delay holds everyone off, waiters included; one
+-- EXISTS for both keys on the usual path, where neither exists.
+if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 or mode == 'queue' then
+  local delay_left = redis.call('PTTL', KEYS[4])
+  if delay_left > 0 then
+    return '["status","busy","retryAfterMs","' .. fmt(delay_left) .. '","queued","0","delayedUntil","' .. fmt(now_ms + delay_left) .. '"]'
+  end
+  if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
+    -- Someone waits: the object is about to grant its head.
+    return '["status","busy","retryAfterMs","100","queued","1"]'
+  end
 end
 
 local fence = issue_fence(KEYS[2], now_us)
@@ -140,6 +157,7 @@ redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fence, 'ttl',
 if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
 -- Exactly the expiresAt we answer, so every reply agrees with the key.
 redis.call('PEXPIREAT', KEYS[1], exp)
+if lock_delay > 0 then set_lock_delay(KEYS[1], KEYS[4], lock_delay, tonumber(exp)) end
 if mode == 'queue' then
   redis.call('DEL', KEYS[3])
   if mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end

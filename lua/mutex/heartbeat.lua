@@ -1,6 +1,7 @@
 -- mutex heartbeat: extend the lease of the token that holds the mutex.
 --
 -- KEYS[1]  lock  hf:{mx:<ns>:<name>}
+-- KEYS[2]  delay hf:{mx:<ns>:<name>}:delay   the lease's lock-delay, moved to the new end plus the delay
 -- ARGV[1]  token
 -- ARGV[2]  ttlMs (1 .. 86400000), or "" for the ttl of the last acquire
 --
@@ -21,7 +22,7 @@ if ARGV[2] ~= '' then ttl_arg = arg_int(2, 'ttlMs', 1, 86400000) end
 
 local now_ms = redis_now()
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'qf')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'qf', 'ld')
 if lock[1] ~= token then return {'status', 'lost'} end
 
 local ttl = ttl_arg or tonumber(lock[2])
@@ -30,6 +31,7 @@ local exp = now_ms + ttl
 redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'lt', fmt(ttl))
 redis.call('HDEL', KEYS[1], 'pk')
 redis.call('PEXPIREAT', KEYS[1], fmt(exp))
+if lock[5] then redis.call('PEXPIREAT', KEYS[2], fmt(exp + tonumber(lock[5]))) end
 local r = {'status', 'ok', 'expiresAt', fmt(exp), 'ttlMs', fmt(ttl), 'fence', lock[3]}
 if lock[4] then
   r[#r + 1] = 'quorumFence'

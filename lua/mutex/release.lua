@@ -7,6 +7,7 @@
 -- KEYS[3]  next     hf:{mx:<ns>:<name>}:next
 -- KEYS[4]  request  hf:{mx:<ns>:<name>}:rq:<id>
 -- KEYS[5]  ended    hf:{mx:<ns>:<name>}:ended   set of watched fences released on purpose, kept ENDED_KEEP_MS
+-- KEYS[6]  delay    hf:{mx:<ns>:<name>}:delay   the lease's lock-delay: a release has none, so it goes
 -- ARGV[1]  token
 --
 -- Returns name/value pairs:
@@ -26,7 +27,7 @@
 
 local token = arg_str(1, 'token', 256)
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch', 'qf', 'count', 'rl')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch', 'qf', 'count', 'rl', 'ld')
 if lock[1] ~= token or lock[6] == KEYS[4] then
   -- Not (or no longer) this token's, or this very request already ran: its
   -- remembered answer if it did, else lost.
@@ -55,6 +56,7 @@ if lock[5] and lock[5] ~= '1' and tonumber(lock[5]) > 1 then
 end
 
 redis.call('DEL', KEYS[1])
+if lock[7] then redis.call('DEL', KEYS[6]) end
 if watched == '1' then
   redis.call('SADD', KEYS[5], lease_fence)
   redis.call('PEXPIRE', KEYS[5], ENDED_KEEP_MS_ARG)
@@ -62,7 +64,7 @@ end
 -- A registered waiter exists only behind a watched lease: registering (acquire.lua,
 -- queue mode) marks the lease it waits behind, and no grant to another token
 -- leaves a registration in place. So an unwatched lease has nobody to hand to.
-local nx = watched == '1' and redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more', 'holder') or {}
+local nx = watched == '1' and redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more', 'holder', 'ld') or {}
 if not nx[1] or nx[1] == '' then return answer('1', '0') end
 
 local now_ms, now_us = redis_now()
@@ -72,6 +74,7 @@ local exp = fmt(now_ms + ttl)
 redis.call('HSET', KEYS[1], 'owner', nx[1], 'count', '1', 'fence', fence, 'ttl', nx[2], 'exp', exp, 'watch', nx[3] or '0',
   'pk', fmt(now_ms + PICKUP_MS))
 if nx[5] and nx[5] ~= '' then redis.call('HSET', KEYS[1], 'holder', nx[5]) end
+if nx[6] and nx[6] ~= '0' then set_lock_delay(KEYS[1], KEYS[6], tonumber(nx[6]), tonumber(exp)) end
 redis.call('PEXPIREAT', KEYS[1], exp)
 redis.call('DEL', KEYS[3])
 if nx[4] == '1' then

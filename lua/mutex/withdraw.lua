@@ -3,6 +3,7 @@
 --
 -- KEYS[1]  lock  hf:{mx:<ns>:<name>}
 -- KEYS[2]  next  hf:{mx:<ns>:<name>}:next
+-- KEYS[3]  delay hf:{mx:<ns>:<name>}:delay   a taken-back grant's lock-delay goes with it (no lapse)
 -- ARGV[1]  the waiter's token
 -- ARGV[2]  reason: left (it left the line before any grant reached it: nobody
 --          has its token, so the lock is taken back from it whatever its pk
@@ -26,7 +27,7 @@ if redis.call('HGET', KEYS[2], 'token') == token then
 end
 local lock = redis.call('HMGET', KEYS[1], 'owner', 'pk', 'fence', 'qf')
 if lock[1] == token and (reason == 'left' or lock[2]) then
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[3])
   return {'status', 'revoked', 'fence', lock[4] or lock[3]}
 end
 return {'status', 'none'}

@@ -112,8 +112,10 @@ export class HoldfastClient {
   }
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */
-  lock(name: string, options: LockOptions): Promise<Lease> {
-    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name), lockBody(options), options);
+  /** `lockDelayMs`: if this lease lapses (no release), nobody gets the lock for that long after (0 .. 60 000). */
+  lock(name: string, options: LockOptions & { lockDelayMs?: number }): Promise<Lease> {
+    const body = { ...lockBody(options), lockDelayMs: options.lockDelayMs };
+    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name), body, options);
   }
 
   readLock(name: string, options: LockOptions): Promise<Lease> {

@@ -61,6 +61,7 @@ export const fieldErrorCodes: Record<string, string> = {
   waitMs: "invalid_wait",
   token: "invalid_token",
   holder: "invalid_holder",
+  lockDelayMs: "invalid_lock_delay",
   onExpire: "invalid_on_expire",
   retainMs: "invalid_retain",
   fingerprint: "invalid_fingerprint",

@@ -33,6 +33,8 @@ export const waitBase = {
   waiterId: z.optional(z.string()),
   /** The holder label to keep with the lease it gets. */
   holder: z.optional(z.string()),
+  /** The mutex lease's lock-delay (ms). */
+  lockDelayMs: z.optional(z.number()),
 };
 
 export type WaitOutcome<Grant> =

@@ -6,7 +6,8 @@ import type { CurrentHolder } from "../store/CurrentHolder.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
-import { checkHolder, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
+import { LOCK_DELAY_MAX_MS } from "../limits.js";
+import { checkHolder, checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
 import { pollForGrant } from "./pollForGrant.js";
 import { storeOf } from "./storeOf.js";
 import { holding } from "./holding.js";
@@ -27,6 +28,8 @@ export interface AcquireOptions {
   token?: string;
   /** Who holds it, in words (1-256 printable characters): shown by inspect and to callers turned away (LockedError.current). */
   holder?: string;
+  /** If this lease lapses (no release), nobody gets the lock for this long after (0 .. 60 000 ms). */
+  lockDelayMs?: number;
   signal?: AbortSignal;
 }
 
@@ -56,6 +59,8 @@ export class Mutex {
     const reenter = options.token !== undefined;
     const token = reenter ? checkToken(options.token) : newOwnerToken();
     const holder = options.holder === undefined ? undefined : checkHolder(options.holder);
+    const lockDelayMs =
+      options.lockDelayMs === undefined ? undefined : checkInt("invalid_lock_delay", "lockDelayMs", options.lockDelayMs, 0, LOCK_DELAY_MAX_MS);
     const tryOnce = async () => {
       // Only a re-entry is remembered by request id; a new acquire's retry is recognised by its token.
       const requestId = reenter ? newRequestId() : "";
@@ -66,6 +71,7 @@ export class Mutex {
         requestId,
         watch: false,
         holder,
+        lockDelayMs,
       });
       if (r.status === "lost") throw new LeaseLostError();
       if (r.status === "granted") return { done: true as const, value: r.grant };

@@ -6,6 +6,7 @@ import { hostileInputConformance } from "../conformance/hostileInput";
 import { lostLineConformance } from "../../src/kinds/holders/conformance/lostLine";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotencyCases";
 import { holderLabelConformance } from "../../src/kinds/mutex/conformance/holderLabels";
+import { lockDelayConformance } from "../../src/kinds/mutex/conformance/lockDelay";
 import { mutexConformance } from "../../src/kinds/mutex/conformance/mutexCases";
 import { queueConformance } from "../../src/kinds/mutex/conformance/queue";
 import { rwLockConformance } from "../../src/kinds/rwlock/conformance/rwLockCases";
@@ -29,5 +30,6 @@ for (const kind of ["redis", "durable"] as const) {
     describe("many holders, a lost line", () => lostLineConformance(kind));
     describe("a store clock that steps back", () => clockStepBackConformance(kind));
     describe("holder labels", () => holderLabelConformance(kind));
+    describe("lock-delay", () => lockDelayConformance(kind));
   });
 }

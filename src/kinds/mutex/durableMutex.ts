@@ -33,6 +33,8 @@ interface Lease {
   pickupBy?: number;
   /** The holder's label, when it gave one. */
   holder?: string;
+  /** Its lock-delay: nobody is granted the lock for this long after it lapses. */
+  lockDelay?: number;
 }
 
 /** The lock object's head waiter: a release hands the lock straight to it. */
@@ -44,11 +46,18 @@ interface Next {
   watch: boolean;
   until: number;
   holder?: string;
+  lockDelay?: number;
+}
+
+/** A lapsed lease's lock-delay: the lock is granted to nobody until `until`. */
+interface Delay {
+  until: number;
 }
 
 const LEASE = "mutex";
 const FENCE = "mutex:fence";
 const NEXT = "mutex:next";
+const DELAY = "mutex:delay";
 
 /** The lease while it lives, its end as it stands on the object's clock (stored moved when a clock went back). */
 function liveLease(kv: SyncKvStorage, now: number): Lease | undefined {
@@ -60,9 +69,25 @@ function liveLease(kv: SyncKvStorage, now: number): Lease | undefined {
   return moved;
 }
 const liveNext = (kv: SyncKvStorage, now: number) => live<Next>(kv, NEXT, now, (n) => n.until);
+const liveDelay = (kv: SyncKvStorage, now: number) => live<Delay>(kv, DELAY, now, (d) => d.until);
+
+/** A lease's lock-delay record follows its end (the rule of set_lock_delay in lua/prelude.lua); none without one. */
+function keepDelay(kv: SyncKvStorage, lease: Lease): void {
+  if (lease.lockDelay) kv.put<Delay>(DELAY, { until: lease.expiresAt + lease.lockDelay });
+  else kv.delete(DELAY);
+}
 
 /** A fresh lease with the next fence; a grant to a queued waiter is marked until picked up. */
-function newLease(kv: SyncKvStorage, now: number, owner: string, ttl: number, watch: boolean, fromQueue: boolean, holder?: string): Lease {
+function newLease(
+  kv: SyncKvStorage,
+  now: number,
+  owner: string,
+  ttl: number,
+  watch: boolean,
+  fromQueue: boolean,
+  holder?: string,
+  lockDelay?: number,
+): Lease {
   return {
     owner,
     count: 1,
@@ -72,6 +97,7 @@ function newLease(kv: SyncKvStorage, now: number, owner: string, ttl: number, wa
     watch,
     ...(fromQueue ? { pickupBy: now + PICKUP_MS } : {}),
     ...(holder ? { holder } : {}),
+    ...(lockDelay ? { lockDelay } : {}),
   };
 }
 
@@ -95,7 +121,11 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
     };
     delete next.lastTtl;
     delete next.pickupBy; // the holder is alive: its grant is picked up
+    // A re-entry's lock-delay is the lease's from now on (none: none).
+    if (input.lockDelayMs) next.lockDelay = input.lockDelayMs;
+    else delete next.lockDelay;
     kv.put(LEASE, next);
+    keepDelay(kv, next);
     return remember<MutexAcquireResult>(kv, input.requestId, { status: "granted", grant: grantOf(name, next) }, now + REQUEST_MEMORY_MS);
   }
   // A retry of a grant (or the object asking again for its head) finds its own token.
@@ -121,8 +151,10 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
         more: input.more ?? false,
         ttl: input.ttlMs,
         watch: input.watch,
-        until: lease.expiresAt + REGISTRATION_GRACE_MS,
+        // Past the holder's end and its lock-delay, if it lapses: the object renews it when it wakes.
+        until: lease.expiresAt + (lease.lockDelay ?? 0) + REGISTRATION_GRACE_MS,
         ...(input.holder ? { holder: input.holder } : {}),
+        ...(input.lockDelayMs ? { lockDelay: input.lockDelayMs } : {}),
       });
       if (!lease.watch) kv.put<Lease>(LEASE, { ...lease, watch: true });
     }
@@ -133,10 +165,23 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
       current: { holder: lease.holder ?? null, expiresAt: lease.expiresAt },
     };
   }
+  // Free. A lapsed lease's lock-delay holds everyone off, waiters included.
+  const delay = liveDelay(kv, now);
+  if (delay) return { status: "busy", retryAfterMs: Math.max(delay.until - now, 1), queued: false, delayedUntil: delay.until };
   if (input.mode === "new" && liveNext(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
 
-  const granted = newLease(kv, now, input.token, input.ttlMs, input.watch, input.mode === "queue" && input.markPickup === true, input.holder);
+  const granted = newLease(
+    kv,
+    now,
+    input.token,
+    input.ttlMs,
+    input.watch,
+    input.mode === "queue" && input.markPickup === true,
+    input.holder,
+    input.lockDelayMs,
+  );
   kv.put(LEASE, granted);
+  if (granted.lockDelay) keepDelay(kv, granted);
   if (input.mode === "queue") kv.delete(NEXT);
   return { status: "granted", grant: grantOf(name, granted) };
 }
@@ -148,6 +193,7 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
   const next: Lease = { ...lease, expiresAt: now + ttl, lastTtl: ttl };
   delete next.pickupBy;
   kv.put<Lease>(LEASE, next);
+  if (next.lockDelay) keepDelay(kv, next);
   // The registered waiter is left alone: the lock object renews it (see lua/mutex/heartbeat.lua).
   return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: lease.fence };
 }
@@ -164,11 +210,13 @@ export function release(kv: SyncKvStorage, now: number, name: string, input: { t
     return answer({ status: "ok", released: false, count: lease.count - 1, fence: lease.fence, watched: lease.watch });
   }
   kv.delete(LEASE);
+  kv.delete(DELAY); // a release has no lock-delay
   const waiting = liveNext(kv, now);
   if (!waiting?.token) return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: lease.watch });
 
-  const handed = newLease(kv, now, waiting.token, waiting.ttl, waiting.watch, true, waiting.holder);
+  const handed = newLease(kv, now, waiting.token, waiting.ttl, waiting.watch, true, waiting.holder, waiting.lockDelay);
   kv.put(LEASE, handed);
+  if (handed.lockDelay) keepDelay(kv, handed);
   if (waiting.more) kv.put<Next>(NEXT, { token: "", more: true, ttl: 0, watch: false, until: now + REGISTRATION_GRACE_MS });
   else kv.delete(NEXT);
   return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: true, handedTo: grantOf(name, handed) });
@@ -183,6 +231,7 @@ export function withdraw(kv: SyncKvStorage, now: number, input: { token: string;
   // A waiter that left before any grant reached it: nobody has its token, so its grant goes whatever its mark.
   if (lease?.owner === input.token && (input.reason === "left" || lease.pickupBy !== undefined)) {
     kv.delete(LEASE);
+    kv.delete(DELAY); // taken back, not lapsed: no lock-delay
     return { status: "revoked", fence: lease.fence };
   }
   return { status: "none" };
@@ -190,7 +239,10 @@ export function withdraw(kv: SyncKvStorage, now: number, input: { token: string;
 
 export function inspect(kv: SyncKvStorage, now: number): MutexState {
   const lease = liveLease(kv, now);
-  if (!lease) return { held: false, fence: lastFence(kv, FENCE, now) ?? null, count: 0, ttlMs: 0, expiresAt: null, holder: null };
+  if (!lease) {
+    const delayedUntil = liveDelay(kv, now)?.until ?? null;
+    return { held: false, fence: lastFence(kv, FENCE, now) ?? null, count: 0, ttlMs: 0, expiresAt: null, holder: null, delayedUntil };
+  }
   return {
     held: true,
     fence: lease.fence,
@@ -198,6 +250,7 @@ export function inspect(kv: SyncKvStorage, now: number): MutexState {
     ttlMs: lease.expiresAt - now,
     expiresAt: lease.expiresAt,
     holder: lease.holder ?? null,
+    delayedUntil: null,
   };
 }
 
@@ -210,7 +263,9 @@ export function watch(kv: SyncKvStorage, now: number, fence: number): WatchState
 
 /** When this object next has something of the mutex to clean up (lease end, registration, fence horizon). */
 export function nextMutexDeadline(kv: SyncKvStorage, now: number): number | undefined {
-  const times = [liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until, fenceKeptUntil(kv, FENCE, now)].filter((t): t is number => t !== undefined);
+  const times = [liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until, liveDelay(kv, now)?.until, fenceKeptUntil(kv, FENCE, now)].filter(
+    (t): t is number => t !== undefined,
+  );
   return times.length ? Math.min(...times) : undefined;
 }
 

@@ -9,6 +9,7 @@ export interface MutexWaitRequest {
   /** The lease is watched for onExpire. */
   watch: boolean;
   holder?: string;
+  lockDelayMs?: number;
 }
 
 /**
@@ -28,6 +29,7 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
       requestId: newRequestId(),
       watch: head.req.watch,
       holder: head.req.holder,
+      lockDelayMs: head.req.lockDelayMs,
       more,
       markPickup: !head.fresh,
     });

@@ -77,6 +77,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
           requestId: req.requestId ?? newRequestId(),
           watch,
           holder: req.holder,
+          lockDelayMs: req.lockDelayMs,
         };
         const r = await kindOps(this.host.storeOf(req.store), "mutex").acquire(ref, input);
         if (r.status === "lost") return { status: "lost" };
@@ -84,7 +85,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
         watchGrant(r.grant);
         return { status: "granted", grant: r.grant, pickup: false };
       }
-      const outcome = await line.wait({ ttlMs: req.ttlMs, watch, holder: req.holder }, req.waitMs, signal, options);
+      const outcome = await line.wait({ ttlMs: req.ttlMs, watch, holder: req.holder, lockDelayMs: req.lockDelayMs }, req.waitMs, signal, options);
       if (outcome.status === "granted") watchGrant(outcome.grant);
       return outcome;
     } catch (err) {

@@ -21,14 +21,29 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
       const r = await scripts.run(
         "mutex_acquire",
         // Only a re-entry reads its request key: a new or queued acquire's retry is recognised by its token.
-        input.mode === "reenter" ? [k.lock, k.fence, k.next, k.request(input.requestId)] : [k.lock, k.fence, k.next],
-        [input.token, input.ttlMs, input.mode, input.watch ? "1" : "0", input.more ? "1" : "0", input.markPickup ? "1" : "0", input.holder ?? ""],
+        input.mode === "reenter" ? [k.lock, k.fence, k.next, k.delay, k.request(input.requestId)] : [k.lock, k.fence, k.next, k.delay],
+        [
+          input.token,
+          input.ttlMs,
+          input.mode,
+          input.watch ? "1" : "0",
+          input.more ? "1" : "0",
+          input.markPickup ? "1" : "0",
+          input.holder ?? "",
+          input.lockDelayMs ?? 0,
+        ],
       );
       // A grant is always to the token sent (the script does not echo it).
       if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "", input.token) };
       if (r.status === "busy") {
         const current = r.expiresAt === undefined ? undefined : { holder: r.holder || null, expiresAt: numberField(r, "expiresAt") };
-        return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1", ...(current ? { current } : {}) };
+        return {
+          status: "busy",
+          retryAfterMs: numberField(r, "retryAfterMs"),
+          queued: r.queued === "1",
+          ...(current ? { current } : {}),
+          ...(r.delayedUntil ? { delayedUntil: numberField(r, "delayedUntil") } : {}),
+        };
       }
       if (r.status === "lost") return { status: "lost" };
       throw unexpectedReply("mutex_acquire", r);
@@ -36,7 +51,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
 
     async heartbeat(ref, input): Promise<MutexHeartbeatResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""]);
+      const r = await scripts.run("mutex_heartbeat", [k.lock, k.delay], [input.token, input.ttlMs ?? ""]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
       return {
@@ -50,7 +65,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
 
     async release(ref, input): Promise<MutexReleaseResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId), k.ended], [input.token]);
+      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId), k.ended, k.delay], [input.token]);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
       return {
@@ -66,7 +81,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
 
     async withdraw(ref, input): Promise<MutexWithdrawResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_withdraw", [k.lock, k.next], [input.token, input.reason]);
+      const r = await scripts.run("mutex_withdraw", [k.lock, k.next, k.delay], [input.token, input.reason]);
       if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
       if (r.status === "unregistered" || r.status === "none") return { status: r.status };
       throw unexpectedReply("mutex_withdraw", r);
@@ -79,7 +94,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
 
     async inspect(ref): Promise<MutexState> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_inspect", [k.lock, k.fence], []);
+      const r = await scripts.run("mutex_inspect", [k.lock, k.fence, k.delay], []);
       return {
         held: r.held === "1",
         fence: optionalNumberField(r, "fence"),
@@ -87,6 +102,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         ttlMs: numberField(r, "remainingMs"),
         expiresAt: optionalNumberField(r, "expiresAt"),
         holder: r.holder || null,
+        delayedUntil: r.delayedUntil ? numberField(r, "delayedUntil") : null,
         ...agreedFence(r),
       };
     },

@@ -1,5 +1,6 @@
 import * as z from "zod/mini";
-import { holderLabel, onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
+import { holderLabel, intFrom, onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
+import { LOCK_DELAY_MAX_MS } from "../../limits.js";
 
 /** The mutex's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
 export const mutexAcquireBody = z.strictObject({
@@ -9,6 +10,8 @@ export const mutexAcquireBody = z.strictObject({
   onExpire: z.optional(onExpire),
   /** Who holds it, in words: shown by GET and to callers turned away (409). */
   holder: z.optional(holderLabel),
+  /** If this lease lapses (no release), nobody gets the lock for this long after (ms). */
+  lockDelayMs: z.optional(intFrom(0, LOCK_DELAY_MAX_MS)),
 });
 
 export const mutexGrant = z.object({
@@ -29,5 +32,7 @@ export const mutexStateResponse = z.object({
   expiresAt: z.nullable(z.int()),
   /** The holder's label; null when free or when it gave none. */
   holder: z.nullable(z.string()),
+  /** Free, but a lapsed lease's lock-delay holds it until then; null otherwise. */
+  delayedUntil: z.nullable(z.int()),
   waiters: z.int(),
 });

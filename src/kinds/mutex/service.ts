@@ -44,6 +44,7 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
                 requestId,
                 watch: false,
                 holder: body.holder,
+                lockDelayMs: body.lockDelayMs,
               });
               if (r.status === "granted") return r.grant;
               if (r.status === "lost") throw new LeaseLostError();
@@ -65,6 +66,7 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
         newToken,
         requestId,
         holder: body.holder,
+        lockDelayMs: body.lockDelayMs,
       },
       grantSchema: mutexGrant,
       heartbeat: (token) => mutex.heartbeat(ref, { token }),

@@ -15,5 +15,6 @@ export function mutexSocketWait(at: SocketAt, message: unknown): MutexWait {
     token: body.token,
     onExpire: body.onExpire,
     holder: body.holder,
+    lockDelayMs: body.lockDelayMs,
   };
 }

@@ -39,12 +39,15 @@ export interface MutexAcquireInput {
   markPickup?: boolean;
   /** Who holds it, in words (a holder label; stored with the lease, shown by inspect and to busy callers). */
   holder?: string;
+  /** Nobody is granted the lock for this long (ms) after this lease lapses (ends without a release). */
+  lockDelayMs?: number;
 }
 
 export type MutexAcquireResult =
   | { status: "granted"; grant: MutexGrant }
   /** `queued`: the lock is free but a waiter is first (no barging). */
-  | { status: "busy"; retryAfterMs: number; queued: boolean; current?: CurrentHolder }
+  /** `delayedUntil`: free, but a lapsed lease's lock-delay holds everyone off until then. */
+  | { status: "busy"; retryAfterMs: number; queued: boolean; current?: CurrentHolder; delayedUntil?: number }
   | { status: "lost" };
 
 export type MutexHeartbeatResult = ({ status: "ok"; expiresAt: number; ttlMs: number; fence: number } & AgreedFence) | { status: "lost" };
@@ -75,6 +78,8 @@ export interface MutexState extends AgreedFence {
   expiresAt: number | null;
   /** The holder's label (null when free or none was given). */
   holder: string | null;
+  /** Free, but a lapsed lease's lock-delay holds it until then (null otherwise). */
+  delayedUntil: number | null;
 }
 
 export interface MutexOps {

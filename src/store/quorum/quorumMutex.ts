@@ -262,7 +262,16 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       const held = answered.filter((s) => s.held);
       if (held.length < majority) {
         const fences = answered.flatMap((s) => (s.fence === null ? [] : [s.fence]));
-        return { held: false, fence: fences.length ? Math.max(...fences) : null, count: 0, ttlMs: 0, expiresAt: null, holder: null };
+        const delays = answered.flatMap((s) => (s.delayedUntil === null ? [] : [s.delayedUntil]));
+        return {
+          held: false,
+          fence: fences.length ? Math.max(...fences) : null,
+          count: 0,
+          ttlMs: 0,
+          expiresAt: null,
+          holder: null,
+          delayedUntil: delays.length ? Math.max(...delays) : null,
+        };
       }
       const soonest = held.reduce((a, b) => (a.ttlMs <= b.ttlMs ? a : b));
       return {
@@ -272,6 +281,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
         ttlMs: soonest.ttlMs,
         expiresAt: soonest.expiresAt,
         holder: soonest.holder,
+        delayedUntil: null,
       };
     },
   };

@@ -134,7 +134,7 @@ export function mutexConformance(kind: StoreKind) {
     const name = uniqueName("inspect");
     const free = await get(path(name));
     expect(free.status).toBe(200);
-    expect(free.body).toEqual({ name, held: false, fence: null, count: 0, ttlMs: 0, expiresAt: null, holder: null, waiters: 0 });
+    expect(free.body).toEqual({ name, held: false, fence: null, count: 0, ttlMs: 0, expiresAt: null, holder: null, delayedUntil: null, waiters: 0 });
     const held = (await post(path(name, "acquire"), { ttlMs: 5000 })).body;
     const state = await get(path(name));
     expect(state.body).toMatchObject({ name, held: true, fence: held.fence, count: 1, expiresAt: held.expiresAt, waiters: 0 });
