@@ -47,6 +47,18 @@ function grantOf(name: string, token: string, h: SemHolder, limit: number, avail
   return { name, token, permits: h.permits, limit, fence: h.fence, ttlMs: h.ttl, expiresAt: h.exp, available };
 }
 
+/** A new holder's permits and lease, with the next fence. */
+function newHolder(kv: SyncKvStorage, now: number, w: { permits: number; ttlMs: number; watch: boolean; holder?: string }): SemHolder {
+  return {
+    permits: w.permits,
+    ttl: w.ttlMs,
+    exp: now + w.ttlMs,
+    fence: issueFence(kv, FENCE, now),
+    watch: w.watch,
+    ...(w.holder ? { holder: w.holder } : {}),
+  };
+}
+
 export function acquire(kv: SyncKvStorage, now: number, name: string, input: SemaphoreAcquireInput): SemaphoreAcquireResult {
   const set = load<SemHolder>(kv, now);
   const limit = heldBy(set) ? (set.limit ?? input.limit) : input.limit;
@@ -65,14 +77,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Sem
     return { status: "busy", retryAfterMs: Math.max((firstEnd(set) ?? now) - now, 1), queued: false, ...(current ? { current } : {}) };
   }
   if (gateExists(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
-  const h: SemHolder = {
-    permits: input.permits,
-    ttl: input.ttlMs,
-    exp: now + input.ttlMs,
-    fence: issueFence(kv, FENCE, now),
-    watch: input.watch,
-    ...(input.holder ? { holder: input.holder } : {}),
-  };
+  const h = newHolder(kv, now, input);
   set.holders[input.token] = h;
   set.limit = input.limit;
   save(kv, set);
@@ -102,14 +107,7 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: Sem
       stopped = true;
       break;
     }
-    const h: SemHolder = {
-      permits: w.permits,
-      ttl: w.ttlMs,
-      exp: now + w.ttlMs,
-      fence: issueFence(kv, FENCE, now),
-      watch: w.watch,
-      ...(w.holder ? { holder: w.holder } : {}),
-    };
+    const h = newHolder(kv, now, w);
     if (w.markPickup) h.pickupBy = now + PICKUP_MS;
     set.holders[w.token] = h;
     set.limit = w.limit;
