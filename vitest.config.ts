@@ -7,7 +7,7 @@ import { defineConfig } from "vitest/config";
  * setup starts redis-server and the Upstash gateway on free ports once for
  * both, and stops them after.
  */
-export const TEST_API_KEYS = "tenant-a=key-aaaaaaaa,tenant-b=key-bbbbbbbb";
+export const TEST_API_KEYS = "tenant-a=key-aaaaaaaa,tenant-b=key-bbbbbbbb,tenant-a:admin:ops-admin=key-admin-aaaa";
 
 /**
  * What tests that break things on purpose make the Worker log: a lock object

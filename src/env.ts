@@ -1,8 +1,14 @@
 import type { LockObjectRpc } from "./lockObject/LockObjectRpc.js";
+import type { NamespaceObjectRpc } from "./namespaceObject/NamespaceObjectRpc.js";
 
 /** What a Workers Rate Limiting binding offers (declared here so the library's types need no platform types). */
 export interface RateLimiter {
   limit(options: { key: string }): Promise<{ success: boolean }>;
+}
+
+/** What a Workers Analytics Engine dataset binding offers (declared here for the same reason). */
+export interface MetricsDataset {
+  writeDataPoint(point: { indexes?: string[]; blobs?: string[]; doubles?: number[] }): void;
 }
 
 /** The Worker's bindings and secrets (see wrangler.toml). */
@@ -35,8 +41,12 @@ export interface Env {
   RATE_LIMIT_LOW?: RateLimiter;
   RATE_LIMIT_STANDARD?: RateLimiter;
   RATE_LIMIT_HIGH?: RateLimiter;
+  /** Optional Workers Analytics Engine dataset: grants, busy answers, waits, lapses, lease_lost, force releases (docs/metrics.md). */
+  METRICS?: MetricsDataset;
   /** Bound on one store call in ms (default 2000). */
   STORE_TIMEOUT_MS?: string;
   /** One LockObject per (kind, namespace, name): waiters, watches, and on the Durable store the state. */
   LOCK_OBJECT: DurableObjectNamespace<LockObjectRpc>;
+  /** One NamespaceObject per namespace: on the Durable store, its listing and audit log. */
+  NAMESPACE_OBJECT: DurableObjectNamespace<NamespaceObjectRpc>;
 }

@@ -68,6 +68,20 @@ export class FingerprintMismatchError extends HoldfastError {
  */
 export class ConflictError extends HoldfastError {}
 
+/** The key may not do this: a force release needs an admin key (HTTP 403 forbidden). */
+export class ForbiddenError extends HoldfastError {
+  constructor(message: string) {
+    super("forbidden", message);
+  }
+}
+
+/** A force release found nobody holding the lock (or no holder with that label): HTTP 409 not_held, nothing changed. */
+export class NotHeldError extends HoldfastError {
+  constructor(message: string) {
+    super("not_held", message);
+  }
+}
+
 /** A body or stored response is over the size limit. */
 export class TooLargeError extends HoldfastError {
   constructor(message = "the body is over 64 KiB") {

@@ -8,13 +8,16 @@
 -- KEYS[4]  request  hf:{mx:<ns>:<name>}:rq:<id>
 -- KEYS[5]  ended    hf:{mx:<ns>:<name>}:ended   set of watched fences released on purpose, kept ENDED_KEEP_MS
 -- KEYS[6]  delay    hf:{mx:<ns>:<name>}:delay   the lease's lock-delay: a release has none, so it goes
--- ARGV[1]  token
+-- ARGV[1]  token ('' with force)
+-- ARGV[2]  'force': an operator's force release: whoever holds it, every re-entered level at once
+-- ARGV[3]  with force: the fence the operator saw ('' for any); another lease's is left alone
 --
 -- Returns name/value pairs:
 --   status ok, released "1"|"0", count, fence, watched "1"|"0", and quorumFence on a
 --     quorum's database (see raise_fence.lua)
 --     and when handed over: handedTo (token), handedFence, handedTtlMs, handedExpiresAt
---   status lost
+--   with force also holder (the freed lease's label, JSON) when it had one
+--   status lost (with force: nobody holds it, or not the lease of that fence)
 --
 -- Handing over inside the release costs the next waiter no round trip of its
 -- own. Safe to run twice: every ok answer is remembered under the request id.
@@ -25,9 +28,21 @@
 -- the waiter is read only behind a watched lease, the clock only for a
 -- handoff.
 
-local token = arg_str(1, 'token', 256)
+local force = ARGV[2] == 'force'
+local token = force and '' or arg_str(1, 'token', 256)
+if force and ARGV[3] ~= '' and not string.match(ARGV[3], '^%d+$') then bad_arg('fence', 'must be a fence or empty') end
 
 local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch', 'qf', 'count', 'rl', 'ld')
+local label = false
+if force then
+  -- Its retry must not free the next holder: a remembered answer comes first.
+  local seen = redis.call('GET', KEYS[4])
+  if seen then return seen end
+  if not lock[1] or (ARGV[3] ~= '' and ARGV[3] ~= lock[2]) then return {'status', 'lost'} end
+  token = lock[1]
+  lock[5] = '1'
+  label = redis.call('HGET', KEYS[1], 'holder')
+end
 if lock[1] ~= token or lock[6] == KEYS[4] then
   -- Not (or no longer) this token's, or this very request already ran: its
   -- remembered answer if it did, else lost.
@@ -43,6 +58,7 @@ local lease_fence = lock[4] or lock[2]
 -- quorum's agreed fence, remembered for a retry. handed: the handoff's fields.
 local function answer(released, count, handed)
   local tail = handed or ''
+  if label then tail = tail .. ',"holder",' .. cjson.encode(label) end
   if lock[4] then tail = tail .. ',"quorumFence","' .. lock[4] .. '"' end
   return remember(KEYS[4], '["status","ok","released","' .. released .. '","count","' .. count .. '","fence","' .. lock[2]
     .. '","watched","' .. watched .. '"' .. tail .. ']')

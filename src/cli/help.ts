@@ -5,6 +5,10 @@ export const HELP = `Usage:
   holdfast run --once KEY [--retain 1d] [--ttl 30s] [--wait 0] -- CMD [ARGS...]
   holdfast status NAME [--kind mutex|rwlock|semaphore|idempotency]
   holdfast release NAME --token TOKEN [--kind ...] [--mode read|write]
+  holdfast list [--kind mutex|rwlock|semaphore|idempotency] [--prefix P]
+  holdfast force-release NAME --reason TEXT [--kind mutex|rwlock|semaphore]
+                         [--fence N] [--holder LABEL]
+  holdfast audit [--limit 50]
 
 Hold a holdfast lock while a command runs, across machines.
 
@@ -24,6 +28,14 @@ run --once KEY
 
 status NAME      Shows a lock's state (never its token).
 release NAME     Releases a lease by its token (for operators).
+list             The namespace's held (or waited-on) locks of --kind, one JSON
+                 object per line.
+force-release NAME
+                 Frees NAME whoever holds it (an admin key only), written to
+                 the audit log with --reason; --fence frees only the lease of
+                 that fence, --holder only a read-write lock's or semaphore's
+                 holders with that label.
+audit            The audit log of force releases, newest first.
 
 Options:
   --ttl D        lease length, renewed every third of it (default 30s)

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import {
   HoldfastClient,
+  ConflictError,
+  ForbiddenError,
   InProgressError,
   InvalidRequestError,
   type Lease,
@@ -117,6 +119,27 @@ async function execute(client: HoldfastClient, command: Command, say: (line: str
       process.stdout.write(`${JSON.stringify(r)}\n`);
       return 0;
     }
+    // Operators' commands print JSON, one item per line: names and labels are user text, shown escaped.
+    case "list":
+      for await (const item of client.operator.listAll(command.kind, command.prefix === undefined ? {} : { prefix: command.prefix })) {
+        process.stdout.write(`${JSON.stringify(item)}\n`);
+      }
+      return 0;
+    case "force-release": {
+      const { target, kind, reason, holder, fence } = command;
+      const r = await client.operator.forceRelease(kind, target, { reason, holder, fence }).catch((err) => {
+        if (err instanceof ForbiddenError)
+          throw new CliError("this API key may not force-release: it needs an admin key (API_KEYS role admin)", EXIT.noPermission);
+        if (err instanceof ConflictError && err.code === "not_held")
+          throw new CliError(`${JSON.stringify(target)} is not held (${err.message}); nothing changed`, 1);
+        throw err;
+      });
+      process.stdout.write(`${JSON.stringify(r)}\n`);
+      return 0;
+    }
+    case "audit":
+      for (const entry of (await client.operator.audit({ limit: command.limit })).entries) process.stdout.write(`${JSON.stringify(entry)}\n`);
+      return 0;
     default:
       return EXIT.usage;
   }

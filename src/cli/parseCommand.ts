@@ -25,7 +25,10 @@ export type Command =
   | { name: "run-lock"; lock: string; ttlMs: number; waitMs: number; graceMs: number; cmd: string[]; holder?: string }
   | { name: "run-once"; key: string; ttlMs: number; waitMs: number; retainMs: number; graceMs: number; cmd: string[]; holder?: string }
   | { name: "status"; target: string; kind: LeaseKind }
-  | { name: "release"; target: string; kind: LeaseKind; token: string; mode?: "read" | "write" };
+  | { name: "release"; target: string; kind: LeaseKind; token: string; mode?: "read" | "write" }
+  | { name: "list"; kind: LeaseKind; prefix?: string }
+  | { name: "force-release"; target: string; kind: Exclude<LeaseKind, "idempotency">; reason: string; holder?: string; fence?: number }
+  | { name: "audit"; limit: number };
 
 export interface Parsed {
   command: Command;
@@ -45,6 +48,10 @@ const OPTIONS = {
   mode: { type: "string" },
   token: { type: "string" },
   holder: { type: "string" },
+  prefix: { type: "string" },
+  reason: { type: "string" },
+  fence: { type: "string" },
+  limit: { type: "string" },
   url: { type: "string" },
   "api-key": { type: "string" },
   quiet: { type: "boolean", short: "q" },
@@ -134,7 +141,41 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       if (mode !== undefined && mode !== "read" && mode !== "write") throw new CliError(`--mode ${JSON.stringify(mode)}: use read or write`);
       return { command: { name: "release", target, kind: kind(), token, mode }, quiet, connection: connection() };
     }
+    case "list":
+      return {
+        command: { name: "list", kind: kind(), ...(str("prefix") === undefined ? {} : { prefix: str("prefix") }) },
+        quiet,
+        connection: connection(),
+      };
+    case "force-release": {
+      if (!target) throw new CliError('force-release needs a NAME: holdfast force-release NAME --reason "why"');
+      const reason = str("reason");
+      if (!reason) throw new CliError('force-release needs --reason "why" (it goes into the audit log)');
+      const k = kind();
+      if (k === "idempotency") throw new CliError("idempotency keys have no force release: use --kind mutex, rwlock or semaphore");
+      const fenceText = str("fence");
+      if (fenceText !== undefined && !/^[1-9]\d{0,15}$/.test(fenceText))
+        throw new CliError(`--fence ${JSON.stringify(fenceText)}: use the fence status showed`);
+      const holder = str("holder");
+      return {
+        command: {
+          name: "force-release",
+          target,
+          kind: k,
+          reason,
+          ...(holder === undefined ? {} : { holder }),
+          ...(fenceText === undefined ? {} : { fence: Number(fenceText) }),
+        },
+        quiet,
+        connection: connection(),
+      };
+    }
+    case "audit": {
+      const limitText = str("limit") ?? "50";
+      if (!/^\d{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 200) throw new CliError("--limit: use 1 to 200");
+      return { command: { name: "audit", limit: Number(limitText) }, quiet, connection: connection() };
+    }
     default:
-      throw new CliError(`unknown command ${JSON.stringify(verb)}: use run, status or release (holdfast --help)`);
+      throw new CliError(`unknown command ${JSON.stringify(verb)}: use run, status, release, list, force-release or audit (holdfast --help)`);
   }
 }

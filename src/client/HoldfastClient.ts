@@ -2,6 +2,7 @@ import { leaseClock } from "../primitives/keepLease.js";
 import { InProgressError, LeaseLostError, StoreUnavailableError, UnreachableError } from "./errors.js";
 import { Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
 import { type KeyWaitEnd, runtimeWebSocket, SocketUnavailableError, type WaitChannel, waitOverSocket, watchKeyOverSocket } from "./socketWait.js";
+import { Operator } from "./operator.js";
 import { Transport } from "./transport.js";
 
 export interface HoldfastClientOptions {
@@ -96,6 +97,8 @@ const path = (base: string, name: string, ...rest: string[]) => [base, encodeURI
 export class HoldfastClient {
   private readonly host: LeaseHost;
   private readonly options: HoldfastClientOptions;
+  /** Listing, force release and the audit log (docs/API.md "Operators"). */
+  readonly operator: Operator;
   /** "auto" found that the service (or the way to it) takes no wait sockets: HTTP from then on. */
   private socketsRefused = false;
 
@@ -109,6 +112,7 @@ export class HoldfastClient {
       timeoutMs: options.timeoutMs ?? 10_000,
       marginFor: (ttlMs) => margin ?? Math.min(2000, Math.max(100, Math.round(ttlMs / 10))),
     };
+    this.operator = new Operator(this.host.transport, this.host.timeoutMs);
   }
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */

@@ -74,6 +74,9 @@ export class ConflictError extends HoldfastClientError {}
 /** The idempotency key was used with a different fingerprint. */
 export class FingerprintMismatchError extends HoldfastClientError {}
 
+/** 403 forbidden: this key's role may not do that (a force release needs an admin key). */
+export class ForbiddenError extends HoldfastClientError {}
+
 /** Bad input (400, 413): `code` names the field (`invalid_ttl`, `invalid_name`, ...). Nothing was changed. */
 export class InvalidRequestError extends HoldfastClientError {}
 
@@ -146,6 +149,8 @@ export function errorFromResponse(status: number, body: Record<string, unknown>,
       return new FingerprintMismatchError(code, message, status, body);
     case "unauthorized":
       return new UnauthorizedError(code, message, status, body);
+    case "forbidden":
+      return new ForbiddenError(code, message, status, body);
   }
   if (status === 409) return new ConflictError(code, message, status, body);
   if (status >= 400 && status < 500) return new InvalidRequestError(code, message, status, body);

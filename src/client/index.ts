@@ -14,6 +14,14 @@ export {
   type RunOnceOptions,
 } from "./HoldfastClient.js";
 export { Lease, type LeaseHandle, type LeaseKind } from "./lease.js";
+export {
+  Operator,
+  type ListOptions,
+  type LockPage,
+  type ForceReleaseOptions,
+  type ForceReleaseResult,
+  type AuditEntry,
+} from "./operator.js";
 export { REQUEST_ID_HEADER } from "./transport.js";
 export type { WaitChannel } from "./socketWait.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "../lockObject/signature.js";
@@ -26,6 +34,7 @@ export {
   InProgressError,
   ConflictError,
   FingerprintMismatchError,
+  ForbiddenError,
   InvalidRequestError,
   UnauthorizedError,
   RateLimitedError,

@@ -4,10 +4,13 @@ import { selectStore } from "../store/storeConfig.js";
 import type { LockStore } from "../store/types.js";
 import { allowedMethodsOf } from "./allowedMethods.js";
 import type { AppEnv } from "./appTypes.js";
-import { apiKeysProblem, bearerKey, namespaceOf } from "./auth.js";
+import { apiKeysProblem, bearerKey, callerOf } from "./auth.js";
+import { consoleRoutes } from "./console.js";
 import { errorResponse } from "./errorResponse.js";
+import { recordMetrics } from "./metrics.js";
 import { notificationKeyRoutes } from "./notificationKey.js";
 import { openApiDocument } from "./openapi.js";
+import { operatorRoutes } from "./operatorRoutes.js";
 import { checkRateLimit } from "./rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { kindApis } from "../kinds/registry/routes.js";
@@ -58,12 +61,17 @@ app.get("/healthz", async (c) => {
 });
 
 app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
+app.route("/console", consoleRoutes);
+
+app.use("/v1/*", recordMetrics);
 
 app.use("/v1/*", async (c, next) => {
   // A browser's wait socket cannot send headers: its key comes as a subprotocol (socketProtocol.ts).
   const socketKey = keyFromProtocols(c.req.header("sec-websocket-protocol"));
   const authorization = c.req.header("authorization") ?? (socketKey === undefined ? undefined : `Bearer ${socketKey}`);
-  c.set("ns", await namespaceOf(authorization, c.env.API_KEYS));
+  const caller = await callerOf(authorization, c.env.API_KEYS);
+  c.set("caller", caller);
+  c.set("ns", caller.namespace);
   await checkRateLimit(c.env, c.var.ns);
   c.set("apiKey", bearerKey(authorization) ?? "");
   c.set("requestId", clientRequestId(c.req.header(REQUEST_ID_HEADER)));
@@ -73,3 +81,4 @@ app.use("/v1/*", async (c, next) => {
 
 for (const api of kindApis) app.route(api.path, api.routes);
 app.route("/v1/notifications", notificationKeyRoutes);
+app.route("/v1", operatorRoutes);

@@ -1,11 +1,14 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
+import type { Caller } from "./auth.js";
 
 /** Hono generics of the app: bindings, and what the auth middleware sets. */
 export interface AppEnv {
   Bindings: Env;
   Variables: {
     ns: string;
+    /** Who called: namespace, role and key name (auth.ts). */
+    caller: Caller;
     store: LockStore;
     /** The Holdfast-Request-Id the client sent, checked. */
     requestId: string | undefined;

@@ -14,19 +14,32 @@ class ApiKeysNotConfiguredError extends NotConfiguredError {
   }
 }
 
-interface KeyEntry {
+/** What a key may do: "user" locks and reads; "admin" also force-releases (docs/API.md "Keys and roles"). */
+export type KeyRole = "user" | "admin";
+
+/** Who called: the key's namespace, role and name (never the key itself: audit entries and the console show the name). */
+export interface Caller {
   namespace: string;
+  role: KeyRole;
+  /** The name API_KEYS gives the key, else `key-` and the first 8 hex digits of its SHA-256. */
+  keyName: string;
+}
+
+interface KeyEntry extends Caller {
   digest: Uint8Array;
 }
+
+const KEY_NAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
 
 const parsedKeys = new Map<string, Promise<KeyEntry[]>>();
 
 /**
- * Resolves the namespace of the bearer key. Fails closed: no API_KEYS, or a
- * malformed one, refuses every request. Keys are compared as SHA-256 digests
- * in constant time, so timing does not reveal how much of a key matched.
+ * Resolves the caller of the bearer key: its namespace, role and name. Fails
+ * closed: no API_KEYS, or a malformed one, refuses every request. Keys are
+ * compared as SHA-256 digests in constant time, so timing does not reveal
+ * how much of a key matched.
  */
-export async function namespaceOf(authorization: string | undefined, apiKeys: string | undefined): Promise<string> {
+export async function callerOf(authorization: string | undefined, apiKeys: string | undefined): Promise<Caller> {
   if (!apiKeys?.trim()) throw new ApiKeysNotConfiguredError("API_KEYS is not set");
   let entries = parsedKeys.get(apiKeys);
   if (!entries) {
@@ -37,10 +50,10 @@ export async function namespaceOf(authorization: string | undefined, apiKeys: st
   const presented = bearerKey(authorization);
   if (!presented) throw new UnauthorizedError();
   const digest = await sha256(presented);
-  let found: string | undefined;
-  for (const k of keys) if (equalDigests(k.digest, digest)) found = k.namespace;
+  let found: KeyEntry | undefined;
+  for (const k of keys) if (equalDigests(k.digest, digest)) found = k;
   if (!found) throw new UnauthorizedError();
-  return found;
+  return { namespace: found.namespace, role: found.role, keyName: found.keyName };
 }
 
 /** The key of an `Authorization: Bearer <key>` header, or undefined. */
@@ -49,7 +62,8 @@ export function bearerKey(authorization: string | undefined): string | undefined
 }
 
 /**
- * Parses API_KEYS ("ns=key,ns2=key2"). A bad entry is named by its position,
+ * Parses API_KEYS ("ns=key,ns2:admin:ops=key2": namespace[:role[:name]]=key,
+ * role user or admin, user by default). A bad entry is named by its position,
  * never by its text: whatever it holds may be key material, and this message
  * reaches anonymous callers. One key in two namespaces is refused (which
  * namespace would it mean?); one namespace with two keys is a rotation.
@@ -62,11 +76,16 @@ async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
     .filter(Boolean);
   for (const [i, pair] of pairs.entries()) {
     const eq = pair.indexOf("=");
-    const namespace = pair.slice(0, eq);
+    const [namespace = "", role = "user", name, ...extra] = pair.slice(0, Math.max(eq, 0)).split(":");
     const key = pair.slice(eq + 1);
     if (eq < 1 || !NAMESPACE_PATTERN.test(namespace) || key.length < 8) {
       throw new ApiKeysNotConfiguredError(
         `API_KEYS entry ${i + 1} of ${pairs.length} is not namespace=key with a namespace of A-Z a-z 0-9 _ - and a key of 8+ characters`,
+      );
+    }
+    if ((role !== "user" && role !== "admin") || extra.length || (name !== undefined && !KEY_NAME_PATTERN.test(name))) {
+      throw new ApiKeysNotConfiguredError(
+        `API_KEYS entry ${i + 1} of ${pairs.length} is not namespace[:role[:name]]=key with role user or admin and a name of 1-64 A-Z a-z 0-9 _ . @ -`,
       );
     }
     const digest = await sha256(key);
@@ -74,7 +93,8 @@ async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
     if (twin >= 0 && entries[twin].namespace !== namespace) {
       throw new ApiKeysNotConfiguredError(`API_KEYS entries ${twin + 1} and ${i + 1} give one key to two namespaces`);
     }
-    entries.push({ namespace, digest });
+    const keyName = name ?? `key-${[...digest.slice(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+    entries.push({ namespace, role, keyName, digest });
   }
   if (!entries.length) throw new ApiKeysNotConfiguredError("API_KEYS has no entries");
   return entries;
@@ -83,7 +103,7 @@ async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
 /** Whether API_KEYS is usable, for /healthz: undefined when it is, else why not. */
 export async function apiKeysProblem(apiKeys: string | undefined): Promise<string | undefined> {
   try {
-    await namespaceOf("Bearer -", apiKeys);
+    await callerOf("Bearer -", apiKeys);
   } catch (err) {
     if (err instanceof ApiKeysNotConfiguredError) return err.message;
   }

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import {
   ConflictError,
   FingerprintMismatchError,
+  ForbiddenError,
   HoldfastError,
   InProgressError,
   InternalError,
@@ -10,6 +11,7 @@ import {
   LeaseLostError,
   LockedError,
   NotConfiguredError,
+  NotHeldError,
   NotSupportedError,
   StoreUnavailableError,
   TooLargeError,
@@ -27,7 +29,7 @@ export const STORE_UNAVAILABLE = {
 
 /** An error as the caller gets it: the HTTP status, the JSON body and, for a 409 or 429 that says when, Retry-After. */
 export interface ErrorAnswer {
-  status: 400 | 401 | 409 | 413 | 422 | 426 | 429 | 500 | 501 | 503;
+  status: 400 | 401 | 403 | 409 | 413 | 422 | 426 | 429 | 500 | 501 | 503;
   body: { error: string; message: string; [field: string]: unknown };
   retryAfterMs?: number;
 }
@@ -54,6 +56,8 @@ export function errorAnswer(err: unknown): ErrorAnswer {
   const plain = (status: ErrorAnswer["status"], e: HoldfastError): ErrorAnswer => ({ status, body: { error: e.code, message: e.message } });
   if (err instanceof ConflictError) return plain(409, err);
   if (err instanceof LeaseLostError) return plain(409, err);
+  if (err instanceof NotHeldError) return plain(409, err);
+  if (err instanceof ForbiddenError) return plain(403, err);
   if (err instanceof InvalidInputError) return plain(400, err);
   if (err instanceof UnauthorizedError) return plain(401, err);
   if (err instanceof TooLargeError) return plain(413, err);

@@ -2,6 +2,7 @@ import * as z from "zod/mini";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./requestId.js";
 import { kindApis } from "../kinds/registry/routes.js";
 import { notificationKeyResponse } from "./notificationKey.js";
+import { operatorOperations } from "../operator/openapi.js";
 import type { Named, Operations } from "./openapiOps.js";
 import * as shared from "./schemas.js";
 
@@ -17,7 +18,8 @@ import * as shared from "./schemas.js";
 const ERROR_RESPONSES: Record<number, [string, string]> = {
   400: ["BadRequest", "Bad input: `error` names the field (invalid_ttl, invalid_name, invalid_body, ...). Nothing was changed."],
   401: ["Unauthorized", "No or unknown API key."],
-  409: ["Conflict", "locked (with retryAfterMs and Retry-After), lease_lost, in_progress, limit_mismatch or upgrade_not_supported."],
+  403: ["Forbidden", "forbidden: this key's role may not do this (a force release needs an admin key)."],
+  409: ["Conflict", "locked (with retryAfterMs and Retry-After), lease_lost, in_progress, limit_mismatch, upgrade_not_supported or not_held."],
   413: ["TooLarge", "The body is over 64 KiB."],
   426: ["UpgradeRequired", "upgrade_required: a wait socket's path was asked for without Upgrade: websocket."],
   422: ["FingerprintMismatch", "The key was used with another fingerprint."],
@@ -45,6 +47,8 @@ operations["/v1/notifications/key"] = {
     errors: [401, 429, 503],
   },
 };
+
+Object.assign(operations, operatorOperations());
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const json = (schema: object) => ({ "application/json": { schema } });
@@ -101,6 +105,7 @@ export function openApiDocument(origin: string) {
           parameters: [
             ...(param ? [{ $ref: `#/components/parameters/${param}` }] : []),
             ...(method === "post" ? [{ $ref: "#/components/parameters/RequestId" }] : []),
+            ...(op.query ?? []).map((q) => ({ ...q, in: "query", required: false })),
           ],
           ...(op.body && { requestBody: { required: true, content: json(ref(op.body[0])) } }),
           responses: {

@@ -21,6 +21,8 @@ export interface Op {
   alsoOk?: Array<[status: number, ...Named]>;
   /** Error statuses besides 500, which every operation may answer. */
   errors: number[];
+  /** Query parameters (a listing's prefix, limit, cursor). */
+  query?: Array<{ name: string; description: string; schema: object }>;
 }
 
 /** Path (relative to the kind's mount point) -> method -> operation. */

@@ -68,4 +68,6 @@ export const fieldErrorCodes: Record<string, string> = {
   response: "invalid_response",
   limit: "invalid_limit",
   permits: "invalid_permits",
+  reason: "invalid_reason",
+  fence: "invalid_fence",
 };

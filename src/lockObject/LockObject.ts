@@ -5,7 +5,9 @@ import { objectParts } from "../kinds/registry/object.js";
 import type { KindName, KindNews, KindOps } from "../kinds/registry/ops.js";
 import { waitRequestSchema } from "../kinds/registry/waits.js";
 import { redisStoreOf } from "../store/storeConfig.js";
+import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
+import { ListingNotes } from "./listingNotes.js";
 import { LocalStore } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
@@ -60,8 +62,10 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     ctx: this.ctx,
     env: this.env,
     part: (kind) => this.part(kind),
-    afterWait: (store) => this.afterWait(store),
+    afterWait: (at, result) => this.afterWait(at, result),
   });
+  /** On the Durable store: the namespace's listing hears of this lock (listingNotes.ts). */
+  private readonly listing = new ListingNotes(this.env.NAMESPACE_OBJECT);
   /** HTTP waits in progress by the Worker's waiterId: withdraw() ends one. */
   private readonly httpWaits = new Map<string, AbortController>();
   /** The part of the one kind this object serves, made at its first request. */
@@ -122,7 +126,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     } finally {
       if (req.waiterId) this.httpWaits.delete(req.waiterId);
     }
-    this.afterWait(req.store);
+    this.afterWait(req, outcome);
     return Response.json(outcome);
   }
 
@@ -143,10 +147,14 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     this.sockets.closed(ws);
   }
 
-  /** On the Durable store a wait may have written here (a grant, a begun key): clean-up follows it. */
-  private afterWait(store: StoreKind): void {
-    if (store === "durable") this.afterWrite(undefined);
-    else this.schedule();
+  /** On the Durable store a wait may have written here (a grant, a begun key): clean-up and the listing follow it. */
+  private afterWait(at: { store: StoreKind; kind: KindName; ref: LockRef }, result: unknown): void {
+    if (at.store !== "durable") {
+      this.schedule();
+      return;
+    }
+    this.listing.after(at.kind, at.ref, [], result);
+    this.afterWrite(undefined);
   }
 
   /** Redis store: the Worker's news of a write it made there (a release, a key given up). */
@@ -173,7 +181,9 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
   async run<K extends KindName, Op extends keyof KindOps[K] & string>(kind: K, op: Op, args: unknown[]): Promise<unknown> {
     const fn = this.part(kind).local[op] as unknown as ((...a: unknown[]) => Promise<unknown>) | undefined;
     if (typeof fn !== "function") throw new InternalError(`the ${kind} has no operation ${op}`);
-    return this.afterWrite(await fn(...args));
+    const result = await fn(...args);
+    if (op !== "inspect") this.listing.after(kind, args[0] as LockRef, args, result);
+    return this.afterWrite(result);
   }
 
   ping(): boolean {
@@ -186,7 +196,13 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     const now = Date.now();
     this.alarmAt = undefined;
     this.timers.runDue(now);
-    await checkWatches(this.kv, (kind) => this.storeOf(kind), now);
+    // A watched lease that lapsed is a metric too (http/metrics.ts; unwatched lapses are seen by nobody).
+    await checkWatches(
+      this.kv,
+      (kind) => this.storeOf(kind),
+      now,
+      (l) => this.env.METRICS?.writeDataPoint({ indexes: [l.ns], blobs: [l.kind, "lapse"], doubles: [1, 0] }),
+    );
     await deliverDueNotifications(this.kv, this.env.WEBHOOK_SECRET ?? "", Date.now());
     this.cleanupAt = this.local.nextCleanup(Date.now(), true);
     const waiting = this.timers.next() !== undefined || this.ctx.getWebSockets().length > 0;

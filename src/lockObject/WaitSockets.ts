@@ -12,7 +12,6 @@ import type { KindObjectPart } from "./KindObjectPart.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "./socketProtocol.js";
 import { ackMessage, holderMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
-import type { StoreKind } from "./waitProtocol.js";
 
 /**
  * Where a socket is in its one wait; kept as the socket's attachment, so it
@@ -38,7 +37,8 @@ export interface WaitSocketsHost {
   env: Env;
   part(kind: KindName): KindObjectPart<KindName>;
   /** After a wait or a holder's step (which may have written here): the object's clean-up and alarm, as for an HTTP wait. */
-  afterWait(store: StoreKind): void;
+  /** After a wait or a holder's message: its store, kind and lock, and what it answered. */
+  afterWait(at: SocketAt, result: unknown): void;
 }
 
 /**
@@ -172,7 +172,7 @@ export class WaitSockets {
     this.keepWaiting(ws, at, { ...place, req });
     const part = this.host.part(at.kind);
     const outcome = await part.wait(req as never, wait.signal, { mustPickUp: true, token: place.token });
-    this.host.afterWait(at.store);
+    this.host.afterWait(at, outcome);
     if (wait.signal.aborted) {
       // Gone while its answer was on the way: a grant made meanwhile goes back to the line.
       if (outcome.status === "granted") part.takeBack((outcome.grant as { token: string }).token);
@@ -246,7 +246,7 @@ export class WaitSockets {
       message.type === "heartbeat"
         ? await part.heartbeatHere(state.at.ref, state.at.store, state.token, message.ttlMs)
         : await part.releaseHere(state.at.ref, state.at.store, state.token);
-    this.host.afterWait(state.at.store);
+    this.host.afterWait(state.at, r);
     if (r.status === "lost") throw new LeaseLostError();
     if (message.type === "heartbeat") this.send(ws, { type: "heartbeat", ...r.answer } as SocketAnswer);
     else this.end(ws, { type: "released", ...r.answer });

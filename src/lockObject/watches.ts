@@ -32,7 +32,12 @@ export function watchCount(kv: SyncKvStorage): number {
 }
 
 /** Watches past their check time: still held ones are looked at again later, lapsed ones become notifications. */
-export async function checkWatches(kv: SyncKvStorage, storeOf: (kind: StoreKind) => LockStore, now: number): Promise<void> {
+export async function checkWatches(
+  kv: SyncKvStorage,
+  storeOf: (kind: StoreKind) => LockStore,
+  now: number,
+  onLapse: (lease: WatchedLease) => void = () => undefined,
+): Promise<void> {
   for (const [key, lease] of kv.list<WatchedLease>({ prefix: WATCH })) {
     if (lease.checkAt > now) continue;
     let found: WatchState;
@@ -50,7 +55,10 @@ export async function checkWatches(kv: SyncKvStorage, storeOf: (kind: StoreKind)
       kv.put(key, { ...lease, expiresAt: found.expiresAt, checkAt: at + Math.max(MIN_RECHECK_MS, found.remainingMs) });
     } else {
       kv.delete(key);
-      if (found.state === "lapsed") kv.put(NOTIFY + watchIdOf(lease), notificationFor(lease, at, holder));
+      if (found.state === "lapsed") {
+        kv.put(NOTIFY + watchIdOf(lease), notificationFor(lease, at, holder));
+        onLapse(lease);
+      }
     }
   }
 }

@@ -59,5 +59,5 @@ function quorumStoreOf(urlList: string, tokenList: string, timeoutMs: number): Q
 
 /** The store the Worker uses: a quorum or Redis when configured, else the Durable store (each lock's LockObject). */
 export function selectStore(env: Env): LockStore {
-  return redisStoreOf(env) ?? new DurableStore(env.LOCK_OBJECT, { timeoutMs: storeTimeoutMs(env) });
+  return redisStoreOf(env) ?? new DurableStore(env.LOCK_OBJECT, { timeoutMs: storeTimeoutMs(env), namespaces: env.NAMESPACE_OBJECT });
 }

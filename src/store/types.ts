@@ -12,6 +12,7 @@
 import { NotSupportedError } from "../errors.js";
 import type { KindName, KindOps } from "../kinds/registry/ops.js";
 import { KIND_NOUNS } from "../kinds/registry/ops.js";
+import type { OperatorOps } from "./OperatorOps.js";
 
 export type { KindName, KindOps };
 export type { LockRef } from "./LockRef.js";
@@ -23,6 +24,8 @@ interface StoreCore {
   ping(): Promise<void>;
   /** What the store offers, said in a 501 for a kind it leaves out (see QuorumStore). */
   readonly offers?: string;
+  /** Listing and the audit log (absent on a quorum: operatorOps answers 501). */
+  readonly operator?: OperatorOps;
 }
 
 /** A store: the kinds it has (see kindOps). */
@@ -36,4 +39,10 @@ export function kindOps<K extends KindName>(store: LockStore, kind: K): KindOps[
   const ops = store[kind] as KindOps[K] | undefined;
   if (!ops) throw new NotSupportedError(`${store.offers ?? "this store offers other kinds"}, not ${KIND_NOUNS[kind]} (see docs/guarantees.md)`);
   return ops;
+}
+
+/** The store's listing and audit log, or NotSupportedError (HTTP 501) where it has none (a quorum). */
+export function operatorOps(store: LockStore): OperatorOps {
+  if (!store.operator) throw new NotSupportedError(`${store.offers ?? "this store"} keeps no listing or audit log (see docs/guarantees.md)`);
+  return store.operator;
 }

@@ -10,6 +10,7 @@ import { EXIT } from "../../src/cli/exitCodes";
 import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
 
 const KEY = "cli-test-key-1234567";
+const ADMIN_KEY = "cli-test-admin-7654321";
 const MAIN = path.resolve("src/cli/main.ts");
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
@@ -43,7 +44,10 @@ let servers: Stores;
 
 beforeAll(async () => {
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-cli-"));
-  servers = await startOnBothStores({ API_KEYS: `cli=${KEY}` }, { url: inject("upstashUrl"), token: inject("upstashToken") });
+  servers = await startOnBothStores(
+    { API_KEYS: `cli=${KEY},cli:admin:oncall=${ADMIN_KEY}` },
+    { url: inject("upstashUrl"), token: inject("upstashToken") },
+  );
 }, 120_000);
 
 afterAll(async () => {
@@ -187,6 +191,41 @@ for (const kind of ["redis", "durable"] as const) {
       const again = await holdfast(url(), ["release", name, "--token", lease.token]).done;
       expect(again.status).toBe(1);
       expect(again.stderr).toMatch(/does not hold/);
+    });
+
+    it("list shows held locks as JSON lines; force-release needs an admin key, frees the lock and is in the audit log", async () => {
+      const prefix = unique("ops");
+      const lease = await client().lock(`${prefix}-a`, { ttlMs: 30_000, holder: 'job "<b>" pid 1' });
+      const listed = await holdfast(url(), ["list", "--prefix", prefix]).done;
+      expect(listed.status).toBe(0);
+      const items = listed.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      expect(items).toEqual([expect.objectContaining({ name: `${prefix}-a`, held: true, holder: 'job "<b>" pid 1', fence: lease.fence })]);
+
+      const refused = await holdfast(url(), ["force-release", `${prefix}-a`, "--reason", "stuck"]).done;
+      expect(refused.status).toBe(EXIT.noPermission);
+      expect(refused.stderr).toMatch(/admin key/);
+      expect((await client().inspect("mutex", `${prefix}-a`)).held).toBe(true);
+
+      const forced = await holdfast(url(), ["force-release", `${prefix}-a`, "--reason", "host gone", "--fence", String(lease.fence)], {
+        HOLDFAST_API_KEY: ADMIN_KEY,
+      }).done;
+      expect(forced.status).toBe(0);
+      expect(JSON.parse(forced.stdout)).toMatchObject({ released: 1, fence: lease.fence, holder: 'job "<b>" pid 1' });
+      expect((await client().inspect("mutex", `${prefix}-a`)).held).toBe(false);
+      const none = await holdfast(url(), ["force-release", `${prefix}-a`, "--reason", "again"], { HOLDFAST_API_KEY: ADMIN_KEY }).done;
+      expect(none.status).toBe(1);
+      expect(none.stderr).toMatch(/not held/);
+
+      const audit = await holdfast(url(), ["audit", "--limit", "5"]).done;
+      const entries = audit.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      expect(entries).toContainEqual(expect.objectContaining({ name: `${prefix}-a`, keyName: "oncall", reason: "host gone", fence: lease.fence }));
+      expect(audit.stdout).not.toContain(ADMIN_KEY);
     });
   });
 }

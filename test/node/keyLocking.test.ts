@@ -114,6 +114,9 @@ describe("the gateway enforces Upstash's key rule", () => {
     await store.mutex.release(mx, { token: "t1", requestId: requestId() });
     await store.mutex.release(mx, { token: "t1", requestId: requestId() });
     await store.mutex.withdraw(mx, { token: "t2", reason: "left" });
+    const forced = ref("mx");
+    await store.mutex.acquire(forced, { token: "t3", mode: "new", ttlMs: 5000, requestId: requestId(), watch: true });
+    expect((await store.mutex.release(forced, { token: "", requestId: requestId(), force: {} })).status).toBe("ok");
 
     for (const [kind, ops] of [
       ["rw", store.rwlock],
@@ -134,6 +137,12 @@ describe("the gateway enforces Upstash's key rule", () => {
       await ops.ungate(r);
       if (kind === "rw") await store.rwlock.release(r, { token: "a", mode: "any", requestId: requestId() });
       else await store.semaphore.release(r, { token: "a", requestId: requestId() });
+      const again =
+        kind === "rw"
+          ? store.rwlock.acquire(r, { token: "c", mode: "read", reenter: false, ttlMs: 5000, watch: true, requestId: requestId() })
+          : store.semaphore.acquire(r, { token: "c", limit: 2, permits: 1, ttlMs: 5000, watch: true });
+      expect((await again).status).toBe("granted");
+      expect((await ops.forceRelease(r, { requestId: requestId() })).status).toBe("ok");
     }
 
     const key = ref("idem");

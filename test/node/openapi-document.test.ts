@@ -8,6 +8,7 @@ function servedRoutes(): string[] {
   const out = new Set<string>();
   for (const r of app.routes) {
     if (r.method === "ALL") continue; // middleware
+    if (r.path === "/console" || r.path.startsWith("/console/")) continue; // the console's pages, not the API
     let paths = [r.path];
     for (;;) {
       const next = paths.flatMap((p) => {

@@ -3,6 +3,7 @@ import { badInputConformance } from "../conformance/badInput";
 import { clientRetriesConformance } from "../conformance/clientRetries";
 import { clockStepBackConformance } from "../conformance/clockStepBack";
 import { hostileInputConformance } from "../conformance/hostileInput";
+import { operatorConformance } from "../conformance/operators";
 import { lostLineConformance } from "../../src/kinds/holders/conformance/lostLine";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotencyCases";
 import { holderLabelConformance } from "../../src/kinds/mutex/conformance/holderLabels";
@@ -31,5 +32,6 @@ for (const kind of ["redis", "durable"] as const) {
     describe("a store clock that steps back", () => clockStepBackConformance(kind));
     describe("holder labels", () => holderLabelConformance(kind));
     describe("lock-delay", () => lockDelayConformance(kind));
+    describe("operators: listing, force release, audit", () => operatorConformance(kind));
   });
 }

@@ -25,7 +25,8 @@ const dev = process.argv.includes("--dev");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const port = process.env.PORT || "8787";
 let apiKeys = process.env.API_KEYS;
-if (!apiKeys) apiKeys = `local=${LOCAL_API_KEY}`;
+// The local-only key is an admin key, so the console can force-release too.
+if (!apiKeys) apiKeys = `local:admin:local-dev=${LOCAL_API_KEY}`;
 const webhookSecret = process.env.WEBHOOK_SECRET || "holdfast-local-webhook-secret";
 
 // Local development: expiry notifications may go to receivers on this machine over http.

@@ -1,9 +1,10 @@
 import type { CurrentHolder } from "../../store/CurrentHolder.js";
-import { ENDED_KEEP_MS } from "../../limits.js";
+import { ENDED_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits.js";
+import { recall, remember } from "../../store/durable/answerMemory.js";
 import { fenceKeptUntil, leaseEnd, live } from "../../store/durable/records.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { WatchState } from "../../store/WatchState.js";
-import type { HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
+import type { HolderForceInput, HolderForceResult, HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
 
 /**
  * The per-holder leases of the many-holder kinds on the Durable store, the
@@ -145,6 +146,34 @@ export function withdraw<H extends HolderLease>(
   return { status: "revoked", fence: mine.fence };
 }
 
+/** The same rules as lua/holders/force_release.lua. */
+export function forceRelease(kv: SyncKvStorage, now: number, input: HolderForceInput): HolderForceResult {
+  const seen = recall<HolderForceResult>(kv, input.requestId, now);
+  if (seen) return seen;
+  const set = load(kv, now);
+  const freed = Object.entries(set.holders).filter(([, h]) => input.holder === undefined || h.holder === input.holder);
+  if (!freed.length) return { status: "lost" };
+  const endedTokens: string[] = [];
+  for (const [token, h] of freed) {
+    delete set.holders[token];
+    if (h.watch) {
+      markEnded(kv, token, now);
+      endedTokens.push(token);
+    }
+  }
+  save(kv, set);
+  const labelled = freed.filter(([, h]) => h.holder !== undefined).sort(([, a], [, b]) => a.exp - b.exp);
+  const r: HolderForceResult = {
+    status: "ok",
+    released: freed.length,
+    fence: Math.max(...freed.map(([, h]) => h.fence)),
+    holder: labelled[0]?.[1].holder ?? null,
+    endedTokens,
+    waiters: gateExists(kv, now),
+  };
+  return remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+}
+
 export function watch(kv: SyncKvStorage, now: number, token: string): WatchState {
   const mine = load(kv, now).holders[token];
   if (mine) return { state: "held", remainingMs: mine.exp - now, expiresAt: mine.exp };
@@ -170,5 +199,6 @@ export function durableHolderOps(kv: SyncKvStorage): HolderOps {
     withdraw: async (_ref, input) => withdraw(kv, Date.now(), input),
     watch: async (_ref, { token }) => watch(kv, Date.now(), token ?? ""),
     ungate: async () => dropGate(kv),
+    forceRelease: async (_ref, input) => forceRelease(kv, Date.now(), input),
   };
 }

@@ -8,7 +8,7 @@ import { type WaitOptions, WaitQueue } from "../../lockObject/WaitQueue.js";
 import type { KindOps, KindWait } from "../registry/ops.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { kindOps, type LockStore } from "../../store/types.js";
-import type { HolderNews } from "./types.js";
+import type { HolderForceInput, HolderNews } from "./types.js";
 
 interface HolderGrant {
   token: string;
@@ -68,6 +68,11 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
         if (r.status === "ok") this.released({ ref, token: input.token, endedWatch: spec.endedWatch(r as never) }, "durable");
         return r;
       },
+      forceRelease: async (ref: LockRef, input: HolderForceInput) => {
+        const r = await here.forceRelease(ref, input);
+        if (r.status === "ok") this.released({ ref, token: "", endedWatch: false, endedTokens: r.endedTokens }, "durable");
+        return r;
+      },
     } as unknown as KindOps[K];
   }
 
@@ -120,8 +125,9 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
   }
 
   /** A holder released (in Redis, or here): its watch ends if it released for good, and the line may move. */
-  private released({ ref, token, endedWatch }: HolderNews, store: StoreKind): void {
+  private released({ ref, token, endedWatch, endedTokens }: HolderNews, store: StoreKind): void {
     if (endedWatch) this.host.dropWatch(token);
+    for (const ended of endedTokens ?? []) this.host.dropWatch(ended);
     // With waiters, the next store step; with none (the object restarted and lost its line), the idle step drops their gate.
     this.line(ref, store).kick(true);
   }

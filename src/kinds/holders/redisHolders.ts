@@ -6,7 +6,7 @@ import type { WatchState } from "../../store/WatchState.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { HolderKeys } from "./keys.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
+import type { HolderForceInput, HolderForceResult, HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
 
 /** The scripts every many-holder kind shares (lua/holders/*.lua), on that kind's keys. */
 export function redisHolders(scripts: ScriptRunner) {
@@ -28,6 +28,21 @@ export function redisHolders(scripts: ScriptRunner) {
     async ungate(k: HolderKeys): Promise<void> {
       const r = await scripts.run("holders_ungate", [k.gate], []);
       if (r.status !== "ok") throw unexpectedReply("holders_ungate", r);
+    },
+
+    async forceRelease(k: HolderKeys, input: HolderForceInput): Promise<HolderForceResult> {
+      const which = input.holder === undefined ? ["all", ""] : ["label", input.holder];
+      const r = await scripts.run("holders_force_release", [k.lock, k.request(input.requestId), k.ended, k.gate], which);
+      if (r.status === "lost") return { status: "lost" };
+      if (r.status !== "ok") throw unexpectedReply("holders_force_release", r);
+      return {
+        status: "ok",
+        released: numberField(r, "released"),
+        fence: numberField(r, "fence"),
+        holder: r.holder || null,
+        endedTokens: listField(r, "ended").map((t) => String(t)),
+        waiters: r.waiters === "1",
+      };
     },
 
     async watch(k: HolderKeys, token: string): Promise<WatchState> {
@@ -86,5 +101,6 @@ export function redisHolderOps(scripts: ScriptRunner, keysOf: (ref: LockRef) => 
     withdraw: (ref, input) => holders.withdraw(keysOf(ref), input),
     watch: (ref, { token }) => holders.watch(keysOf(ref), token ?? ""),
     ungate: (ref) => holders.ungate(keysOf(ref)),
+    forceRelease: (ref, input) => holders.forceRelease(keysOf(ref), input),
   };
 }

@@ -16,6 +16,29 @@ export type HolderHeartbeatResult = { status: "ok"; expiresAt: number; ttlMs: nu
 /** Taking a queued waiter out of line: the gate was its, its grant was taken back (see WithdrawReason), or nothing of it was left. */
 export type HolderWithdrawResult = { status: "unregistered" | "none" } | { status: "revoked"; fence: number };
 
+/** An operator's force release of a many-holder lock: what it freed, or lost when no holder matched. */
+export type HolderForceResult =
+  | {
+      status: "ok";
+      /** How many holders were freed. */
+      released: number;
+      /** The highest fence among them. */
+      fence: number;
+      /** The label of the first freed holder to end, null when none had one. */
+      holder: string | null;
+      /** The freed holders that were watched for onExpire (their watches end). */
+      endedTokens: string[];
+      /** The lock object has a line that must hear of it. */
+      waiters: boolean;
+    }
+  | { status: "lost" };
+
+export interface HolderForceInput {
+  /** Free only the holders with this label; every holder without it. */
+  holder?: string;
+  requestId: string;
+}
+
 /** A waiter as the lock object passes it to a store step. */
 export interface QueuedHolder {
   token: string;
@@ -46,6 +69,8 @@ export interface HolderOps {
   watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState>;
   /** The object's line is empty: drop a gate a lost line left behind. */
   ungate(ref: LockRef): Promise<void>;
+  /** An operator frees holders whatever their tokens (every one, or those with a label). */
+  forceRelease(ref: LockRef, input: HolderForceInput): Promise<HolderForceResult>;
 }
 
 /** Redis store: a holder released; the line may move, and its watch ends if it released for good. */
@@ -53,4 +78,6 @@ export interface HolderNews {
   ref: LockRef;
   token: string;
   endedWatch: boolean;
+  /** A force release: every freed holder whose watch ends. */
+  endedTokens?: string[];
 }

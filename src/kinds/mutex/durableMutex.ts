@@ -8,6 +8,7 @@ import type {
   MutexAcquireResult,
   MutexGrant,
   MutexHeartbeatResult,
+  MutexReleaseInput,
   MutexReleaseResult,
   MutexState,
   MutexWithdrawResult,
@@ -198,14 +199,15 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
   return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: lease.fence };
 }
 
-export function release(kv: SyncKvStorage, now: number, name: string, input: { token: string; requestId: string }): MutexReleaseResult {
+export function release(kv: SyncKvStorage, now: number, name: string, input: MutexReleaseInput): MutexReleaseResult {
   const seen = recall<MutexReleaseResult>(kv, input.requestId, now);
   if (seen) return seen;
-  const answer = (r: MutexReleaseResult) => remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
-
+  const { force } = input;
   const lease = liveLease(kv, now);
-  if (lease?.owner !== input.token) return { status: "lost" };
-  if (lease.count > 1) {
+  if (!lease || (force ? force.fence !== undefined && force.fence !== lease.fence : lease.owner !== input.token)) return { status: "lost" };
+  const label = force ? { holder: lease.holder ?? null } : {};
+  const answer = (r: MutexReleaseResult) => remember(kv, input.requestId, { ...r, ...label }, now + REQUEST_MEMORY_MS);
+  if (lease.count > 1 && !force) {
     kv.put<Lease>(LEASE, { ...lease, count: lease.count - 1 });
     return answer({ status: "ok", released: false, count: lease.count - 1, fence: lease.fence, watched: lease.watch });
   }

@@ -65,7 +65,9 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
 
     async release(ref, input): Promise<MutexReleaseResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId), k.ended, k.delay], [input.token]);
+      const { force } = input;
+      const args = force ? ["", "force", force.fence === undefined ? "" : String(force.fence)] : [input.token];
+      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId), k.ended, k.delay], args);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
       return {
@@ -76,6 +78,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         watched: r.watched === "1",
         ...agreedFence(r),
         ...(r.handedTo ? { handedTo: grantOf(ref, r, "handed", r.handedTo) } : {}),
+        ...(force ? { holder: r.holder || null } : {}),
       };
     },
 

@@ -1,5 +1,5 @@
 import type * as z from "zod/mini";
-import { InternalError, LeaseLostError, LockedError } from "../../errors.js";
+import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, acquireFlow } from "../../service/acquireFlow.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
@@ -102,4 +102,23 @@ export async function inspectMutex(ctx: ServiceContext, name: string): Promise<M
   const ref = { ns: ctx.ns, name };
   const [state, waiters] = await Promise.all([kindOps(ctx.store, "mutex").inspect(ref), lockObjectClient(ctx.env, "mutex", ref).waiterCount()]);
   return { ...state, waiters };
+}
+
+/**
+ * An operator's force release (src/operator/forceRelease.ts checks the key
+ * and writes the audit entry): whoever holds it, every level at once; with
+ * a fence, only that lease. The next waiter gets it, as after a release.
+ */
+export async function forceReleaseMutex(ctx: ServiceContext, name: string, fence: number | undefined) {
+  const ref = { ns: ctx.ns, name };
+  const requestId = await ctx.ids.requestId(`mutex:${name}:force-release`);
+  const r = await kindOps(ctx.store, "mutex").release(ref, { token: "", requestId, force: fence === undefined ? {} : { fence } });
+  if (r.status === "lost") {
+    throw new NotHeldError(fence === undefined ? `nobody holds the lock ${name}` : `the lock ${name} is not held by the lease of fence ${fence}`);
+  }
+  if (ctx.store.kind === "redis" && r.watched) {
+    const { handedTo } = r;
+    ctx.later("force-released", () => lockObjectClient(ctx.env, "mutex", ref).tell({ ref, fence: r.fence, handedTo }));
+  }
+  return { released: 1, fence: r.fence, holder: r.holder ?? null };
 }

@@ -62,8 +62,21 @@ export type MutexReleaseResult =
       watched: boolean;
       /** The release handed the lock to the lock object's registered waiter. */
       handedTo?: MutexGrant;
+      /** A force release: the freed lease's label (null when it had none). */
+      holder?: string | null;
     })
   | { status: "lost" };
+
+export interface MutexReleaseInput {
+  /** The holder's token ("" with force). */
+  token: string;
+  requestId: string;
+  /**
+   * An operator's force release: whoever holds it, every re-entered level at
+   * once; with a fence, only the lease of that fence (lost otherwise).
+   */
+  force?: { fence?: number };
+}
 
 /** Taking a queued waiter out of line (see lua/mutex/withdraw.lua). */
 export type MutexWithdrawResult = { status: "unregistered" | "none" } | { status: "revoked"; fence: number };
@@ -85,7 +98,7 @@ export interface MutexState extends AgreedFence {
 export interface MutexOps {
   acquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult>;
   heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<MutexHeartbeatResult>;
-  release(ref: LockRef, input: { token: string; requestId: string }): Promise<MutexReleaseResult>;
+  release(ref: LockRef, input: MutexReleaseInput): Promise<MutexReleaseResult>;
   withdraw(ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<MutexWithdrawResult>;
   inspect(ref: LockRef): Promise<MutexState>;
   /** The lease of this fence, for its onExpire watch. */

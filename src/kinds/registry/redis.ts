@@ -3,7 +3,12 @@ import { redisIdempotency } from "../idempotency/redisIdempotency.js";
 import { redisMutex } from "../mutex/redisMutex.js";
 import { redisRwLock } from "../rwlock/redisRwLock.js";
 import { redisSemaphore } from "../semaphore/redisSemaphore.js";
-import type { KindOps } from "./ops.js";
+import type { LockRef } from "../../store/LockRef.js";
+import { idempotencyKeys } from "../idempotency/keys.js";
+import { mutexKeys } from "../mutex/keys.js";
+import { rwLockKeys } from "../rwlock/keys.js";
+import { semaphoreKeys } from "../semaphore/keys.js";
+import type { KindName, KindOps } from "./ops.js";
 
 /** The kind registry: what each kind brings to the Redis store (its scripts, through one runner). */
 export function redisKinds(scripts: ScriptRunner): KindOps {
@@ -14,3 +19,11 @@ export function redisKinds(scripts: ScriptRunner): KindOps {
     idempotency: redisIdempotency(scripts),
   };
 }
+
+/** The kind registry: each kind's main key in Redis, the one that exists while a lock is held (or a key stored). */
+export const kindMainKeys: Record<KindName, (ref: LockRef) => string> = {
+  mutex: (ref) => mutexKeys(ref).lock,
+  rwlock: (ref) => rwLockKeys(ref).lock,
+  semaphore: (ref) => semaphoreKeys(ref).lock,
+  idempotency: (ref) => idempotencyKeys(ref).record,
+};

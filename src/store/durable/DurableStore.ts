@@ -1,10 +1,13 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
-import { InternalError, StoreUnavailableError } from "../../errors.js";
 import { KIND_NAMES, type KindName, type KindOps } from "../../kinds/registry/ops.js";
 import type { LockObjectRpc } from "../../lockObject/LockObjectRpc.js";
 import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf.js";
 import type { LockRef } from "../LockRef.js";
+import type { NamespaceObjectRpc } from "../../namespaceObject/NamespaceObjectRpc.js";
+import type { OperatorOps } from "../OperatorOps.js";
 import type { EveryKindStore } from "../types.js";
+import { durableOperator } from "./durableOperator.js";
+import { classifyObjectFault } from "./objectFaults.js";
 
 /**
  * The embedded store, as the Worker sees it: each call is an RPC to the
@@ -17,12 +20,15 @@ import type { EveryKindStore } from "../types.js";
 export class DurableStore {
   readonly kind = "durable" as const;
   private readonly timeoutMs: number;
+  /** Listing and the audit log, where the namespace objects are bound. */
+  readonly operator?: OperatorOps;
 
   constructor(
     private readonly objects: DurableObjectNamespace<LockObjectRpc>,
-    options: { timeoutMs?: number } = {},
+    options: { timeoutMs?: number; namespaces?: DurableObjectNamespace<NamespaceObjectRpc> } = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+    if (options.namespaces) this.operator = durableOperator(options.namespaces, this.timeoutMs);
     for (const kind of KIND_NAMES) Object.assign(this, { [kind]: this.opsOf(kind) });
   }
 
@@ -54,17 +60,3 @@ export class DurableStore {
 
 // Every kind's operations, one member per kind, assigned in the constructor.
 export interface DurableStore extends EveryKindStore {}
-
-/**
- * A Durable Object call that failed: the platform's own failures (object
- * overloaded, reset, connection lost: `retryable`/`overloaded`, or not thrown
- * by our code at all) are an outage; an exception our object code threw
- * (`remote` and not retryable) is a bug.
- */
-export function classifyObjectFault(what: string, err: unknown): Error {
-  if (err instanceof StoreUnavailableError || err instanceof InternalError) return err;
-  const e = err as { message?: string; remote?: boolean; retryable?: boolean; overloaded?: boolean };
-  const message = String(e?.message ?? err).slice(0, 300);
-  if (e?.remote && !e.retryable && !e.overloaded) return new InternalError(`the lock object failed ${what}: ${message}`);
-  return new StoreUnavailableError(`the lock object did not answer ${what}: ${message}`, "unknown");
-}

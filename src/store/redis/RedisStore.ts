@@ -1,6 +1,8 @@
 import type { Redis } from "@upstash/redis";
 import { redisKinds } from "../../kinds/registry/redis.js";
 import type { EveryKindStore } from "../types.js";
+import type { OperatorOps } from "../OperatorOps.js";
+import { redisOperator } from "./redisOperator.js";
 import { ScriptRunner } from "./ScriptRunner.js";
 
 export interface RedisStoreOptions {
@@ -18,9 +20,11 @@ export interface RedisStoreOptions {
 export class RedisStore {
   readonly kind = "redis" as const;
   private readonly scripts: ScriptRunner;
+  readonly operator: OperatorOps;
 
   constructor(redis: Redis, options: RedisStoreOptions = {}) {
     this.scripts = new ScriptRunner(redis, options.timeoutMs);
+    this.operator = redisOperator(this.scripts);
     Object.assign(this, redisKinds(this.scripts));
   }
 

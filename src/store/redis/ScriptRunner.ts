@@ -75,10 +75,15 @@ export class ScriptRunner {
   }
 
   async ping(): Promise<void> {
+    await this.command("ping", (redis) => redis.ping());
+  }
+
+  /** A plain Redis command (no script): under the same deadline, its failure sorted the same way. */
+  async command<T>(what: string, call: (redis: Redis) => Promise<T>): Promise<T> {
     try {
-      await withDeadline("ping", this.timeoutMs, () => this.redis.ping());
+      return await withDeadline(what, this.timeoutMs, () => call(this.redis));
     } catch (err) {
-      throw classifyRedisFault("ping", err);
+      throw classifyRedisFault(what, err);
     }
   }
 }

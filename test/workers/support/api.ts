@@ -5,6 +5,8 @@ import type { Env } from "../../../src/env";
 export type StoreKind = "redis" | "durable";
 export const KEY_A = "key-aaaaaaaa";
 export const KEY_B = "key-bbbbbbbb";
+/** tenant-a's admin key, named ops-admin (vitest.config.ts): it may force-release. */
+export const KEY_ADMIN = "key-admin-aaaa";
 
 /** The Worker's env for one store: Upstash variables set for redis, unset for durable. */
 export function envFor(kind: StoreKind, overrides: Partial<Env> = {}): Env {

@@ -1,0 +1,119 @@
+// The four kinds of lock as the console shows them: where each is listed,
+// whether an admin may force-release it, and its columns (the list) and
+// fields (the detail panel), read from the kind's GET answer (docs/API.md).
+// A field is { label, value } (text), { label, list } (one line per entry,
+// e.g. holder labels), or { label, at } (a store time: a countdown in the
+// list, the time and a countdown in the panel).
+import { NONE, plural, text, time } from "./format.js";
+
+const mutexState = (i) => {
+  if (i.held === true) return i.count > 1 ? `held, re-entered (depth ${i.count})` : "held";
+  if (i.held === false) return typeof i.delayedUntil === "number" ? "free, in lock-delay" : "free";
+  return NONE;
+};
+
+const labels = (i) => (Array.isArray(i.holderLabels) ? i.holderLabels.map(text) : []);
+
+const permits = (i) => (typeof i.used !== "number" ? NONE : typeof i.limit === "number" ? `${i.used} of ${i.limit}` : String(i.used));
+
+const storedResponse = (i) => {
+  if (i.response === undefined) return NONE;
+  const json = JSON.stringify(i.response);
+  return json.length > 2000 ? `${json.slice(0, 2000)}... (${json.length} characters)` : json;
+};
+
+export const KINDS = [
+  {
+    kind: "mutex",
+    title: "Mutexes",
+    noun: "Mutex",
+    path: "/v1/locks",
+    releasable: true,
+    manyHolders: false,
+    columns: [
+      { label: "State", value: mutexState },
+      { label: "Holder", value: (i) => text(i.holder) },
+      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Expires in", at: (i) => i.expiresAt },
+      { label: "Waiters", value: (i) => text(i.waiters) },
+    ],
+    fields: [
+      { label: "State", value: mutexState },
+      { label: "Holder", value: (i) => text(i.holder) },
+      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Expires at", at: (i) => i.expiresAt },
+      { label: "Waiters", value: (i) => text(i.waiters) },
+      { label: "Delayed until", at: (i) => i.delayedUntil },
+    ],
+  },
+  {
+    kind: "rwlock",
+    title: "Read-write locks",
+    noun: "Read-write lock",
+    path: "/v1/rwlocks",
+    releasable: true,
+    manyHolders: true,
+    columns: [
+      { label: "Mode", value: (i) => text(i.mode) },
+      { label: "Readers", value: (i) => text(i.readers) },
+      { label: "Writer", value: (i) => text(i.writer) },
+      { label: "Holders", value: (i) => text(labels(i)) },
+      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Waiters", value: (i) => text(i.waiters) },
+    ],
+    fields: [
+      { label: "Mode", value: (i) => text(i.mode) },
+      { label: "Readers", value: (i) => text(i.readers) },
+      { label: "Writer", value: (i) => text(i.writer) },
+      { label: "Holders (first to end, labelled ones)", list: labels },
+      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Waiters", value: (i) => text(i.waiters) },
+    ],
+  },
+  {
+    kind: "semaphore",
+    title: "Semaphores",
+    noun: "Semaphore",
+    path: "/v1/semaphores",
+    releasable: true,
+    manyHolders: true,
+    columns: [
+      { label: "Permits used", value: permits },
+      { label: "Holders", value: (i) => (typeof i.holders === "number" ? plural(i.holders, "holder") : NONE) },
+      { label: "Holder labels", value: (i) => text(labels(i)) },
+      { label: "Waiters", value: (i) => text(i.waiters) },
+    ],
+    fields: [
+      { label: "Permits used", value: permits },
+      { label: "Holders", value: (i) => text(i.holders) },
+      { label: "Holder labels (first to end, labelled ones)", list: labels },
+      { label: "Waiters", value: (i) => text(i.waiters) },
+    ],
+  },
+  {
+    kind: "idempotency",
+    title: "Idempotency keys",
+    noun: "Idempotency key",
+    path: "/v1/idempotency",
+    releasable: false,
+    manyHolders: false,
+    columns: [
+      { label: "State", value: (i) => text(i.state ?? i.status) },
+      { label: "Holder", value: (i) => text(i.holder) },
+      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Expires in", at: (i) => i.expiresAt },
+      { label: "Completed at (UTC)", value: (i) => time(i.completedAt) },
+    ],
+    fields: [
+      { label: "State", value: (i) => text(i.state ?? i.status) },
+      { label: "Holder", value: (i) => text(i.holder) },
+      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Expires at", at: (i) => i.expiresAt },
+      { label: "Completed at (UTC)", value: (i) => time(i.completedAt) },
+      { label: "Stored response", value: storedResponse },
+    ],
+  },
+];
+
+/** The kind a name like "mutex" stands for (audit entries name kinds so), or undefined. */
+export const kindNamed = (kind) => KINDS.find((k) => k.kind === kind);

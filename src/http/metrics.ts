@@ -1,0 +1,54 @@
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./appTypes.js";
+
+/** The kind of each mount point, as metrics name it. */
+const KIND_OF_PATH: Record<string, string> = { locks: "mutex", rwlocks: "rwlock", semaphores: "semaphore", idempotency: "idempotency" };
+
+/** What an answer was, for metrics: undefined when it is none of the counted events. */
+export function eventOf(method: string, pathname: string, status: number, error: string | undefined): string | undefined {
+  if (method !== "POST") return undefined;
+  const op = pathname.slice(pathname.lastIndexOf("/") + 1);
+  if (op === "acquire" || op === "begin") {
+    if (status === 200 || status === 201) return "grant";
+    if (error === "locked" || error === "in_progress") return "busy";
+  }
+  if ((op === "heartbeat" || op === "release" || op === "complete" || op === "fail") && error === "lease_lost") return "lease_lost";
+  if (op === "force-release" && status === 200) return "force_release";
+  return undefined;
+}
+
+/**
+ * With a Workers Analytics Engine binding (METRICS), each grant, busy answer,
+ * lease_lost and force release over HTTP writes one data point: index the
+ * namespace, blob1 the kind, blob2 the event, double1 1, double2 the
+ * request's time in ms (for a grant after a wait, the wait). Lapses are
+ * written by the lock object (watches.ts). Without the binding nothing is
+ * done. docs/metrics.md has the SQL.
+ */
+export const recordMetrics: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const dataset = c.env.METRICS;
+  if (!dataset) return next();
+  const started = Date.now();
+  await next();
+  const { pathname } = new URL(c.req.url);
+  const kind = KIND_OF_PATH[pathname.split("/")[2] ?? ""];
+  if (!kind) return;
+  const status = c.res.status;
+  // Only 409s say which error in the body; the body is read from a clone, the answer itself untouched.
+  const error =
+    status === 409
+      ? (
+          (await c.res
+            .clone()
+            .json()
+            .catch(() => ({}))) as { error?: string }
+        ).error
+      : undefined;
+  const event = eventOf(c.req.method, pathname, status, error);
+  if (!event) return;
+  try {
+    dataset.writeDataPoint({ indexes: [c.var.ns], blobs: [kind, event], doubles: [1, Date.now() - started] });
+  } catch {
+    // Metrics never fail a lock operation.
+  }
+};

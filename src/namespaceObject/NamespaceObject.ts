@@ -1,0 +1,85 @@
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env.js";
+import type { KindName } from "../kinds/registry/ops.js";
+import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord } from "../store/OperatorOps.js";
+import type { NamespaceObjectRpc } from "./NamespaceObjectRpc.js";
+
+/** How often the alarm drops entries past their time, at most. */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * One per namespace, on the Durable store only: the names of the namespace's
+ * locks that were active lately (each lock object tells it, at most every few
+ * minutes: listedUntil.ts), for listing; and the audit log of force
+ * releases, kept AUDIT_KEEP_MS. On the Redis store both live in Redis and this
+ * object is not used. SQLite, so a page is one indexed range read.
+ */
+export class NamespaceObject extends DurableObject<Env> implements NamespaceObjectRpc {
+  private readonly sql = this.ctx.storage.sql;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql.exec(
+      `CREATE TABLE IF NOT EXISTS locks (kind TEXT NOT NULL, name TEXT NOT NULL, until INTEGER NOT NULL, PRIMARY KEY (kind, name));
+       CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, record TEXT NOT NULL);`,
+    );
+  }
+
+  /** A lock object of this namespace is (or may be) active until `until`: list it till then. */
+  note(kind: KindName, name: string, until: number): void {
+    this.sql.exec(
+      "INSERT INTO locks (kind, name, until) VALUES (?, ?, ?) ON CONFLICT (kind, name) DO UPDATE SET until = max(until, excluded.until)",
+      kind,
+      name,
+      until,
+    );
+    void this.pruneLater();
+  }
+
+  /** Names of the kind listed now, in name order, after `after`, starting with `prefix`. */
+  names(kind: KindName, prefix: string, after: string | undefined, limit: number): string[] {
+    const start = after !== undefined && after >= prefix ? after : prefix;
+    const rows = this.sql.exec<{ name: string }>(
+      `SELECT name FROM locks WHERE kind = ? AND name ${after !== undefined && after >= prefix ? ">" : ">="} ? AND substr(name, 1, ?) = ? AND until > ?
+       ORDER BY name LIMIT ?`,
+      kind,
+      start,
+      prefix.length,
+      prefix,
+      Date.now(),
+      limit,
+    );
+    return rows.toArray().map((r) => r.name);
+  }
+
+  appendAudit(record: AuditRecord): AuditEntry {
+    const at = Date.now();
+    const row = this.sql.exec<{ id: number }>("INSERT INTO audit (at, record) VALUES (?, ?) RETURNING id", at, JSON.stringify(record)).one();
+    void this.pruneLater();
+    return { id: String(row.id), at, ...record };
+  }
+
+  /** Newest first, before the entry `before` (an id this answered). */
+  audit(limit: number, before: number | undefined): AuditEntry[] {
+    const rows = this.sql.exec<{ id: number; at: number; record: string }>(
+      "SELECT id, at, record FROM audit WHERE id < ? AND at > ? ORDER BY id DESC LIMIT ?",
+      before ?? Number.MAX_SAFE_INTEGER,
+      Date.now() - AUDIT_KEEP_MS,
+      limit,
+    );
+    return rows.toArray().map((r) => ({ id: String(r.id), at: r.at, ...(JSON.parse(r.record) as AuditRecord) }));
+  }
+
+  async alarm(): Promise<void> {
+    const now = Date.now();
+    this.sql.exec("DELETE FROM locks WHERE until <= ?", now);
+    this.sql.exec("DELETE FROM audit WHERE at <= ?", now - AUDIT_KEEP_MS);
+    const left = this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM locks) + (SELECT count(*) FROM audit) AS n").one().n;
+    if (left > 0) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
+  }
+
+  /** Entries past their time are dropped by the alarm, within PRUNE_EVERY_MS (reads skip them already). */
+  private async pruneLater(): Promise<void> {
+    if ((await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + PRUNE_EVERY_MS);
+  }
+}

@@ -1,0 +1,10 @@
+import type { KindName } from "../kinds/registry/ops.js";
+import type { AuditEntry, AuditRecord } from "../store/OperatorOps.js";
+
+/** The namespace object's methods as the Worker and the lock objects call them (its binding's type). */
+export interface NamespaceObjectRpc extends Rpc.DurableObjectBranded {
+  note(kind: KindName, name: string, until: number): void;
+  names(kind: KindName, prefix: string, after: string | undefined, limit: number): string[];
+  appendAudit(record: AuditRecord): AuditEntry;
+  audit(limit: number, before: number | undefined): AuditEntry[];
+}

@@ -1,0 +1,27 @@
+import { ForbiddenError, NotSupportedError } from "../errors.js";
+import type { Caller } from "../http/auth.js";
+import { KIND_NOUNS } from "../kinds/registry/ops.js";
+import type { ForceReleaseAsk, KindApi } from "../kinds/registry/routes.js";
+import type { ServiceContext } from "../service/ServiceContext.js";
+import { operatorOps } from "../store/types.js";
+
+/**
+ * An operator frees a lock whose holder is known to be gone: admin keys only
+ * (403 forbidden otherwise, nothing changed). The kind frees it as a release
+ * would (the next waiter gets it, the old holder's next heartbeat or release
+ * is lease_lost, the next fence is higher), then the audit log gets an entry
+ * naming the key by its name. The entry is written after the release: a
+ * failure there is a 503 and the client's retry (same Holdfast-Request-Id)
+ * replays the release and writes the entry, so every force release is
+ * audited at least once.
+ */
+export async function forceRelease(ctx: ServiceContext, caller: Caller, api: KindApi, name: string, ask: ForceReleaseAsk & { reason: string }) {
+  if (caller.role !== "admin") {
+    throw new ForbiddenError("a force release needs an admin key (an API_KEYS entry namespace:admin[:name]=key; see docs/API.md, Keys and roles)");
+  }
+  if (!api.forceRelease) throw new NotSupportedError(`${KIND_NOUNS[api.kind]} have no force release`);
+  const audit = operatorOps(ctx.store); // a store without an audit log frees nothing
+  const freed = await api.forceRelease(ctx, name, ask);
+  const entry = await audit.appendAudit(ctx.ns, { keyName: caller.keyName, kind: api.kind, name, reason: ask.reason, ...freed });
+  return { name, ...freed, auditId: entry.id };
+}

@@ -1,0 +1,18 @@
+import type { KindApi } from "../kinds/registry/routes.js";
+import type { ServiceContext } from "../service/ServiceContext.js";
+import type { NamePageRequest } from "../store/OperatorOps.js";
+import { operatorOps } from "../store/types.js";
+
+/**
+ * A page of the namespace's locks of one kind: the store names candidates
+ * (Redis: SCAN over the kind's keys; Durable: the namespace object's names),
+ * each is inspected as its GET would be, and those neither held, waited on,
+ * delayed nor stored are left out. So a page may hold fewer items than
+ * `limit` (even none) while `cursor` says there is more: follow it to the end.
+ */
+export async function listLocks(ctx: ServiceContext, api: KindApi, page: NamePageRequest) {
+  const { names, cursor } = await operatorOps(ctx.store).names(ctx.ns, api.kind, page);
+  const states = await Promise.all(names.map((name) => api.inspect(ctx, name)));
+  const items = names.map((name, i) => ({ name, ...states[i] })).filter((_, i) => api.listed(states[i]));
+  return { items, cursor };
+}

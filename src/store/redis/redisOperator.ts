@@ -1,0 +1,124 @@
+import { InvalidInputError } from "../../errors.js";
+import { kindMainKeys } from "../../kinds/registry/redis.js";
+import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord, type NamePage, type OperatorOps } from "../OperatorOps.js";
+import type { ScriptRunner } from "./ScriptRunner.js";
+
+/** Keys SCAN looks at per call (Redis's COUNT hint): the whole database's keys, not just this namespace's. */
+const SCAN_COUNT = 1000;
+/** SCAN calls one page may make before it answers what it found (bounds a page's time on a big database). */
+const SCANS_PER_PAGE = 8;
+
+/**
+ * Listing and the audit log on Redis, by plain commands that no lock script
+ * shares a key with (key locking, docs/DESIGN.md).
+ *
+ * Listing is SCAN MATCH over the kind's main keys of the namespace
+ * (`hf:{mx:<ns>:<prefix>*}`): nothing is written for it, so it costs the
+ * lock operations nothing. A page sorts each SCAN batch by name and its
+ * cursor is (SCAN cursor of the batch, last name answered from it), so a page
+ * never answers more than asked and the next resumes inside the batch. As
+ * with SCAN itself, a name held through the whole listing is answered at
+ * least once; one that came or went meanwhile may or may not be.
+ *
+ * The audit log is one stream per namespace, `hf:audit:{<ns>}`: XADD with
+ * Redis's own time as the entry id, trimmed by MINID to AUDIT_KEEP_MS and
+ * expiring that long after its last entry.
+ */
+export function redisOperator(scripts: ScriptRunner): OperatorOps {
+  return {
+    async names(ns, kind, { prefix, limit, cursor }): Promise<NamePage> {
+      const at = decodeScanCursor(cursor);
+      const mainKey = kindMainKeys[kind];
+      const pattern = mainKey({ ns: globEscape(ns), name: `${globEscape(prefix)}*` });
+      const head = mainKey({ ns, name: "" }).slice(0, -1); // hf:{mx:<ns>: - the key up to the name
+      const names: string[] = [];
+      let scan = at.scan;
+      let after = at.after;
+      for (let calls = 0; calls < SCANS_PER_PAGE; calls++) {
+        const [next, keys] = await scripts.command("scan", (redis) => redis.scan(scan, { match: pattern, count: SCAN_COUNT }));
+        const batch = keys
+          .filter((k) => k.startsWith(head) && k.endsWith("}"))
+          .map((k) => k.slice(head.length, -1))
+          .filter((n) => after === undefined || n > after)
+          .sort();
+        const room = limit - names.length;
+        if (batch.length > room) {
+          names.push(...batch.slice(0, room));
+          return { names, cursor: encodeScanCursor(scan, names[names.length - 1]) };
+        }
+        names.push(...batch);
+        scan = String(next);
+        after = undefined;
+        if (scan === "0") return { names, cursor: null };
+        if (names.length === limit) break;
+      }
+      return { names, cursor: encodeScanCursor(scan, undefined) };
+    },
+
+    async appendAudit(ns, record: AuditRecord): Promise<AuditEntry> {
+      const key = auditKey(ns);
+      const entry = JSON.stringify(record);
+      const id = await scripts.command("audit append", async (redis) => {
+        const [seconds] = await redis.time(); // the store's clock, as the entry ids are
+        const minId = `${Number(seconds) * 1000 - AUDIT_KEEP_MS}-0`;
+        const [added] = (await redis
+          .pipeline()
+          .xadd(key, "*", { e: entry }, { trim: { type: "MINID", threshold: minId, comparison: "~" } })
+          .pexpire(key, AUDIT_KEEP_MS)
+          .exec()) as [string, number];
+        return added;
+      });
+      return { id, at: Number(id.split("-")[0]), ...record };
+    },
+
+    async audit(ns, { limit, cursor }) {
+      if (cursor !== undefined && !/^\d{1,20}-\d{1,20}$/.test(cursor)) {
+        throw new InvalidInputError("invalid_cursor", "cursor is not one this listing answered");
+      }
+      const end = cursor === undefined ? "+" : `(${cursor}`;
+      const rows = await scripts.command("audit list", (redis) => redis.xrevrange(auditKey(ns), end, "-", limit));
+      const entries = streamEntries(rows).map(({ id, e }) => ({ id, at: Number(id.split("-")[0]), ...(JSON.parse(e) as AuditRecord) }));
+      entries.sort((a, b) => compareStreamIds(b.id, a.id));
+      return { entries, cursor: entries.length === limit ? entries[entries.length - 1].id : null };
+    },
+  };
+}
+
+/**
+ * XREVRANGE's entries as (id, field e): a client with automatic
+ * deserialization (the library's users may have it) answers an object by id
+ * with e parsed; the Worker's client answers Redis's own list of [id, [field,
+ * value, ...]].
+ */
+function streamEntries(rows: unknown): Array<{ id: string; e: string }> {
+  if (Array.isArray(rows)) {
+    return (rows as Array<[string, string[]]>).map(([id, fields]) => ({ id, e: String(fields[fields.indexOf("e") + 1]) }));
+  }
+  return Object.entries(rows as Record<string, { e: unknown }>).map(([id, f]) => ({ id, e: typeof f.e === "string" ? f.e : JSON.stringify(f.e) }));
+}
+
+function auditKey(ns: string): string {
+  return `hf:audit:{${ns}}`;
+}
+
+function compareStreamIds(a: string, b: string): number {
+  const [am, as] = a.split("-").map(BigInt);
+  const [bm, bs] = b.split("-").map(BigInt);
+  return am === bm ? Number(as - bs) : am < bm ? -1 : 1;
+}
+
+/** Namespaces and names hold no glob characters today (their patterns), but a pattern must not depend on that. */
+function globEscape(s: string): string {
+  return s.replace(/[*?[\]\\]/g, "\\$&");
+}
+
+function encodeScanCursor(scan: string, after: string | undefined): string {
+  return after === undefined ? `s${scan}` : `s${scan}.${after}`;
+}
+
+function decodeScanCursor(cursor: string | undefined): { scan: string; after: string | undefined } {
+  if (cursor === undefined) return { scan: "0", after: undefined };
+  const m = /^s(\d{1,20})(?:\.(.+))?$/.exec(cursor);
+  if (!m) throw new InvalidInputError("invalid_cursor", "cursor is not one this listing answered");
+  return { scan: m[1], after: m[2] };
+}
