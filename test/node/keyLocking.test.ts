@@ -81,6 +81,12 @@ describe("the gateway enforces Upstash's key rule", () => {
     const key = unique("counter");
     expect(await redis.evalsha(sha, [key], [])).toBe(1);
     expect(await redis.evalsha(sha, [key], [])).toBe(2);
+    // The same inside a transaction (/multi-exec): each of EXEC's replies in Upstash's form.
+    const inTx = "#!lua flags=allow-key-locking\nreturn redis.call('INCRBY', KEYS[1], 10)";
+    const [loaded, ran] = (await redis.multi().scriptLoad(inTx).evalsha(sha, [key], []).exec()) as [string, number];
+    expect(loaded).toBe(createHash("sha1").update(inTx, "utf8").digest("hex"));
+    expect(ran).toBe(3);
+    expect(await redis.evalsha(loaded, [key], [])).toBe(13);
   });
 
   it("answers an oversize request and a spent quota as Upstash does; the library calls the quota an outage", async () => {

@@ -65,9 +65,17 @@ export async function startGateway({
     } else {
       replies = underRule ? await checked.run(calls) : await redis.exec(calls.map((c) => c.command));
     }
-    const answered = transaction ? replies : replies.map((reply, i) => calls[i].answer?.(reply) ?? reply);
-    for (const [i, call] of calls.entries()) count(call, transaction ? null : answered[i]);
-    return answered;
+    // Each command's reply in Upstash's form (a SCRIPT LOAD answers the digest the client sent), inside a
+    // transaction too: there they are EXEC's entries (EXEC itself may be an error or null: left as it is).
+    const mapped = (list) => list.map((reply, i) => calls[i].answer?.(reply) ?? reply);
+    if (!transaction) {
+      const answered = mapped(replies);
+      for (const [i, call] of calls.entries()) count(call, answered[i]);
+      return answered;
+    }
+    const entries = Array.isArray(replies[0]) ? mapped(replies[0]) : null;
+    for (const [i, call] of calls.entries()) count(call, entries ? entries[i] : null);
+    return [entries ?? replies[0]];
   }
 
   /** @param {import("./scripts.mjs").ScriptCall} call @param {Reply | null} reply */

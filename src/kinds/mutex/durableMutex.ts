@@ -62,9 +62,12 @@ const DELAY = "mutex:delay";
 
 /** The lease while it lives, its end as it stands on the object's clock (stored moved when a clock went back). */
 function liveLease(kv: SyncKvStorage, now: number): Lease | undefined {
-  const lease = live<Lease>(kv, LEASE, now, (l) => leaseEnd(l.expiresAt, l.lastTtl ?? l.ttl, now));
-  const end = lease && leaseEnd(lease.expiresAt, lease.lastTtl ?? lease.ttl, now);
-  if (!lease || end === undefined || end === lease.expiresAt) return lease;
+  let end = 0; // where the lease ends as it stands (leaseEnd), worked out once by the liveness check
+  const lease = live<Lease>(kv, LEASE, now, (l) => {
+    end = leaseEnd(l.expiresAt, l.lastTtl ?? l.ttl, now);
+    return end;
+  });
+  if (!lease || end === lease.expiresAt) return lease;
   const moved = { ...lease, expiresAt: end };
   kv.put<Lease>(LEASE, moved);
   return moved;
