@@ -23,11 +23,16 @@ const ARGS = [
 function findOrInstallChromium(): string {
   if (fs.existsSync(CHROMIUM)) return CHROMIUM;
   if (process.getuid?.() !== 0) throw new Error(NOT_FOUND);
-  console.warn("chromium not found; installing it with apt-get (running as root)");
-  execFileSync("sh", ["-c", "apt-get update && apt-get install -y chromium"], {
-    stdio: "inherit",
-    env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-  });
+  // Quiet unless it fails: then apt's own output says why.
+  try {
+    execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq chromium"], {
+      stdio: "pipe",
+      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+    });
+  } catch (err) {
+    const e = err as { stdout?: Buffer; stderr?: Buffer };
+    throw new Error(`apt-get install chromium failed:\n${e.stdout ?? ""}${e.stderr ?? ""}`);
+  }
   if (!fs.existsSync(CHROMIUM)) throw new Error(`apt-get install finished, but still: ${NOT_FOUND}`);
   return CHROMIUM;
 }
