@@ -33,6 +33,8 @@ export function createLocksView({ onOpen, onUnauthorized }) {
   async function refreshKind(section) {
     const asked = generation;
     const items = [];
+    // On Redis a name may come twice across pages (SCAN's rule): shown once.
+    const seen = new Set();
     const wanted = PAGE_SIZE * section.pages;
     let cursor = null;
     let calls = 0;
@@ -40,7 +42,11 @@ export function createLocksView({ onOpen, onUnauthorized }) {
       do {
         const page = await api(`${section.def.path}${query({ prefix, limit: Math.min(wanted - items.length, MAX_LIMIT), cursor })}`);
         if (asked !== generation) return;
-        if (Array.isArray(page?.items)) items.push(...page.items.filter((item) => typeof item?.name === "string"));
+        for (const item of Array.isArray(page?.items) ? page.items : []) {
+          if (typeof item?.name !== "string" || seen.has(item.name)) continue;
+          seen.add(item.name);
+          items.push(item);
+        }
         cursor = typeof page?.cursor === "string" && page.cursor ? page.cursor : null;
         calls++;
       } while (cursor && items.length < wanted && calls < CALLS_PER_PAGE * section.pages);

@@ -41,6 +41,8 @@ export interface Env {
   RATE_LIMIT_LOW?: RateLimiter;
   RATE_LIMIT_STANDARD?: RateLimiter;
   RATE_LIMIT_HIGH?: RateLimiter;
+  /** The operator console's files (wrangler.toml [assets]; src/http/console.ts). */
+  ASSETS?: Fetcher;
   /** Optional Workers Analytics Engine dataset: grants, busy answers, waits, lapses, lease_lost, force releases (docs/metrics.md). */
   METRICS?: MetricsDataset;
   /** Bound on one store call in ms (default 2000). */

@@ -154,7 +154,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       const k = kind();
       if (k === "idempotency") throw new CliError("idempotency keys have no force release: use --kind mutex, rwlock or semaphore");
       const fenceText = str("fence");
-      if (fenceText !== undefined && !/^[1-9]\d{0,15}$/.test(fenceText))
+      if (fenceText !== undefined && !(/^[1-9]\d{0,15}$/.test(fenceText) && Number.isSafeInteger(Number(fenceText))))
         throw new CliError(`--fence ${JSON.stringify(fenceText)}: use the fence status showed`);
       const holder = str("holder");
       return {

@@ -72,12 +72,17 @@ export class Operator {
     return this.transport.read(`${KIND_PATHS[kind]}${query({ ...options })}`, { deadline: Date.now() + this.timeoutMs });
   }
 
-  /** Every item of the listing, page by page. */
+  /** Every item of the listing, page by page, each name once (on Redis a name may come on two pages: SCAN's rule). */
   async *listAll(kind: LeaseKind, options: Omit<ListOptions, "cursor"> = {}): AsyncGenerator<LockPage["items"][number]> {
+    const seen = new Set<string>();
     let cursor: string | undefined;
     do {
       const page = await this.list(kind, { ...options, cursor });
-      yield* page.items;
+      for (const item of page.items) {
+        if (seen.has(item.name)) continue;
+        seen.add(item.name);
+        yield item;
+      }
       cursor = page.cursor ?? undefined;
     } while (cursor);
   }

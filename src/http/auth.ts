@@ -21,7 +21,7 @@ export type KeyRole = "user" | "admin";
 export interface Caller {
   namespace: string;
   role: KeyRole;
-  /** The name API_KEYS gives the key, else `key-` and the first 8 hex digits of its SHA-256. */
+  /** The name API_KEYS gives the key, else `key-<its entry's position in API_KEYS>`. */
   keyName: string;
 }
 
@@ -93,7 +93,13 @@ async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
     if (twin >= 0 && entries[twin].namespace !== namespace) {
       throw new ApiKeysNotConfiguredError(`API_KEYS entries ${twin + 1} and ${i + 1} give one key to two namespaces`);
     }
-    const keyName = name ?? `key-${[...digest.slice(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+    // Listed twice with another role or name, which would the key have? (The last would win silently.)
+    if (twin >= 0 && (entries[twin].role !== role || (name !== undefined && entries[twin].keyName !== name))) {
+      throw new ApiKeysNotConfiguredError(`API_KEYS entries ${twin + 1} and ${i + 1} give one key two roles or names`);
+    }
+    // Unnamed: by its place in API_KEYS. Not by a digest of the key: the name is shown to every key of the
+    // namespace (whoami, the audit log), and a digest's bits would help guess a short key offline.
+    const keyName = name ?? (twin >= 0 ? entries[twin].keyName : `key-${i + 1}`);
     entries.push({ namespace, role, keyName, digest });
   }
   if (!entries.length) throw new ApiKeysNotConfiguredError("API_KEYS has no entries");

@@ -1,11 +1,14 @@
 import { Hono } from "hono";
+import { NotConfiguredError } from "../errors.js";
 import type { AppEnv } from "./appTypes.js";
-import { consoleAssets } from "./consoleAssets.generated.js";
 
 /**
- * The operator console's static files (console/, embedded by
- * tools/gen-console-assets.mjs), mounted at /console. No key is needed to
- * fetch them: they hold no data, and the page asks for the key itself.
+ * The operator console's static files (console/), mounted at /console. They
+ * are Workers static assets (wrangler.toml [assets], binding ASSETS, the
+ * Worker first for every request), so they add nothing to the Worker's bundle
+ * and every answer passes through here for the headers below. No key is
+ * needed to fetch them: they hold no data, and the page asks for the key
+ * itself.
  *
  * The headers are the console's defence against script injection: the page
  * shows lock names, holder labels and reasons that any key holder of the
@@ -19,25 +22,42 @@ const SECURITY_HEADERS: Record<string, string> = {
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
-  // Revalidated on every load (cheap: the ETag), so a deploy's new console is picked up at once.
+  // Revalidated on every load (the assets' ETag), so a deploy's new console is picked up at once.
   "Cache-Control": "no-cache",
 };
 
+/** The types the console is made of: a file of any other type is not served (nothing to guess a type for). */
+const TYPES: Record<string, string> = {
+  html: "text/html; charset=utf-8",
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  svg: "image/svg+xml; charset=utf-8",
+};
+
+/** A console file's name: one segment, lower-case words, a known extension. */
+const FILE = /^[a-z][a-z0-9-]*\.([a-z]+)$/;
+
 export const consoleRoutes = new Hono<AppEnv>();
 
-// "/console" and "/console/" both open the page (the page's links are absolute, so either works). Hono's
-// strict routing tells the two apart, and "/" mounted here matches only the first; ".*" matches the empty
-// name after "/console/" too.
-consoleRoutes.get("/", (c) => serve(c.req.header("if-none-match"), "index.html"));
-consoleRoutes.get("/:file{.*}", (c) => serve(c.req.header("if-none-match"), c.req.param("file") || "index.html"));
+// "/console" and "/console/" both open the page (its links are absolute). Hono's strict routing tells the two
+// apart, and "/" mounted here matches only the first; ".*" matches the empty name after "/console/" too.
+consoleRoutes.get("/", (c) => serve(c.env.ASSETS, c.req.raw, "index.html"));
+consoleRoutes.get("/:file{.*}", (c) => serve(c.env.ASSETS, c.req.raw, c.req.param("file") || "index.html"));
 
-function serve(ifNoneMatch: string | undefined, file: string): Response {
-  // Own properties only: "constructor" or "__proto__" must not find the object's prototype.
-  const asset = Object.hasOwn(consoleAssets, file) ? consoleAssets[file] : undefined;
-  if (!asset) {
-    return Response.json({ error: "not_found", message: `the console has no file ${file}` }, { status: 404, headers: SECURITY_HEADERS });
-  }
-  const headers = { ...SECURITY_HEADERS, "Content-Type": asset.type, ETag: asset.etag };
-  if (ifNoneMatch?.split(",").some((tag) => tag.trim() === asset.etag)) return new Response(null, { status: 304, headers });
-  return new Response(asset.body, { headers });
+async function serve(assets: Fetcher | undefined, request: Request, file: string): Promise<Response> {
+  const type = TYPES[FILE.exec(file)?.[1] ?? ""];
+  const notFound = () =>
+    Response.json({ error: "not_found", message: `the console has no file ${file}` }, { status: 404, headers: SECURITY_HEADERS });
+  if (!type) return notFound();
+  if (!assets) throw new NotConfiguredError("the console's files are not bound (wrangler.toml [assets], binding ASSETS)");
+  const headers = new Headers();
+  const ifNoneMatch = request.headers.get("if-none-match");
+  if (ifNoneMatch) headers.set("if-none-match", ifNoneMatch);
+  const found = await assets.fetch(new Request(new URL(`/${file}`, request.url), { headers }));
+  if (found.status !== 200 && found.status !== 304) return notFound();
+  const etag = found.headers.get("etag");
+  return new Response(found.status === 304 ? null : found.body, {
+    status: found.status,
+    headers: { ...SECURITY_HEADERS, "Content-Type": type, ...(etag ? { ETag: etag } : {}) },
+  });
 }

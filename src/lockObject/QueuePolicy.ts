@@ -1,3 +1,4 @@
+import type { CurrentHolder } from "../store/CurrentHolder.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import type { WithdrawReason } from "../store/WithdrawReason.js";
@@ -18,6 +19,8 @@ export interface Admission<Grant> {
   refused?: Array<{ token: string; code: string; message: string }>;
   /** Nothing more can be granted for this long (the holder's remaining lease, from the store). */
   retryInMs?: number;
+  /** Who holds it meanwhile, where the store said (a wait that runs out is told: 409 locked's holder and expiresAt). */
+  current?: CurrentHolder;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { StoreUnavailableError } from "../errors.js";
 import { PICKUP_MS } from "../limits.js";
+import type { CurrentHolder } from "../store/CurrentHolder.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken } from "../tokens.js";
@@ -78,6 +79,8 @@ export class WaitQueue<Req, Grant> {
   private faults = 0;
   /** Our estimate of when the holder's lease ends, for retryAfterMs. */
   private holderFreeAt: number | undefined;
+  /** Who held it at the last store step that could not grant, where the store said: told to a wait that runs out. */
+  private holderInWay: CurrentHolder | undefined;
   private running = false;
   private wanted = false;
   private idleWanted = false;
@@ -240,6 +243,7 @@ export class WaitQueue<Req, Grant> {
       for (const r of admission.refused ?? []) this.refuse(r.token, { status: "refused", code: r.code, message: r.message });
       if (admission.retryInMs !== undefined) {
         this.holderFreeAt = Date.now() + admission.retryInMs;
+        this.holderInWay = admission.current;
         this.wakeIn(admission.retryInMs);
         return;
       }
@@ -304,7 +308,8 @@ export class WaitQueue<Req, Grant> {
 
   private timeoutOutcome(): WaitOutcome<Grant> {
     if (this.fault) return { status: "unavailable", message: this.fault.message, outcome: "unknown" };
-    return { status: "locked", retryAfterMs: Math.max(1, (this.holderFreeAt ?? Date.now()) - Date.now()) };
+    const current = this.holderInWay && this.holderInWay.expiresAt > Date.now() ? { current: this.holderInWay } : {};
+    return { status: "locked", retryAfterMs: Math.max(1, (this.holderFreeAt ?? Date.now()) - Date.now()), ...current };
   }
 
   /** A store fault: back off and try again. False when the error is not a store fault. */

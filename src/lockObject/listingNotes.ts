@@ -35,13 +35,13 @@ export class ListingNotes {
   }
 }
 
-/** The latest end a result names: a grant's or lease's expiresAt (a handoff's grant included). */
+/** The latest end a result names: a grant's or lease's expiresAt (a handoff's grant included), a kept result's keptUntil. */
 function endOf(result: unknown): number {
   let end = 0;
   const look = (v: unknown, depth: number): void => {
     if (!v || typeof v !== "object" || depth > 2) return;
     for (const [k, x] of Object.entries(v)) {
-      if (k === "expiresAt" && typeof x === "number") end = Math.max(end, x);
+      if ((k === "expiresAt" || k === "keptUntil") && typeof x === "number") end = Math.max(end, x);
       else if (typeof x === "object") look(x, depth + 1);
     }
   };

@@ -10,7 +10,7 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /**
  * One per namespace, on the Durable store only: the names of the namespace's
  * locks that were active lately (each lock object tells it, at most every few
- * minutes: listedUntil.ts), for listing; and the audit log of force
+ * minutes: src/lockObject/listingNotes.ts), for listing; and the audit log of force
  * releases, kept AUDIT_KEEP_MS. On the Redis store both live in Redis and this
  * object is not used. SQLite, so a page is one indexed range read.
  */
@@ -40,12 +40,12 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
   names(kind: KindName, prefix: string, after: string | undefined, limit: number): string[] {
     const start = after !== undefined && after >= prefix ? after : prefix;
     const rows = this.sql.exec<{ name: string }>(
-      `SELECT name FROM locks WHERE kind = ? AND name ${after !== undefined && after >= prefix ? ">" : ">="} ? AND substr(name, 1, ?) = ? AND until > ?
+      `SELECT name FROM locks WHERE kind = ? AND name ${after !== undefined && after >= prefix ? ">" : ">="} ? AND name < ? AND until > ?
        ORDER BY name LIMIT ?`,
       kind,
       start,
-      prefix.length,
-      prefix,
+      // Every name with the prefix sorts below prefix + DEL (names are printable ASCII): one range of the index.
+      `${prefix}\x7f`,
       Date.now(),
       limit,
     );

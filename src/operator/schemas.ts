@@ -1,7 +1,6 @@
 import * as z from "zod/mini";
 import { holderLabel } from "../http/schemas.js";
 import { InvalidInputError } from "../errors.js";
-import { NAME_PATTERN } from "../limits.js";
 
 /** A listing page: 1 to LIST_MAX_LIMIT items, LIST_DEFAULT_LIMIT by default (each item is an inspect of its lock). */
 export const LIST_DEFAULT_LIMIT = 25;
@@ -54,10 +53,13 @@ export function limitParam(raw: string | undefined, fallback: number, max: numbe
   return Number(raw);
 }
 
+/** A name's start: the characters of names (a prefix may be "." though a name may not). */
+const PREFIX_PATTERN = /^[A-Za-z0-9._:@+=-]{1,200}$/;
+
 /** ?prefix= of a listing: the start of a name ("" for every name). */
 export function prefixParam(raw: string | undefined): string {
   if (raw === undefined || raw === "") return "";
-  if (raw.length > 200 || !NAME_PATTERN.test(raw))
+  if (!PREFIX_PATTERN.test(raw))
     throw new InvalidInputError("invalid_prefix", "prefix must be the start of a name: 1-200 of A-Z a-z 0-9 . _ : @ + = -");
   return raw;
 }

@@ -82,6 +82,9 @@ export function hostileInputConformance(kind: StoreKind) {
     for (const [apiKeys, why] of [
       [`alpha=key-alpha-1234567890,${secret}`, /entry 2 of 2/],
       [`alpha=${secret},beta=${secret}`, /entries 1 and 2 give one key to two namespaces/],
+      [`alpha=${secret},alpha:admin:ops=${secret}`, /entries 1 and 2 give one key two roles or names/],
+      [`alpha:root=${secret}`, /entry 1 of 1 is not namespace\[:role\[:name\]\]=key/],
+      [`alpha:admin:bad name=${secret}`, /entry 1 of 1/],
     ] as const) {
       const broken = api(kind, { API_KEYS: apiKeys });
       const res = await broken.post(`/v1/locks/${uniqueName("cfg")}/acquire`, { ttlMs: 1000 }, { key: null });

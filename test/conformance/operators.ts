@@ -33,7 +33,7 @@ export function operatorConformance(kind: StoreKind) {
     const user = await get("/v1/whoami");
     expect(user.status).toBe(200);
     expect(user.body).toMatchObject({ namespace: "tenant-a", role: "user" });
-    expect(user.body.keyName).toMatch(/^key-[0-9a-f]{8}$/);
+    expect(user.body.keyName).toBe("key-1"); // unnamed: its place in API_KEYS
     expect(JSON.stringify(user.body)).not.toContain("key-aaaaaaaa");
     expect((await get("/v1/whoami", admin)).body).toEqual({ namespace: "tenant-a", keyName: "ops-admin", role: "admin" });
   });
@@ -68,13 +68,20 @@ export function operatorConformance(kind: StoreKind) {
       });
     }
     expect(items.find((i) => i.name === `${prefix}-b`)?.waiters).toBe(1);
+    // A lapsed lease's lock-delay keeps its lock listed (it is busy for everyone) until the delay ends.
+    const lapsed = (await post(`/v1/locks/${prefix}-e/acquire`, { ttlMs: 200, lockDelayMs: 30_000 })).body;
+    const delayed = await eventually(
+      () => get(`/v1/locks?prefix=${prefix}-e`),
+      (r) => r.body.items[0]?.held === false,
+    );
+    expect(delayed.body.items).toEqual([expect.objectContaining({ name: `${prefix}-e`, held: false, delayedUntil: lapsed.expiresAt + 30_000 })]);
     // Another key's namespace sees none of them.
     expect((await get(`/v1/locks?prefix=${prefix}`, { key: "key-bbbbbbbb" })).body.items).toEqual([]);
     await post(`/v1/locks/${prefix}-b/release`, { token: held[1].token });
     expect((await waiting).status).toBe(200);
   });
 
-  it("lists a thousand locks page by page, each exactly once", { timeout: 180_000 }, async () => {
+  it("lists a thousand locks page by page, none missed", { timeout: 180_000 }, async () => {
     const prefix = uniqueName("many");
     const names = Array.from({ length: 1000 }, (_, i) => `${prefix}-${String(i).padStart(4, "0")}`);
     for (let i = 0; i < names.length; i += 50) {
@@ -83,8 +90,11 @@ export function operatorConformance(kind: StoreKind) {
     }
     const { items, pages } = await listAll("/v1/locks", prefix, 100);
     const listed = items.map((i) => i.name);
-    expect(new Set(listed).size).toBe(listed.length);
-    expect(listed.sort()).toEqual(names);
+    // Every one at least once; on Redis one may come twice (SCAN's rule: keys of other tests come and go
+    // meanwhile), on the Durable store (the namespace object's index, in name order) exactly once.
+    expect([...new Set(listed)].sort()).toEqual(names);
+    if (kind === "durable") expect(listed).toEqual(names);
+    else expect(listed.length).toBeLessThan(names.length + 200);
     expect(items.every((i) => i.held && i.holder === i.name)).toBe(true);
     expect(pages.length).toBeGreaterThanOrEqual(10);
   });
@@ -224,6 +234,7 @@ export function operatorConformance(kind: StoreKind) {
       ["/v1/rwlocks?cursor=zzz", "invalid_cursor"],
       ["/v1/audit?cursor=zzz", "invalid_cursor"],
       ["/v1/audit?limit=0", "invalid_limit"],
+      ["/v1/locks?prefix=" + "a".repeat(201), "invalid_prefix"],
     ] as const) {
       const r = await get(path);
       expect([path, r.status, r.body.error]).toEqual([path, 400, code]);
@@ -238,6 +249,8 @@ export function operatorConformance(kind: StoreKind) {
       const r = await post(`/v1/locks/${name}/force-release`, body, admin);
       expect([JSON.stringify(body), r.status, r.body.error]).toEqual([JSON.stringify(body), 400, code]);
     }
+    // A prefix may be what no name is on its own ("."), as long as names may start with it.
+    expect((await get("/v1/locks?prefix=.")).status).toBe(200);
     const badLabel = await post(`/v1/semaphores/${name}/force-release`, { reason: "x", holder: "a\u0000b" }, admin);
     expect(badLabel.body.error).toBe("invalid_holder");
     expect((await get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, fence: held.fence });

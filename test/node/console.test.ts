@@ -304,6 +304,8 @@ describe("console page", () => {
       if (!p.includes(".")) expect(html).not.toMatch(/<script(?![^>]*\bsrc=)|\sstyle=|<style|\son[a-z]+=/i);
     }
     expect((await fetch(`${base()}/console/nope.js`)).status).toBe(404);
+    // The files are static assets the Worker serves under /console only, never at the site's root.
+    for (const p of ["/index.html", "/console.js"]) expect((await fetch(`${base()}${p}`)).status).toBe(404);
   });
 
   it("says so when the key is refused", async () => {

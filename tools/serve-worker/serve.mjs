@@ -161,7 +161,7 @@ function forwardRuntimeLine(line, isStderr) {
 
 /** @param {string} projectDir @returns {Promise<Bundle>} */
 async function buildBundle(projectDir) {
-  if (projectDir === ROOT) await runQuiet([path.join(ROOT, "tools/generate.mjs")], "node tools/generate.mjs", ROOT);
+  if (projectDir === ROOT) await runQuiet([path.join(ROOT, "tools/gen-lua-scripts.mjs")], "node tools/gen-lua-scripts.mjs", ROOT);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-worker-"));
   process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
   // Snapshot the config before bundling, so a rename in wrangler.toml mid-build shows up as a
@@ -170,8 +170,10 @@ async function buildBundle(projectDir) {
   const out = path.join(dir, "build");
   await runQuiet([WRANGLER_JS, "deploy", "--dry-run", "--outdir", out], "wrangler deploy --dry-run", projectDir);
   const main = entryModule(toml, out);
-  const rewritten = toml.replace(/^main\s*=.*$/m, `main = "build/${main}"`);
-  if (rewritten === toml) throw new Error("wrangler.toml has no `main = ...` line");
+  const withMain = toml.replace(/^main\s*=.*$/m, `main = "build/${main}"`);
+  if (withMain === toml) throw new Error("wrangler.toml has no `main = ...` line");
+  // Static assets stay where they are: their directory, relative to the project, made absolute.
+  const rewritten = withMain.replace(/^(directory\s*=\s*)"(.*)"\s*$/m, (_, key, dir) => `${key}${JSON.stringify(path.resolve(projectDir, dir))}`);
   // The snapshot lives in the temp dir, so wrangler finds no .dev.vars/.env beside it: the
   // Worker gets exactly wrangler.toml's [vars] (as workerOptions.bindings) plus the caller's vars.
   const configPath = path.join(dir, "wrangler.toml");

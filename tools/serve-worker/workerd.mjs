@@ -91,6 +91,7 @@ const TRANSLATED = new Set([
   "bindings",
   "durableObjects",
   "additionalUnboundDurableObjects",
+  "assets",
 ]);
 
 /**
@@ -132,6 +133,20 @@ export function workerdConfig(bundle, { vars, storage, configDir, port = 0 }) {
   const namespaces = new Map();
   for (const d of classes) namespaces.set(d.className, (namespaces.get(d.className) ?? false) || d.useSQLite === true);
 
+  // Static assets: a disk service over their directory, reached through the binding only (the Worker
+  // runs first for every request, as `run_worker_first = true` asks; other routing is not translated).
+  const assets = o.assets;
+  if (assets && !isEmpty(assets)) {
+    // A disk service answers a file by its path, nothing more: the same as the platform's assets only with no
+    // html/trailing-slash handling, so any other configuration is left to Miniflare rather than served differently.
+    if (!assets.binding || !assets.run_worker_first || assets.assetConfig?.html_handling !== "none") {
+      throw new Error(
+        'wrangler.toml [assets] needs binding, run_worker_first = true and html_handling = "none" for the workerd engine; use engine: "miniflare"',
+      );
+    }
+    bindings.push({ name: assets.binding, service: "assets" });
+  }
+
   const allVars = { .../** @type {Record<string, unknown>} */ (o.bindings ?? {}), ...vars };
   for (const [name, value] of Object.entries(allVars)) {
     bindings.push(typeof value === "string" ? { name, text: value } : { name, json: JSON.stringify(value) });
@@ -168,6 +183,7 @@ export function workerdConfig(bundle, { vars, storage, configDir, port = 0 }) {
     },
   ];
   if (namespaces.size) services.push({ name: "do-storage", disk: { path: storage, writable: true } });
+  if (assets && !isEmpty(assets)) services.push({ name: "assets", disk: { path: assets.directory } });
   const config = {
     services,
     sockets: [{ name: "http", address: `127.0.0.1:${port}`, http: {}, service: bundle.name }],

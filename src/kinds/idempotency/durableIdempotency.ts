@@ -134,7 +134,7 @@ export function complete(
     completedAt: now,
     keepUntil: now + rec.retain,
   });
-  return answer({ status: "ok", completedAt: now, fence: rec.fence });
+  return answer({ status: "ok", completedAt: now, fence: rec.fence, keptUntil: now + rec.retain });
 }
 
 export function fail(kv: SyncKvStorage, now: number, input: { token: string; requestId: string }): IdempotencyFailResult {

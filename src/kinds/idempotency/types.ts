@@ -29,7 +29,9 @@ export type IdempotencyHeartbeatResult = { status: "ok"; expiresAt: number; ttlM
  * ran, so someone may be waiting on the key's lock object for this result
  * (the Durable store's object hears every complete in the same call).
  */
-export type IdempotencyCompleteResult = { status: "ok"; completedAt: number; fence: number; waited?: boolean } | { status: "lost" };
+export type IdempotencyCompleteResult =
+  /** keptUntil: the Durable store says until when it keeps the result (its namespace's listing keeps it that long). */
+  { status: "ok"; completedAt: number; fence: number; waited?: boolean; keptUntil?: number } | { status: "lost" };
 
 export type IdempotencyFailResult = { status: "ok"; fence: number } | { status: "lost" };
 

@@ -34,7 +34,7 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
       markPickup: !head.fresh,
     });
     if (r.status === "granted") return { granted: [{ token: head.token, grant: r.grant, pickup: !head.fresh }] };
-    if (r.status === "busy") return { granted: [], retryInMs: r.retryAfterMs };
+    if (r.status === "busy") return { granted: [], retryInMs: r.retryAfterMs, ...(r.current ? { current: r.current } : {}) };
     throw new InternalError(`a queued acquire answered ${r.status}`);
   },
 

@@ -27,3 +27,14 @@ export const kindMainKeys: Record<KindName, (ref: LockRef) => string> = {
   semaphore: (ref) => semaphoreKeys(ref).lock,
   idempotency: (ref) => idempotencyKeys(ref).record,
 };
+
+/**
+ * The kind registry: which keys of a lock (after its main key's closing brace) say a listing shows it:
+ * the main key, and a mutex's lock-delay key (a lapsed lease's delay outlives it).
+ */
+export const kindListedSuffixes: Record<KindName, string[]> = {
+  mutex: ["", (({ lock, delay }) => delay.slice(lock.length))(mutexKeys({ ns: "", name: "" }))],
+  rwlock: [""],
+  semaphore: [""],
+  idempotency: [""],
+};

@@ -1,24 +1,25 @@
 import { InvalidInputError } from "../../errors.js";
-import { kindMainKeys } from "../../kinds/registry/redis.js";
+import { kindListedSuffixes, kindMainKeys } from "../../kinds/registry/redis.js";
 import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord, type NamePage, type OperatorOps } from "../OperatorOps.js";
 import type { ScriptRunner } from "./ScriptRunner.js";
 
 /** Keys SCAN looks at per call (Redis's COUNT hint): the whole database's keys, not just this namespace's. */
 const SCAN_COUNT = 1000;
 /** SCAN calls one page may make before it answers what it found (bounds a page's time on a big database). */
-const SCANS_PER_PAGE = 8;
+const SCANS_PER_PAGE = 12;
 
 /**
  * Listing and the audit log on Redis, by plain commands that no lock script
  * shares a key with (key locking, docs/DESIGN.md).
  *
  * Listing is SCAN MATCH over the kind's main keys of the namespace
- * (`hf:{mx:<ns>:<prefix>*}`): nothing is written for it, so it costs the
- * lock operations nothing. A page sorts each SCAN batch by name and its
- * cursor is (SCAN cursor of the batch, last name answered from it), so a page
- * never answers more than asked and the next resumes inside the batch. As
- * with SCAN itself, a name held through the whole listing is answered at
- * least once; one that came or went meanwhile may or may not be.
+ * (`hf:{mx:<ns>:<prefix>*}`; a mutex's lock-delay key too, which outlives
+ * its lapsed lease): nothing is written for it, so it costs the lock
+ * operations nothing. A page is whole SCAN steps (a step that finds more
+ * names than the page has room for is taken again with a smaller COUNT), so
+ * its cursor is SCAN's own and, as with SCAN itself, a name held through the
+ * whole listing is answered at least once (twice only where SCAN repeats
+ * one); one that came or went meanwhile may or may not be.
  *
  * The audit log is one stream per namespace, `hf:audit:{<ns>}`: XADD with
  * Redis's own time as the entry id, trimmed by MINID to AUDIT_KEEP_MS and
@@ -29,30 +30,40 @@ export function redisOperator(scripts: ScriptRunner): OperatorOps {
     async names(ns, kind, { prefix, limit, cursor }): Promise<NamePage> {
       const at = decodeScanCursor(cursor);
       const mainKey = kindMainKeys[kind];
-      const pattern = mainKey({ ns: globEscape(ns), name: `${globEscape(prefix)}*` });
+      const suffixes = kindListedSuffixes[kind];
+      // hf:{mx:<ns>:<prefix>*} - or with a * after it where another key of the lock also says it is listed.
+      const base = mainKey({ ns: globEscape(ns), name: `${globEscape(prefix)}*` });
+      const pattern = suffixes.length > 1 ? `${base}*` : base;
       const head = mainKey({ ns, name: "" }).slice(0, -1); // hf:{mx:<ns>: - the key up to the name
+      const nameOf = (key: string) => {
+        if (!key.startsWith(head)) return undefined;
+        const close = key.lastIndexOf("}");
+        return suffixes.includes(key.slice(close + 1)) ? key.slice(head.length, close) : undefined;
+      };
       const names: string[] = [];
       let scan = at.scan;
-      let after = at.after;
+      let count = SCAN_COUNT;
       for (let calls = 0; calls < SCANS_PER_PAGE; calls++) {
-        const [next, keys] = await scripts.command("scan", (redis) => redis.scan(scan, { match: pattern, count: SCAN_COUNT }));
-        const batch = keys
-          .filter((k) => k.startsWith(head) && k.endsWith("}"))
-          .map((k) => k.slice(head.length, -1))
-          .filter((n) => after === undefined || n > after)
-          .sort();
+        const [reply, keys] = await scripts.command("scan", (redis) => redis.scan(scan, { match: pattern, count }));
+        const batch = [...new Set(keys.map(nameOf).filter((n): n is string => n !== undefined))].sort();
         const room = limit - names.length;
         if (batch.length > room) {
-          names.push(...batch.slice(0, room));
-          return { names, cursor: encodeScanCursor(scan, names[names.length - 1]) };
+          // A page never ends inside a SCAN step (a cursor cannot point there): the same step again, smaller
+          // (COUNT bounds the keys one step looks at), until what it finds fits.
+          if (count > 1) {
+            count = Math.max(1, Math.min(room, Math.floor(count / 2)));
+            continue;
+          }
+          if (names.length) break; // the next page starts with this step, with all its room
+          // One hash bucket with more names than the page holds: answered whole (a page may then exceed limit).
         }
         names.push(...batch);
-        scan = String(next);
-        after = undefined;
+        scan = String(reply);
+        count = SCAN_COUNT;
         if (scan === "0") return { names, cursor: null };
-        if (names.length === limit) break;
+        if (names.length >= limit) break;
       }
-      return { names, cursor: encodeScanCursor(scan, undefined) };
+      return { names, cursor: `s${scan}` };
     },
 
     async appendAudit(ns, record: AuditRecord): Promise<AuditEntry> {
@@ -112,13 +123,10 @@ function globEscape(s: string): string {
   return s.replace(/[*?[\]\\]/g, "\\$&");
 }
 
-function encodeScanCursor(scan: string, after: string | undefined): string {
-  return after === undefined ? `s${scan}` : `s${scan}.${after}`;
-}
-
-function decodeScanCursor(cursor: string | undefined): { scan: string; after: string | undefined } {
-  if (cursor === undefined) return { scan: "0", after: undefined };
-  const m = /^s(\d{1,20})(?:\.(.+))?$/.exec(cursor);
+/** A page's cursor: `s` and the SCAN cursor the next page goes on from. */
+function decodeScanCursor(cursor: string | undefined): { scan: string } {
+  if (cursor === undefined) return { scan: "0" };
+  const m = /^s(\d{1,20})$/.exec(cursor);
   if (!m) throw new InvalidInputError("invalid_cursor", "cursor is not one this listing answered");
-  return { scan: m[1], after: m[2] };
+  return { scan: m[1] };
 }

@@ -31,6 +31,15 @@ export function holderLabelConformance(kind: StoreKind) {
     });
   });
 
+  it("a wait that runs out is told who holds it and until when, as a try-lock is", async () => {
+    const name = uniqueName("label-wait");
+    const grant = (await post(path(name, "acquire"), { ttlMs: 10_000, holder: "long job pid 9" })).body;
+    const waited = await post(path(name, "acquire"), { ttlMs: 1000, waitMs: 300 });
+    expect(waited.status).toBe(409);
+    expect(waited.body).toMatchObject({ error: "locked", holder: "long job pid 9", expiresAt: grant.expiresAt });
+    await post(path(name, "release"), { token: grant.token });
+  });
+
   it("a waiter's label comes with the lock it is handed through the line", async () => {
     const name = uniqueName("label-line");
     const first = (await post(path(name, "acquire"), { ttlMs: 10_000, holder: "first" })).body;
