@@ -2,7 +2,8 @@
 // playwright-core (which brings no browser of its own). Like redis-server,
 // Chromium is installed with apt-get when it is missing and we run as root
 // (CI), else the error says how to install it.
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import fs from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
 
@@ -20,25 +21,26 @@ const ARGS = [
   "--disable-sync",
 ];
 
-function findOrInstallChromium(): string {
+/** Async, so the test runner's own messages and the servers starting beside it are not held up for minutes. */
+async function findOrInstallChromium(): Promise<string> {
   if (fs.existsSync(CHROMIUM)) return CHROMIUM;
   if (process.getuid?.() !== 0) throw new Error(NOT_FOUND);
   // Quiet unless it fails: then apt's own output says why.
   try {
-    execFileSync("sh", ["-c", "apt-get update -qq && apt-get install -y -qq chromium"], {
-      stdio: "pipe",
+    await promisify(execFile)("sh", ["-c", "apt-get update -qq && apt-get install -y -qq chromium"], {
       env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
+      maxBuffer: 64 * 1024 * 1024,
     });
   } catch (err) {
-    const e = err as { stdout?: Buffer; stderr?: Buffer };
+    const e = err as { stdout?: string; stderr?: string };
     throw new Error(`apt-get install chromium failed:\n${e.stdout ?? ""}${e.stderr ?? ""}`);
   }
   if (!fs.existsSync(CHROMIUM)) throw new Error(`apt-get install finished, but still: ${NOT_FOUND}`);
   return CHROMIUM;
 }
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: findOrInstallChromium(), headless: true, args: ARGS });
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: await findOrInstallChromium(), headless: true, args: ARGS });
 }
 
 /**
