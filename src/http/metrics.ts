@@ -1,11 +1,12 @@
 import type { MiddlewareHandler } from "hono";
+import { type MetricEvent, writeMetric } from "../metrics.js";
 import type { AppEnv } from "./appTypes.js";
 
 /** The kind of each mount point, as metrics name it. */
 const KIND_OF_PATH: Record<string, string> = { locks: "mutex", rwlocks: "rwlock", semaphores: "semaphore", idempotency: "idempotency" };
 
 /** What an answer was, for metrics: undefined when it is none of the counted events. */
-export function eventOf(method: string, pathname: string, status: number, error: string | undefined): string | undefined {
+export function eventOf(method: string, pathname: string, status: number, error: string | undefined): MetricEvent | undefined {
   if (method !== "POST") return undefined;
   const op = pathname.slice(pathname.lastIndexOf("/") + 1);
   if (op === "acquire" || op === "begin") {
@@ -19,11 +20,10 @@ export function eventOf(method: string, pathname: string, status: number, error:
 
 /**
  * With a Workers Analytics Engine binding (METRICS), each grant, busy answer,
- * lease_lost and force release over HTTP writes one data point: index the
- * namespace, blob1 the kind, blob2 the event, double1 1, double2 the
- * request's time in ms (for a grant after a wait, the wait). Lapses are
- * written by the lock object (watches.ts). Without the binding nothing is
- * done. docs/metrics.md has the SQL.
+ * lease_lost and force release over HTTP writes one data point
+ * (src/metrics.ts; double2: the request's time in ms, for a grant after a
+ * wait the wait). Waits over a socket and lapses are written by the lock
+ * object. Without the binding nothing is done. docs/metrics.md has the SQL.
  */
 export const recordMetrics: MiddlewareHandler<AppEnv> = async (c, next) => {
   const dataset = c.env.METRICS;
@@ -45,10 +45,5 @@ export const recordMetrics: MiddlewareHandler<AppEnv> = async (c, next) => {
         ).error
       : undefined;
   const event = eventOf(c.req.method, pathname, status, error);
-  if (!event) return;
-  try {
-    dataset.writeDataPoint({ indexes: [c.var.ns], blobs: [kind, event], doubles: [1, Date.now() - started] });
-  } catch {
-    // Metrics never fail a lock operation.
-  }
+  if (event) writeMetric(c.env, c.var.ns, kind, event, Date.now() - started);
 };

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.js";
+import { writeMetric } from "../metrics.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
 import { objectParts } from "../kinds/registry/object.js";
 import type { KindName, KindNews, KindOps } from "../kinds/registry/ops.js";
@@ -196,12 +197,12 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     const now = Date.now();
     this.alarmAt = undefined;
     this.timers.runDue(now);
-    // A watched lease that lapsed is a metric too (http/metrics.ts; unwatched lapses are seen by nobody).
+    // A watched lease that lapsed is a metric too (src/metrics.ts; unwatched lapses are seen by nobody).
     await checkWatches(
       this.kv,
       (kind) => this.storeOf(kind),
       now,
-      (l) => this.env.METRICS?.writeDataPoint({ indexes: [l.ns], blobs: [l.kind, "lapse"], doubles: [1, 0] }),
+      (l) => writeMetric(this.env, l.ns, l.kind, "lapse"),
     );
     await deliverDueNotifications(this.kv, this.env.WEBHOOK_SECRET ?? "", Date.now());
     this.cleanupAt = this.local.nextCleanup(Date.now(), true);

@@ -9,6 +9,7 @@ import { BODY_MAX_BYTES } from "../limits.js";
 import { newOwnerToken } from "../tokens.js";
 import { grantOf } from "./grantOf.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
+import { writeMetric } from "../metrics.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "./socketProtocol.js";
 import { ackMessage, holderMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
@@ -36,8 +37,7 @@ export interface WaitSocketsHost {
   ctx: DurableObjectState;
   env: Env;
   part(kind: KindName): KindObjectPart<KindName>;
-  /** After a wait or a holder's step (which may have written here): the object's clean-up and alarm, as for an HTTP wait. */
-  /** After a wait or a holder's message: its store, kind and lock, and what it answered. */
+  /** After a wait or a holder's message (which may have written here): its store, kind and lock, and what it answered. */
   afterWait(at: SocketAt, result: unknown): void;
 }
 
@@ -179,6 +179,11 @@ export class WaitSockets {
       return;
     }
     this.waits.delete(ws);
+    // Metrics count socket waits here, as the Worker counts HTTP ones (src/metrics.ts): the wait's time so far.
+    const waited = req.waitMs - Math.max(0, place.deadline - Date.now());
+    if (outcome.status === "granted" || outcome.status === "locked") {
+      writeMetric(this.host.env, at.ref.ns, at.kind, outcome.status === "granted" ? "grant" : "busy", waited);
+    }
     if (outcome.status === "granted") {
       const token = (outcome.grant as { token: string }).token;
       this.keep(ws, { at, phase: "granted", token, keep: place.keep });

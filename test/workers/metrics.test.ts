@@ -1,5 +1,9 @@
+import { createExecutionContext, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { api, KEY_ADMIN, uniqueName } from "./support/api";
+import type { Env } from "../../src/env";
+import worker from "../../src/worker";
+import { api, envFor, KEY_A, KEY_ADMIN, uniqueName } from "./support/api";
+import { eventually, lockObject, newReceiver, runAlarmsUntilQuiet } from "./support/lockObjectHelpers";
 
 /**
  * Analytics Engine metrics (src/http/metrics.ts). The dataset here is a
@@ -40,4 +44,67 @@ describe("metrics (Workers Analytics Engine)", () => {
       expect(dataset.points.every((p) => p.doubles?.[0] === 1)).toBe(true);
     });
   }
+
+  for (const kind of ["redis", "durable"] as const) {
+    it(`${kind} store: a watched lease that lapses is counted by its lock object`, async () => {
+      const dataset = recordingDataset();
+      const { post } = api(kind);
+      const name = uniqueName("metrics-lapse");
+      const receiver = await newReceiver();
+      expect((await post(`/v1/locks/${name}/acquire`, { ttlMs: 300, onExpire: receiver.url })).status).toBe(200);
+      // The lock object's own env (its binding), as the platform would give it the dataset.
+      await runInDurableObject(lockObject(name), (instance) => {
+        (instance as unknown as { env: Env }).env.METRICS = dataset;
+      });
+      await eventually(
+        async () => {
+          await runAlarmsUntilQuiet(name, "mutex");
+          return dataset.points;
+        },
+        (points) => points.length > 0,
+      );
+      expect(dataset.points.map((p) => [p.indexes?.[0], ...(p.blobs ?? [])].join(" "))).toEqual(["tenant-a mutex lapse"]);
+    });
+  }
+
+  it("durable store: waits over a socket are counted by the lock object, granted (with the wait) or timed out", async () => {
+    const dataset = recordingDataset();
+    const { post } = api("durable");
+    const name = uniqueName("metrics-socket");
+    const held = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
+    await runInDurableObject(lockObject(name), (instance) => {
+      (instance as unknown as { env: Env }).env.METRICS = dataset;
+    });
+    const wait = async (waitMs: number) => {
+      const res = await worker.fetch(
+        new Request(`http://holdfast.test/v1/locks/${name}/wait`, { headers: { upgrade: "websocket", authorization: `Bearer ${KEY_A}` } }),
+        envFor("durable"),
+        createExecutionContext(),
+      );
+      const ws = res.webSocket as WebSocket;
+      ws.accept();
+      const messages: Array<{ type: string }> = [];
+      ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
+      ws.send(JSON.stringify({ type: "acquire", ttlMs: 5000, waitMs }));
+      return { ws, messages };
+    };
+    const timedOut = await wait(200);
+    await eventually(
+      async () => timedOut.messages,
+      (m) => m.length > 0,
+    );
+    expect(timedOut.messages[0].type).toBe("timeout");
+    const granted = await wait(10_000);
+    await new Promise((r) => setTimeout(r, 300)); // a wait of some length (its figure is checked, not this sleep)
+    await post(`/v1/locks/${name}/release`, { token: held.token });
+    await eventually(
+      async () => granted.messages,
+      (m) => m.length > 0,
+    );
+    expect(granted.messages[0].type).toBe("granted");
+    const seen = dataset.points.map((p) => [p.indexes?.[0], ...(p.blobs ?? [])].join(" "));
+    expect(seen).toEqual(["tenant-a mutex busy", "tenant-a mutex grant"]);
+    expect(dataset.points[1].doubles?.[1]).toBeGreaterThanOrEqual(250);
+    granted.ws.close();
+  });
 });
