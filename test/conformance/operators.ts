@@ -1,4 +1,6 @@
+import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
+import { createUpstashClient } from "../../src/store/redis/createUpstashClient.js";
 import { api, KEY_ADMIN, type StoreKind, uniqueName } from "../workers/support/api.js";
 import { eventually } from "../workers/support/lockObjectHelpers.js";
 
@@ -222,6 +224,17 @@ export function operatorConformance(kind: StoreKind) {
     const second = (await get(`/v1/audit?limit=1&cursor=${encodeURIComponent(first.cursor)}`)).body;
     expect(second.entries.map((e: { name: string }) => e.name)).toEqual([names[0]]);
   });
+
+  if (kind === "redis") {
+    it("the audit log shows no entry past its 30 days, even before the next entry trims it", async () => {
+      const redis = createUpstashClient(env.TEST_UPSTASH_URL, env.TEST_UPSTASH_TOKEN, 2000);
+      const old = { keyName: "ops-admin", kind: "mutex", name: uniqueName("ancient"), holder: null, fence: 1, released: 1, reason: "old" };
+      // tenant-b's log: nothing else writes it, so an entry this old may still be added at its end.
+      await redis.xadd("hf:audit:{tenant-b}", `${Date.now() - 31 * 24 * 3600 * 1000}-0`, { e: JSON.stringify(old) });
+      const { entries } = (await get("/v1/audit?limit=200", { key: "key-bbbbbbbb" })).body;
+      expect(entries.some((e: { name: string }) => e.name === old.name)).toBe(false);
+    });
+  }
 
   it("bad listing, audit and force-release input is a 400 naming the problem, and changes nothing", async () => {
     const name = uniqueName("force-bad");

@@ -87,7 +87,9 @@ export function redisOperator(scripts: ScriptRunner): OperatorOps {
         throw new InvalidInputError("invalid_cursor", "cursor is not one this listing answered");
       }
       const end = cursor === undefined ? "+" : `(${cursor}`;
-      const rows = await scripts.command("audit list", (redis) => redis.xrevrange(auditKey(ns), end, "-", limit));
+      // Entries past their time are not shown even before the next append trims them (this clock is close enough).
+      const oldest = `${Date.now() - AUDIT_KEEP_MS}-0`;
+      const rows = await scripts.command("audit list", (redis) => redis.xrevrange(auditKey(ns), end, oldest, limit));
       const entries = streamEntries(rows).map(({ id, e }) => ({ id, at: Number(id.split("-")[0]), ...(JSON.parse(e) as AuditRecord) }));
       entries.sort((a, b) => compareStreamIds(b.id, a.id));
       return { entries, cursor: entries.length === limit ? entries[entries.length - 1].id : null };
