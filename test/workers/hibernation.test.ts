@@ -4,29 +4,12 @@
 // builds one when a hibernated object gets an event: its constructor must find the waiting
 // sockets and put them back in line, in order, with their tokens. (The first instance stays
 // alive meanwhile; nothing in these tests lets it act.)
-import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { LockObject } from "../../src/lockObject/LockObject";
-import worker from "../../src/worker";
-import { api, envFor, KEY_A, uniqueName } from "./support/api";
+import { api, uniqueName } from "./support/api";
 import { eventually, lockObject } from "./support/lockObjectHelpers";
-
-/** A wait socket opened through the Worker, inside workerd. */
-async function socketWaiter(name: string, acquire: Record<string, unknown>) {
-  const res = await worker.fetch(
-    new Request(`http://holdfast.test/v1/locks/${name}/wait`, { headers: { upgrade: "websocket", authorization: `Bearer ${KEY_A}` } }),
-    envFor("durable"),
-    createExecutionContext(),
-  );
-  const ws = res.webSocket as WebSocket;
-  ws.accept();
-  const messages: any[] = [];
-  ws.addEventListener("message", (e) => {
-    messages.push(JSON.parse(String(e.data)));
-  });
-  ws.send(JSON.stringify({ type: "acquire", ...acquire }));
-  return { ws, messages };
-}
+import { socketWaiter } from "./support/socketWaiter";
 
 it("a socket waiter's long wait is kept by the object's alarm, not a timer that would keep it awake", async () => {
   const { post, get } = api("durable");

@@ -1,9 +1,9 @@
-import { createExecutionContext, runInDurableObject } from "cloudflare:test";
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
-import worker from "../../src/worker";
-import { api, envFor, KEY_A, KEY_ADMIN, uniqueName } from "./support/api";
+import { api, KEY_ADMIN, uniqueName } from "./support/api";
 import { eventually, lockObject, newReceiver, runAlarmsUntilQuiet } from "./support/lockObjectHelpers";
+import { socketWaiter } from "./support/socketWaiter";
 
 /**
  * Analytics Engine metrics (src/http/metrics.ts). The dataset here is a
@@ -75,19 +75,7 @@ describe("metrics (Workers Analytics Engine)", () => {
     await runInDurableObject(lockObject(name), (instance) => {
       (instance as unknown as { env: Env }).env.METRICS = dataset;
     });
-    const wait = async (waitMs: number) => {
-      const res = await worker.fetch(
-        new Request(`http://holdfast.test/v1/locks/${name}/wait`, { headers: { upgrade: "websocket", authorization: `Bearer ${KEY_A}` } }),
-        envFor("durable"),
-        createExecutionContext(),
-      );
-      const ws = res.webSocket as WebSocket;
-      ws.accept();
-      const messages: Array<{ type: string }> = [];
-      ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
-      ws.send(JSON.stringify({ type: "acquire", ttlMs: 5000, waitMs }));
-      return { ws, messages };
-    };
+    const wait = (waitMs: number) => socketWaiter(name, { ttlMs: 5000, waitMs });
     const timedOut = await wait(200);
     await eventually(
       async () => timedOut.messages,
