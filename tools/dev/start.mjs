@@ -64,7 +64,8 @@ const key = process.env.API_KEYS ? "<one of your API_KEYS>" : LOCAL_API_KEY;
 console.log(
   `\nholdfast (${useRedis ? "Redis" : "Durable Object"} store${dev ? ", wrangler dev: reloads on edits" : ", served as in production"}) at ${url}`,
 );
-console.log(`API key: ${key}${process.env.API_KEYS ? "" : "  (local only: set API_KEYS=namespace=key to use your own)"}`);
+console.log(`API key: ${key}${process.env.API_KEYS ? "" : "  (local only, an admin key: set API_KEYS=namespace=key to use your own)"}`);
+console.log(`console: ${url}/console (sign in with the key)`);
 console.log(`try: curl -s -X POST ${url}/v1/locks/demo/acquire -H 'authorization: Bearer ${key}' -d '{"ttlMs":30000}'\n`);
 
 let stopping = false;
