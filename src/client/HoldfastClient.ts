@@ -1,6 +1,6 @@
 import { leaseClock } from "../primitives/keepLease.js";
 import { InProgressError, LeaseLostError, StoreUnavailableError, UnreachableError } from "./errors.js";
-import { Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
+import { KIND_PATHS, Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
 import { type KeyWaitEnd, runtimeWebSocket, SocketUnavailableError, type WaitChannel, waitOverSocket, watchKeyOverSocket } from "./socketWait.js";
 import { Operator } from "./operator.js";
 import { Transport } from "./transport.js";
@@ -249,8 +249,7 @@ export class HoldfastClient {
 
   /** The state of a lock as GET answers it (never its token). */
   inspect(kind: LeaseHandle["kind"], name: string): Promise<Record<string, unknown>> {
-    const base = { mutex: "/v1/locks", rwlock: "/v1/rwlocks", semaphore: "/v1/semaphores", idempotency: "/v1/idempotency" }[kind];
-    return this.host.transport.read(path(base, name), { deadline: Date.now() + this.host.timeoutMs });
+    return this.host.transport.read(path(KIND_PATHS[kind], name), { deadline: Date.now() + this.host.timeoutMs });
   }
 
   /** An acquire of `lockPath` (the lock's path; `/acquire` over HTTP, `/wait` over a socket). */

@@ -40,11 +40,17 @@ export interface LeaseHost {
   marginFor(ttlMs: number): number;
 }
 
-const BASE: Record<LeaseKind, string> = { mutex: "/v1/locks", rwlock: "/v1/rwlocks", semaphore: "/v1/semaphores", idempotency: "/v1/idempotency" };
+/** Where each kind is mounted in the service's API. */
+export const KIND_PATHS: Record<LeaseKind, string> = {
+  mutex: "/v1/locks",
+  rwlock: "/v1/rwlocks",
+  semaphore: "/v1/semaphores",
+  idempotency: "/v1/idempotency",
+};
 
 /** The service paths of a lease's operations. */
 export function leasePath(handle: Pick<LeaseHandle, "kind" | "name" | "mode">, op: "heartbeat" | "release"): string {
-  const base = `${BASE[handle.kind]}/${encodeURIComponent(handle.name)}`;
+  const base = `${KIND_PATHS[handle.kind]}/${encodeURIComponent(handle.name)}`;
   if (handle.kind === "idempotency") return `${base}/${op === "release" ? "fail" : "heartbeat"}`;
   if (handle.kind === "rwlock" && op === "release" && handle.mode) return `${base}/${handle.mode}/release`;
   return `${base}/${op}`;

@@ -1,13 +1,5 @@
-import type { LeaseKind } from "./lease.js";
+import { KIND_PATHS, type LeaseKind } from "./lease.js";
 import type { Transport } from "./transport.js";
-
-/** The service's path of each kind (as GET /v1/<path>/{name}). */
-const KIND_PATHS: Record<LeaseKind, string> = {
-  mutex: "/v1/locks",
-  rwlock: "/v1/rwlocks",
-  semaphore: "/v1/semaphores",
-  idempotency: "/v1/idempotency",
-};
 
 export interface ListOptions {
   /** Only names that start with this. */

@@ -1,9 +1,11 @@
 import type { MiddlewareHandler } from "hono";
+import { HoldfastError } from "../errors.js";
+import { kindApis } from "../kinds/registry/routes.js";
 import { type MetricEvent, writeMetric } from "../metrics.js";
 import type { AppEnv } from "./appTypes.js";
 
-/** The kind of each mount point, as metrics name it. */
-const KIND_OF_PATH: Record<string, string> = { locks: "mutex", rwlocks: "rwlock", semaphores: "semaphore", idempotency: "idempotency" };
+/** The kind mounted at each /v1/<segment> (the kind registry's mount points). */
+const KIND_OF_SEGMENT = new Map(kindApis.map((api) => [api.path.split("/")[2], api.kind]));
 
 /** What an answer was, for metrics: undefined when it is none of the counted events. */
 export function eventOf(method: string, pathname: string, status: number, error: string | undefined): MetricEvent | undefined {
@@ -31,19 +33,10 @@ export const recordMetrics: MiddlewareHandler<AppEnv> = async (c, next) => {
   const started = Date.now();
   await next();
   const { pathname } = new URL(c.req.url);
-  const kind = KIND_OF_PATH[pathname.split("/")[2] ?? ""];
+  const kind = KIND_OF_SEGMENT.get(pathname.split("/")[2] ?? "");
   if (!kind) return;
-  const status = c.res.status;
-  // Only 409s say which error in the body; the body is read from a clone, the answer itself untouched.
-  const error =
-    status === 409
-      ? (
-          (await c.res
-            .clone()
-            .json()
-            .catch(() => ({}))) as { error?: string }
-        ).error
-      : undefined;
-  const event = eventOf(c.req.method, pathname, status, error);
+  // An error answer's code: the typed error the app's error handler turned into it (Hono keeps it as c.error).
+  const error = c.error instanceof HoldfastError ? c.error.code : undefined;
+  const event = eventOf(c.req.method, pathname, c.res.status, error);
   if (event) writeMetric(c.env, c.var.ns, kind, event, Date.now() - started);
 };

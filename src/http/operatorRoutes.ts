@@ -26,7 +26,7 @@ import { serviceContext } from "./serviceContextOf.js";
  */
 export const operatorRoutes = new Hono<AppEnv>();
 
-operatorRoutes.get("/whoami", (c) => c.json({ namespace: c.var.caller.namespace, keyName: c.var.caller.keyName, role: c.var.caller.role }, 200));
+operatorRoutes.get("/whoami", (c) => c.json(c.var.caller, 200));
 
 operatorRoutes.get("/audit", async (c) => {
   const limit = limitParam(c.req.query("limit"), AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT);

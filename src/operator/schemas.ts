@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { holderLabel } from "../http/schemas.js";
 import { InvalidInputError } from "../errors.js";
+import { KIND_NAMES } from "../kinds/registry/ops.js";
 
 /** A listing page: 1 to LIST_MAX_LIMIT items, LIST_DEFAULT_LIMIT by default (each item is an inspect of its lock). */
 export const LIST_DEFAULT_LIMIT = 25;
@@ -32,7 +33,7 @@ export const auditEntrySchema = z.object({
   id: z.string(),
   at: z.int(),
   keyName: z.string(),
-  kind: z.enum(["mutex", "rwlock", "semaphore", "idempotency"]),
+  kind: z.enum(KIND_NAMES),
   name: z.string(),
   holder: z.nullable(z.string()),
   fence: z.nullable(z.int()),

@@ -6,7 +6,8 @@ import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { recentlyContended, sawContended } from "./recentlyContended.js";
 import { type mutexAcquireBody, mutexGrant } from "./schemas.js";
-import type { MutexGrant, MutexState } from "./types.js";
+import type { LockRef } from "../../store/LockRef.js";
+import type { MutexGrant, MutexReleaseResult, MutexState } from "./types.js";
 
 /**
  * The mutex as the HTTP API serves it: call the store, then tell the lock
@@ -88,14 +89,19 @@ export async function releaseMutex(ctx: ServiceContext, name: string, token: str
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, "mutex").release(ref, { token, requestId: await ctx.ids.requestId(`mutex:${name}:release`, token) });
   if (r.status === "lost") throw new LeaseLostError();
-  // Redis store: the object hears of the release after the answer (the
-  // handoff to its waiter already happened in the store). The Durable store's
-  // object did it in the same call.
-  if (ctx.store.kind === "redis" && r.released && r.watched) {
-    const { fence, handedTo } = r;
-    ctx.later("released", () => lockObjectClient(ctx.env, "mutex", ref).tell({ ref, fence, handedTo }));
-  }
+  tellReleased(ctx, ref, r);
   return { released: r.released, count: r.count };
+}
+
+/**
+ * Redis store: the lock object hears of a release (an operator's too) after
+ * the answer; the handoff to its waiter already happened in the store. The
+ * Durable store's object did it in the same call.
+ */
+function tellReleased(ctx: ServiceContext, ref: LockRef, r: MutexReleaseResult & { status: "ok" }): void {
+  if (ctx.store.kind !== "redis" || !r.released || !r.watched) return;
+  const { fence, handedTo } = r;
+  ctx.later("released", () => lockObjectClient(ctx.env, "mutex", ref).tell({ ref, fence, handedTo }));
 }
 
 export async function inspectMutex(ctx: ServiceContext, name: string): Promise<MutexState & { waiters: number }> {
@@ -116,9 +122,6 @@ export async function forceReleaseMutex(ctx: ServiceContext, name: string, fence
   if (r.status === "lost") {
     throw new NotHeldError(fence === undefined ? `nobody holds the lock ${name}` : `the lock ${name} is not held by the lease of fence ${fence}`);
   }
-  if (ctx.store.kind === "redis" && r.watched) {
-    const { handedTo } = r;
-    ctx.later("force-released", () => lockObjectClient(ctx.env, "mutex", ref).tell({ ref, fence: r.fence, handedTo }));
-  }
+  tellReleased(ctx, ref, r);
   return { released: 1, fence: r.fence, holder: r.holder ?? null };
 }

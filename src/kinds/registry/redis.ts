@@ -5,7 +5,7 @@ import { redisRwLock } from "../rwlock/redisRwLock.js";
 import { redisSemaphore } from "../semaphore/redisSemaphore.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { idempotencyKeys } from "../idempotency/keys.js";
-import { mutexKeys } from "../mutex/keys.js";
+import { MUTEX_DELAY_SUFFIX, mutexKeys } from "../mutex/keys.js";
 import { rwLockKeys } from "../rwlock/keys.js";
 import { semaphoreKeys } from "../semaphore/keys.js";
 import type { KindName, KindOps } from "./ops.js";
@@ -33,7 +33,7 @@ export const kindMainKeys: Record<KindName, (ref: LockRef) => string> = {
  * the main key, and a mutex's lock-delay key (a lapsed lease's delay outlives it).
  */
 export const kindListedSuffixes: Record<KindName, string[]> = {
-  mutex: ["", (({ lock, delay }) => delay.slice(lock.length))(mutexKeys({ ns: "", name: "" }))],
+  mutex: ["", MUTEX_DELAY_SUFFIX],
   rwlock: [""],
   semaphore: [""],
   idempotency: [""],
