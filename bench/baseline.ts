@@ -9,6 +9,11 @@
  * on a shared 2-core machine move by a quarter or more between runs, so only
  * a larger change flags. `npm run bench -- --save-baseline` writes the file
  * from this run; commit it with the change it measures.
+ *
+ * A figure that is not a finite number (a row with no samples has p50 NaN)
+ * or a committed figure this run did not produce (table 1b without valgrind)
+ * is "not measured": never "within noise", always counted, and a run that
+ * was asked for its section fails (`missedAsked`).
  */
 import fs from "node:fs";
 
@@ -42,31 +47,74 @@ export interface Comparison {
   /** Rows: figure, baseline, now, change, verdict. */
   rows: string[][];
   regressions: number;
-  baseline?: { at: string; command: string };
+  /** Figures with no finite value this run: non-finite, or committed and not produced. */
+  notMeasured: string[];
+  /** Those of notMeasured whose section the run was asked for (BENCH_ONLY, or every section). */
+  missedAsked: string[];
 }
 
-/** This run's figures against the committed ones (those both have). */
-export function compareWithBaseline(file: string): Comparison {
-  if (!fs.existsSync(file)) return { rows: [], regressions: 0 };
-  const baseline = JSON.parse(fs.readFileSync(file, "utf8")) as Baseline;
+/** The bench section a figure belongs to: "1" for "1. ..." and "1b. ..." (table 1b is measured by section 1). */
+export function sectionOf(name: string): string {
+  return /^(\d+)/.exec(name)?.[1] ?? "";
+}
+
+export const NOT_MEASURED = "NOT MEASURED";
+
+/**
+ * This run's figures against the committed ones. `asked` says whether the
+ * run was asked for a section; a committed figure of a section it was not
+ * asked for is still shown as not measured, but does not fail the run.
+ */
+export function compareFigures(committed: readonly Figure[], now: readonly Figure[], asked: (section: string) => boolean): Comparison {
   const rows: string[][] = [];
+  const notMeasured: string[] = [];
   let regressions = 0;
-  for (const now of figures) {
-    const then = baseline.figures.find((f) => f.name === now.name);
-    if (!then || then.value === 0) continue;
-    const change = (now.value - then.value) / then.value;
-    const worse = now.better === "lower" ? change : -change;
-    const verdict = worse > now.noise ? "REGRESSION" : -worse > now.noise ? "better" : "within noise";
+  const names = [...new Set([...committed.map((f) => f.name), ...now.map((f) => f.name)])];
+  for (const name of names) {
+    const then = committed.find((f) => f.name === name);
+    const cur = now.find((f) => f.name === name);
+    const spec = cur ?? (then as Figure);
+    const thenCell = then && Number.isFinite(then.value) ? `${fmt(then.value)} ${spec.unit}` : "—";
+    const noise = `(±${Math.round(spec.noise * 100)} %)`;
+    if (!cur || !Number.isFinite(cur.value)) {
+      notMeasured.push(name);
+      rows.push([name, thenCell, cur ? "—" : "not produced", "—", `${NOT_MEASURED} ${noise}`]);
+      continue;
+    }
+    if (!then || !Number.isFinite(then.value) || then.value === 0) {
+      rows.push([name, thenCell, `${fmt(cur.value)} ${spec.unit}`, "—", "no committed figure"]);
+      continue;
+    }
+    const change = (cur.value - then.value) / then.value;
+    const worse = cur.better === "lower" ? change : -change;
+    const verdict = worse > cur.noise ? "REGRESSION" : -worse > cur.noise ? "better" : "within noise";
     if (verdict === "REGRESSION") regressions++;
-    rows.push([
-      now.name,
-      `${fmt(then.value)} ${now.unit}`,
-      `${fmt(now.value)} ${now.unit}`,
-      `${change >= 0 ? "+" : ""}${(change * 100).toFixed(1)} %`,
-      `${verdict} (±${Math.round(now.noise * 100)} %)`,
-    ]);
+    rows.push([name, thenCell, `${fmt(cur.value)} ${spec.unit}`, `${change >= 0 ? "+" : ""}${(change * 100).toFixed(1)} %`, `${verdict} ${noise}`]);
   }
-  return { rows, regressions, baseline: { at: baseline.at, command: baseline.command } };
+  return { rows, regressions, notMeasured, missedAsked: notMeasured.filter((n) => asked(sectionOf(n))) };
+}
+
+/** The footer line: what got worse and what was not measured, both counted. */
+export function comparisonVerdict(c: Comparison): string {
+  const parts = [
+    c.regressions ? `${c.regressions} figure(s) worse than their noise allows: REGRESSION` : "no measured figure worse than its noise allows",
+  ];
+  if (c.notMeasured.length) {
+    parts.push(
+      `${c.notMeasured.length} figure(s) not measured${c.missedAsked.length ? `, ${c.missedAsked.length} of them in sections this run was asked for` : " (sections not asked for)"}`,
+    );
+  }
+  return parts.join("; ");
+}
+
+/** This run's recorded figures against the committed file, if there is one. */
+export function compareWithBaseline(
+  file: string,
+  asked: (section: string) => boolean,
+): (Comparison & { baseline: { at: string; command: string } }) | undefined {
+  if (!fs.existsSync(file)) return undefined;
+  const baseline = JSON.parse(fs.readFileSync(file, "utf8")) as Baseline;
+  return { ...compareFigures(baseline.figures, figures, asked), baseline: { at: baseline.at, command: baseline.command } };
 }
 
 export const COMPARISON_HEADER = ["figure", "committed", "this run", "change", "verdict (noise)"];

@@ -28,7 +28,7 @@ import { recordFact, recordHandoff, writeResults } from "./results";
 import { type BenchStack, ROOT, servingVersions, startBenchStack } from "./stack";
 import { int, ms } from "./stats";
 import { measureShippedWorker, SHIPPED_HEADER, shippedTableRows } from "./shippedWorker";
-import { COMPARISON_HEADER, compareWithBaseline, recordFigure, saveBaseline } from "./baseline";
+import { COMPARISON_HEADER, compareWithBaseline, comparisonVerdict, recordFigure, saveBaseline } from "./baseline";
 import { INSTRUCTIONS_HEADER, instructionsTableRows, measureInstructions } from "./instructions";
 import { printTable } from "./table";
 import { CYCLE_HEADER, cycleTableRows, cycleTargets, directCycleTargets, directLabels, measureCycles, type CycleRow } from "./uncontended";
@@ -58,7 +58,7 @@ const wanted = (section: string) => !only || only.includes(section);
 
 let stack: BenchStack | undefined;
 
-async function main(): Promise<void> {
+async function main(): Promise<number> {
   const startedAt = Date.now();
   installFetchCounter();
   const watchdog = setTimeout(() => {
@@ -125,32 +125,43 @@ async function main(): Promise<void> {
   if (wanted("8")) await vanishedSection(workers, run);
 
   const args = process.argv.slice(2).filter((a) => a !== "--save-baseline");
-  baselineSection(
+  const missed = baselineSection(
     `${process.env.BENCH_ONLY ? `BENCH_ONLY=${process.env.BENCH_ONLY} ` : ""}npm run bench${args.length ? ` -- ${args.join(" ")}` : ""}`,
   );
   for (const file of writeResults(RESULTS_DIR)) console.log(`written : ${path.relative(ROOT, file)}`);
 
   console.log(`\ndone in ${ms((Date.now() - startedAt) / 1000)} s (load avg ${os.loadavg()[0].toFixed(2)} at end)`);
+  if (missed.length) {
+    console.error(`\nbench: ${missed.length} figure(s) this run was asked for were not measured: ${missed.join("; ")}`);
+    return 1;
+  }
+  return 0;
 }
 
 type Workers = { redis: WorkerApi; durable: WorkerApi };
 
 const BASELINE = path.join(ROOT, "bench/baseline.json");
 
-/** This run's key figures against the committed ones; `-- --save-baseline` makes this run the committed one. */
-function baselineSection(command: string): void {
-  const { rows, regressions, baseline } = compareWithBaseline(BASELINE);
-  if (baseline) {
+/**
+ * This run's key figures against the committed ones; `-- --save-baseline` makes this run the committed one.
+ * Answers the figures of asked-for sections that were not measured (the run then exits non-zero).
+ */
+function baselineSection(command: string): string[] {
+  const comparison = compareWithBaseline(BASELINE, wanted);
+  if (comparison) {
+    const { rows, baseline } = comparison;
     printTable(`Compared with the committed baseline (bench/baseline.json, ${baseline.at.slice(0, 10)})`, COMPARISON_HEADER, rows, [
-      `baseline command: ${baseline.command}. Only figures both runs have are compared; wall-clock figures from another machine or a`,
-      `--quick run differ by more than their noise, so read a flag there against the instructions, which do not move with load.`,
-      regressions ? `${regressions} figure(s) worse than their noise allows: REGRESSION` : "no figure worse than its noise allows",
+      `baseline command: ${baseline.command}. A figure this run did not produce, or could not compute (no samples), is NOT MEASURED;`,
+      `wall-clock figures from another machine or a --quick run differ by more than their noise, so read a flag there against the`,
+      `instructions, which do not move with load.`,
+      comparisonVerdict(comparison),
     ]);
   } else console.log("\nno committed baseline (bench/baseline.json) to compare with");
   if (process.argv.includes("--save-baseline")) {
     saveBaseline(BASELINE, command);
     console.log(`written : bench/baseline.json (this run's key figures, to commit)`);
   }
+  return comparison?.missedAsked ?? [];
 }
 
 /** 8. Vanished waiters ahead of a live one, per store and wait channel. */
@@ -377,7 +388,7 @@ async function shutdown(code: number): Promise<never> {
 }
 
 main().then(
-  () => shutdown(0),
+  (code) => shutdown(code),
   (err) => {
     if (!stopping) console.error(`\nbench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return shutdown(1);
