@@ -156,6 +156,7 @@ describe("the gateway enforces Upstash's key rule", () => {
     expect(started.status).toBe("started");
     await store.idempotency.heartbeat(key, { token: "w1" });
     await store.idempotency.inspect(key);
+    expect((await store.idempotency.inspectWaiting(key)).state).toBe("started"); // marks the start (a write)
     await store.idempotency.watch(key, { fence: 1 });
     await store.idempotency.complete(key, { token: "w1", responseJson: "{}", requestId: requestId() });
     const other = ref("idem");

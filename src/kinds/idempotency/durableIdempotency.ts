@@ -181,6 +181,8 @@ export function durableIdempotency(kv: SyncKvStorage): IdempotencyOps {
     complete: async (_ref, input) => complete(kv, Date.now(), input),
     fail: async (_ref, input) => fail(kv, Date.now(), input),
     inspect: async () => inspect(kv, Date.now()),
+    // The object that runs this hears every complete and fail in the same call (IdempotencyObjectPart): no mark needed.
+    inspectWaiting: async () => inspect(kv, Date.now()),
     watch: async (_ref, { fence }) => watch(kv, Date.now(), fence),
   };
 }

@@ -23,7 +23,8 @@ const MIN_LOOK_AGAIN_MS = 10;
  */
 export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
   readonly local: IdempotencyOps;
-  readonly waiterCount = 0;
+  /** Callers waiting here for the run's end (awaitEnd), counted once they have looked at the key. */
+  private waiting = 0;
 
   constructor(private readonly host: LockObjectHost) {
     const here = host.local.idempotency;
@@ -90,25 +91,41 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
    * once failed or lapsed (then the caller may begin it), or timeout. It
    * looks at the key now, at each news of a complete or fail, and when the
    * running owner's lease would end (an owner that vanished sends no news).
+   * Each look marks the run as waited for (inspectWaiting), so that on the
+   * Redis store its complete is told here however the caller learned of the
+   * run: a begin answered in_progress marks it too, but a caller may watch
+   * without one.
    */
   async awaitEnd(ref: LockRef, store: StoreKind, waitMs: number, signal: AbortSignal): Promise<KeyWaitEnd> {
     const deadline = Date.now() + waitMs;
     const gone = new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-    for (;;) {
-      const news = this.news; // taken before looking, so news that lands meanwhile is not missed
-      const state = await kindOps(this.host.storeOf(store), "idempotency").inspect(ref);
-      if (state.state !== "started") return state;
-      const left = deadline - Date.now();
-      // The lease's end is on the store's clock; looking again a little late or early is harmless.
-      const retryAfterMs = Math.max(1, state.expiresAt - Date.now());
-      if (left <= 0 || signal.aborted) return { state: "timeout", retryAfterMs };
-      let cancel: (() => void) | undefined;
-      const lapse = new Promise<void>((resolve) => {
-        cancel = this.host.timers.after(Math.min(left, Math.max(MIN_LOOK_AGAIN_MS, retryAfterMs + MIN_LOOK_AGAIN_MS)), resolve);
-      });
-      await Promise.race([news, lapse, gone]);
-      cancel?.();
+    let counted = false;
+    try {
+      for (;;) {
+        const news = this.news; // taken before looking, so news that lands meanwhile is not missed
+        const state = await kindOps(this.host.storeOf(store), "idempotency").inspectWaiting(ref);
+        if (state.state !== "started") return state;
+        if (!counted) this.waiting += 1;
+        counted = true;
+        const left = deadline - Date.now();
+        // The lease's end is on the store's clock; looking again a little late or early is harmless.
+        const retryAfterMs = Math.max(1, state.expiresAt - Date.now());
+        if (left <= 0 || signal.aborted) return { state: "timeout", retryAfterMs };
+        let cancel: (() => void) | undefined;
+        const lapse = new Promise<void>((resolve) => {
+          cancel = this.host.timers.after(Math.min(left, Math.max(MIN_LOOK_AGAIN_MS, retryAfterMs + MIN_LOOK_AGAIN_MS)), resolve);
+        });
+        await Promise.race([news, lapse, gone]);
+        cancel?.();
+      }
+    } finally {
+      if (counted) this.waiting -= 1;
     }
+  }
+
+  /** Callers waiting here for a run's end that have looked at the key (awaitEnd): what a lock's waiters are to its line. */
+  get waiterCount(): number {
+    return this.waiting;
   }
 
   pickedUp(): void {}

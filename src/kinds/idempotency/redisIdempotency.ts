@@ -1,6 +1,6 @@
 import { InternalError } from "../../errors.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
-import { numberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { idempotencyKeys } from "./keys.js";
 import type {
   IdempotencyBeginResult,
@@ -80,21 +80,24 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
     },
 
     async inspect(ref): Promise<IdempotencyState> {
-      const r = await scripts.run("idempotency_inspect", [idempotencyKeys(ref).record], []);
-      if (r.state === "completed") {
-        return {
-          state: "completed",
-          fence: numberField(r, "fence"),
-          completedAt: numberField(r, "completedAt"),
-          response: storedResponse(r.response),
-        };
-      }
-      if (r.state === "started")
-        return { state: "started", fence: numberField(r, "fence"), expiresAt: numberField(r, "expiresAt"), holder: r.holder || null };
-      if (r.state === "absent") return { state: "absent" };
-      throw unexpectedReply("idempotency_inspect", r);
+      return stateOf("idempotency_inspect", await scripts.run("idempotency_inspect", [idempotencyKeys(ref).record], []));
+    },
+
+    async inspectWaiting(ref): Promise<IdempotencyState> {
+      return stateOf("idempotency_inspect_waiting", await scripts.run("idempotency_inspect_waiting", [idempotencyKeys(ref).record], []));
     },
   };
+}
+
+/** inspect's and inspect_waiting's answer (same shape). */
+function stateOf(script: string, r: ScriptReply): IdempotencyState {
+  if (r.state === "completed") {
+    return { state: "completed", fence: numberField(r, "fence"), completedAt: numberField(r, "completedAt"), response: storedResponse(r.response) };
+  }
+  if (r.state === "started")
+    return { state: "started", fence: numberField(r, "fence"), expiresAt: numberField(r, "expiresAt"), holder: r.holder || null };
+  if (r.state === "absent") return { state: "absent" };
+  throw unexpectedReply(script, r);
 }
 
 /**

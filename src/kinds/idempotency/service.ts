@@ -58,8 +58,8 @@ export const heartbeatIdempotency = (ctx: ServiceContext, key: string, token: st
 
 export async function completeIdempotency(ctx: ServiceContext, key: string, token: string, response: unknown) {
   const r = await idempotencyOf(ctx).complete(key, token, response, { requestId: await ctx.ids.requestId(`idempotency:${key}:complete`, token) });
-  // Someone was told in_progress meanwhile: the key's lock object hears it, to hand the result to
-  // callers waiting on its wait socket (the Durable store's object did so in the same call).
+  // Someone was told in_progress, or watched on the key's wait socket, meanwhile: the key's lock object
+  // hears it, to hand the result to its waiters (the Durable store's object did so in the same call).
   if (ctx.store.kind === "redis" && r.waited) {
     ctx.later("completed", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).tell({ fence: r.fence }));
   }

@@ -25,9 +25,10 @@ export type IdempotencyBeginResult =
 export type IdempotencyHeartbeatResult = { status: "ok"; expiresAt: number; ttlMs: number; fence: number } | { status: "lost" };
 
 /**
- * `waited` (Redis store): a begin was answered in_progress while the work
- * ran, so someone may be waiting on the key's lock object for this result
- * (the Durable store's object hears every complete in the same call).
+ * `waited` (Redis store): a begin was answered in_progress, or a waiter
+ * looked (inspectWaiting), while the work ran, so someone may be waiting on
+ * the key's lock object for this result (the Durable store's object hears
+ * every complete in the same call).
  */
 export type IdempotencyCompleteResult =
   /** keptUntil: the Durable store says until when it keeps the result (its namespace's listing keeps it that long). */
@@ -48,6 +49,13 @@ export interface IdempotencyOps {
   complete(ref: LockRef, input: { token: string; responseJson: string; requestId: string }): Promise<IdempotencyCompleteResult>;
   fail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult>;
   inspect(ref: LockRef): Promise<IdempotencyState>;
+  /**
+   * inspect, for a caller that waits for the run's end (the key's lock
+   * object, for a wait socket): a start is marked so that its complete tells
+   * the lock object (Redis store: `waited`). The Durable store's object hears
+   * every complete anyway: there it is inspect.
+   */
+  inspectWaiting(ref: LockRef): Promise<IdempotencyState>;
   /** The start of this fence, for its onExpire watch. */
   watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState>;
 }

@@ -1,5 +1,7 @@
 import { expect, it } from "vitest";
 import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
+import { eventually, lockObject } from "../../../../test/workers/support/lockObjectHelpers.js";
+import { luaScriptSha1 } from "../../../store/redis/scripts.generated.js";
 
 /**
  * Every idempotency behaviour of the contract, written once and run against
@@ -365,6 +367,79 @@ export function idempotencyConformance(kind: StoreKind) {
     }
     const again = await started(key, { fingerprint: "y" });
     expect(again.fence).toBeGreaterThan(s.fence);
+  });
+
+  /**
+   * A wait socket on the key that watches, returned once the key's lock object counts it (it has looked):
+   * next() is its first message, or a placeholder naming the bound when none came within `withinMs`.
+   */
+  async function watching(key: string, waitMs: number) {
+    const res = await api(kind).raw("GET", path(key, "wait"), undefined, { upgrade: "websocket" });
+    expect(res.status).toBe(101);
+    const ws = res.webSocket as WebSocket;
+    ws.accept();
+    const first = new Promise<any>((resolve) => ws.addEventListener("message", (e) => resolve(JSON.parse(String(e.data))), { once: true }));
+    ws.send(JSON.stringify({ type: "watch", waitMs }));
+    // The watcher has looked at the key (and is marked, on Redis) once its lock object counts it.
+    const waiters = await eventually(
+      () => lockObject(key, "idempotency").waiterCount("idempotency"),
+      (n) => n === 1,
+    );
+    expect(waiters, "the watch never looked at the key").toBe(1);
+    return {
+      next: (withinMs: number) =>
+        Promise.race([first, sleep(withinMs).then(() => ({ type: `nothing within ${withinMs} ms` }))]).finally(() => ws.close()),
+    };
+  }
+
+  // A browser or a second service may watch a run it has only heard of: no begin of its own, answered in_progress.
+  it("a watch with no begin of its own is pushed the result when the owner completes, and `free` when it fails", async () => {
+    const key = uniqueName("watch-first");
+    const owner = await started(key, { ttlMs: 30_000 });
+    const watcher = await watching(key, 20_000);
+    const completedAt = Date.now();
+    expect((await post(path(key, "complete"), { token: owner.token, response: { invoice: 7 } })).status).toBe(200);
+    // Pushed: unpushed, the watcher would look again only when its 20 s wait or the owner's 30 s lease ends.
+    expect(await watcher.next(completedAt + 500 - Date.now())).toEqual({
+      type: "completed",
+      response: { invoice: 7 },
+      completedAt: expect.any(Number),
+      fence: owner.fence,
+    });
+
+    const key2 = uniqueName("watch-first-fail");
+    const run = await started(key2, { ttlMs: 30_000 });
+    const second = await watching(key2, 20_000);
+    const failedAt = Date.now();
+    expect((await post(path(key2, "fail"), { token: run.token })).status).toBe(200);
+    expect(await second.next(failedAt + 500 - Date.now())).toEqual({ type: "free" });
+  });
+
+  // A watcher's look marks the run (inspect_waiting.lua): the begin/complete path pays nothing for it.
+  it.runIf(kind === "redis")("an uncontended begin + complete costs the Worker 2 scripts in 2 round trips to Redis", async () => {
+    const warmKey = uniqueName("two-trips-warm"); // both scripts cached: EVALSHA alone from now on
+    const warm = await started(warmKey);
+    expect((await post(path(warmKey, "complete"), { token: warm.token, response: 1 })).status).toBe(200);
+    const scriptOf = new Map(Object.entries(luaScriptSha1).map(([name, sha]) => [sha, name]));
+    const trips: string[][] = [];
+    const original = globalThis.fetch;
+    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (String(input instanceof Request ? input.url : input).startsWith(String(api(kind).env.UPSTASH_REDIS_REST_URL))) {
+        // One request is one round trip; a pipelined one carries a list of commands.
+        const body = JSON.parse(String(init?.body ?? "[]"));
+        const commands: unknown[][] = Array.isArray(body[0]) ? body : [body];
+        trips.push(commands.map((c) => `${String(c[0]).toLowerCase()} ${scriptOf.get(String(c[1])) ?? String(c[1])}`));
+      }
+      return original(input, init);
+    }) as typeof fetch;
+    const key = uniqueName("two-trips");
+    try {
+      const s = await started(key);
+      expect((await post(path(key, "complete"), { token: s.token, response: 1 })).status).toBe(200);
+    } finally {
+      globalThis.fetch = original;
+    }
+    expect(trips).toEqual([["evalsha idempotency_begin"], ["evalsha idempotency_complete"]]);
   });
 
   it("the OpenAPI document lists the idempotency operations", async () => {
