@@ -15,6 +15,8 @@ import { type LockClient, libraryClient, workerClient } from "./lockClients";
 import { type RedisNode, startRedisNode } from "./redisNode";
 
 export const API_KEY = "chaos-suite-key-0123456789";
+/** The flood rows' other namespace ("flood"), which floods while the suite's ("chaos") is timed (flood.ts). */
+export const FLOOD_API_KEY = "chaos-flood-key-0123456789";
 /** The Redis store's and each quorum database's bound per call. */
 export const STORE_TIMEOUT_MS = 1000;
 
@@ -41,7 +43,7 @@ const upstash = (node: RedisNode) => new Redis({ url: node.url, token: node.toke
 
 export async function startLab(): Promise<Lab> {
   const nodes = await Promise.all(["a", "b", "c"].map((l) => startRedisNode(l)));
-  const vars = { API_KEYS: `chaos=${API_KEY}`, STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) };
+  const vars = { API_KEYS: `chaos=${API_KEY},flood=${FLOOD_API_KEY}`, STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) };
   const [redis, durable] = await Promise.all([
     restartableWorker({ ...vars, UPSTASH_REDIS_REST_URL: nodes[0].url, UPSTASH_REDIS_REST_TOKEN: nodes[0].token }),
     restartableWorker(vars),
