@@ -45,6 +45,10 @@ export interface Env {
   ASSETS?: Fetcher;
   /** Optional Workers Analytics Engine dataset: grants, busy answers, waits, lapses, lease_lost, force releases (docs/metrics.md). */
   METRICS?: MetricsDataset;
+  /** Waiters one lock takes at once, sockets and held-open requests together (default 1000; src/lockObject/socketCaps.ts). */
+  MAX_WAITERS_PER_LOCK?: string;
+  /** Wait sockets one namespace may have open at once (default 5000). */
+  MAX_SOCKETS_PER_NAMESPACE?: string;
   /** Bound on one store call in ms (default 2000). */
   STORE_TIMEOUT_MS?: string;
   /** One LockObject per (kind, namespace, name): waiters, watches, and on the Durable store the state. */

@@ -32,13 +32,19 @@ export class LeaseLostError extends HoldfastError {
   }
 }
 
-/** The namespace spent its request budget for this window (429, Retry-After). */
+/**
+ * Too much at once, come back later (429, Retry-After): the namespace spent
+ * its request budget for this window, or a cap on waiters or sockets is
+ * reached, or one socket sends faster than it may. `limit` says which; the
+ * code stays `rate_limited` for all of them, so a client retries them alike.
+ */
 export class RateLimitedError extends HoldfastError {
   constructor(
     readonly retryAfterMs: number,
-    tier: string,
+    message: string,
+    readonly limit: "budget" | "waiters_per_lock" | "sockets_per_namespace" | "socket_messages" = "budget",
   ) {
-    super("rate_limited", `this API key's namespace is over its request budget (${tier} tier); retry after the window ends`);
+    super("rate_limited", message);
   }
 }
 
@@ -143,5 +149,12 @@ export class NotConfiguredError extends HoldfastError {
 export class UpgradeRequiredError extends HoldfastError {
   constructor() {
     super("upgrade_required", "this path is a wait socket: open it as a WebSocket (Upgrade: websocket), or wait over HTTP with POST .../acquire");
+  }
+}
+
+/** A wait socket that did not do its part in time (no acquire or watch, no heartbeat before its lease's end): closed (408 on the socket). */
+export class SocketIdleError extends HoldfastError {
+  constructor(message: string) {
+    super("socket_idle", message);
   }
 }

@@ -69,3 +69,16 @@ export const ENDED_KEEP_MS = 600_000;
 
 /** Namespaces become part of storage keys: no ":" and no braces (a Redis hash tag). */
 export const NAMESPACE_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Wait sockets' limits (docs/API.md, "Limits of a wait socket"): a socket
+ * that sends no acquire or watch this long after it opened is closed; a
+ * socket may send this many messages a second (and as many at once), with
+ * at most one being handled and one waiting behind it.
+ */
+export const SOCKET_IDLE_MS = 10_000;
+export const SOCKET_MESSAGES_PER_SECOND = 20;
+/** Waiters one lock takes at once, sockets and held-open requests together (MAX_WAITERS_PER_LOCK overrides). */
+export const WAITERS_PER_LOCK_DEFAULT = 1000;
+/** Wait sockets one namespace may have open at once, over all its locks (MAX_SOCKETS_PER_NAMESPACE overrides). */
+export const SOCKETS_PER_NAMESPACE_DEFAULT = 5000;

@@ -14,7 +14,7 @@ import { operatorRoutes } from "./operatorRoutes.js";
 import { checkRateLimit } from "./rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { kindApis } from "../kinds/registry/routes.js";
-import { keyFromProtocols } from "../lockObject/socketProtocol.js";
+import { isWaitSocketHandshake, keyFromProtocols } from "../lockObject/socketProtocol.js";
 
 /** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
 export const app = new Hono<AppEnv>();
@@ -66,8 +66,9 @@ app.route("/console", consoleRoutes);
 app.use("/v1/*", recordMetrics);
 
 app.use("/v1/*", async (c, next) => {
-  // A browser's wait socket cannot send headers: its key comes as a subprotocol (socketProtocol.ts).
-  const socketKey = keyFromProtocols(c.req.header("sec-websocket-protocol"));
+  // A browser's wait socket cannot send headers: its key comes as a subprotocol (socketProtocol.ts),
+  // honoured only there: on a WebSocket upgrade of a wait route, never on a plain request.
+  const socketKey = isWaitSocketHandshake(c.req.raw) ? keyFromProtocols(c.req.header("sec-websocket-protocol")) : undefined;
   const authorization = c.req.header("authorization") ?? (socketKey === undefined ? undefined : `Bearer ${socketKey}`);
   const caller = await callerOf(authorization, c.env.API_KEYS);
   c.set("caller", caller);

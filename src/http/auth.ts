@@ -43,7 +43,11 @@ export async function callerOf(authorization: string | undefined, apiKeys: strin
   if (!apiKeys?.trim()) throw new ApiKeysNotConfiguredError("API_KEYS is not set");
   let entries = parsedKeys.get(apiKeys);
   if (!entries) {
-    entries = parseApiKeys(apiKeys);
+    // Logged once per API_KEYS value, by position only (never its text): the deployer's clue to a service that refuses everyone.
+    entries = parseApiKeys(apiKeys).catch((err: unknown) => {
+      if (err instanceof ApiKeysNotConfiguredError) console.error(err.message);
+      throw err;
+    });
     parsedKeys.set(apiKeys, entries);
   }
   const keys = await entries;

@@ -8,6 +8,7 @@ import {
   InternalError,
   InvalidInputError,
   RateLimitedError,
+  SocketIdleError,
   LeaseLostError,
   LockedError,
   NotConfiguredError,
@@ -29,7 +30,7 @@ export const STORE_UNAVAILABLE = {
 
 /** An error as the caller gets it: the HTTP status, the JSON body and, for a 409 or 429 that says when, Retry-After. */
 export interface ErrorAnswer {
-  status: 400 | 401 | 403 | 409 | 413 | 422 | 426 | 429 | 500 | 501 | 503;
+  status: 400 | 401 | 403 | 408 | 409 | 413 | 422 | 426 | 429 | 500 | 501 | 503;
   body: { error: string; message: string; [field: string]: unknown };
   retryAfterMs?: number;
 }
@@ -51,7 +52,11 @@ export function errorAnswer(err: unknown): ErrorAnswer {
     return { status: 409, body: { error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, retryAfterMs: err.retryAfterMs };
   }
   if (err instanceof RateLimitedError) {
-    return { status: 429, body: { error: err.code, message: err.message, retryAfterMs: err.retryAfterMs }, retryAfterMs: err.retryAfterMs };
+    return {
+      status: 429,
+      body: { error: err.code, message: err.message, retryAfterMs: err.retryAfterMs, limit: err.limit },
+      retryAfterMs: err.retryAfterMs,
+    };
   }
   const plain = (status: ErrorAnswer["status"], e: HoldfastError): ErrorAnswer => ({ status, body: { error: e.code, message: e.message } });
   if (err instanceof ConflictError) return plain(409, err);
@@ -62,6 +67,7 @@ export function errorAnswer(err: unknown): ErrorAnswer {
   if (err instanceof UnauthorizedError) return plain(401, err);
   if (err instanceof TooLargeError) return plain(413, err);
   if (err instanceof UpgradeRequiredError) return plain(426, err);
+  if (err instanceof SocketIdleError) return plain(408, err);
   if (err instanceof FingerprintMismatchError) return plain(422, err);
   if (err instanceof NotConfiguredError) return plain(503, err);
   if (err instanceof NotSupportedError) return plain(501, err);

@@ -23,7 +23,10 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   413: ["TooLarge", "The body is over 64 KiB."],
   426: ["UpgradeRequired", "upgrade_required: a wait socket's path was asked for without Upgrade: websocket."],
   422: ["FingerprintMismatch", "The key was used with another fingerprint."],
-  429: ["RateLimited", "The namespace is over its request budget: retry after Retry-After (retryAfterMs)."],
+  429: [
+    "RateLimited",
+    "rate_limited: retry after Retry-After (retryAfterMs). `limit` says which was met: budget (the namespace's requests), waiters_per_lock (MAX_WAITERS_PER_LOCK) or sockets_per_namespace (MAX_SOCKETS_PER_NAMESPACE).",
+  ],
   500: ["Internal", "A bug, never an outage: errorId is also in the Worker's log."],
   501: ["NotSupported", "not_supported: the service runs on a quorum of Redis databases, which offers fewer lock kinds (the message says which)."],
   503: ["Unavailable", "The store did not answer within its deadline; outcome says whether a write may have been applied."],

@@ -15,7 +15,7 @@ export const RATE_LIMIT_BINDINGS = {
   standard: "RATE_LIMIT_STANDARD",
   high: "RATE_LIMIT_HIGH",
 } as const;
-type Tier = keyof typeof RATE_LIMIT_BINDINGS | "off";
+export type Tier = keyof typeof RATE_LIMIT_BINDINGS | "off";
 
 /** Every tier's window, as wrangler.toml declares it (Cloudflare allows 10 or 60 s). */
 export const RATE_LIMIT_PERIOD_MS = 10_000;
@@ -31,16 +31,16 @@ export function tierOf(config: string | undefined, ns: string): Tier {
   return fallback;
 }
 
-const isTier = (t: string | undefined): t is Tier => t === "off" || (t !== undefined && t in RATE_LIMIT_BINDINGS);
+export const isTier = (t: string | undefined): t is Tier => t === "off" || (t !== undefined && t in RATE_LIMIT_BINDINGS);
 
 /**
  * Counts one request against the namespace's budget; over it, RateLimitedError
  * with the time left in the window (the binding says no more than yes or no).
  * A limiter that fails lets the request through: a broken counter must not
- * take the locks down with it.
+ * take the locks down with it. `tier`: the namespace's, when the caller
+ * already knows it (a wait socket's object is told it by the Worker).
  */
-export async function checkRateLimit(env: Env, ns: string, now = Date.now()): Promise<void> {
-  const tier = tierOf(env.RATE_LIMIT_TIERS, ns);
+export async function checkRateLimit(env: Env, ns: string, tier: Tier = tierOf(env.RATE_LIMIT_TIERS, ns), now = Date.now()): Promise<void> {
   if (tier === "off") return;
   const limiter = env[RATE_LIMIT_BINDINGS[tier]];
   if (!limiter) return;
@@ -51,5 +51,10 @@ export async function checkRateLimit(env: Env, ns: string, now = Date.now()): Pr
     logError(`rate limiter ${RATE_LIMIT_BINDINGS[tier]} failed; letting the request through`, err);
     return;
   }
-  if (!success) throw new RateLimitedError(RATE_LIMIT_PERIOD_MS - (now % RATE_LIMIT_PERIOD_MS), tier);
+  if (!success) {
+    throw new RateLimitedError(
+      RATE_LIMIT_PERIOD_MS - (now % RATE_LIMIT_PERIOD_MS),
+      `this API key's namespace is over its request budget (${tier} tier); retry after the window ends`,
+    );
+  }
 }

@@ -53,6 +53,8 @@ export const errorResponse = z.looseObject({
   expiresAt: z.optional(z.int()),
   outcome: z.optional(z.enum(["unknown", "not_applied"])),
   errorId: z.optional(z.string()),
+  /** On a 429: which limit was met (the namespace's budget, a cap on waiters or sockets, a socket's message rate). */
+  limit: z.optional(z.enum(["budget", "waiters_per_lock", "sockets_per_namespace", "socket_messages"])),
 });
 
 /** Which error code a bad field gets; anything else is invalid_body. */

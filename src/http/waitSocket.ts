@@ -5,6 +5,7 @@ import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../lockObject/
 import { kindOps } from "../store/types.js";
 import type { AppEnv } from "./appTypes.js";
 import { lockName } from "./lockName.js";
+import { tierOf } from "./rateLimit.js";
 
 /**
  * GET /v1/<kind>/<name>/wait as a WebSocket (an idempotency key's: the end of another caller's run): after the key, the budget and
@@ -17,7 +18,14 @@ export async function openWaitSocket(c: Context<AppEnv>, kind: SocketAt["kind"],
   if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError();
   kindOps(c.var.store, kind); // a kind this store lacks is a 501 here, before any socket
   const protocols = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
-  const at: SocketAt = { kind, store: c.var.store.kind, ref: { ns: c.var.ns, name }, protocol: protocols.includes(SOCKET_PROTOCOL) };
+  const at: SocketAt = {
+    kind,
+    store: c.var.store.kind,
+    ref: { ns: c.var.ns, name },
+    protocol: protocols.includes(SOCKET_PROTOCOL),
+    // The object counts every message against this budget, as the Worker counted the handshake.
+    tier: tierOf(c.env.RATE_LIMIT_TIERS, c.var.ns),
+  };
   if (mode) at.mode = mode;
   const object = lockObjectOf(c.env.LOCK_OBJECT, kind, at.ref);
   // Only what the object needs: never the client's headers (its key among them).

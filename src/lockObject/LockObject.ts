@@ -15,6 +15,7 @@ import type { LockObjectRpc } from "./LockObjectRpc.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 import { AlarmTimers } from "./timers.js";
+import { SocketCaps } from "./socketCaps.js";
 import { WaitSockets } from "./WaitSockets.js";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
 
@@ -58,12 +59,22 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     dropWatch: (id) => dropWatch(this.kv, id),
     timers: this.timers,
   };
+  /** HTTP waits in this object's line now (for the cap on waiters). */
+  private httpWaiting = 0;
+  /** The caps on waiters per lock and sockets per namespace (socketCaps.ts). */
+  private readonly caps = new SocketCaps(
+    this.env,
+    () => this.sockets.liveCount,
+    () => this.httpWaiting,
+  );
   /** Waiters on WebSockets (WaitSockets.ts): in the same line as HTTP waiters. */
-  private readonly sockets = new WaitSockets({
+  private readonly sockets: WaitSockets = new WaitSockets({
     ctx: this.ctx,
     env: this.env,
     part: (kind) => this.part(kind),
     afterWait: (at, result) => this.afterWait(at, result),
+    timers: this.timers,
+    caps: this.caps,
   });
   /** On the Durable store: the namespace's listing hears of this lock (listingNotes.ts). */
   private readonly listing = new ListingNotes(this.env.NAMESPACE_OBJECT);
@@ -111,20 +122,26 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
    * the Worker (WaitSockets.ts).
    */
   async fetch(request: Request): Promise<Response> {
-    if (WaitSockets.isSocketRequest(request)) return this.sockets.accept(request);
+    if (WaitSockets.isSocketRequest(request)) return await this.sockets.accept(request);
     const parsed = waitRequestSchema.safeParse(await request.json().catch(() => undefined));
     if (!parsed.success)
       return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
     const req = parsed.data;
+    // Over the cap on waiters, a wait is refused before it joins the line (a try, waitMs 0, never waits).
+    const crowded = req.waitMs > 0 ? this.caps.admitWaiter() : undefined;
+    if (crowded)
+      return Response.json({ status: "crowded", retryAfterMs: crowded.retryAfterMs, message: crowded.message } satisfies WaitOutcome<never>);
     // The wait ends early when its request is aborted (where the platform passes a disconnect along)
     // or when the Worker withdraws it (its own request's signal fired).
     const leave = new AbortController();
     request.signal.addEventListener("abort", () => leave.abort(), { once: true });
     if (req.waiterId) this.httpWaits.set(req.waiterId, leave);
     let outcome: WaitOutcome<unknown>;
+    this.httpWaiting++;
     try {
       outcome = await (this.part(req.kind) as KindObjectPart<KindName>).wait(req as never, leave.signal);
     } finally {
+      this.httpWaiting--;
       if (req.waiterId) this.httpWaits.delete(req.waiterId);
     }
     this.afterWait(req, outcome);

@@ -1,15 +1,19 @@
 import type { Env } from "../env.js";
-import { InternalError, InvalidInputError, LeaseLostError, StoreUnavailableError, TooLargeError } from "../errors.js";
+import { InternalError, InvalidInputError, LeaseLostError, SocketIdleError, StoreUnavailableError, TooLargeError } from "../errors.js";
 import { errorAnswer } from "../http/errorResponse.js";
 import { checkOnExpire } from "../http/onExpire.js";
 import { jsonOf, validated } from "../http/readBody.js";
 import type { KindName, KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import { socketWaits } from "../kinds/registry/sockets.js";
-import { BODY_MAX_BYTES } from "../limits.js";
+import { checkRateLimit, tierOf } from "../http/rateLimit.js";
+import { BODY_MAX_BYTES, PICKUP_MS, SOCKET_IDLE_MS } from "../limits.js";
 import { newOwnerToken } from "../tokens.js";
 import { grantOf } from "./grantOf.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { writeMetric } from "../metrics.js";
+import { MessageGate } from "./messageGate.js";
+import type { SocketCaps } from "./socketCaps.js";
+import type { ObjectTimers } from "./timers.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "./socketProtocol.js";
 import { ackMessage, holderMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
@@ -21,11 +25,13 @@ import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
  * its deadline and its place (seq), unless that is too large to attach.
  */
 type SocketPhase =
-  | { phase: "open" }
+  /** Opened at `since`; closed if no acquire or watch comes within SOCKET_IDLE_MS. */
+  | { phase: "open"; since?: number }
   | { phase: "waiting"; resume?: Resume }
-  | { phase: "granted"; token: string; keep?: boolean }
-  /** Held, the socket kept open (`keep`) for the holder's heartbeats and release. */
-  | { phase: "holding"; token: string }
+  /** Offered a grant at `offeredAt`; closed (the grant given back) if no ack comes within PICKUP_MS. */
+  | { phase: "granted"; token: string; keep?: boolean; offeredAt?: number; ttlMs?: number }
+  /** Held, the socket kept open (`keep`) for the holder's heartbeats and release, until the lease's end as the object last heard it. */
+  | { phase: "holding"; token: string; leaseEndsAt?: number }
   | { phase: "done" };
 /** A lock wait's place in the line: its token, deadline and arrival order, and whether the socket stays open once held. */
 type Place = { token: string; deadline: number; seq: number; keep?: boolean };
@@ -39,6 +45,10 @@ export interface WaitSocketsHost {
   part(kind: KindName): KindObjectPart<KindName>;
   /** After a wait or a holder's message (which may have written here): its store, kind and lock, and what it answered. */
   afterWait(at: SocketAt, result: unknown): void;
+  /** The object's timers: the idle limits' (a kept socket's lease end may be far off: on the alarm). */
+  timers: ObjectTimers;
+  /** The caps on waiters and on the namespace's sockets (socketCaps.ts). */
+  caps: SocketCaps;
 }
 
 /**
@@ -53,6 +63,8 @@ export interface WaitSocketsHost {
 export class WaitSockets {
   /** The waits in progress on this instance: closing the socket aborts its wait (it leaves the line). */
   private readonly waits = new Map<WebSocket, AbortController>();
+  /** Each socket's messages, one at a time and no faster than allowed (messageGate.ts). */
+  private readonly gates = new Map<WebSocket, MessageGate>();
   /** Arrival order of this instance's waits (restored ones keep theirs, ahead of any new one). */
   private lastSeq = 0;
 
@@ -69,6 +81,8 @@ export class WaitSockets {
     const waiting: Array<{ ws: WebSocket; at: SocketAt; resume: Resume }> = [];
     for (const ws of this.host.ctx.getWebSockets()) {
       const state = ws.deserializeAttachment() as Attachment | null;
+      // Its idle limit was a timer of the instance that went: set again, for what is left of it.
+      if (state) this.limitIdle(ws, state);
       if (state?.phase !== "waiting" || this.waits.has(ws)) continue;
       if (!state.resume) {
         this.fail(ws, new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied"));
@@ -85,8 +99,8 @@ export class WaitSockets {
     }
   }
 
-  /** GET .../wait from the Worker: accept the socket. */
-  accept(request: Request): Response {
+  /** GET .../wait from the Worker: accept the socket, unless a cap refuses it (a plain HTTP answer, before any socket). */
+  async accept(request: Request): Promise<Response> {
     let at: ReturnType<typeof socketAtSchema.safeParse>;
     try {
       at = socketAtSchema.safeParse(JSON.parse(request.headers.get(SOCKET_AT_HEADER) ?? "null"));
@@ -94,51 +108,129 @@ export class WaitSockets {
       at = socketAtSchema.safeParse(null);
     }
     if (!at.success) return Response.json({ error: "internal", message: "a wait socket without what it is for" }, { status: 500 });
+    const refused = await this.host.caps.admitSocket(at.data);
+    if (refused) {
+      const { status, body, retryAfterMs } = errorAnswer(refused);
+      return Response.json(body, { status, headers: { "retry-after": String(Math.ceil((retryAfterMs ?? 0) / 1000)) } });
+    }
     const [client, server] = Object.values(new WebSocketPair());
     this.host.ctx.acceptWebSocket(server);
-    this.keep(server, { at: at.data, phase: "open" });
+    const state: Attachment = { at: at.data, phase: "open", since: Date.now() };
+    this.keep(server, state);
+    this.limitIdle(server, state);
     return new Response(null, { status: 101, webSocket: client, headers: at.data.protocol ? { "Sec-WebSocket-Protocol": SOCKET_PROTOCOL } : {} });
   }
 
+  /** Wait sockets open here that are not done (waiting, offered a grant, holding, or yet to say what for). */
+  get liveCount(): number {
+    let n = 0;
+    for (const ws of this.host.ctx.getWebSockets()) {
+      const state = ws.deserializeAttachment() as Attachment | null;
+      if (state && state.phase !== "done") n++;
+    }
+    return n;
+  }
+
+  /**
+   * A message: one at a time, within the socket's rate (messageGate.ts) and
+   * its namespace's request budget, each counted as one request. A socket
+   * over either is answered 429 `rate_limited` and closed. Messages that
+   * reach a socket already ended are dropped unread.
+   */
   message(ws: WebSocket, data: string | ArrayBuffer): void {
     const state = ws.deserializeAttachment() as Attachment | null;
-    if (!state) return;
+    if (!state || state.phase === "done") return;
+    let gate = this.gates.get(ws);
+    if (!gate) {
+      gate = new MessageGate();
+      this.gates.set(ws, gate);
+    }
     try {
-      if (typeof data !== "string") throw new InvalidInputError("invalid_body", "wait socket messages are JSON text, not binary");
-      if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
-      const json = jsonOf(data, "message");
-      const type = typeof json === "object" && json !== null && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined;
-      if (state.phase === "open" && type === "watch" && state.at.kind === "idempotency") {
-        const { waitMs } = validated(json, watchMessage, "watch message");
-        this.watchKey(ws, state.at, waitMs).catch((err) => this.fail(ws, err));
-        return;
-      }
-      if (state.phase === "open" && type === "acquire" && state.at.kind !== "idempotency") {
-        // The wait runs on; this handler returns, so the socket's other events (its close) come through.
-        this.acquire(ws, state.at, json as Record<string, unknown>).catch((err) => this.fail(ws, err));
-        return;
-      }
-      if (state.phase === "granted" && type === "ack") {
-        this.ack(ws, state, validated(json, ackMessage, "ack message").token);
-        return;
-      }
-      if (state.phase === "holding" && (type === "heartbeat" || type === "release")) {
-        this.hold(ws, state, json).catch((err) => this.fail(ws, err));
-        return;
-      }
-      if (state.phase === "waiting" && !this.waits.has(ws)) {
-        throw new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied");
-      }
-      throw new InvalidInputError(
-        "invalid_body",
-        state.phase !== "open"
-          ? `a "${String(type)}" message is not expected now`
-          : state.at.kind === "idempotency"
-            ? 'the first message is {"type":"watch","waitMs":n}'
-            : 'the first message is {"type":"acquire", ...}',
-      );
+      gate.run(() => this.handle(ws, data)).catch((err) => this.fail(ws, err));
     } catch (err) {
       this.fail(ws, err);
+    }
+  }
+
+  private async handle(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
+    const before = ws.deserializeAttachment() as Attachment | null;
+    if (!before || before.phase === "done") return;
+    await checkRateLimit(this.host.env, before.at.ref.ns, before.at.tier ?? tierOf(this.host.env.RATE_LIMIT_TIERS, before.at.ref.ns));
+    // Read again: the socket may have moved on (or ended) while the budget was asked.
+    const state = ws.deserializeAttachment() as Attachment | null;
+    if (!state || state.phase === "done") return;
+    if (typeof data !== "string") throw new InvalidInputError("invalid_body", "wait socket messages are JSON text, not binary");
+    if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
+    const json = jsonOf(data, "message");
+    const type = typeof json === "object" && json !== null && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined;
+    if (state.phase === "open" && type === "watch" && state.at.kind === "idempotency") {
+      const { waitMs } = validated(json, watchMessage, "watch message");
+      // The watch runs on; the next message is judged by the phase it leaves.
+      this.watchKey(ws, state.at, waitMs).catch((err) => this.fail(ws, err));
+      return;
+    }
+    if (state.phase === "open" && type === "acquire" && state.at.kind !== "idempotency") {
+      // The wait runs on; this handler returns, so the socket's other events (its close) come through.
+      this.acquire(ws, state.at, json as Record<string, unknown>).catch((err) => this.fail(ws, err));
+      return;
+    }
+    if (state.phase === "granted" && type === "ack") {
+      this.ack(ws, state, validated(json, ackMessage, "ack message").token);
+      return;
+    }
+    if (state.phase === "holding" && (type === "heartbeat" || type === "release")) {
+      await this.hold(ws, state, json);
+      return;
+    }
+    if (state.phase === "waiting" && !this.waits.has(ws)) {
+      throw new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied");
+    }
+    throw new InvalidInputError(
+      "invalid_body",
+      state.phase !== "open"
+        ? `a "${String(type)}" message is not expected now`
+        : state.at.kind === "idempotency"
+          ? 'the first message is {"type":"watch","waitMs":n}'
+          : 'the first message is {"type":"acquire", ...}',
+    );
+  }
+
+  /**
+   * The idle limits: a socket that says nothing within SOCKET_IDLE_MS of
+   * opening, one offered a grant it does not acknowledge within PICKUP_MS,
+   * and a kept socket whose lease ended with no heartbeat here are closed
+   * with their last message. Each timer checks, when it fires, that the
+   * socket is still where it was set.
+   */
+  private limitIdle(ws: WebSocket, state: Attachment): void {
+    const now = Date.now();
+    if (state.phase === "open") {
+      const since = state.since ?? now;
+      this.host.timers.after(Math.max(0, since + SOCKET_IDLE_MS - now), () => {
+        const s = ws.deserializeAttachment() as Attachment | null;
+        if (s?.phase !== "open") return;
+        const what = s.at.kind === "idempotency" ? "watch" : "acquire";
+        this.fail(ws, new SocketIdleError(`no ${what} came within ${SOCKET_IDLE_MS} ms of opening the socket`));
+      });
+    } else if (state.phase === "granted") {
+      const offeredAt = state.offeredAt ?? now;
+      this.host.timers.after(Math.max(0, offeredAt + PICKUP_MS - now), () => {
+        const s = ws.deserializeAttachment() as Attachment | null;
+        if (s?.phase !== "granted" || s.token !== state.token) return;
+        this.fail(ws, new LeaseLostError(`the grant was not acknowledged within ${PICKUP_MS} ms and went to the next waiter`));
+      });
+    } else if (state.phase === "holding" && state.leaseEndsAt !== undefined) {
+      const { token, leaseEndsAt } = state;
+      this.host.timers.after(Math.max(0, leaseEndsAt - now), () => {
+        const s = ws.deserializeAttachment() as Attachment | null;
+        if (s?.phase !== "holding" || s.token !== token || (s.leaseEndsAt ?? 0) > leaseEndsAt) return;
+        this.fail(
+          ws,
+          new SocketIdleError(
+            "the lease reached its end with no heartbeat on this socket: it has lapsed, unless kept alive over HTTP; the socket closes",
+          ),
+        );
+      });
     }
   }
 
@@ -147,10 +239,12 @@ export class WaitSockets {
     const state = ws.deserializeAttachment() as Attachment | null;
     const wait = this.waits.get(ws);
     this.waits.delete(ws);
+    this.gates.delete(ws);
     // Waiting: it leaves the line now. Offered a grant it never acknowledged: the grant goes back now.
     wait?.abort();
     this.giveBackOffer(state);
     this.keep(ws, state ? { at: state.at, phase: "done" } : null);
+    if (state && state.phase !== "done") this.host.caps.tell(state.at);
   }
 
   private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
@@ -185,9 +279,11 @@ export class WaitSockets {
       writeMetric(this.host.env, at.ref.ns, at.kind, outcome.status === "granted" ? "grant" : "busy", waited);
     }
     if (outcome.status === "granted") {
-      const token = (outcome.grant as { token: string }).token;
-      this.keep(ws, { at, phase: "granted", token, keep: place.keep });
+      const { token, ttlMs } = outcome.grant as { token: string; ttlMs: number };
+      const offered: Attachment = { at, phase: "granted", token, keep: place.keep, offeredAt: Date.now(), ttlMs };
+      this.keep(ws, offered);
       this.send(ws, { type: "granted", grant: outcome.grant });
+      this.limitIdle(ws, offered);
       return;
     }
     if (outcome.status === "locked") {
@@ -233,8 +329,11 @@ export class WaitSockets {
       this.end(ws, { type: "held" });
       return;
     }
-    this.keep(ws, { at: state.at, phase: "holding", token });
+    // The lease's end by this object's clock: its ttl from the offer (the grant's expiresAt is the store's clock).
+    const holding: Attachment = { at: state.at, phase: "holding", token, leaseEndsAt: (state.offeredAt ?? Date.now()) + (state.ttlMs ?? 0) };
+    this.keep(ws, holding);
     this.send(ws, { type: "held" });
+    if (state.ttlMs !== undefined) this.limitIdle(ws, holding);
   }
 
   /**
@@ -245,6 +344,7 @@ export class WaitSockets {
    */
   private async hold(ws: WebSocket, state: Attachment & { phase: "holding" }, json: unknown): Promise<void> {
     const message = validated(json, holderMessage, "holder message");
+    const sentAt = Date.now();
     const part = this.host.part(state.at.kind);
     if (!part.heartbeatHere || !part.releaseHere) throw new InternalError(`the ${state.at.kind} has no socket holder`);
     const r =
@@ -253,8 +353,19 @@ export class WaitSockets {
         : await part.releaseHere(state.at.ref, state.at.store, state.token);
     this.host.afterWait(state.at, r);
     if (r.status === "lost") throw new LeaseLostError();
-    if (message.type === "heartbeat") this.send(ws, { type: "heartbeat", ...r.answer } as SocketAnswer);
-    else this.end(ws, { type: "released", ...r.answer });
+    if (message.type === "release") {
+      this.end(ws, { type: "released", ...r.answer });
+      return;
+    }
+    const answer = r.answer as { ttlMs: number };
+    const current = ws.deserializeAttachment() as Attachment | null;
+    if (current?.phase === "holding" && current.token === state.token) {
+      const holding: Attachment = { ...current, leaseEndsAt: sentAt + answer.ttlMs };
+      this.keep(ws, holding);
+      this.limitIdle(ws, holding);
+    }
+    this.send(ws, { type: "heartbeat", ...r.answer } as SocketAnswer);
+    this.host.caps.tell(state.at, true);
   }
 
   /** A typed error as the socket's last message: the status and body HTTP would answer (errorAnswer). */
@@ -269,6 +380,8 @@ export class WaitSockets {
     // Ended while offered a grant it did not take (a bad ack, a bug): the grant goes back now, not after the pickup time.
     this.giveBackOffer(state);
     this.keep(ws, state ? { at: state.at, phase: "done" } : null);
+    this.gates.delete(ws);
+    if (state && state.phase !== "done") this.host.caps.tell(state.at);
     this.send(ws, answer);
     try {
       ws.close(1000, answer.type);

@@ -1,4 +1,4 @@
-import { ConflictError, InternalError, LeaseLostError, LockedError, StoreUnavailableError } from "../errors.js";
+import { ConflictError, InternalError, LeaseLostError, LockedError, RateLimitedError, StoreUnavailableError } from "../errors.js";
 import type { WaitOutcome } from "./waitProtocol.js";
 
 /** The grant of a lock object's answer, or the typed error its refusal stands for. */
@@ -14,6 +14,8 @@ export function grantOf<Grant>(outcome: WaitOutcome<Grant>): Grant {
       throw new ConflictError(outcome.code, outcome.message);
     case "unavailable":
       throw new StoreUnavailableError(outcome.message, outcome.outcome);
+    case "crowded":
+      throw new RateLimitedError(outcome.retryAfterMs, outcome.message, "waiters_per_lock");
     case "internal":
       throw new InternalError(outcome.message);
   }

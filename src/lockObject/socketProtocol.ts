@@ -56,6 +56,8 @@ export interface SocketAt {
   mode?: "read" | "write";
   /** The client offered SOCKET_PROTOCOL (a browser must be answered with it). */
   protocol: boolean;
+  /** The namespace's request budget tier (RATE_LIMIT_TIERS, read by the Worker): every message counts against it. */
+  tier?: "low" | "standard" | "high" | "off";
 }
 
 /** What the object sends. */
@@ -68,6 +70,18 @@ export type SocketAnswer =
   | { type: "free" }
   | { type: "timeout"; retryAfterMs: number }
   | { type: "error"; status: number; error: string; message: string; [field: string]: unknown };
+
+/** A wait socket's handshake: GET .../wait with `Upgrade: websocket` (the only request whose key may come as a subprotocol). */
+export function isWaitSocketHandshake(request: Request): boolean {
+  return (
+    request.method === "GET" &&
+    (request.headers.get("upgrade") ?? "").toLowerCase() === "websocket" &&
+    WAIT_SOCKET_PATH.test(new URL(request.url).pathname)
+  );
+}
+
+/** The wait socket routes (docs/API.md "Waiting over a WebSocket"); a lock named "wait" is not one. */
+const WAIT_SOCKET_PATH = /^\/v1\/(?:(?:locks|semaphores|idempotency)\/[^/]+|rwlocks\/[^/]+\/(?:read|write))\/wait$/;
 
 /** The API key carried as a subprotocol, if one was offered (see SOCKET_KEY_PROTOCOL_PREFIX). */
 export function keyFromProtocols(header: string | undefined): string | undefined {

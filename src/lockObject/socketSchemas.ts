@@ -12,6 +12,8 @@ export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
   mode: z.optional(z.enum(["read", "write"])),
   /** The client offered SOCKET_PROTOCOL (a browser must be answered with it). */
   protocol: z.boolean(),
+  /** The namespace's budget tier: the socket's messages count against it. */
+  tier: z.optional(z.enum(["low", "standard", "high", "off"])),
 });
 
 /** An idempotency key's wait: for how long to wait for another caller's run to end. */

@@ -45,6 +45,8 @@ export type WaitOutcome<Grant> =
   /** The request can never be granted as asked (a kind's own refusal: a limit that differs, an upgrade it does not allow). */
   | { status: "refused"; code: string; message: string }
   | { status: "unavailable"; message: string; outcome: "unknown" | "not_applied" }
+  /** The line is at its cap on waiters (socketCaps.ts): come back later. */
+  | { status: "crowded"; retryAfterMs: number; message: string }
   | { status: "internal"; message: string };
 
 /** The schema of a wait's answer, for one kind's grant. */
@@ -59,6 +61,7 @@ export function waitOutcomeSchema<Grant>(grant: z.ZodMiniType<Grant>): z.ZodMini
     z.object({ status: z.literal("lost") }),
     z.object({ status: z.literal("refused"), code: z.string(), message: z.string() }),
     z.object({ status: z.literal("unavailable"), message: z.string(), outcome: z.enum(["unknown", "not_applied"]) }),
+    z.object({ status: z.literal("crowded"), retryAfterMs: z.number(), message: z.string() }),
     z.object({ status: z.literal("internal"), message: z.string() }),
   ]) as z.ZodMiniType<WaitOutcome<Grant>>;
 }

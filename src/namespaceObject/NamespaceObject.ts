@@ -4,15 +4,19 @@ import type { KindName } from "../kinds/registry/ops.js";
 import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord } from "../store/OperatorOps.js";
 import type { NamespaceObjectRpc } from "./NamespaceObjectRpc.js";
 
+/** How long a lock object's socket count stands without being told again (socketCaps.ts tells it more often). */
+export const SOCKETS_TOLD_FOR_MS = 15 * 60 * 1000;
+
 /** How often the alarm drops entries past their time, at most. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /**
- * One per namespace, on the Durable store only: the names of the namespace's
+ * One per namespace. On the Durable store: the names of the namespace's
  * locks that were active lately (each lock object tells it, at most every few
  * minutes: src/lockObject/listingNotes.ts), for listing; and the audit log of force
- * releases, kept AUDIT_KEEP_MS. On the Redis store both live in Redis and this
- * object is not used. SQLite, so a page is one indexed range read.
+ * releases, kept AUDIT_KEEP_MS. On the Redis store both live in Redis. On
+ * both stores: the namespace's open wait sockets, per lock object, for the
+ * cap on them (src/lockObject/socketCaps.ts). SQLite, so a page is one indexed range read.
  */
 export class NamespaceObject extends DurableObject<Env> implements NamespaceObjectRpc {
   private readonly sql = this.ctx.storage.sql;
@@ -21,7 +25,8 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
     super(ctx, env);
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS locks (kind TEXT NOT NULL, name TEXT NOT NULL, until INTEGER NOT NULL, PRIMARY KEY (kind, name));
-       CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, record TEXT NOT NULL);`,
+       CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, record TEXT NOT NULL);
+       CREATE TABLE IF NOT EXISTS sockets (object TEXT PRIMARY KEY, count INTEGER NOT NULL, until INTEGER NOT NULL);`,
     );
   }
 
@@ -70,11 +75,50 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
     return rows.toArray().map((r) => ({ id: String(r.id), at: r.at, ...(JSON.parse(r.record) as AuditRecord) }));
   }
 
+  /**
+   * A lock object of this namespace asks to open one more wait socket, having
+   * `count` open with it: yes while the namespace's open sockets, as its lock
+   * objects last told, stay within `cap` (then `count` is kept as that
+   * object's); no, with the total, otherwise (nothing kept).
+   */
+  reserveSocket(object: string, count: number, cap: number): { ok: boolean; total: number } {
+    const now = Date.now();
+    const others = this.sql
+      .exec<{ n: number }>("SELECT coalesce(sum(count), 0) AS n FROM sockets WHERE object <> ? AND until > ?", object, now)
+      .one().n;
+    if (others + count > cap) return { ok: false, total: others + count - 1 };
+    this.tellSockets(object, count);
+    return { ok: true, total: others + count };
+  }
+
+  /**
+   * A lock object's open wait sockets now (its absolute count, so a lost
+   * message is corrected by the next). A count not told again within
+   * SOCKETS_TOLD_FOR_MS is forgotten: an object that went away with its
+   * sockets no longer holds the namespace's room.
+   */
+  tellSockets(object: string, count: number): void {
+    if (count <= 0) {
+      this.sql.exec("DELETE FROM sockets WHERE object = ?", object);
+      return;
+    }
+    this.sql.exec(
+      "INSERT INTO sockets (object, count, until) VALUES (?, ?, ?) ON CONFLICT (object) DO UPDATE SET count = excluded.count, until = excluded.until",
+      object,
+      count,
+      Date.now() + SOCKETS_TOLD_FOR_MS,
+    );
+    void this.pruneLater();
+  }
+
   async alarm(): Promise<void> {
     const now = Date.now();
     this.sql.exec("DELETE FROM locks WHERE until <= ?", now);
     this.sql.exec("DELETE FROM audit WHERE at <= ?", now - AUDIT_KEEP_MS);
-    const left = this.sql.exec<{ n: number }>("SELECT (SELECT count(*) FROM locks) + (SELECT count(*) FROM audit) AS n").one().n;
+    this.sql.exec("DELETE FROM sockets WHERE until <= ?", now);
+    const left = this.sql
+      .exec<{ n: number }>("SELECT (SELECT count(*) FROM locks) + (SELECT count(*) FROM audit) + (SELECT count(*) FROM sockets) AS n")
+      .one().n;
     if (left > 0) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
   }
 

@@ -7,4 +7,6 @@ export interface NamespaceObjectRpc extends Rpc.DurableObjectBranded {
   names(kind: KindName, prefix: string, after: string | undefined, limit: number): string[];
   appendAudit(record: AuditRecord): AuditEntry;
   audit(limit: number, before: number | undefined): AuditEntry[];
+  reserveSocket(object: string, count: number, cap: number): { ok: boolean; total: number };
+  tellSockets(object: string, count: number): void;
 }

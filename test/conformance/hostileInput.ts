@@ -77,10 +77,12 @@ export function hostileInputConformance(kind: StoreKind) {
     expect((await call("POST", "/healthz")).headers.get("allow")).toBe("GET, HEAD");
   });
 
-  it("a broken API_KEYS entry is named by position and never echoed; one key in two namespaces is refused; /healthz says so", async () => {
+  it("a broken API_KEYS entry is named by position and never echoed (the log says the same); one key in two namespaces is refused; /healthz says so", async () => {
     const secret = "key-beta-1234567890";
     for (const [apiKeys, why] of [
       [`alpha=key-alpha-1234567890,${secret}`, /entry 2 of 2/],
+      // A key under 8 characters is refused, not taken: the whole service answers 503 until it is fixed.
+      [`alpha=key-alpha-1234567890,beta=short77`, /entry 2 of 2 .*a key of 8\+ characters/],
       [`alpha=${secret},beta=${secret}`, /entries 1 and 2 give one key to two namespaces/],
       [`alpha=${secret},alpha:admin:ops=${secret}`, /entries 1 and 2 give one key two roles or names/],
       [`alpha:root=${secret}`, /entry 1 of 1 is not namespace\[:role\[:name\]\]=key/],

@@ -4,6 +4,7 @@ import { clientRetriesConformance } from "../conformance/clientRetries";
 import { clockStepBackConformance } from "../conformance/clockStepBack";
 import { hostileInputConformance } from "../conformance/hostileInput";
 import { operatorConformance } from "../conformance/operators";
+import { socketBudgetConformance } from "../conformance/socketBudget";
 import { lostLineConformance } from "../../src/kinds/holders/conformance/lostLine";
 import { idempotencyConformance } from "../../src/kinds/idempotency/conformance/idempotencyCases";
 import { holderLabelConformance } from "../../src/kinds/mutex/conformance/holderLabels";
@@ -25,6 +26,7 @@ for (const kind of ["redis", "durable"] as const) {
     describe("the lock object's line", () => queueConformance(kind));
     describe("bad input", () => badInputConformance(kind));
     describe("hostile input", () => hostileInputConformance(kind));
+    describe("wait sockets under the request budget", () => socketBudgetConformance(kind));
     describe("idempotency", () => idempotencyConformance(kind));
     describe("read-write lock", () => rwLockConformance(kind));
     describe("semaphore", () => semaphoreConformance(kind));

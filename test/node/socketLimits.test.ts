@@ -1,0 +1,263 @@
+// The limits of wait sockets, against the Worker served by workerd over real TCP on both
+// stores: one socket's messages one at a time and no faster than allowed, the caps on waiters
+// per lock and sockets per namespace (refused before any socket, nothing lost for the others),
+// the idle limits, and the API key as a subprotocol only on a wait socket's handshake.
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { PICKUP_MS, SOCKET_IDLE_MS, SOCKET_MESSAGES_PER_SECOND } from "../../src/limits";
+import { keyAsProtocol, SOCKET_PROTOCOL } from "../../src/lockObject/socketProtocol";
+import { httpClient } from "./support/http";
+import { openSocket, socketWaiter, type TestSocket, takeGrant } from "./support/waitSocket";
+import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
+
+/** One namespace per cap, so one case's sockets never count against another's. */
+const KEYS = { flood: "limits-flood-key-1", waiters: "limits-waiters-key-1", sockets: "limits-sockets-key-1", idle: "limits-idle-key-1" };
+const WAITERS_CAP = 3;
+const SOCKETS_CAP = 4;
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+
+let servers: Stores;
+
+beforeAll(async () => {
+  servers = await startOnBothStores(
+    {
+      API_KEYS: Object.entries(KEYS)
+        .map(([ns, key]) => `${ns}=${key}`)
+        .join(","),
+      MAX_WAITERS_PER_LOCK: String(WAITERS_CAP),
+      MAX_SOCKETS_PER_NAMESPACE: String(SOCKETS_CAP),
+    },
+    { url: inject("upstashUrl"), token: inject("upstashToken") },
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await stopAll(servers ?? {});
+});
+
+/** Every message up to the socket's close, and the close code. */
+async function lastMessages(s: TestSocket): Promise<{ messages: any[]; code: number }> {
+  const messages: any[] = [];
+  s.ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
+  const code = await s.closed;
+  return { messages, code };
+}
+
+/** A WebSocket handshake over raw TCP, read to its end: a refused one is a plain HTTP answer with a JSON body. */
+function handshake(base: string, path: string, key: string): Promise<{ status: number; headers: string; body: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(new URL(base).port), "127.0.0.1");
+    let got = "";
+    const done = () => {
+      const end = got.indexOf("\r\n\r\n");
+      if (end < 0) return false;
+      const headers = got.slice(0, end);
+      const status = Number(headers.split(" ")[1]);
+      if (status === 101) {
+        socket.destroy();
+        resolve({ status, headers, body: null });
+        return true;
+      }
+      const length = Number(/content-length: (\d+)/i.exec(headers)?.[1] ?? Number.NaN);
+      const body = got.slice(end + 4);
+      if (!(Buffer.byteLength(body) >= length)) return false;
+      socket.destroy();
+      resolve({ status, headers, body: JSON.parse(body) });
+      return true;
+    };
+    socket.on("data", (d) => {
+      got += d.toString("utf8");
+      done();
+    });
+    socket.on("error", reject);
+    socket.write(
+      [
+        `GET ${path} HTTP/1.1`,
+        "Host: 127.0.0.1",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Version: 13",
+        `Sec-WebSocket-Key: ${Buffer.from("holdfast-test-key").toString("base64")}`,
+        `Authorization: Bearer ${key}`,
+        "",
+        "",
+      ].join("\r\n"),
+    );
+  });
+}
+
+for (const store of ["redis", "durable"] as const) {
+  describe(`${store} store`, () => {
+    const base = () => servers[store].url;
+
+    it("a kept socket that floods heartbeats is answered 429 rate_limited and closed; its lease stays, and another socket's work goes on", async () => {
+      const api = httpClient(base(), KEYS.flood);
+      const path = `/v1/locks/${unique("flood")}`;
+      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.flood, { ttlMs: 30_000, waitMs: 5000, keep: true });
+      const grant = await takeGrant(holder);
+      const seen = lastMessages(holder);
+      // As fast as the connection drains, never waiting for an answer.
+      for (let i = 0; i < 500; i++) holder.ws.send(JSON.stringify({ type: "heartbeat" }));
+      const { messages, code } = await seen;
+      expect(code).toBe(1000);
+      const last = messages.at(-1);
+      expect(last).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
+      expect(last.retryAfterMs).toBeGreaterThan(0);
+      // Each heartbeat was handled after the one before (never thousands at once), and no more than the
+      // socket's rate allows (its bucket, less acquire and ack, plus what refilled since) before the flood was refused.
+      expect(messages.filter((m) => m.type === "heartbeat").length).toBeLessThanOrEqual(SOCKET_MESSAGES_PER_SECOND);
+      // Closing the socket released nothing: the lease is the holder's, over HTTP too.
+      expect((await api.get(path)).body).toMatchObject({ held: true, fence: grant.fence });
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+    });
+
+    it(`a socket may send ${SOCKET_MESSAGES_PER_SECOND} messages a second: one answered at a time, the one past the rate is refused`, async () => {
+      const api = httpClient(base(), KEYS.flood);
+      const path = `/v1/locks/${unique("rate")}`;
+      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.flood, { ttlMs: 30_000, waitMs: 5000, keep: true });
+      const grant = await takeGrant(holder);
+      const started = Date.now();
+      let answered = 0;
+      let refused: any;
+      // acquire and ack spent two of the bucket; each heartbeat waits for its answer before the next.
+      for (let i = 0; i < SOCKET_MESSAGES_PER_SECOND * 2 && !refused; i++) {
+        holder.ws.send(JSON.stringify({ type: "heartbeat" }));
+        const m = await holder.next();
+        if (m.type === "heartbeat") answered++;
+        else refused = m;
+      }
+      const took = Date.now() - started;
+      expect(refused).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
+      // Refused after the bucket ran dry, plus what refilled while the heartbeats ran.
+      expect(answered).toBeGreaterThanOrEqual(SOCKET_MESSAGES_PER_SECOND - 2);
+      expect(answered).toBeLessThanOrEqual(SOCKET_MESSAGES_PER_SECOND - 2 + Math.ceil((took * SOCKET_MESSAGES_PER_SECOND) / 1000) + 1);
+      expect(await holder.closed).toBe(1000);
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+    });
+
+    it(`a lock takes at most MAX_WAITERS_PER_LOCK waiters (${WAITERS_CAP} here): the next socket and HTTP wait get 429 before any socket, the waiters in line lose nothing`, async () => {
+      const api = httpClient(base(), KEYS.waiters);
+      const path = `/v1/locks/${unique("crowd")}`;
+      const holder = (await api.post(`${path}/acquire`, { ttlMs: 30_000 })).body;
+      const waiters: TestSocket[] = [];
+      for (let i = 0; i < WAITERS_CAP; i++) {
+        waiters.push(await socketWaiter(base(), `${path}/wait`, KEYS.waiters, { ttlMs: 5000, waitMs: 20_000 }));
+        await until(
+          () => api.get(path),
+          (r) => r.body.waiters === i + 1,
+        );
+      }
+      const refused = await handshake(base(), `${path}/wait`, KEYS.waiters);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ error: "rate_limited", limit: "waiters_per_lock" });
+      expect(refused.body.retryAfterMs).toBeGreaterThan(0);
+      expect(refused.headers).toMatch(/retry-after: \d+/i);
+      const httpWait = await api.post(`${path}/acquire`, { ttlMs: 5000, waitMs: 5000 });
+      expect(httpWait.status).toBe(429);
+      expect(httpWait.body).toMatchObject({ error: "rate_limited", limit: "waiters_per_lock" });
+      // The line is as it was: each waiter is handed the lock in turn.
+      expect((await api.get(path)).body.waiters).toBe(WAITERS_CAP);
+      await api.post(`${path}/release`, { token: holder.token });
+      for (const w of waiters) {
+        const grant = await takeGrant(w);
+        expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+      }
+    });
+
+    it(`a namespace has at most MAX_SOCKETS_PER_NAMESPACE wait sockets open (${SOCKETS_CAP} here), over all its locks; one that closes makes room`, async () => {
+      const api = httpClient(base(), KEYS.sockets);
+      const holders: Array<{ path: string; token: string }> = [];
+      const open: TestSocket[] = [];
+      for (let i = 0; i < SOCKETS_CAP; i++) {
+        const path = `/v1/locks/${unique(`ns-${i}`)}`;
+        holders.push({ path, token: (await api.post(`${path}/acquire`, { ttlMs: 30_000 })).body.token });
+        open.push(await socketWaiter(base(), `${path}/wait`, KEYS.sockets, { ttlMs: 5000, waitMs: 30_000 }));
+        await until(
+          () => api.get(path),
+          (r) => r.body.waiters === 1,
+        );
+      }
+      const path = `/v1/locks/${unique("ns-over")}`;
+      const refused = await handshake(base(), `${path}/wait`, KEYS.sockets);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ error: "rate_limited", limit: "sockets_per_namespace" });
+      // Another namespace is not held back by this one's sockets.
+      expect((await handshake(base(), `${path}/wait`, KEYS.waiters)).status).toBe(101);
+      // The waiters already there lose nothing.
+      await api.post(`${holders[0].path}/release`, { token: holders[0].token });
+      const grant = await takeGrant(open[0]);
+      await api.post(`${holders[0].path}/release`, { token: grant.token });
+      // That socket closed (held): the namespace has room again once its lock object tells.
+      await until(
+        () => handshake(base(), `${path}/wait`, KEYS.sockets),
+        (r) => r.status === 101,
+      );
+      for (const s of open.slice(1)) s.ws.close();
+      for (const h of holders.slice(1)) await api.post(`${h.path}/release`, { token: h.token });
+    });
+
+    it(`a socket that sends no acquire within ${SOCKET_IDLE_MS} ms is closed with 408 socket_idle`, async () => {
+      const s = openSocket(base(), `/v1/locks/${unique("idle")}/wait`, KEYS.idle);
+      await s.opened;
+      const openedAt = Date.now();
+      const { messages, code } = await lastMessages(s);
+      const after = Date.now() - openedAt;
+      expect(code).toBe(1000);
+      expect(messages).toEqual([expect.objectContaining({ type: "error", status: 408, error: "socket_idle" })]);
+      // Not before the limit (the client's clock starts after the server's, so a little under it).
+      expect(after).toBeGreaterThan(SOCKET_IDLE_MS - 500);
+    }, 30_000);
+
+    it("a socket offered a grant it does not acknowledge is closed with 409 lease_lost after the pickup time, and the next waiter gets the lock", async () => {
+      const api = httpClient(base(), KEYS.idle);
+      const path = `/v1/locks/${unique("unacked")}`;
+      const holder = (await api.post(`${path}/acquire`, { ttlMs: 30_000 })).body;
+      const silent = await socketWaiter(base(), `${path}/wait`, KEYS.idle, { ttlMs: 30_000, waitMs: 20_000 });
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === 1,
+      );
+      const next = await socketWaiter(base(), `${path}/wait`, KEYS.idle, { ttlMs: 30_000, waitMs: 20_000 });
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === 2,
+      );
+      await api.post(`${path}/release`, { token: holder.token });
+      expect((await silent.next()).type).toBe("granted");
+      const offeredAt = Date.now();
+      const seen = await lastMessages(silent);
+      expect(seen.code).toBe(1000);
+      expect(seen.messages).toEqual([expect.objectContaining({ type: "error", status: 409, error: "lease_lost" })]);
+      expect(Date.now() - offeredAt).toBeGreaterThan(PICKUP_MS - 500);
+      const grant = await takeGrant(next);
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+    });
+
+    it("a kept socket whose lease ends with no heartbeat is closed with 408 socket_idle", async () => {
+      const api = httpClient(base(), KEYS.idle);
+      const path = `/v1/locks/${unique("lapsed")}`;
+      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.idle, { ttlMs: 600, waitMs: 5000, keep: true });
+      const grant = await takeGrant(holder);
+      const heldAt = Date.now();
+      const { messages, code } = await lastMessages(holder);
+      expect(code).toBe(1000);
+      expect(messages).toEqual([expect.objectContaining({ type: "error", status: 408, error: "socket_idle" })]);
+      expect(Date.now() - heldAt).toBeGreaterThan(300);
+      // The lease did lapse: the lock is free for the next caller.
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(409);
+      expect((await api.get(path)).body.held).toBe(false);
+    });
+
+    it("the key as a subprotocol opens a wait socket, and nothing else: a plain request with it and no Authorization is 401", async () => {
+      const path = `/v1/locks/${unique("subprotocol")}`;
+      const headers = { "sec-websocket-protocol": `${SOCKET_PROTOCOL}, ${keyAsProtocol(KEYS.idle)}`, "content-type": "application/json" };
+      const plain = await fetch(`${base()}${path}/acquire`, { method: "POST", headers, body: JSON.stringify({ ttlMs: 5000 }) });
+      expect(plain.status).toBe(401);
+      expect(((await plain.json()) as any).error).toBe("unauthorized");
+      expect((await fetch(`${base()}${path}`, { headers })).status).toBe(401);
+      // The same subprotocols on the wait socket's handshake are the key (openSocket offers them).
+      const s = await socketWaiter(base(), `${path}/wait`, KEYS.idle, { ttlMs: 5000, waitMs: 5000 });
+      expect((await takeGrant(s)).token).toMatch(/^hf_/);
+    });
+  });
+}
