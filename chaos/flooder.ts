@@ -7,10 +7,10 @@
  * the kept socket (the flood of issue 34) and plan.many more. Each acquires
  * with keep and acknowledges. Once every one is held (or ended), it tells
  * the parent "ready" and they stand idle: the parent times the other
- * namespace with them standing. On "go", every held socket sends
- * {"type":"heartbeat"} as fast as its connection drains (the next batch
- * waits until undici's send buffer is below 64 KiB), never awaiting
- * answers. The kept socket comes back when the service closes or refuses
+ * namespace with them standing. On "go kept" the kept socket, on "go many"
+ * the many, send {"type":"heartbeat"} as fast as their connections drain
+ * (the next batch waits until undici's send buffer is below 64 KiB), never
+ * awaiting answers. The kept socket comes back when the service closes or refuses
  * it, after a pause, on a fresh lock (the old lease stands until its TTL),
  * and floods again, so its flood lasts the whole window; the many do not
  * (a handshake flood is the request budget's, which bare workerd does not
@@ -47,7 +47,7 @@ export interface FloodStats {
   errors: Record<string, number>;
   /** Closes the service made (not the flooder at its stop), by "code reason". */
   closes: Record<string, number>;
-  /** From "go" to the first close by the service, ms; absent: none. */
+  /** From its "go" to the first close by the service, ms; absent: none. */
   firstCloseAfterMs?: number;
   /** Sockets still open when told to stop. */
   openAtStop: number;
@@ -87,8 +87,8 @@ function flood(plan: FloodPlan) {
   const report: FloodReport = { kept: emptyStats(), many: emptyStats() };
   const sockets = new Map<WebSocket, "kept" | "many">();
   /** The held sockets' floods, waiting for "go". */
-  const idle: (() => void)[] = [];
-  let goAt: number | undefined;
+  const idle = { kept: [] as (() => void)[], many: [] as (() => void)[] };
+  const goAt: Partial<Record<"kept" | "many", number>> = {};
   let stopping = false;
   let keptSessions = 0;
   /** The first sockets not yet held nor ended; at 0, "ready". */
@@ -139,9 +139,9 @@ function flood(plan: FloodPlan) {
       else if (m.type === "held") {
         stats.held++;
         held = true;
-        if (goAt !== undefined) pump();
+        if (goAt[which] !== undefined) pump();
         else {
-          idle.push(pump);
+          idle[which].push(pump);
           if (first) {
             holding++;
             settled();
@@ -156,9 +156,10 @@ function flood(plan: FloodPlan) {
       if (!opened) stats.refused++;
       else {
         bump(stats.closes, `${e.code}${e.reason ? ` ${e.reason}` : ""}`);
-        if (goAt !== undefined) stats.firstCloseAfterMs ??= Math.round(performance.now() - goAt);
+        const from = goAt[which];
+        if (from !== undefined) stats.firstCloseAfterMs ??= Math.round(performance.now() - from);
       }
-      if (first && goAt === undefined && !held) settled();
+      if (first && goAt[which] === undefined && !held) settled();
       ended();
     };
   };
@@ -182,10 +183,10 @@ function flood(plan: FloodPlan) {
   }, READY_WITHIN_MS);
 
   return {
-    go() {
+    go(which: "kept" | "many") {
       clearTimeout(notReady);
-      goAt = performance.now();
-      for (const pump of idle.splice(0)) pump();
+      goAt[which] = performance.now();
+      for (const pump of idle[which].splice(0)) pump();
     },
     stop(): FloodReport {
       stopping = true;
@@ -206,6 +207,7 @@ function tell(m: FlooderMessage) {
 
 const running = flood(JSON.parse(process.argv[2] ?? "null") as FloodPlan);
 process.on("message", (m) => {
-  if (m === "go") running.go();
+  if (m === "go kept") running.go("kept");
+  if (m === "go many") running.go("many");
   if (m === "stop") process.send?.({ type: "report", report: running.stop() } satisfies FlooderMessage, () => process.exit(0));
 });
