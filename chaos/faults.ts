@@ -253,13 +253,26 @@ export const FAULTS: Fault[] = [
     targets: ["quorum of 3, library"],
     dataLoss: true,
     lastsMs: 0,
-    inject: async ({ lab }) => {
+    inject: async (run) => {
       // Leases granted now stand on databases 0 and 1 only; wiping 1 and bringing 2 back
       // (without those leases) lets a second majority form while a holder still works.
+      const { lab, history } = run;
+      const before = await runId(lab.nodes[2]);
       await lab.nodes[2].kill();
+      confirm(run, !(await answers(lab.nodes[2])), "redis-server 2 still answers after SIGKILL");
+      const downAt = now();
       await sleep(1500);
-      await lab.nodes[1].command("FLUSHALL");
+      const onTwo = history.ops.filter((o) => o.outcome.kind === "granted" && o.invokedAt >= downAt).length;
+      confirm(run, onTwo > 0, "no lease was granted while database 2 was down: none stood on databases 0 and 1 only");
+      const keys = Number(await lab.nodes[1].command("DBSIZE"));
+      confirm(
+        run,
+        keys > 0 && (await lab.nodes[1].command("FLUSHALL")) === "OK",
+        `database 1 had ${keys} keys to lose, or FLUSHALL was not answered OK`,
+      );
       await lab.nodes[2].start();
+      confirm(run, (await runId(lab.nodes[2])) !== before, "redis-server 2 is the same process after the restart");
+      run.notes.push(`${onTwo} leases granted on databases 0 and 1 alone before database 1 lost its ${keys} keys`);
     },
     heal: nothing,
   },
@@ -268,7 +281,26 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, Worker", "Durable, Worker"],
     dataLoss: false,
     lastsMs: 0,
-    inject: async ({ lab }, target) => (target === "Redis, Worker" ? lab.workers.redis : lab.workers.durable).restart(),
+    inject: async (run, target) => {
+      // A wait held open in the old process must be cut by the restart, and a lease taken before
+      // it must still be there after (released with its token): a restart that happened, storage kept.
+      const client = run.lab.client(target);
+      const name = `restart-probe-${Date.now().toString(36)}`;
+      const held = await client.acquire(name, 30_000, 0);
+      const waiting = client.acquire(name, 30_000, 8000);
+      const deadline = now() + 3000;
+      let inLine = false;
+      while (!inLine && now() < deadline) {
+        inLine = ((await client.waiters?.(name)) ?? 0) > 0;
+        if (!inLine) await sleep(10);
+      }
+      confirm(run, held.kind === "granted" && inLine, `no lease and waiter to probe the restart with (${held.kind}, waiting: ${inLine})`);
+      await (target === "Redis, Worker" ? run.lab.workers.redis : run.lab.workers.durable).restart();
+      const cut = await waiting;
+      confirm(run, cut.kind === "error", `a wait open in the old process was not cut by the restart (it answered ${cut.kind})`);
+      const released = held.kind === "granted" ? await client.release(name, held.token) : undefined;
+      confirm(run, released?.kind === "ok", `the lease taken before the restart was not there after it (release: ${released?.kind})`);
+    },
     heal: nothing,
   },
   {

@@ -11,12 +11,22 @@ export interface LockClient {
   acquire(name: string, ttlMs: number, waitMs: number, signal?: AbortSignal): Promise<Outcome>;
   /**
    * The Worker's wait socket, for a waiter that goes away: waits, and closes its socket after
-   * `goneAfterMs`, or as soon as a grant is offered (never acknowledging it). Answers whether a
-   * grant was offered before it went. Only where a Worker serves the lock.
+   * `goneAfterMs`, or as soon as a grant is offered (never acknowledging it). Answers whether the
+   * socket opened, whether it then went (closed, within a bound) and whether a grant was offered
+   * before it went: a socket that never opened never stood in the line. Only where a Worker serves the lock.
    */
-  vanishingSocketWaiter?(name: string, ttlMs: number, goneAfterMs: number): Promise<{ offered: boolean }>;
+  vanishingSocketWaiter?(name: string, ttlMs: number, goneAfterMs: number): Promise<SocketWaiterEnd>;
+  /** How many wait in the lock's line (GET's `waiters`); only where a Worker serves the lock. */
+  waiters?(name: string): Promise<number | undefined>;
   heartbeat(name: string, token: string, ttlMs: number): Promise<Outcome>;
   release(name: string, token: string): Promise<Outcome>;
+}
+
+export interface SocketWaiterEnd {
+  opened: boolean;
+  /** Closed after it opened (our close, or the service's), seen within a bound. */
+  went: boolean;
+  offered: boolean;
 }
 
 /** No single request may take longer than this; past it the request counts as hung. */
@@ -53,11 +63,14 @@ export function workerClient(baseUrl: () => string, apiKey: string): LockClient 
         body: JSON.stringify(body),
         signal,
       });
-      const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+      // A body that could not be read (the caller's abort cut it) is no answer: a 200 whose token
+      // never arrived is not a grant this client has.
+      const json = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
       return { status: res.status, json };
     });
-  const answer = (r: Outcome | { status: number; json: Record<string, unknown> }, ok: (json: Record<string, unknown>) => Outcome): Outcome => {
+  const answer = (r: Outcome | { status: number; json?: Record<string, unknown> }, ok: (json: Record<string, unknown>) => Outcome): Outcome => {
     if ("kind" in r) return r;
+    if (!r.json) return { kind: "error", message: `${r.status} with a body that was not read` };
     if (r.status === 200) return ok(r.json);
     if (r.json.error === "locked") return { kind: "busy" };
     if (r.json.error === "lease_lost") return { kind: "lost" };
@@ -70,21 +83,42 @@ export function workerClient(baseUrl: () => string, apiKey: string): LockClient 
     vanishingSocketWaiter: (name, ttlMs, goneAfterMs) =>
       new Promise((resolve) => {
         const ws = new WebSocket(`${baseUrl().replace(/^http/, "ws")}${path(name, "wait")}`, protocols);
-        let offered = false;
+        const end: SocketWaiterEnd = { opened: false, went: false, offered: false };
+        let settle: ReturnType<typeof setTimeout> | undefined;
+        const finish = () => {
+          clearTimeout(timer);
+          clearTimeout(settle);
+          resolve(end);
+        };
+        // Going: close, then wait (bounded) for the close to be seen, so "went" is an effect, not an attempt.
         const go = () => {
           clearTimeout(timer);
+          if (ws.readyState === WebSocket.CLOSED) return finish();
           ws.close();
-          resolve({ offered });
+          settle ??= setTimeout(finish, 2000);
         };
         const timer = setTimeout(go, goneAfterMs);
-        ws.onopen = () => ws.send(JSON.stringify({ type: "acquire", ttlMs, waitMs: 10_000 }));
+        ws.onopen = () => {
+          end.opened = true;
+          ws.send(JSON.stringify({ type: "acquire", ttlMs, waitMs: 10_000 }));
+        };
         ws.onmessage = (e) => {
-          offered = JSON.parse(String(e.data)).type === "granted";
+          end.offered ||= JSON.parse(String(e.data)).type === "granted";
           go(); // a grant it never acknowledges, or an answer it no longer wants
         };
         ws.onerror = () => {};
-        ws.onclose = () => go();
+        ws.onclose = () => {
+          end.went = end.opened;
+          finish();
+        };
       }),
+    waiters: async (name) => {
+      const res = await fetch(`${baseUrl()}/v1/locks/${encodeURIComponent(name)}`, { headers: { authorization: `Bearer ${apiKey}` } }).catch(
+        () => undefined,
+      );
+      const json = res?.ok ? ((await res.json()) as { waiters?: unknown }) : undefined;
+      return typeof json?.waiters === "number" ? json.waiters : undefined;
+    },
     acquire: async (name, ttlMs, waitMs, signal) =>
       answer(await post(path(name, "acquire"), { ttlMs, waitMs }, signal), (j) => ({
         kind: "granted",

@@ -25,7 +25,7 @@ import { checkDeliveries, type IdempotencyReport, runDeliveries } from "./idempo
 import { startLab, type TargetName } from "./lab";
 import { AFTER_MS, BEFORE_MS, CLIENTS, HOLD_MS, TTL_MS, WAIT_MS, WRITES_PER_HOLD } from "./settings";
 import { now, sleep } from "./time";
-import { runClients, runDisconnectingWaiters, runVanishingSocketWaiters } from "./workload";
+import { runClients, runDisconnectingWaiters, runVanishingSocketWaiters, socketWaitersVerdict } from "./workload";
 
 interface Row {
   fault: string;
@@ -92,17 +92,20 @@ async function main() {
         await sleep(BEFORE_MS);
         await fault.inject(run, target);
         run.window.from = now();
-        const waiters = run.disconnecting ? runDisconnectingWaiters(client, lockName, TTL_MS, () => !run.disconnecting) : undefined;
+        const waiters = run.disconnecting ? runDisconnectingWaiters(client, lockName, TTL_MS, history, () => !run.disconnecting) : undefined;
         const sockets = run.socketsVanishing ? runVanishingSocketWaiters(client, lockName, TTL_MS, () => !run.socketsVanishing) : undefined;
         await sleep(fault.lastsMs);
         run.window.to = now();
         await fault.heal(run, target, lockName);
         await workload;
-        if (waiters) run.notes.push(`${await waiters} waiters hung up`);
+        if (waiters) {
+          const { hungUp, grantedFirst } = await waiters;
+          run.notes.push(`${hungUp} waiters hung up (their abort cut the wait); ${grantedFirst} granted first (in the history)`);
+        }
         if (sockets) {
-          const { gone, offered } = await sockets;
-          run.notes.push(`${gone} socket waiters went away, ${offered} of them offered a grant they never acknowledged`);
-          if (!gone) run.failures.push("no socket waiter ran: the fault did not happen");
+          const { notes, failures } = socketWaitersVerdict(await sockets);
+          run.notes.push(...notes);
+          run.failures.push(...failures);
         }
         const report = check(history, resource.log, { start: startAt, end: Math.max(now(), endAt) });
         const delivered = deliveries ? checkDeliveries(await deliveries) : undefined;

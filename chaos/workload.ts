@@ -61,44 +61,90 @@ export async function runClients(
   await Promise.all(Array.from({ length: options.clients }, (_, i) => loop(i)));
 }
 
-/** Waiters that hang up: acquires with a long wait, aborted after 50-300 ms, until told to stop. Not in the history: they never hold. */
-export async function runDisconnectingWaiters(lock: LockClient, name: string, ttlMs: number, until: () => boolean): Promise<number> {
-  let sent = 0;
-  const loop = async () => {
+/** What the waiters that hang up did: outcomes that happened, not attempts. */
+export interface HangUps {
+  /** Waits their abort cut (the request ended by the abort, with no answer). */
+  hungUp: number;
+  /** Waiters granted before their abort could cut the wait: holders, recorded in the history. */
+  grantedFirst: number;
+}
+
+/**
+ * Waiters that hang up: acquires with a long wait, aborted after 50-300 ms, until told to stop.
+ * One whose grant came back before its abort holds the lock like any client: it is recorded in
+ * the history (clients 100 and up) and releases, so an overlap involving it is seen.
+ */
+export async function runDisconnectingWaiters(
+  lock: LockClient,
+  name: string,
+  ttlMs: number,
+  history: History,
+  until: () => boolean,
+): Promise<HangUps> {
+  const counts: HangUps = { hungUp: 0, grantedFirst: 0 };
+  const record = (client: number, op: "acquire" | "release", token: string | undefined, invokedAt: number, outcome: Outcome) =>
+    history.record({ client, op, token, invokedAt, completedAt: now(), outcome });
+  const loop = async (client: number) => {
     while (!until()) {
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 50 + Math.random() * 250);
-      sent++;
-      await lock.acquire(name, ttlMs, 5000, controller.signal);
+      const timer = setTimeout(() => controller.abort(), 50 + Math.random() * 250);
+      const invokedAt = now();
+      const got = await lock.acquire(name, ttlMs, 5000, controller.signal);
+      clearTimeout(timer);
+      if (got.kind === "granted") {
+        counts.grantedFirst++;
+        record(client, "acquire", got.token, invokedAt, got);
+        const releaseAt = now();
+        record(client, "release", got.token, releaseAt, await lock.release(name, got.token));
+      } else if (got.kind === "error" && controller.signal.aborted) counts.hungUp++;
       await sleep(20);
     }
   };
-  await Promise.all([loop(), loop(), loop()]);
-  return sent;
+  await Promise.all([loop(100), loop(101), loop(102)]);
+  return counts;
 }
 
 /**
  * Socket waiters that go away: each waits on the Worker's wait socket and closes it after
  * 50-300 ms, or at once when it is offered a grant, which it never acknowledges. Until told to
- * stop. Not in the history: they never hold. Answers how many went, and how many after an offer.
+ * stop. Not in the history: they never hold (a grant counts once acknowledged).
  */
-export async function runVanishingSocketWaiters(
-  lock: LockClient,
-  name: string,
-  ttlMs: number,
-  until: () => boolean,
-): Promise<{ gone: number; offered: number }> {
-  const counts = { gone: 0, offered: 0 };
+export async function runVanishingSocketWaiters(lock: LockClient, name: string, ttlMs: number, until: () => boolean): Promise<SocketWaiterCounts> {
+  const counts: SocketWaiterCounts = { opened: 0, gone: 0, offered: 0 };
   const waiter = lock.vanishingSocketWaiter;
   if (!waiter) return counts;
   const loop = async () => {
     while (!until()) {
-      const { offered } = await waiter(name, ttlMs, 50 + Math.random() * 250);
-      counts.gone++;
-      if (offered) counts.offered++;
+      const { opened, went, offered } = await waiter(name, ttlMs, 50 + Math.random() * 250);
+      if (opened) counts.opened++;
+      // Only a socket that opened (so stood in the line) and then closed has gone away.
+      if (went) counts.gone++;
+      if (went && offered) counts.offered++;
       await sleep(20);
     }
   };
   await Promise.all([loop(), loop(), loop()]);
   return counts;
+}
+
+export interface SocketWaiterCounts {
+  /** Sockets that opened (a socket that never opened never stood in the line). */
+  opened: number;
+  /** Of those, the ones whose close completed (the service answered our Close, or closed first). */
+  gone: number;
+  /** Of those, the ones offered a grant they never acknowledged. */
+  offered: number;
+}
+
+/** What the socket waiters did, as the run's notes, and the suite's promises they broke. */
+export function socketWaitersVerdict(c: SocketWaiterCounts): { notes: string[]; failures: string[] } {
+  const failures: string[] = [];
+  if (!c.gone) failures.push("no socket waiter opened and then went away: the fault did not happen");
+  const unanswered = c.opened - c.gone;
+  if (unanswered > 0)
+    failures.push(`${unanswered} of ${c.opened} socket waiters' closes were never answered by the service (no Close frame back within 2 s)`);
+  return {
+    notes: [`${c.opened} socket waiters opened, ${c.gone} of them went away (close completed), ${c.offered} after a grant they never acknowledged`],
+    failures,
+  };
 }

@@ -7,6 +7,7 @@ import { FAULTS, type FaultRun } from "../../chaos/faults";
 import { FencedResource } from "../../chaos/fencedResource";
 import { History, type Op } from "../../chaos/history";
 import { checkDeliveries, type IdempotencyEvent } from "../../chaos/idempotencyWorkload";
+import { socketWaitersVerdict } from "../../chaos/workload";
 
 const grant = (client: number, token: string, fence: number, invokedAt: number, completedAt: number, storeStart: number): Op => ({
   client,
@@ -179,6 +180,17 @@ describe("the faults' own promises", () => {
     const hangUp = fault("waiters that hang up");
     expect(hangUp(check(new History(), []), runOf([], ["12 waiters hung up"]))).toEqual([]);
     expect(hangUp(check(new History(), []), runOf([], ["0 waiters hung up"]))).toHaveLength(1);
+  });
+});
+
+describe("the socket waiters' confirmation", () => {
+  it("counts only sockets that opened and whose close completed; a close the service never answers is a broken promise", () => {
+    expect(socketWaitersVerdict({ opened: 60, gone: 60, offered: 5 }).failures).toEqual([]);
+    expect(socketWaitersVerdict({ opened: 0, gone: 0, offered: 0 }).failures).toEqual([expect.stringContaining("the fault did not happen")]);
+    expect(socketWaitersVerdict({ opened: 60, gone: 0, offered: 0 }).failures).toEqual([
+      expect.stringContaining("the fault did not happen"),
+      expect.stringContaining("60 of 60 socket waiters' closes were never answered"),
+    ]);
   });
 });
 
