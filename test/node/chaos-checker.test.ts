@@ -194,6 +194,34 @@ describe("the socket waiters' confirmation", () => {
   });
 });
 
+describe("the clock step-back faults' own promises", () => {
+  const ttlGrant = (client: number, token: string, fence: number, invokedAt: number, completedAt: number, storeStart: number, ttlMs: number): Op => ({
+    client,
+    op: "acquire",
+    token,
+    invokedAt,
+    completedAt,
+    outcome: { kind: "granted", token, fence, ttlMs, expiresAt: storeStart + ttlMs },
+  });
+  const busy = (client: number, at: number): Op => ({ client, op: "acquire", invokedAt: at, completedAt: at + 5, outcome: { kind: "busy" } });
+
+  it("the holder that vanished: the lock standing still about a TTL holds, standing still the step's length breaks it", () => {
+    const verify = FAULTS.find((f) => f.name.includes("while the holder had vanished"))?.verify;
+    if (!verify) throw new Error("no vanished-holder clock fault with promises of its own");
+    const window = { start: 0, end: 10_000 };
+    // Grants every ~1.2 s across the step (store times 30 s back after it): the lease ended within its TTL of the step.
+    const held = historyOf(
+      ...[0, 1200, 2400, 3700, 5000, 6200, 7400, 8600, 9800].map((t, i) =>
+        grant(i % 4, `t${i}`, 10 + i, t, t + 5, 100_000 + t - (t > 3000 ? 30_000 : 0)),
+      ),
+    );
+    expect(verify(check(held, [], window), {} as FaultRun)).toEqual([]);
+    // The vanished holder's lease kept the lock 9.2 s, until it came back: the step stretched it.
+    const stretched = historyOf(grant(0, "a", 10, 0, 5, 100_000), grant(1, "b", 11, 9200, 9205, 79_200), grant(2, "c", 12, 9700, 9705, 79_700));
+    expect(verify(check(stretched, [], window), {} as FaultRun)).toEqual([expect.stringContaining("stood still 9200 ms")]);
+  });
+});
+
 describe("the fault suite's idempotency check", () => {
   const ev = (op: "begin" | "complete", invokedAt: number, outcome: IdempotencyEvent["outcome"], result?: string): IdempotencyEvent => ({
     key: "k",
