@@ -416,31 +416,33 @@ export function idempotencyConformance(kind: StoreKind) {
   });
 
   // A watcher's look marks the run (inspect_waiting.lua): the begin/complete path pays nothing for it.
-  it.runIf(kind === "redis")("an uncontended begin + complete costs the Worker 2 scripts in 2 round trips to Redis", async () => {
-    const warmKey = uniqueName("two-trips-warm"); // both scripts cached: EVALSHA alone from now on
-    const warm = await started(warmKey);
-    expect((await post(path(warmKey, "complete"), { token: warm.token, response: 1 })).status).toBe(200);
-    const scriptOf = new Map(Object.entries(luaScriptSha1).map(([name, sha]) => [sha, name]));
-    const trips: string[][] = [];
-    const original = globalThis.fetch;
-    globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
-      if (String(input instanceof Request ? input.url : input).startsWith(String(api(kind).env.UPSTASH_REDIS_REST_URL))) {
-        // One request is one round trip; a pipelined one carries a list of commands.
-        const body = JSON.parse(String(init?.body ?? "[]"));
-        const commands: unknown[][] = Array.isArray(body[0]) ? body : [body];
-        trips.push(commands.map((c) => `${String(c[0]).toLowerCase()} ${scriptOf.get(String(c[1])) ?? String(c[1])}`));
+  // Redis only (the Durable store has no round trips to count): not registered at all elsewhere, so no skip is reported.
+  if (kind === "redis")
+    it("an uncontended begin + complete costs the Worker 2 scripts in 2 round trips to Redis", async () => {
+      const warmKey = uniqueName("two-trips-warm"); // both scripts cached: EVALSHA alone from now on
+      const warm = await started(warmKey);
+      expect((await post(path(warmKey, "complete"), { token: warm.token, response: 1 })).status).toBe(200);
+      const scriptOf = new Map(Object.entries(luaScriptSha1).map(([name, sha]) => [sha, name]));
+      const trips: string[][] = [];
+      const original = globalThis.fetch;
+      globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+        if (String(input instanceof Request ? input.url : input).startsWith(String(api(kind).env.UPSTASH_REDIS_REST_URL))) {
+          // One request is one round trip; a pipelined one carries a list of commands.
+          const body = JSON.parse(String(init?.body ?? "[]"));
+          const commands: unknown[][] = Array.isArray(body[0]) ? body : [body];
+          trips.push(commands.map((c) => `${String(c[0]).toLowerCase()} ${scriptOf.get(String(c[1])) ?? String(c[1])}`));
+        }
+        return original(input, init);
+      }) as typeof fetch;
+      const key = uniqueName("two-trips");
+      try {
+        const s = await started(key);
+        expect((await post(path(key, "complete"), { token: s.token, response: 1 })).status).toBe(200);
+      } finally {
+        globalThis.fetch = original;
       }
-      return original(input, init);
-    }) as typeof fetch;
-    const key = uniqueName("two-trips");
-    try {
-      const s = await started(key);
-      expect((await post(path(key, "complete"), { token: s.token, response: 1 })).status).toBe(200);
-    } finally {
-      globalThis.fetch = original;
-    }
-    expect(trips).toEqual([["evalsha idempotency_begin"], ["evalsha idempotency_complete"]]);
-  });
+      expect(trips).toEqual([["evalsha idempotency_begin"], ["evalsha idempotency_complete"]]);
+    });
 
   it("the OpenAPI document lists the idempotency operations", async () => {
     const doc = (await get("/openapi.json", { key: null })).body;
