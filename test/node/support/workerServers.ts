@@ -1,3 +1,4 @@
+import { pollUntil } from "../../support/pollUntil";
 import { startWorkerServer, type WorkerServer } from "../../../tools/serve-worker/serve.mjs";
 
 export type Stores = Record<"redis" | "durable", WorkerServer>;
@@ -19,12 +20,7 @@ export async function stopAll(stores: Partial<Stores>): Promise<void> {
   await Promise.all(Object.values(stores).map((s) => s?.stop()));
 }
 
-/** Reads until ok (or the time is up, answering the last read): waiting for a condition, not a fixed sleep. */
-export async function until<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Reads until ok; throws with the last read when the time is up (pollUntil): waiting for a condition, not a fixed sleep. */
+export function until<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  return pollUntil(read, ok, timeoutMs);
 }

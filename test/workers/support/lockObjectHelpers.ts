@@ -1,4 +1,5 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { pollUntil } from "../../support/pollUntil";
 
 type ObjectKind = "mutex" | "idempotency" | "rwlock" | "semaphore";
 
@@ -30,14 +31,9 @@ export async function runAlarmsUntilQuiet(name: string, kind: ObjectKind, rounds
   }
 }
 
-/** Polls a condition the test itself observes (not the system under test). */
-export async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (ok(v) || Date.now() > until) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+/** Polls a condition the test itself observes (not the system under test); throws with the last read when the time is up (pollUntil). */
+export function eventually<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
+  return pollUntil(read, ok, timeoutMs);
 }
 
 export async function newReceiver(failFirst = 0): Promise<{ id: string; url: string }> {
