@@ -1,7 +1,7 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { createUpstashClient } from "../../src/store/redis/createUpstashClient.js";
-import { api, KEY_ADMIN, type StoreKind, uniqueName } from "../workers/support/api.js";
+import { api, KEY_ADMIN, KEY_AUDIT_ADMIN, type StoreKind, uniqueName } from "../workers/support/api.js";
 import { eventually } from "../workers/support/lockObjectHelpers.js";
 
 /**
@@ -213,26 +213,34 @@ export function operatorConformance(kind: StoreKind) {
   });
 
   it("the audit log pages newest first with a cursor", async () => {
+    // Its own namespace: other files force-release in tenant-a meanwhile, whose entries would be the newest.
+    const own = { key: KEY_AUDIT_ADMIN };
     const names = [uniqueName("audit-1"), uniqueName("audit-2"), uniqueName("audit-3")];
     for (const n of names) {
-      await post(`/v1/locks/${n}/acquire`, { ttlMs: 30_000 });
-      expect((await post(`/v1/locks/${n}/force-release`, { reason: `audit ${n}` }, admin)).status).toBe(200);
+      await post(`/v1/locks/${n}/acquire`, { ttlMs: 30_000 }, own);
+      expect((await post(`/v1/locks/${n}/force-release`, { reason: `audit ${n}` }, own)).status).toBe(200);
     }
-    const first = (await get("/v1/audit?limit=2")).body;
+    const first = (await get("/v1/audit?limit=2", own)).body;
     expect(first.entries.map((e: { name: string }) => e.name)).toEqual([names[2], names[1]]);
     expect(first.cursor).toEqual(expect.any(String));
-    const second = (await get(`/v1/audit?limit=1&cursor=${encodeURIComponent(first.cursor)}`)).body;
+    const second = (await get(`/v1/audit?limit=1&cursor=${encodeURIComponent(first.cursor)}`, own)).body;
     expect(second.entries.map((e: { name: string }) => e.name)).toEqual([names[0]]);
   });
 
   if (kind === "redis") {
     it("the audit log shows no entry past its 30 days, even before the next entry trims it", async () => {
       const redis = createUpstashClient(env.TEST_UPSTASH_URL, env.TEST_UPSTASH_TOKEN, 2000);
-      const old = { keyName: "ops-admin", kind: "mutex", name: uniqueName("ancient"), holder: null, fence: 1, released: 1, reason: "old" };
+      const entry = (name: string) => ({ keyName: "ops-admin", kind: "mutex", name, holder: null, fence: 1, released: 1, reason: "planted" });
+      const old = entry(uniqueName("ancient"));
+      const recent = entry(uniqueName("recent"));
       // tenant-b's log: nothing else writes it, so an entry this old may still be added at its end.
       await redis.xadd("hf:audit:{tenant-b}", `${Date.now() - 31 * 24 * 3600 * 1000}-0`, { e: JSON.stringify(old) });
+      // Planted the same way a day old: it is shown, so the old one's absence is its age (not a read that shows nothing).
+      await redis.xadd("hf:audit:{tenant-b}", `${Date.now() - 24 * 3600 * 1000}-0`, { e: JSON.stringify(recent) });
       const { entries } = (await get("/v1/audit?limit=200", { key: "key-bbbbbbbb" })).body;
-      expect(entries.some((e: { name: string }) => e.name === old.name)).toBe(false);
+      const names = entries.map((e: { name: string }) => e.name);
+      expect(names).toContain(recent.name);
+      expect(names).not.toContain(old.name);
     });
   }
 

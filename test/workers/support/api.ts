@@ -7,6 +7,8 @@ export const KEY_A = "key-aaaaaaaa";
 export const KEY_B = "key-bbbbbbbb";
 /** tenant-a's admin key, named ops-admin (vitest.config.ts): it may force-release. */
 export const KEY_ADMIN = "key-admin-aaaa";
+/** tenant-audit's admin key (vitest.config.ts): a namespace only the audit paging case writes to. */
+export const KEY_AUDIT_ADMIN = "key-audit-admin";
 
 /** The Worker's env for one store: Upstash variables set for redis, unset for durable. */
 export function envFor(kind: StoreKind, overrides: Partial<Env> = {}): Env {
