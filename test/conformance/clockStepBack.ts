@@ -15,6 +15,14 @@ import { eventually, lockObject } from "../workers/support/lockObjectHelpers.js"
 const STEP_MS = 3_600_000;
 const TTL_MS = 1500;
 
+/** A lease end the step back moves: a time in ms (the store's record as this code wrote it), or the case fails. */
+function planted(what: string, end: unknown): number {
+  if (typeof end !== "number" || !Number.isFinite(end) || end < Date.now() - 60_000) {
+    throw new Error(`no step back planted: ${what} is ${JSON.stringify(end)}, not the live lease's end (has the storage layout changed?)`);
+  }
+  return end;
+}
+
 export function clockStepBackConformance(kind: StoreKind) {
   const { post, get, env } = api(kind);
   const redis = async (command: Array<string | number>) => {
@@ -25,18 +33,22 @@ export function clockStepBackConformance(kind: StoreKind) {
     });
     return ((await res.json()) as { result: unknown }).result;
   };
-  /** Moves a stored record's end an hour later, as a lease written before the step back looks after it. */
+  /**
+   * Moves a stored record's end an hour later, as a lease written before the step back looks after it.
+   * A record or field it does not find (a storage layout that changed) fails here: planted nothing,
+   * every case below would pass with nothing tested.
+   */
   async function stepBack(objectKind: "mutex" | "rwlock" | "semaphore" | "idempotency", name: string, token: string) {
     if (kind === "redis") {
       const key = `hf:{${{ mutex: "mx", rwlock: "rw", semaphore: "sem", idempotency: "id" }[objectKind]}:tenant-a:${name}}`;
       if (objectKind === "mutex" || objectKind === "idempotency") {
         const field = objectKind === "mutex" ? "exp" : "deadline";
-        const end = Number(await redis(["HGET", key, field])) + STEP_MS;
+        const end = planted(`${key} ${field}`, Number(await redis(["HGET", key, field]))) + STEP_MS;
         await redis(["HSET", key, field, String(end)]);
         await redis(["PEXPIREAT", key, String(end + 60_000)]);
       } else {
         const rec = JSON.parse(String(await redis(["HGET", key, `h:${token}`])));
-        rec.exp = String(Number(rec.exp) + STEP_MS);
+        rec.exp = String(planted(`${key} h:${token} exp`, Number(rec?.exp)) + STEP_MS);
         await redis(["HSET", key, `h:${token}`, JSON.stringify(rec)]);
         await redis(["PEXPIREAT", key, String(Number(rec.exp) + 60_000)]);
       }
@@ -46,14 +58,19 @@ export function clockStepBackConformance(kind: StoreKind) {
       const kv = state.storage.kv;
       if (objectKind === "mutex") {
         const lease = kv.get<{ expiresAt: number }>("mutex");
-        kv.put("mutex", { ...lease, expiresAt: (lease?.expiresAt ?? 0) + STEP_MS });
+        kv.put("mutex", { ...lease, expiresAt: planted("mutex expiresAt", lease?.expiresAt) + STEP_MS });
       } else if (objectKind === "idempotency") {
         const rec = kv.get<{ deadline: number; keepUntil: number }>("idem");
-        kv.put("idem", { ...rec, deadline: (rec?.deadline ?? 0) + STEP_MS, keepUntil: (rec?.keepUntil ?? 0) + STEP_MS });
+        kv.put("idem", {
+          ...rec,
+          deadline: planted("idem deadline", rec?.deadline) + STEP_MS,
+          keepUntil: planted("idem keepUntil", rec?.keepUntil) + STEP_MS,
+        });
       } else {
         const set = kv.get<{ holders: Record<string, { exp: number }> }>("holders");
-        const h = set?.holders[token];
-        if (set && h) kv.put("holders", { ...set, holders: { ...set.holders, [token]: { ...h, exp: h.exp + STEP_MS } } });
+        const h = set?.holders?.[token];
+        const exp = planted(`holders ${token} exp`, h?.exp) + STEP_MS;
+        kv.put("holders", { ...set, holders: { ...set?.holders, [token]: { ...h, exp } } });
       }
     });
   }
