@@ -20,6 +20,7 @@
  */
 import { fork } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FloodPlan, FloodReport, FloodStats, FlooderMessage } from "./flooder";
@@ -93,6 +94,8 @@ async function floodRow(target: FloodTarget, worker: RestartableWorker): Promise
   const run = `flood-${Date.now().toString(36)}`;
   const plan: FloodPlan = { url: worker.url, key: FLOOD_API_KEY, prefix: run, many: MANY_SOCKETS, comeBackMs: 100 };
   const flooder = fork(fileURLToPath(new URL("./flooder.ts", import.meta.url)), [JSON.stringify(plan)]);
+  // The attacker's machine is not the service's: on the lab's few cores, the flooder gets only what the Worker and the probe leave.
+  if (flooder.pid) os.setPriority(flooder.pid, 19);
   const told = <T extends FlooderMessage["type"]>(type: T, withinMs: number) =>
     new Promise<Extract<FlooderMessage, { type: T }> | undefined>((resolve) => {
       const timer = setTimeout(() => resolve(undefined), withinMs);
