@@ -15,6 +15,28 @@ function recordingDataset() {
   return { points, writeDataPoint: (p: (typeof points)[number]) => void points.push(p) };
 }
 
+/**
+ * Gives one lock object the dataset, as the platform would give it its binding, for the length of
+ * `fn`, then puts back what it had: the env it is set on may be shared with other objects and files.
+ */
+async function withObjectDataset<T>(name: string, dataset: ReturnType<typeof recordingDataset>, fn: () => Promise<T>): Promise<T> {
+  const before = await runInDurableObject(lockObject(name), (instance) => {
+    const env = (instance as unknown as { env: Env }).env;
+    const had = { set: "METRICS" in env, value: env.METRICS };
+    env.METRICS = dataset;
+    return had;
+  });
+  try {
+    return await fn();
+  } finally {
+    await runInDurableObject(lockObject(name), (instance) => {
+      const env = (instance as unknown as { env: Env }).env;
+      if (before.set) env.METRICS = before.value;
+      else delete env.METRICS;
+    });
+  }
+}
+
 describe("metrics (Workers Analytics Engine)", () => {
   for (const kind of ["redis", "durable"] as const) {
     it(`${kind} store: grants with their wait, busy answers, lease_lost and force releases, per namespace and kind`, async () => {
@@ -52,17 +74,15 @@ describe("metrics (Workers Analytics Engine)", () => {
       const name = uniqueName("metrics-lapse");
       const receiver = await newReceiver();
       expect((await post(`/v1/locks/${name}/acquire`, { ttlMs: 300, onExpire: receiver.url })).status).toBe(200);
-      // The lock object's own env (its binding), as the platform would give it the dataset.
-      await runInDurableObject(lockObject(name), (instance) => {
-        (instance as unknown as { env: Env }).env.METRICS = dataset;
+      await withObjectDataset(name, dataset, async () => {
+        await eventually(
+          async () => {
+            await runAlarmsUntilQuiet(name, "mutex");
+            return dataset.points;
+          },
+          (points) => points.length > 0,
+        );
       });
-      await eventually(
-        async () => {
-          await runAlarmsUntilQuiet(name, "mutex");
-          return dataset.points;
-        },
-        (points) => points.length > 0,
-      );
       expect(dataset.points.map((p) => [p.indexes?.[0], ...(p.blobs ?? [])].join(" "))).toEqual(["tenant-a mutex lapse"]);
     });
   }
@@ -72,23 +92,23 @@ describe("metrics (Workers Analytics Engine)", () => {
     const { post } = api("durable");
     const name = uniqueName("metrics-socket");
     const held = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
-    await runInDurableObject(lockObject(name), (instance) => {
-      (instance as unknown as { env: Env }).env.METRICS = dataset;
-    });
     const wait = (waitMs: number) => socketWaiter(name, { ttlMs: 5000, waitMs });
-    const timedOut = await wait(200);
-    await eventually(
-      async () => timedOut.messages,
-      (m) => m.length > 0,
-    );
-    expect(timedOut.messages[0].type).toBe("timeout");
-    const granted = await wait(10_000);
-    await new Promise((r) => setTimeout(r, 300)); // a wait of some length (its figure is checked, not this sleep)
-    await post(`/v1/locks/${name}/release`, { token: held.token });
-    await eventually(
-      async () => granted.messages,
-      (m) => m.length > 0,
-    );
+    const granted = await withObjectDataset(name, dataset, async () => {
+      const timedOut = await wait(200);
+      await eventually(
+        async () => timedOut.messages,
+        (m) => m.length > 0,
+      );
+      expect(timedOut.messages[0].type).toBe("timeout");
+      const granted = await wait(10_000);
+      await new Promise((r) => setTimeout(r, 300)); // a wait of some length (its figure is checked, not this sleep)
+      await post(`/v1/locks/${name}/release`, { token: held.token });
+      await eventually(
+        async () => granted.messages,
+        (m) => m.length > 0,
+      );
+      return granted;
+    });
     expect(granted.messages[0].type).toBe("granted");
     const seen = dataset.points.map((p) => [p.indexes?.[0], ...(p.blobs ?? [])].join(" "));
     expect(seen).toEqual(["tenant-a mutex busy", "tenant-a mutex grant"]);
