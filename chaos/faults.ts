@@ -5,6 +5,7 @@
  * show none.
  */
 import type { Report } from "./checker";
+import { runStepBack, STEP_AFTER_MS, STEP_TTL_MS, type StepBackRun, stepBackVerdict } from "./clockStepBack";
 import type { History } from "./history";
 import type { Lab, TargetName } from "./lab";
 import type { RedisNode } from "./redisNode";
@@ -29,6 +30,8 @@ export interface FaultRun {
   history: History;
   /** Suite times from the fault taking effect to its healing beginning (a fault's heal may move `to`). */
   window: { from: number; to: number };
+  /** The clock step-back rows' own scenario, on a lock of its own (clockStepBack.ts). */
+  stepBack?: StepBackRun;
 }
 
 export interface Fault {
@@ -68,6 +71,37 @@ async function shiftClock(run: FaultRun, node: RedisNode, ms: number): Promise<v
 
 /** The databases a target's clock step moves: the quorum's three, else the one. */
 const clockNodes = (run: FaultRun, target: TargetName) => (target === "quorum of 3, library" ? run.lab.nodes : [run.lab.nodes[0]]);
+
+/**
+ * The clock step-back rows: their scenario (clockStepBack.ts) runs on a lock of its own beside the
+ * usual workload, and its verdict checks the bound docs/guarantees.md states (promise 6).
+ */
+function stepBackFault(what: string, waiter: boolean): Fault {
+  let scenario: Promise<StepBackRun | string> | undefined;
+  return {
+    name: `Redis's clock moved 30 s back, ${what} (a ${STEP_TTL_MS} ms lease, the step ${STEP_AFTER_MS} ms after its grant)`,
+    targets: [...REDIS, "quorum of 3, library"],
+    dataLoss: false,
+    lastsMs: waiter ? 4500 : 6500,
+    inject: async (run, target) => {
+      const name = `step-back-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+      const step = async () => {
+        for (const node of clockNodes(run, target)) await shiftClock(run, node, -30_000);
+      };
+      scenario = runStepBack(run.lab.client(target), name, waiter, step).catch((err) => `the scenario failed: ${err}`);
+    },
+    // The clocks stay back until the next run starts, as in the fault above.
+    heal: async (run) => {
+      const done = (await scenario) ?? "the scenario never started";
+      if (typeof done === "string") run.failures.push(done);
+      else {
+        run.stepBack = done;
+        run.notes.push(...stepBackVerdict(done).notes);
+      }
+    },
+    verify: (_r, run) => (run.stepBack ? stepBackVerdict(run.stepBack).failures : ["the step-back scenario did not run"]),
+  };
+}
 
 /** A kill, confirmed down; the start that heals it, confirmed a new process. */
 function killAndStart(index: number, start: (node: RedisNode) => Promise<void>) {
@@ -161,6 +195,8 @@ export const FAULTS: Fault[] = [
       // The vanished holder's lease, moved onto the stepped clock, ends within its TTL of the step being seen.
       r.longestGapMs > 3 * TTL_MS ? [`the lock stood still ${Math.round(r.longestGapMs)} ms: a lease outlived its TTL by the clock's step`] : [],
   },
+  stepBackFault("nobody calls after the step", false),
+  stepBackFault("a waiter queued before the step", true),
   {
     name: "Redis's clock moved 60 s back together with a FLUSHALL",
     targets: REDIS,

@@ -3,6 +3,7 @@
 // chaos` pass whatever the stores do.
 import { describe, expect, it } from "vitest";
 import { check } from "../../chaos/checker";
+import { type StepBackRun, stepBackVerdict } from "../../chaos/clockStepBack";
 import { FAULTS, type FaultRun } from "../../chaos/faults";
 import { FencedResource } from "../../chaos/fencedResource";
 import { History, type Op } from "../../chaos/history";
@@ -219,6 +220,49 @@ describe("the clock step-back faults' own promises", () => {
     // The vanished holder's lease kept the lock 9.2 s, until it came back: the step stretched it.
     const stretched = historyOf(grant(0, "a", 10, 0, 5, 100_000), grant(1, "b", 11, 9200, 9205, 79_200), grant(2, "c", 12, 9700, 9705, 79_700));
     expect(verify(check(stretched, [], window), {} as FaultRun)).toEqual([expect.stringContaining("stood still 9200 ms")]);
+  });
+
+  const stepRun = (waiter: boolean, ...ops: Op[]): StepBackRun => ({ waiter, steppedAt: 305, endAt: 12_000, history: historyOf(...ops) });
+  // A 2 s lease granted at 0..5 (store 100_000), the clock stepped back 30 s at 305.
+  const holder = ttlGrant(0, "h", 10, 0, 5, 100_000, 2000);
+
+  it("nobody calls after the step: the lease may stand until the first call plus its TTL, not longer", () => {
+    // First call at 4000 (busy), try-locks every 20 ms, the next grant at 6030: 4030 ms past the TTL, bound 4005 ms.
+    const tries = Array.from({ length: 101 }, (_, i) => busy(1, 4000 + 20 * i));
+    const held = stepRun(false, holder, ...tries, ttlGrant(1, "n", 11, 6025, 6030, 76_025, 2000));
+    expect(stepBackVerdict(held).failures).toEqual([]);
+    expect(stepBackVerdict(held).notes.join(" ")).toMatch(/outlived its TTL by 3995-4030 ms \(.* at most 4005 ms\)/);
+    // The lease stood 2 s longer still: past the bound.
+    const late = stepRun(false, holder, ...tries, busy(1, 6100), ttlGrant(1, "n", 11, 8025, 8030, 78_025, 2000));
+    expect(stepBackVerdict(late).failures).toEqual([expect.stringContaining("outlived its TTL by at least 4095 ms")]);
+    // No grant at all before the scenario gave up (the whole step).
+    expect(stepBackVerdict(stepRun(false, holder, ...tries)).failures).toEqual([expect.stringContaining("no grant within")]);
+    // The first call after the step found the lock free: the step stretched nothing, so nothing was tested.
+    const free = stepRun(false, holder, ttlGrant(1, "n", 11, 4000, 4005, 74_000, 2000));
+    expect(stepBackVerdict(free).failures).toEqual([expect.stringContaining("nothing tested")]);
+    // Someone called right after the step, inside the TTL: not the quiet this row is about.
+    const early = stepRun(false, holder, busy(1, 1000), ttlGrant(1, "n", 11, 3000, 3005, 73_000, 2000));
+    expect(stepBackVerdict(early).failures).toEqual([expect.stringContaining("nothing tested")]);
+  });
+
+  it("a waiter queued before the step: about one TTL past the lease's TTL, not more", () => {
+    const waiter = (completedAt: number) => ttlGrant(1, "w", 11, 100, completedAt, 100_000 + completedAt - 30_000, 2000);
+    expect(stepBackVerdict(stepRun(true, holder, waiter(4016))).failures).toEqual([]);
+    expect(stepBackVerdict(stepRun(true, holder, waiter(6000))).failures).toEqual([expect.stringContaining("more than one TTL")]);
+    expect(stepBackVerdict(stepRun(true, holder, waiter(2010))).failures).toEqual([expect.stringContaining("nothing tested")]);
+    expect(stepBackVerdict({ ...stepRun(true, holder, waiter(4016)), waiterSeenInLine: false }).failures).toEqual([
+      expect.stringContaining("not in the lock's line"),
+    ]);
+  });
+
+  it("the rows' verify reads the scenario: broken without it, and by a lease that outlived the bound", () => {
+    const verify = FAULTS.find((f) => f.name.includes("a waiter queued before the step"))?.verify;
+    if (!verify) throw new Error("no clock fault with a waiter queued before the step");
+    const runWith = (stepBack?: StepBackRun) => ({ stepBack }) as FaultRun;
+    const empty = check(new History(), []);
+    expect(verify(empty, runWith())).toEqual(["the step-back scenario did not run"]);
+    expect(verify(empty, runWith(stepRun(true, holder, ttlGrant(1, "w", 11, 100, 4016, 74_016, 2000))))).toEqual([]);
+    expect(verify(empty, runWith(stepRun(true, holder, ttlGrant(1, "w", 11, 100, 7000, 77_000, 2000))))).toHaveLength(1);
   });
 });
 
