@@ -177,7 +177,7 @@ function holdsOf(ops: Op[]): Hold[] {
         client: o.client,
         token: g.token,
         fence: g.fence,
-        storeStart: g.expiresAt - g.ttlMs,
+        storeStart: g.storeStart ?? g.expiresAt - g.ttlMs,
         storeEnd: g.expiresAt,
         invokedAt: o.invokedAt,
         grantedAt: o.completedAt,

@@ -5,7 +5,20 @@
  * resource's log.
  */
 export type Outcome =
-  | { kind: "granted"; token: string; fence: number; ttlMs: number; expiresAt: number }
+  | {
+      kind: "granted";
+      token: string;
+      fence: number;
+      ttlMs: number;
+      expiresAt: number;
+      /**
+       * When the lease began in store time, where that is not expiresAt - ttlMs: a quorum's
+       * expiresAt is the acquire's start plus its validity (shorter than ttlMs, by the time the
+       * majority took and a drift), so its lease counts from the grant's answer, by the caller's
+       * clock, which the quorum's times are in.
+       */
+      storeStart?: number;
+    }
   | { kind: "ok"; expiresAt?: number; ttlMs?: number }
   | { kind: "busy" }
   | { kind: "lost" }

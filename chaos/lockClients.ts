@@ -4,7 +4,7 @@
  * (on either of its stores). Each answer becomes an Outcome; nothing throws.
  */
 import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/lockObject/socketProtocol";
-import { LeaseLostError, LockedError, type LockStore, Mutex, StoreUnavailableError } from "../src/index";
+import { LeaseLostError, LockedError, type LockStore, Mutex, QuorumStore, StoreUnavailableError } from "../src/index";
 import type { Outcome } from "./history";
 
 export interface LockClient {
@@ -35,11 +35,14 @@ export const HUNG_MS = 10_000;
 export function libraryClient(store: LockStore): LockClient {
   const locks = new Map<string, Mutex>();
   const lock = (name: string) => locks.get(name) ?? locks.set(name, new Mutex(store, name)).get(name)!;
+  // A quorum's times are the caller's clock, and its expiresAt is not a grant's time plus ttlMs (history.ts).
+  const quorum = store instanceof QuorumStore;
   return {
     acquire: (name, ttlMs, waitMs, signal) =>
       bounded(async () => {
         const g = await lock(name).acquire({ ttlMs, waitMs, signal });
-        return { kind: "granted", token: g.token, fence: g.fence, ttlMs: g.ttlMs, expiresAt: g.expiresAt };
+        const storeStart = quorum ? Date.now() : undefined;
+        return { kind: "granted", token: g.token, fence: g.fence, ttlMs: g.ttlMs, expiresAt: g.expiresAt, storeStart };
       }),
     heartbeat: (name, token, ttlMs) =>
       bounded(async () => {

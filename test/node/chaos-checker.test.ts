@@ -71,6 +71,24 @@ describe("the fault suite's checker", () => {
     expect(ok.overlaps).toBe(0);
   });
 
+  it("counts a quorum's lease from its grant's answer (its expiresAt less ttlMs is no grant time): an acquire sent before the end, answered after, is no overlap", () => {
+    // Quorum times are the caller's clock (suite time + 1_000_000 here); validity 988 ms of a 1000 ms TTL.
+    const quorumGrant = (client: number, token: string, fence: number, invokedAt: number, completedAt: number): Op => ({
+      client,
+      op: "acquire",
+      token,
+      invokedAt,
+      completedAt,
+      outcome: { kind: "granted", token, fence, ttlMs: 1000, expiresAt: 1_000_000 + invokedAt + 988, storeStart: 1_000_000 + completedAt },
+    });
+    // A's lease is promised until 1_000_988; B was sent at 980 and answered at 1010, after it.
+    const after = check(historyOf(quorumGrant(0, "a", 10, 0, 20), quorumGrant(1, "b", 11, 980, 1010)), []);
+    expect(after.overlaps).toBe(0);
+    // B answered at 950, inside A's promised lease: two holders by the quorum's own times.
+    const inside = check(historyOf(quorumGrant(0, "a", 10, 0, 20), quorumGrant(1, "b", 11, 930, 950)), []);
+    expect(inside.overlaps).toBe(1);
+  });
+
   it("follows heartbeats: a grant after the first end but inside the extended lease is an overlap", () => {
     const heartbeat = (token: string, at: number, expiresAt: number): Op => ({
       client: 0,
