@@ -65,6 +65,8 @@ export class WaitSockets {
   private readonly waits = new Map<WebSocket, AbortController>();
   /** Each socket's messages, one at a time and no faster than allowed (messageGate.ts). */
   private readonly gates = new Map<WebSocket, MessageGate>();
+  /** Sockets this instance ended: what still arrives on them is dropped before anything is read (a flood's tail). */
+  private readonly ended = new WeakSet<WebSocket>();
   /** Arrival order of this instance's waits (restored ones keep theirs, ahead of any new one). */
   private lastSeq = 0;
 
@@ -138,6 +140,7 @@ export class WaitSockets {
    * reach a socket already ended are dropped unread.
    */
   message(ws: WebSocket, data: string | ArrayBuffer): void {
+    if (this.ended.has(ws)) return;
     const state = ws.deserializeAttachment() as Attachment | null;
     if (!state || state.phase === "done") return;
     let gate = this.gates.get(ws);
@@ -240,6 +243,7 @@ export class WaitSockets {
     const wait = this.waits.get(ws);
     this.waits.delete(ws);
     this.gates.delete(ws);
+    this.ended.add(ws);
     // Waiting: it leaves the line now. Offered a grant it never acknowledged: the grant goes back now.
     wait?.abort();
     this.giveBackOffer(state);
@@ -381,6 +385,7 @@ export class WaitSockets {
     this.giveBackOffer(state);
     this.keep(ws, state ? { at: state.at, phase: "done" } : null);
     this.gates.delete(ws);
+    this.ended.add(ws);
     if (state && state.phase !== "done") this.host.caps.tell(state.at);
     this.send(ws, answer);
     try {
