@@ -159,6 +159,13 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
 
   webSocketClose(ws: WebSocket): void {
     this.sockets.closed(ws);
+    // The runtime does not answer a client's Close frame for a hibernatable socket: answered here, or the
+    // client waits in CLOSING for a close that never completes (1005, 1006 and 1015 may not be sent: 1000).
+    try {
+      ws.close(1000, "closed");
+    } catch {
+      // Already closed from this side.
+    }
   }
 
   webSocketError(ws: WebSocket): void {

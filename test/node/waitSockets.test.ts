@@ -97,8 +97,11 @@ for (const store of ["redis", "durable"] as const) {
       await waitersAre(`/v1/locks/${name}`, 1);
       const live = api().post(`/v1/locks/${name}/acquire`, { ttlMs: 10_000, waitMs: 20_000 });
       await waitersAre(`/v1/locks/${name}`, 2);
-      gone.ws.close();
+      gone.ws.close(4000, "going");
       await waitersAre(`/v1/locks/${name}`, 1);
+      // The service answers the client's Close, so the client's close completes (it does not hang in CLOSING).
+      const closing = new Promise((r) => setTimeout(() => r("still closing after 5 s: the service never answered the Close"), 5000));
+      expect(await Promise.race([gone.closed, closing])).toBe(1000);
       const releasedAt = Date.now();
       await api().post(`/v1/locks/${name}/release`, { token: holder.token });
       const granted = await live;
