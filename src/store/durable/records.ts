@@ -29,8 +29,9 @@ export function live<T>(kv: SyncKvStorage, key: string, now: number, until: (v: 
  * A lease's end as it stands on a clock that may have gone back, the rule of
  * lua/prelude.lua's lease_end: a time earlier than the lease's own last write
  * (its end minus its length) is a step back, and the lease then ends `len`
- * from now at the latest, so it outlives its TTL by at most the part of the
- * step nobody saw. Callers store the end they get.
+ * from now at the latest, so it outlives its TTL by at most the time from its
+ * last write to the first call after the step, never by the whole step
+ * (docs/guarantees.md, promise 6). Callers store the end they get.
  */
 export function leaseEnd(end: number, len: number, now: number): number {
   return now < end - len ? now + len : end;
