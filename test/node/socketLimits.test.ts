@@ -2,12 +2,11 @@
 // stores: one socket's messages one at a time and no faster than allowed, the caps on waiters
 // per lock and sockets per namespace (refused before any socket, nothing lost for the others),
 // the idle limits, and the API key as a subprotocol only on a wait socket's handshake.
-import net from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { PICKUP_MS, SOCKET_IDLE_MS, SOCKET_MESSAGES_PER_SECOND } from "../../src/limits";
 import { keyAsProtocol, SOCKET_PROTOCOL } from "../../src/lockObject/socketProtocol";
 import { httpClient } from "./support/http";
-import { openSocket, socketWaiter, type TestSocket, takeGrant } from "./support/waitSocket";
+import { handshakeAnswer, openSocket, socketWaiter, type TestSocket, takeGrant } from "./support/waitSocket";
 import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
 
 /** One namespace per cap, so one case's sockets never count against another's. */
@@ -43,48 +42,8 @@ async function lastMessages(s: TestSocket): Promise<{ messages: any[]; code: num
   return { messages, code };
 }
 
-/** A WebSocket handshake over raw TCP, read to its end: a refused one is a plain HTTP answer with a JSON body. */
-function handshake(base: string, path: string, key: string): Promise<{ status: number; headers: string; body: any }> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(Number(new URL(base).port), "127.0.0.1");
-    let got = "";
-    const done = () => {
-      const end = got.indexOf("\r\n\r\n");
-      if (end < 0) return false;
-      const headers = got.slice(0, end);
-      const status = Number(headers.split(" ")[1]);
-      if (status === 101) {
-        socket.destroy();
-        resolve({ status, headers, body: null });
-        return true;
-      }
-      const length = Number(/content-length: (\d+)/i.exec(headers)?.[1] ?? Number.NaN);
-      const body = got.slice(end + 4);
-      if (!(Buffer.byteLength(body) >= length)) return false;
-      socket.destroy();
-      resolve({ status, headers, body: JSON.parse(body) });
-      return true;
-    };
-    socket.on("data", (d) => {
-      got += d.toString("utf8");
-      done();
-    });
-    socket.on("error", reject);
-    socket.write(
-      [
-        `GET ${path} HTTP/1.1`,
-        "Host: 127.0.0.1",
-        "Upgrade: websocket",
-        "Connection: Upgrade",
-        "Sec-WebSocket-Version: 13",
-        `Sec-WebSocket-Key: ${Buffer.from("holdfast-test-key").toString("base64")}`,
-        `Authorization: Bearer ${key}`,
-        "",
-        "",
-      ].join("\r\n"),
-    );
-  });
-}
+/** A wait socket's handshake with a key, read to its end (a refusal is a plain HTTP answer). */
+const handshake = (base: string, path: string, key: string) => handshakeAnswer(base, path, { Authorization: `Bearer ${key}` });
 
 for (const store of ["redis", "durable"] as const) {
   describe(`${store} store`, () => {

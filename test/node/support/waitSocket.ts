@@ -66,17 +66,7 @@ export async function takeGrant(s: TestSocket): Promise<any> {
 export function rawHandshake(base: string, path: string, headers: Record<string, string>) {
   const { port } = new URL(base);
   const socket = net.connect(Number(port), "127.0.0.1");
-  const head = [
-    `GET ${path} HTTP/1.1`,
-    "Host: 127.0.0.1",
-    "Upgrade: websocket",
-    "Connection: Upgrade",
-    "Sec-WebSocket-Version: 13",
-    `Sec-WebSocket-Key: ${Buffer.from("holdfast-test-key").toString("base64")}`,
-    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
-    "",
-    "",
-  ].join("\r\n");
+  const head = handshakeHead(path, headers);
   const status = new Promise<{ status: number; text: string }>((resolve, reject) => {
     let got = "";
     socket.on("data", (d) => {
@@ -104,4 +94,45 @@ export function rawHandshake(base: string, path: string, headers: Record<string,
       socket.destroy();
     },
   };
+}
+
+/** A WebSocket handshake's request head. */
+function handshakeHead(path: string, headers: Record<string, string>): string {
+  return [
+    `GET ${path} HTTP/1.1`,
+    "Host: 127.0.0.1",
+    "Upgrade: websocket",
+    "Connection: Upgrade",
+    "Sec-WebSocket-Version: 13",
+    `Sec-WebSocket-Key: ${Buffer.from("holdfast-test-key").toString("base64")}`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    "",
+    "",
+  ].join("\r\n");
+}
+
+/** A WebSocket handshake over raw TCP, read to its end: a refused one is a plain HTTP answer with a JSON body (null once upgraded). */
+export function handshakeAnswer(
+  base: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: string; body: any }> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(new URL(base).port), "127.0.0.1");
+    let got = "";
+    socket.on("data", (d) => {
+      got += d.toString("utf8");
+      const end = got.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      const head = got.slice(0, end);
+      const status = Number(head.split(" ")[1]);
+      const body = got.slice(end + 4);
+      const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? Number.NaN);
+      if (status !== 101 && !(Buffer.byteLength(body) >= length)) return;
+      socket.destroy();
+      resolve({ status, headers: head, body: status === 101 ? null : JSON.parse(body) });
+    });
+    socket.on("error", reject);
+    socket.write(handshakeHead(path, headers));
+  });
 }
