@@ -25,19 +25,21 @@ export function socketBudgetConformance(kind: StoreKind): void {
     const ws = res.webSocket as WebSocket;
     ws.accept();
     const messages: any[] = [];
-    ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
+    ws.addEventListener("message", (e) => {
+      messages.push(JSON.parse(String(e.data)));
+    });
     let closed = false;
     ws.addEventListener("close", () => {
       closed = true;
     });
-    const next = async () => (
+    const next = async () => {
       await pollUntil(
         () => messages.length,
         (n) => n > 0,
         5000,
-      ),
-      messages.shift()
-    );
+      );
+      return messages.shift();
+    };
     ws.send(JSON.stringify({ type: "acquire", ttlMs: 30_000, waitMs: 5000, keep: true }));
     const granted = await next();
     expect(granted.type).toBe("granted");

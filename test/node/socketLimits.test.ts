@@ -37,7 +37,9 @@ afterAll(async () => {
 /** Every message up to the socket's close, and the close code. */
 async function lastMessages(s: TestSocket): Promise<{ messages: any[]; code: number }> {
   const messages: any[] = [];
-  s.ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
+  s.ws.addEventListener("message", (e) => {
+    messages.push(JSON.parse(String(e.data)));
+  });
   const code = await s.closed;
   return { messages, code };
 }
