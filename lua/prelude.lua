@@ -71,10 +71,9 @@ end
 -- lease S longer. A script sees such a step when TIME is earlier than the
 -- lease's own last write (its end minus its length, exp - len): the lease
 -- then ends len from now at the latest, what it had left at that write, as
--- if no time had passed since. So a lease outlives its TTL by at most the
--- time from its last write to the first call after the step (no script runs
--- in between, and TIME is the clock that stepped), never by the whole step
--- (docs/guarantees.md, promise 6). Writing scripts store the end they get
+-- if no time had passed since. So a lease outlives its TTL by at most the time
+-- from its last write to the first call after the step, never by the whole
+-- step (docs/guarantees.md, promise 6). Writing scripts store the end they get
 -- (HSET and PEXPIREAT), so it stays put as the clock moves on.
 local function lease_end(exp, len, now_ms)
   if now_ms < exp - len then return now_ms + len end
