@@ -1,0 +1,74 @@
+import { expect } from "vitest";
+import type { LockRef } from "../../src/store/LockRef";
+import type { EveryKindStore } from "../../src/store/types";
+import { pollUntil } from "../support/pollUntil";
+
+/**
+ * What the store-boundary contract cases share. A case calls one kind's store
+ * operations directly (`store.mutex.acquire(...)`), below HTTP and the lock
+ * object's line, and states the exact answer; the runner gives it the Redis
+ * store (the Lua scripts) and the Durable store's rules on a lock object's
+ * own storage, so a script and its Durable twin are held to one answer.
+ */
+
+/** A fresh store of one kind for a case; its `kind` names the store where the answers differ on purpose (documented in types.ts). */
+export type NewStore = () => EveryKindStore;
+
+/** A lock no other case uses (every case shares one Redis). */
+export function freshRef(label: string): LockRef {
+  return { ns: "contract", name: `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}` };
+}
+
+/**
+ * The store's clock and the test's may read a few ms apart (Redis's TIME
+ * against the runtime's Date.now, which in workerd moves only at I/O).
+ */
+const CLOCK_SLACK_MS = 50;
+
+/** Brackets a store call with the test's clock: times the store answers are checked against the bracket. */
+export async function timed<T>(call: () => Promise<T>): Promise<{ value: T; t0: number; t1: number }> {
+  const t0 = Date.now();
+  const value = await call();
+  return { value, t0, t1: Date.now() };
+}
+
+/** A time the store took between t0 and t1, plus `plus` (a lease end: now + ttl). */
+export function timeBetween(t0: number, t1: number, plus = 0) {
+  return expect.toSatisfy(
+    (v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= t0 + plus - CLOCK_SLACK_MS && v <= t1 + plus + CLOCK_SLACK_MS,
+    `a time in [${t0 + plus}, ${t1 + plus}] give or take ${CLOCK_SLACK_MS} ms`,
+  );
+}
+
+/** A remaining time: at most `max` ms and more than `max` less the call's time and the slack (so not a stale or made-up value). */
+export function remainingUpTo(max: number, elapsed = 0) {
+  return expect.toSatisfy(
+    (v: unknown) => typeof v === "number" && Number.isInteger(v) && v <= max && v >= max - elapsed - 2 * CLOCK_SLACK_MS,
+    `a remaining time in (${max - elapsed - 2 * CLOCK_SLACK_MS}, ${max}]`,
+  );
+}
+
+/**
+ * A fence the store issued during [t0, t1]: fences are max(last + 1, the
+ * store's time in microseconds), so a new lock's first fence is its grant time.
+ */
+export function fenceIssuedBetween(t0: number, t1: number) {
+  return expect.toSatisfy(
+    (v: unknown) => typeof v === "number" && Number.isSafeInteger(v) && v >= (t0 - CLOCK_SLACK_MS) * 1000 && v <= (t1 + CLOCK_SLACK_MS) * 1000 + 1000,
+    `a fence issued in [${t0}, ${t1}] (ms, as microseconds)`,
+  );
+}
+
+/** Waits until a lease has lapsed as the store sees it (read through the store itself, no fixed sleep). */
+export function untilStore<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 3000): Promise<T> {
+  return pollUntil(read, ok, timeoutMs);
+}
+
+/** A request id no other call uses (a retry passes the same one on purpose). */
+export const requestId = (label = "rq") => `${label}_${Math.random().toString(36).slice(2, 10)}`;
+
+/** A lease short enough to lapse within a case. */
+export const SHORT_TTL_MS = 150;
+
+/** An owner token as the service makes them ("hf_": never parsed as a JSON number on the way back). */
+export const tokenOf = (label: string) => `hf_${label}_${Math.random().toString(36).slice(2, 10)}`;
