@@ -1,7 +1,7 @@
 import { expect, it } from "vitest";
-import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { eventually, lockObject } from "../../../../test/workers/support/lockObjectHelpers.js";
-import { luaScriptSha1 } from "../../../store/redis/scripts.generated.js";
+import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { eventually, lockObject } from "../../workers/support/lockObjectHelpers.js";
+import { luaScriptSha1 } from "../../../src/store/redis/scripts.generated.js";
 
 /**
  * Every idempotency behaviour of the contract, written once and run against

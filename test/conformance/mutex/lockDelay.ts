@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
-import { api, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { eventually } from "../../../../test/workers/support/lockObjectHelpers.js";
+import { api, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { eventually } from "../../workers/support/lockObjectHelpers.js";
 
 /**
  * Lock-delay (Consul, Chubby): a lease that lapses (its holder vanished, no

@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
-import { api, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObjectHelpers.js";
+import { api, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../workers/support/lockObjectHelpers.js";
 
 /**
  * Holder labels on every lock kind (the mutex first, then the many-holder

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { selectStore } from "../../../store/storeConfig.js";
-import { kindOps } from "../../../store/types.js";
-import { newOwnerToken, newRequestId } from "../../../tokens.js";
-import { envFor, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
+import { selectStore } from "../../../src/store/storeConfig.js";
+import { kindOps } from "../../../src/store/types.js";
+import { newOwnerToken, newRequestId } from "../../../src/tokens.js";
+import { envFor, type StoreKind, uniqueName } from "../../workers/support/api.js";
 
 /**
  * The Upstash client retries a request after a network error, so a script

@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { PICKUP_MS, REGISTRATION_GRACE_MS } from "../../../limits.js";
-import { api, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { eventually, lockObject, newReceiver } from "../../../../test/workers/support/lockObjectHelpers.js";
+import { PICKUP_MS, REGISTRATION_GRACE_MS } from "../../../src/limits.js";
+import { api, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { eventually, lockObject, newReceiver } from "../../workers/support/lockObjectHelpers.js";
 
 /**
  * The lock object's line, the same on both stores: nobody goes ahead of it,

@@ -1,15 +1,8 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { namespaceKey, verifyNotification } from "../../../lockObject/signature.js";
-import { api, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import {
-  deliveries,
-  eventually,
-  fireObjectAlarm,
-  newReceiver,
-  objectAlarm,
-  runAlarmsUntilQuiet,
-} from "../../../../test/workers/support/lockObjectHelpers.js";
+import { namespaceKey, verifyNotification } from "../../../src/lockObject/signature.js";
+import { api, sleep, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { deliveries, eventually, fireObjectAlarm, newReceiver, objectAlarm, runAlarmsUntilQuiet } from "../../workers/support/lockObjectHelpers.js";
 
 /** Waiting in the LockRoom and expiry notifications, the same on both stores. */
 export function waitingConformance(kind: StoreKind) {

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { namespaceKey, verifyNotification } from "../../../lockObject/signature.js";
-import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
-import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../../../test/workers/support/lockObjectHelpers.js";
+import { namespaceKey, verifyNotification } from "../../../src/lockObject/signature.js";
+import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../workers/support/lockObjectHelpers.js";
 
 /**
  * Tracks the permits the clients believe they hold. A client counts its

@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { REGISTRATION_GRACE_MS } from "../../../limits.js";
-import { api, type StoreKind, uniqueName } from "../../../../test/workers/support/api";
-import { eventually } from "../../../../test/workers/support/lockObjectHelpers";
+import { REGISTRATION_GRACE_MS } from "../../../src/limits.js";
+import { api, type StoreKind, uniqueName } from "../../workers/support/api";
+import { eventually } from "../../workers/support/lockObjectHelpers";
 
 /**
  * The many-holder kinds when their lock object restarts and loses its line

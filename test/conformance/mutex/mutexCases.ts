@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../../../test/workers/support/api.js";
+import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../workers/support/api.js";
 
 /**
  * Every mutex behaviour of the contract, written once and run against both
