@@ -3,7 +3,7 @@
  * shape each scenario uses: holdfast's library Mutex, @upstash/lock, and the
  * holdfast Worker's HTTP API. A lock "handle" is a function that releases it.
  */
-import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/lockObject/socketProtocol";
+import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/wire/socketProtocol";
 import { Lock } from "@upstash/lock";
 import { Redis } from "@upstash/redis";
 import { LockedError, Mutex } from "../src/index";

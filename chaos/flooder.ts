@@ -16,7 +16,7 @@
  * (a handshake flood is the request budget's, which bare workerd does not
  * bind). On "stop" it closes its sockets and sends back a FloodReport.
  */
-import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/lockObject/socketProtocol";
+import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/wire/socketProtocol";
 
 export interface FloodPlan {
   /** The Worker, http://host:port. */

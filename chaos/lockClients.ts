@@ -3,7 +3,7 @@
  * library over a store (one Redis, or a quorum), and the Worker's HTTP API
  * (on either of its stores). Each answer becomes an Outcome; nothing throws.
  */
-import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/lockObject/socketProtocol";
+import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/wire/socketProtocol";
 import { LeaseLostError, LockedError, type LockStore, Mutex, QuorumStore, StoreUnavailableError } from "../src/index";
 import type { Outcome } from "./history";
 

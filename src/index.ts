@@ -10,7 +10,7 @@
  * The lock kinds' classes are in src/primitives/index.ts.
  */
 export * from "./primitives/index.js";
-export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./lockObject/signature.js";
+export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./wire/signature.js";
 export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore.js";
 export type { CurrentHolder } from "./store/CurrentHolder.js";
 export { QuorumStore, type QuorumStoreOptions } from "./store/quorum/QuorumStore.js";

@@ -1,4 +1,4 @@
-import { leaseClock } from "../primitives/keepLease.js";
+import { leaseClock } from "../wire/keepLease.js";
 import { InProgressError, LeaseLostError, StoreUnavailableError, UnreachableError } from "./errors.js";
 import { KIND_PATHS, Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
 import { type KeyWaitEnd, runtimeWebSocket, SocketUnavailableError, type WaitChannel, waitOverSocket, watchKeyOverSocket } from "./socketWait.js";

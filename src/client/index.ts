@@ -24,7 +24,7 @@ export {
 } from "./operator.js";
 export { REQUEST_ID_HEADER } from "./transport.js";
 export type { WaitChannel } from "./socketWait.js";
-export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "../lockObject/signature.js";
+export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "../wire/signature.js";
 export {
   HoldfastClientError,
   RetryLaterError,

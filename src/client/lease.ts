@@ -1,4 +1,4 @@
-import { keepLease, type LeaseKeeper, leaseClock } from "../primitives/keepLease.js";
+import { keepLease, type LeaseKeeper, leaseClock } from "../wire/keepLease.js";
 import { LeaseLostError, LeaseReleasedError } from "./errors.js";
 import type { Transport } from "./transport.js";
 

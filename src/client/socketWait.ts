@@ -1,4 +1,4 @@
-import { keyAsProtocol, SOCKET_PROTOCOL, type SocketAnswer } from "../lockObject/socketProtocol.js";
+import { keyAsProtocol, SOCKET_PROTOCOL, type SocketAnswer } from "../wire/socketProtocol.js";
 import { errorFromResponse, LockedError, UnreachableError } from "./errors.js";
 
 /** How the client waits in a lock's line (HoldfastClientOptions.waitChannel). */

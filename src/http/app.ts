@@ -14,7 +14,7 @@ import { operatorRoutes } from "./operatorRoutes.js";
 import { checkRateLimit } from "./rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { kindApis } from "../kinds/registry/routes.js";
-import { isWaitSocketHandshake, keyFromProtocols } from "../lockObject/socketProtocol.js";
+import { isWaitSocketHandshake, keyFromProtocols } from "../wire/socketProtocol.js";
 
 /** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
 export const app = new Hono<AppEnv>();

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import * as z from "zod/mini";
-import { namespaceKey, SIGNATURE_HEADER } from "../lockObject/signature.js";
+import { namespaceKey, SIGNATURE_HEADER } from "../wire/signature.js";
 import type { AppEnv } from "./appTypes.js";
 import { NotConfiguredError } from "../errors.js";
 

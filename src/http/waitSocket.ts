@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { UpgradeRequiredError } from "../errors.js";
 import { lockObjectOf } from "../lockObject/lockObjectOf.js";
-import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../lockObject/socketProtocol.js";
+import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socketProtocol.js";
 import { kindOps } from "../store/types.js";
 import type { AppEnv } from "./appTypes.js";
 import { lockName } from "./lockName.js";
@@ -10,7 +10,7 @@ import { tierOf } from "./rateLimit.js";
 /**
  * GET /v1/<kind>/<name>/wait as a WebSocket (an idempotency key's: the end of another caller's run): after the key, the budget and
  * the name are checked here, the socket goes straight to the lock's object,
- * which speaks the wait protocol (src/lockObject/socketProtocol.ts) with
+ * which speaks the wait protocol (src/wire/socketProtocol.ts) with
  * the client; the Worker takes no part in the wait, so a grant is one hop.
  */
 export async function openWaitSocket(c: Context<AppEnv>, kind: SocketAt["kind"], mode?: "read" | "write"): Promise<Response> {

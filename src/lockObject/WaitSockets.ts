@@ -14,7 +14,7 @@ import { writeMetric } from "../metrics.js";
 import { MessageGate } from "./messageGate.js";
 import type { SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "./timers.js";
-import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "./socketProtocol.js";
+import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../wire/socketProtocol.js";
 import { ackMessage, holderMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
 

@@ -1,5 +1,5 @@
 import type { PendingNotification, WatchedLease } from "./watchRecords.js";
-import { namespaceKey, SIGNATURE_HEADER, signatureHeader } from "./signature.js";
+import { namespaceKey, SIGNATURE_HEADER, signatureHeader } from "../wire/signature.js";
 
 /**
  * How long a lapsed-looking lease waits before its notification goes out:

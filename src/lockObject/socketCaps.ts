@@ -2,7 +2,7 @@ import type { Env } from "../env.js";
 import { RateLimitedError } from "../errors.js";
 import { SOCKETS_PER_NAMESPACE_DEFAULT, WAITERS_PER_LOCK_DEFAULT } from "../limits.js";
 import { logError } from "../logError.js";
-import type { SocketAt } from "./socketProtocol.js";
+import type { SocketAt } from "../wire/socketProtocol.js";
 
 /** How soon a refused waiter may try again: a waiter ahead leaves within its waitMs, often much sooner. */
 const CROWDED_RETRY_MS = 1000;

@@ -1,7 +1,7 @@
 import * as z from "zod/mini";
 import { intFrom, ttlMs } from "../http/schemas.js";
 import { WAIT_MAX_MS } from "../limits.js";
-import type { SocketAt } from "./socketProtocol.js";
+import type { SocketAt } from "../wire/socketProtocol.js";
 
 /** The object's checks of what reaches a wait socket (socketProtocol.ts). */
 export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({

@@ -2,7 +2,7 @@ import type { Redis } from "@upstash/redis";
 import { InProgressError, LeaseLostError } from "../errors.js";
 import type { LockStore } from "../store/types.js";
 import { Idempotency, type BeginResult } from "./Idempotency.js";
-import { keepLease, leaseClock } from "./keepLease.js";
+import { keepLease, leaseClock } from "../wire/keepLease.js";
 import { pollForGrant } from "./pollForGrant.js";
 
 export interface RunOnceOptions {

@@ -1,7 +1,7 @@
 // keepLease, the heartbeat loop behind the client's leases, the library's runOnce and the
 // idempotency middleware, on fake timers (the clock included), so its timing is exact.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { keepLease, leaseClock } from "../../src/primitives/keepLease";
+import { keepLease, leaseClock } from "../../src/wire/keepLease";
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance", "Date"] });

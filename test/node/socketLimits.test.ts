@@ -4,7 +4,7 @@
 // the idle limits, and the API key as a subprotocol only on a wait socket's handshake.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { PICKUP_MS, SOCKET_IDLE_MS, SOCKET_MESSAGES_PER_SECOND } from "../../src/limits";
-import { keyAsProtocol, SOCKET_PROTOCOL } from "../../src/lockObject/socketProtocol";
+import { keyAsProtocol, SOCKET_PROTOCOL } from "../../src/wire/socketProtocol";
 import { httpClient } from "./support/http";
 import { handshakeAnswer, openSocket, socketWaiter, type TestSocket, takeGrant } from "./support/waitSocket";
 import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";

@@ -1,5 +1,5 @@
 import { validated } from "../../http/readBody.js";
-import type { SocketAt } from "../../lockObject/socketProtocol.js";
+import type { SocketAt } from "../../wire/socketProtocol.js";
 import { mutexAcquireBody } from "./schemas.js";
 import type { MutexWait } from "./wait.js";
 

@@ -1,7 +1,7 @@
 import { mutexSocketWait } from "../mutex/socket.js";
 import { rwLockSocketWait } from "../rwlock/socket.js";
 import { semaphoreSocketWait } from "../semaphore/socket.js";
-import type { SocketAt } from "../../lockObject/socketProtocol.js";
+import type { SocketAt } from "../../wire/socketProtocol.js";
 import type { KindWait, WaitingKindName } from "./ops.js";
 
 /**

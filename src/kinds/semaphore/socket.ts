@@ -1,5 +1,5 @@
 import { validated } from "../../http/readBody.js";
-import type { SocketAt } from "../../lockObject/socketProtocol.js";
+import type { SocketAt } from "../../wire/socketProtocol.js";
 import { semaphoreAcquireBody } from "./schemas.js";
 import type { SemaphoreWait } from "./wait.js";
 

@@ -4,7 +4,7 @@ import { HoldfastError, LeaseLostError } from "../../errors.js";
 import { errorResponse } from "../../http/errorResponse.js";
 import { RESPONSE_MAX_BYTES } from "../../limits.js";
 import { Idempotency } from "../Idempotency.js";
-import { keepLease, leaseClock } from "../keepLease.js";
+import { keepLease, leaseClock } from "../../wire/keepLease.js";
 import type { LockStore } from "../../store/types.js";
 
 export interface IdempotencyMiddlewareOptions {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { namespaceKey, verifyNotification } from "../../../src/lockObject/signature.js";
+import { namespaceKey, verifyNotification } from "../../../src/wire/signature.js";
 import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../workers/support/api.js";
 import { deliveries, eventually, holderIdOfToken, newReceiver, runAlarmsUntilQuiet } from "../../workers/support/lockObjectHelpers.js";
 

@@ -1,7 +1,7 @@
 // A wait socket as a client sees it (Node's WebSocket, which is a browser's), and the raw
 // handshake over TCP for what a WebSocket client cannot do (a reset, a handshake's status).
 import net from "node:net";
-import { keyAsProtocol, SOCKET_PROTOCOL } from "../../../src/lockObject/socketProtocol";
+import { keyAsProtocol, SOCKET_PROTOCOL } from "../../../src/wire/socketProtocol";
 
 export interface TestSocket {
   ws: WebSocket;
