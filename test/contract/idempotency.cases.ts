@@ -4,7 +4,7 @@ import {
   fenceIssuedBetween,
   freshRef,
   type NewStore,
-  remainingUpTo,
+  remainingUntil,
   requestId,
   SHORT_TTL_MS,
   timeBetween,
@@ -43,9 +43,10 @@ export function idempotencyContract(newStore: NewStore): void {
     });
     if (first.value.status !== "started") return;
     const { fence, expiresAt } = first.value;
-    expect(await store.idempotency.begin(ref, begin(tokenOf("b")))).toEqual({
+    const busy = await timed(() => store.idempotency.begin(ref, begin(tokenOf("b"))));
+    expect(busy.value).toEqual({
       status: "in_progress",
-      retryAfterMs: remainingUpTo(3000, 300),
+      retryAfterMs: remainingUntil(expiresAt, busy.t0, busy.t1),
       expiresAt,
       holder: "worker-1",
     });

@@ -4,7 +4,7 @@ import {
   fenceIssuedBetween,
   freshRef,
   type NewStore,
-  remainingUpTo,
+  remainingUntil,
   requestId,
   SHORT_TTL_MS,
   timeBetween,
@@ -43,7 +43,7 @@ export function mutexContract(newStore: NewStore): void {
     const busy = await timed(() => store.mutex.acquire(ref, tryLock(tokenOf("b"))));
     expect(busy.value).toEqual({
       status: "busy",
-      retryAfterMs: remainingUpTo(5000, busy.t1 - t0),
+      retryAfterMs: remainingUntil(expiresAt, busy.t0, busy.t1),
       queued: false,
       current: { holder: "job-1", expiresAt },
     });
@@ -53,7 +53,7 @@ export function mutexContract(newStore: NewStore): void {
       held: true,
       fence,
       count: 1,
-      ttlMs: remainingUpTo(5000, seen.t1 - t0),
+      ttlMs: remainingUntil(expiresAt, seen.t0, seen.t1),
       expiresAt,
       holder: "job-1",
       delayedUntil: null,
@@ -174,7 +174,7 @@ export function mutexContract(newStore: NewStore): void {
     const first = await store.mutex.acquire(ref, tryLock(a, 4000));
     if (first.status !== "granted") throw new Error(`not granted: ${JSON.stringify(first)}`);
     const w = await timed(() => store.mutex.watch(ref, { fence: first.grant.fence }));
-    expect(w.value).toEqual({ state: "held", remainingMs: remainingUpTo(4000, w.t1 - w.t0 + 100), expiresAt: first.grant.expiresAt });
+    expect(w.value).toEqual({ state: "held", remainingMs: remainingUntil(first.grant.expiresAt, w.t0, w.t1), expiresAt: first.grant.expiresAt });
     await store.mutex.release(ref, { token: a, requestId: requestId() });
     expect(await store.mutex.watch(ref, { fence: first.grant.fence })).toEqual({ state: "lapsed" });
   });
@@ -186,10 +186,10 @@ export function mutexContract(newStore: NewStore): void {
     const w = tokenOf("w");
     const first = await store.mutex.acquire(ref, tryLock(a, 5000, { holder: "first" }));
     if (first.status !== "granted") throw new Error(`not granted: ${JSON.stringify(first)}`);
-    const queued = await store.mutex.acquire(ref, tryLock(w, 4000, { mode: "queue", markPickup: true, holder: "second" }));
-    expect(queued).toEqual({
+    const queued = await timed(() => store.mutex.acquire(ref, tryLock(w, 4000, { mode: "queue", markPickup: true, holder: "second" })));
+    expect(queued.value).toEqual({
       status: "busy",
-      retryAfterMs: remainingUpTo(5000, 200),
+      retryAfterMs: remainingUntil(first.grant.expiresAt, queued.t0, queued.t1),
       queued: false,
       current: { holder: "first", expiresAt: first.grant.expiresAt },
     });
@@ -265,16 +265,16 @@ export function mutexContract(newStore: NewStore): void {
     const store = newStore();
     const ref = freshRef("mx-delay");
     const a = tokenOf("a");
-    const first = await store.mutex.acquire(ref, tryLock(a, SHORT_TTL_MS, { lockDelayMs: 2000 }));
+    const first = await store.mutex.acquire(ref, tryLock(a, SHORT_TTL_MS, { lockDelayMs: 3000 }));
     if (first.status !== "granted") throw new Error(`not granted: ${JSON.stringify(first)}`);
-    const delayedUntil = first.grant.expiresAt + 2000;
+    const delayedUntil = first.grant.expiresAt + 3000;
     const free = await untilStore(
       () => store.mutex.inspect(ref),
       (s) => !s.held,
     );
     expect(free).toEqual({ held: false, fence: first.grant.fence, count: 0, ttlMs: 0, expiresAt: null, holder: null, delayedUntil });
-    const busy = await store.mutex.acquire(ref, tryLock(tokenOf("b")));
-    expect(busy).toEqual({ status: "busy", retryAfterMs: remainingUpTo(2000, 500), queued: false, delayedUntil });
+    const busy = await timed(() => store.mutex.acquire(ref, tryLock(tokenOf("b"))));
+    expect(busy.value).toEqual({ status: "busy", retryAfterMs: remainingUntil(delayedUntil, busy.t0, busy.t1), queued: false, delayedUntil });
 
     const other = freshRef("mx-delay-released");
     await store.mutex.acquire(other, tryLock(a, 5000, { lockDelayMs: 2000 }));

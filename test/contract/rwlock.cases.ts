@@ -4,7 +4,7 @@ import {
   fenceIssuedBetween,
   freshRef,
   type NewStore,
-  remainingUpTo,
+  remainingUntil,
   requestId,
   SHORT_TTL_MS,
   timeBetween,
@@ -55,8 +55,13 @@ export function rwLockContract(newStore: NewStore): void {
     const second = await store.rwlock.acquire(ref, take("read", r2, 6000, { holder: "reader-2" }));
     expect(second).toMatchObject({ status: "granted", grant: { token: r2, mode: "read", fence, ttlMs: 6000, count: 1 } });
 
-    const writer = await store.rwlock.acquire(ref, take("write", tokenOf("w")));
-    expect(writer).toEqual({ status: "busy", retryAfterMs: remainingUpTo(3000, 300), queued: false, current: { holder: "reader-1", expiresAt } });
+    const writer = await timed(() => store.rwlock.acquire(ref, take("write", tokenOf("w"))));
+    expect(writer.value).toEqual({
+      status: "busy",
+      retryAfterMs: remainingUntil(expiresAt, writer.t0, writer.t1),
+      queued: false,
+      current: { holder: "reader-1", expiresAt },
+    });
     expect(await store.rwlock.inspect(ref)).toEqual({ mode: "read", readers: 2, writer: false, fence, holderLabels: ["reader-1", "reader-2"] });
   });
 
@@ -71,18 +76,10 @@ export function rwLockContract(newStore: NewStore): void {
     if (read.status !== "granted" || write.status !== "granted") throw new Error(`not granted: ${JSON.stringify([read, write])}`);
     expect(write.grant.fence).toBeGreaterThan(read.grant.fence);
     const current = { holder: "writer", expiresAt: write.grant.expiresAt };
-    expect(await store.rwlock.acquire(ref, take("read", tokenOf("r2")))).toEqual({
-      status: "busy",
-      retryAfterMs: remainingUpTo(5000, 300),
-      queued: false,
-      current,
-    });
-    expect(await store.rwlock.acquire(ref, take("write", tokenOf("w2")))).toEqual({
-      status: "busy",
-      retryAfterMs: remainingUpTo(5000, 300),
-      queued: false,
-      current,
-    });
+    for (const mode of ["read", "write"] as const) {
+      const busy = await timed(() => store.rwlock.acquire(ref, take(mode, tokenOf(mode))));
+      expect(busy.value).toEqual({ status: "busy", retryAfterMs: remainingUntil(current.expiresAt, busy.t0, busy.t1), queued: false, current });
+    }
     expect(await store.rwlock.inspect(ref)).toEqual({ mode: "write", readers: 0, writer: true, fence: write.grant.fence, holderLabels: ["writer"] });
   });
 
@@ -174,11 +171,13 @@ export function rwLockContract(newStore: NewStore): void {
     const ref = freshRef("rw-admit");
     const holder = tokenOf("holder");
     const [r1, r2, w3, r4] = [tokenOf("r1"), tokenOf("r2"), tokenOf("w3"), tokenOf("r4")];
-    await store.rwlock.acquire(ref, take("write", holder, 5000));
+    const held = await store.rwlock.acquire(ref, take("write", holder, 5000));
+    if (held.status !== "granted") throw new Error(`not granted: ${JSON.stringify(held)}`);
     const line = [queued("read", r1), queued("read", r2), queued("write", w3), queued("read", r4)];
 
     // Held by a writer: nobody at the front can be granted; the first is left in the gate.
-    expect(await store.rwlock.admit(ref, line, false)).toEqual({ granted: [], refused: [], retryAfterMs: remainingUpTo(5000, 300) });
+    const blocked = await timed(() => store.rwlock.admit(ref, line, false));
+    expect(blocked.value).toEqual({ granted: [], refused: [], retryAfterMs: remainingUntil(held.grant.expiresAt, blocked.t0, blocked.t1) });
     expect(await store.rwlock.release(ref, release(holder))).toMatchObject({ status: "ok", released: true, waiters: true });
     // Free, but the gate is there: a try-lock does not barge in.
     expect(await store.rwlock.acquire(ref, take("read", tokenOf("barger")))).toEqual({ status: "busy", retryAfterMs: 100, queued: true });
@@ -198,7 +197,8 @@ export function rwLockContract(newStore: NewStore): void {
         { name: ref.name, token: r2, mode: "read", fence: expect.any(Number), ttlMs: 4000, expiresAt: timeBetween(step.t0, step.t1, 4000), count: 1 },
       ],
       refused: [],
-      retryAfterMs: remainingUpTo(4000, step.t1 - step.t0 + 100),
+      // The writer left waiting is told the readers' end, from the step's own clock: exactly their ttl.
+      retryAfterMs: 4000,
     });
     expect(step.value.granted[1].fence).toBe(step.value.granted[0].fence);
     expect(await store.rwlock.acquire(ref, take("read", tokenOf("barger")))).toEqual({ status: "busy", retryAfterMs: 100, queued: true });

@@ -4,7 +4,7 @@ import {
   fenceIssuedBetween,
   freshRef,
   type NewStore,
-  remainingUpTo,
+  remainingUntil,
   requestId,
   SHORT_TTL_MS,
   timeBetween,
@@ -62,9 +62,10 @@ export function semaphoreContract(newStore: NewStore): void {
     if (first.value.status !== "granted" || second.status !== "granted") return;
     expect(second.grant.fence).toBeGreaterThan(first.value.grant.fence);
 
-    expect(await store.semaphore.acquire(ref, take(tokenOf("c"), 1))).toEqual({
+    const busy = await timed(() => store.semaphore.acquire(ref, take(tokenOf("c"), 1)));
+    expect(busy.value).toEqual({
       status: "busy",
-      retryAfterMs: remainingUpTo(3000, 300),
+      retryAfterMs: remainingUntil(first.value.grant.expiresAt, busy.t0, busy.t1),
       queued: false,
       current: { holder: "job-a", expiresAt: first.value.grant.expiresAt },
     });
@@ -131,14 +132,12 @@ export function semaphoreContract(newStore: NewStore): void {
     const ref = freshRef("sem-admit");
     const holder = tokenOf("holder");
     const [big, small] = [tokenOf("big"), tokenOf("small")];
-    await store.semaphore.acquire(ref, take(holder, 2, 3, 5000));
+    const held = await store.semaphore.acquire(ref, take(holder, 2, 3, 5000));
+    if (held.status !== "granted") throw new Error(`not granted: ${JSON.stringify(held)}`);
 
     // 2 of 3 used: big (2) does not fit, so small (1), which would, is not granted either.
-    expect(await store.semaphore.admit(ref, [queued(big, 2), queued(small, 1)], false)).toEqual({
-      granted: [],
-      refused: [],
-      retryAfterMs: remainingUpTo(5000, 300),
-    });
+    const blocked = await timed(() => store.semaphore.admit(ref, [queued(big, 2), queued(small, 1)], false));
+    expect(blocked.value).toEqual({ granted: [], refused: [], retryAfterMs: remainingUntil(held.grant.expiresAt, blocked.t0, blocked.t1) });
     // Free permits, but the gate keeps a try-lock behind the line.
     expect(await store.semaphore.acquire(ref, take(tokenOf("barger"), 1))).toEqual({ status: "busy", retryAfterMs: 100, queued: true });
     expect(await store.semaphore.release(ref, release(holder))).toEqual({ status: "ok", permits: 2, available: 3, watched: false, waiters: true });

@@ -40,12 +40,15 @@ export function timeBetween(t0: number, t1: number, plus = 0) {
   );
 }
 
-/** A remaining time: at most `max` ms and more than `max` less the call's time and the slack (so not a stale or made-up value). */
-export function remainingUpTo(max: number, elapsed = 0) {
-  return expect.toSatisfy(
-    (v: unknown) => typeof v === "number" && Number.isInteger(v) && v <= max && v >= max - elapsed - 2 * CLOCK_SLACK_MS,
-    `a remaining time in (${max - elapsed - 2 * CLOCK_SLACK_MS}, ${max}]`,
-  );
+/**
+ * A remaining time until `end` as the store saw it during a call made between
+ * t0 and t1: end less the store's time then (at least 1 ms). Bracketed by the
+ * call itself, so a slow machine cannot make it fail.
+ */
+export function remainingUntil(end: number, t0: number, t1: number) {
+  const lo = Math.max(1, end - t1 - CLOCK_SLACK_MS);
+  const hi = Math.max(1, end - t0 + CLOCK_SLACK_MS);
+  return expect.toSatisfy((v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= lo && v <= hi, `a remaining time in [${lo}, ${hi}]`);
 }
 
 /**
