@@ -158,3 +158,10 @@ export class SocketIdleError extends HoldfastError {
     super("socket_idle", message);
   }
 }
+
+/** A missing or unknown API key (HTTP 401). */
+export class UnauthorizedError extends HoldfastError {
+  constructor() {
+    super("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+  }
+}

@@ -11,7 +11,7 @@ import { recordMetrics } from "./metrics.js";
 import { notificationKeyRoutes } from "./notificationKey.js";
 import { openApiDocument } from "./openapi.js";
 import { operatorRoutes } from "./operatorRoutes.js";
-import { checkRateLimit } from "./rateLimit.js";
+import { checkRateLimit } from "../wire/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { kindApis } from "../kinds/registry/routes.js";
 import { isWaitSocketHandshake, keyFromProtocols } from "../wire/socketProtocol.js";

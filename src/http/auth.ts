@@ -1,11 +1,5 @@
-import { HoldfastError, NotConfiguredError } from "../errors.js";
+import { HoldfastError, NotConfiguredError, UnauthorizedError } from "../errors.js";
 import { NAMESPACE_PATTERN } from "../limits.js";
-
-export class UnauthorizedError extends HoldfastError {
-  constructor() {
-    super("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
-  }
-}
 
 /** API_KEYS gives no usable key: every /v1 call is refused until it is set right. */
 class ApiKeysNotConfiguredError extends NotConfiguredError {

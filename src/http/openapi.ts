@@ -4,7 +4,7 @@ import { kindApis } from "../kinds/registry/routes.js";
 import { notificationKeyResponse } from "./notificationKey.js";
 import { operatorOperations } from "../operator/openapi.js";
 import type { Named, Operations } from "./openapiOps.js";
-import * as shared from "./schemas.js";
+import * as shared from "../wire/schemas.js";
 
 /**
  * The OpenAPI 3.1 document, generated from the same zod schemas the routes

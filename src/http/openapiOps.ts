@@ -1,5 +1,5 @@
 import type * as z from "zod/mini";
-import { heartbeatBody, heartbeatResponse, releaseBody } from "./schemas.js";
+import { heartbeatBody, heartbeatResponse, releaseBody } from "../wire/schemas.js";
 
 /**
  * How a route describes itself to the OpenAPI document (openapi.ts): each

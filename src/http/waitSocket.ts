@@ -5,7 +5,7 @@ import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socket
 import { kindOps } from "../store/types.js";
 import type { AppEnv } from "./appTypes.js";
 import { lockName } from "./lockName.js";
-import { tierOf } from "./rateLimit.js";
+import { tierOf } from "../wire/rateLimit.js";
 
 /**
  * GET /v1/<kind>/<name>/wait as a WebSocket (an idempotency key's: the end of another caller's run): after the key, the budget and

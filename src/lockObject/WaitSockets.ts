@@ -1,11 +1,11 @@
 import type { Env } from "../env.js";
 import { InternalError, InvalidInputError, LeaseLostError, SocketIdleError, StoreUnavailableError, TooLargeError } from "../errors.js";
-import { errorAnswer } from "../http/errorResponse.js";
-import { checkOnExpire } from "../http/onExpire.js";
-import { jsonOf, validated } from "../http/readBody.js";
+import { errorAnswer } from "../wire/errorAnswer.js";
+import { checkOnExpire } from "../wire/onExpire.js";
+import { jsonOf, validated } from "../wire/parse.js";
 import type { KindName, KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import { socketWaits } from "../kinds/registry/sockets.js";
-import { checkRateLimit, tierOf } from "../http/rateLimit.js";
+import { checkRateLimit, tierOf } from "../wire/rateLimit.js";
 import { BODY_MAX_BYTES, PICKUP_MS, SOCKET_IDLE_MS } from "../limits.js";
 import { newOwnerToken } from "../tokens.js";
 import { grantOf } from "./grantOf.js";

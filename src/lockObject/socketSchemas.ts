@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { intFrom, ttlMs } from "../http/schemas.js";
+import { intFrom, ttlMs } from "../wire/schemas.js";
 import { WAIT_MAX_MS } from "../limits.js";
 import type { SocketAt } from "../wire/socketProtocol.js";
 

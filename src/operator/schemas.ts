@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { holderLabel } from "../http/schemas.js";
+import { holderLabel } from "../wire/schemas.js";
 import { InvalidInputError } from "../errors.js";
 import { KIND_NAMES } from "../kinds/registry/ops.js";
 

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../http/appTypes.js";
 import { lockName } from "../../http/lockName.js";
-import { checkOnExpire } from "../../http/onExpire.js";
+import { checkOnExpire } from "../../wire/onExpire.js";
 import { readBody } from "../../http/readBody.js";
-import { heartbeatBody } from "../../http/schemas.js";
+import { heartbeatBody } from "../../wire/schemas.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
 import { openWaitSocket } from "../../http/waitSocket.js";
 import { idempotencyBeginBody, idempotencyCompleteBody, idempotencyFailBody } from "./schemas.js";

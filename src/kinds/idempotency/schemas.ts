@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { FINGERPRINT_MAX_CHARS, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../../limits.js";
-import { holderLabel, intFrom, jsonValue, onExpire, token, ttlMs } from "../../http/schemas.js";
+import { holderLabel, intFrom, jsonValue, onExpire, token, ttlMs } from "../../wire/schemas.js";
 
 /** Idempotency keys' request and response schemas (routes and OpenAPI). */
 export const retainMs = intFrom(RETAIN_MIN_MS, RETAIN_MAX_MS);

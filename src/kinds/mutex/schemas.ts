@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { holderLabel, intFrom, onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
+import { holderLabel, intFrom, onExpire, token, ttlMs, waitMs } from "../../wire/schemas.js";
 import { LOCK_DELAY_MAX_MS } from "../../limits.js";
 
 /** The mutex's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { holderLabel, onExpire, token, ttlMs, waitMs } from "../../http/schemas.js";
+import { holderLabel, onExpire, token, ttlMs, waitMs } from "../../wire/schemas.js";
 
 /** The read-write lock's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
 export const rwAcquireBody = z.strictObject({

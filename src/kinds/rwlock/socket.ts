@@ -1,4 +1,4 @@
-import { validated } from "../../http/readBody.js";
+import { validated } from "../../wire/parse.js";
 import type { SocketAt } from "../../wire/socketProtocol.js";
 import { rwAcquireBody } from "./schemas.js";
 import type { RwLockWait } from "./wait.js";

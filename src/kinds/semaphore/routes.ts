@@ -2,11 +2,11 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../http/appTypes.js";
 import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
-import { checkOnExpire } from "../../http/onExpire.js";
+import { checkOnExpire } from "../../wire/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
 import { openWaitSocket } from "../../http/waitSocket.js";
-import { heartbeatBody, releaseBody } from "../../http/schemas.js";
+import { heartbeatBody, releaseBody } from "../../wire/schemas.js";
 import { semaphoreAcquireBody } from "./schemas.js";
 import { acquireSemaphore, heartbeatSemaphore, inspectSemaphore, releaseSemaphore } from "./service.js";
 

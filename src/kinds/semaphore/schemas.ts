@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { holderLabel, intFrom, onExpire, ttlMs, waitMs } from "../../http/schemas.js";
+import { holderLabel, intFrom, onExpire, ttlMs, waitMs } from "../../wire/schemas.js";
 import { LIMIT_MAX } from "../../limits.js";
 
 /** The semaphore's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
