@@ -1,7 +1,7 @@
-import { durableDeadlines, durableKinds } from "../kinds/registry/object.js";
 import { REQUEST_MEMORY_MS } from "../limits.js";
 import { forgetExpired } from "../store/durable/answerMemory.js";
 import type { EveryKindStore } from "../store/types.js";
+import type { DurableKinds } from "./ObjectKinds.js";
 
 /**
  * The Durable store as the lock object itself uses it: the kinds' rules run
@@ -12,8 +12,11 @@ import type { EveryKindStore } from "../store/types.js";
 export class LocalStore {
   readonly kind = "durable" as const;
 
-  constructor(private readonly kv: SyncKvStorage) {
-    Object.assign(this, durableKinds(kv));
+  constructor(
+    private readonly kv: SyncKvStorage,
+    private readonly kinds: DurableKinds,
+  ) {
+    Object.assign(this, kinds.durable(kv));
   }
 
   async ping(): Promise<void> {}
@@ -27,10 +30,10 @@ export class LocalStore {
    */
   nextCleanup(now: number, scanAnswers: boolean): number | undefined {
     const answers = scanAnswers ? forgetExpired(this.kv, now) : now + REQUEST_MEMORY_MS;
-    const kept = [...durableDeadlines.map((next) => next(this.kv, now)), answers].filter((t): t is number => t !== undefined);
+    const kept = [...this.kinds.durableDeadlines.map((next) => next(this.kv, now)), answers].filter((t): t is number => t !== undefined);
     return kept.length ? Math.min(...kept) : undefined;
   }
 }
 
-// Every kind's operations, one member per kind (src/kinds/registry/object.ts), assigned in the constructor.
+// Every kind's operations, one member per kind (handed in: ObjectKinds.durable), assigned in the constructor.
 export interface LocalStore extends EveryKindStore {}

@@ -2,9 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.js";
 import { writeMetric } from "../metrics.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
-import { objectParts } from "../kinds/registry/object.js";
-import type { KindName, KindNews, KindOps } from "../kinds/registry/ops.js";
-import { waitRequestSchema } from "../kinds/registry/waits.js";
+import type { KindName, KindNews, KindOps, WaitingKindName } from "../kinds/registry/ops.js";
 import { redisStoreOf } from "../store/storeConfig.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
@@ -12,6 +10,7 @@ import { ListingNotes } from "./listingNotes.js";
 import { LocalStore } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
+import type { ObjectKinds } from "./ObjectKinds.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 import { AlarmTimers } from "./timers.js";
@@ -35,30 +34,11 @@ import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTi
  * tell of a write it made (a release that may have handed the lock to this
  * object's registered waiter). No credentials are ever stored.
  */
-export class LockObject extends DurableObject<Env> implements LockObjectRpc {
+export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc {
   /** Long timers (a socket waiter's deadline, a wake-up at a lease's end) run from the alarm, so the object may hibernate. */
   private readonly timers = new AlarmTimers(() => this.schedule());
-  private readonly host: LockObjectHost = {
-    local: new LocalStore(this.ctx.storage.kv),
-    storeOf: (kind) => this.storeOf(kind),
-    watchLease: (l) => {
-      // Looked at again when the lease would end by our clock (the store's ttl, not its clock).
-      addWatch(this.kv, {
-        kind: l.kind,
-        store: l.store,
-        ns: l.ref.ns,
-        name: l.ref.name,
-        fence: l.fence,
-        ...(l.token === undefined ? {} : { token: l.token }),
-        expiresAt: l.expiresAt,
-        checkAt: Date.now() + l.ttlMs,
-        onExpire: l.onExpire,
-        ...(l.holderLabel === undefined ? {} : { holderLabel: l.holderLabel }),
-      });
-    },
-    dropWatch: (id) => dropWatch(this.kv, id),
-    timers: this.timers,
-  };
+  /** What a kind's part gets from the core (LockObjectHost.ts), made in the constructor from the kinds handed in. */
+  private readonly host: LockObjectHost;
   /** HTTP waits in this object's line now (for the cap on waiters). */
   private httpWaiting = 0;
   /** The caps on waiters per lock and sockets per namespace (socketCaps.ts). */
@@ -73,6 +53,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
     env: this.env,
     part: (kind) => this.part(kind),
     afterWait: (at, result) => this.afterWait(at, result),
+    socketWait: (at, message) => this.kinds.socketWaits[at.kind as WaitingKindName](at, message),
     timers: this.timers,
     caps: this.caps,
   });
@@ -87,8 +68,37 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
   /** On the Durable store: a lazy bound on when stored state next needs cleaning up. */
   private cleanupAt: number | undefined;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  /**
+   * @param kinds  what the kinds bring (ObjectKinds.ts): handed in by the Worker's entry point
+   *   (src/worker.ts), which binds the class to the registry; the core names no kind.
+   */
+  constructor(
+    ctx: DurableObjectState,
+    env: Env,
+    private readonly kinds: ObjectKinds,
+  ) {
     super(ctx, env);
+    this.host = {
+      local: new LocalStore(ctx.storage.kv, kinds),
+      storeOf: (kind) => this.storeOf(kind),
+      watchLease: (l) => {
+        // Looked at again when the lease would end by our clock (the store's ttl, not its clock).
+        addWatch(this.kv, {
+          kind: l.kind,
+          store: l.store,
+          ns: l.ref.ns,
+          name: l.ref.name,
+          fence: l.fence,
+          ...(l.token === undefined ? {} : { token: l.token }),
+          expiresAt: l.expiresAt,
+          checkAt: Date.now() + l.ttlMs,
+          onExpire: l.onExpire,
+          ...(l.holderLabel === undefined ? {} : { holderLabel: l.holderLabel }),
+        });
+      },
+      dropWatch: (id) => dropWatch(this.kv, id),
+      timers: this.timers,
+    };
     // Woken from hibernation with sockets still waiting: they take their places in the line again.
     this.sockets.restore();
   }
@@ -109,7 +119,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
   }
 
   private part<K extends KindName>(kind: K): KindObjectPart<K> {
-    this.served ??= { kind, part: objectParts[kind](this.host) as KindObjectPart<KindName> };
+    this.served ??= { kind, part: this.kinds.parts[kind](this.host) as KindObjectPart<KindName> };
     if (this.served.kind !== kind) throw new InternalError(`this lock object serves the ${this.served.kind}, not the ${kind}`);
     return this.served.part as unknown as KindObjectPart<K>;
   }
@@ -123,7 +133,7 @@ export class LockObject extends DurableObject<Env> implements LockObjectRpc {
    */
   async fetch(request: Request): Promise<Response> {
     if (WaitSockets.isSocketRequest(request)) return await this.sockets.accept(request);
-    const parsed = waitRequestSchema.safeParse(await request.json().catch(() => undefined));
+    const parsed = this.kinds.waitRequest.safeParse(await request.json().catch(() => undefined));
     if (!parsed.success)
       return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
     const req = parsed.data;

@@ -4,7 +4,6 @@ import { errorAnswer } from "../wire/errorAnswer.js";
 import { checkOnExpire } from "../wire/onExpire.js";
 import { jsonOf, validated } from "../wire/parse.js";
 import type { KindName, KindWait, WaitingKindName } from "../kinds/registry/ops.js";
-import { socketWaits } from "../kinds/registry/sockets.js";
 import { checkRateLimit, tierOf } from "../wire/rateLimit.js";
 import { BODY_MAX_BYTES, PICKUP_MS, SOCKET_IDLE_MS } from "../limits.js";
 import { newOwnerToken } from "../tokens.js";
@@ -45,6 +44,8 @@ export interface WaitSocketsHost {
   part(kind: KindName): KindObjectPart<KindName>;
   /** After a wait or a holder's message (which may have written here): its store, kind and lock, and what it answered. */
   afterWait(at: SocketAt, result: unknown): void;
+  /** A waiting kind's acquire message checked, as the wait it asks (the kind's, handed in: ObjectKinds.socketWaits). */
+  socketWait(at: SocketAt, message: unknown): KindWait[WaitingKindName];
   /** The object's timers: the idle limits' (a kept socket's lease end may be far off: on the alarm). */
   timers: ObjectTimers;
   /** The caps on waiters and on the namespace's sockets (socketCaps.ts). */
@@ -254,7 +255,7 @@ export class WaitSockets {
   private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
     const { type: _type, keep, ...body } = json;
     if (keep !== undefined && typeof keep !== "boolean") throw new InvalidInputError("invalid_body", "keep: must be true or false");
-    const req = socketWaits[at.kind as WaitingKindName](at, body);
+    const req = this.host.socketWait(at, body);
     if ("token" in req && req.token !== undefined) {
       throw new InvalidInputError("invalid_token", "token: a re-entry is answered at once: send it over HTTP, not a wait socket");
     }

@@ -1,6 +1,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe } from "vitest";
 import { KIND_NAMES, type KindName } from "../../src/kinds/registry/ops";
+import { objectKinds } from "../../src/kinds/registry/object";
 import { LocalStore } from "../../src/lockObject/LocalStore";
 import { lockObjectOf } from "../../src/lockObject/lockObjectOf";
 import { createUpstashClient } from "../../src/store/redis/createUpstashClient";
@@ -32,7 +33,7 @@ function durableOnLockObjects(): EveryKindStore {
           (_t, op: string) =>
           (ref: LockRef, ...args: unknown[]) =>
             runInDurableObject(lockObjectOf(env.LOCK_OBJECT, kind, ref), (_object, state) => {
-              const ops = new LocalStore(state.storage.kv)[kind] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+              const ops = new LocalStore(state.storage.kv, objectKinds)[kind] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
               return ops[op](ref, ...args);
             }),
       },

@@ -7,7 +7,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { REGISTRATION_GRACE_MS } from "../../src/limits";
-import { LockObject } from "../../src/lockObject/LockObject";
+import { LockObject } from "../../src/worker";
 import { api, uniqueName } from "./support/api";
 import { eventually, lockObject } from "./support/lockObjectHelpers";
 import { openWaitSocket, socketWaiter } from "./support/socketWaiter";

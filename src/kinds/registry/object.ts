@@ -9,7 +9,10 @@ import { durableRwLock } from "../rwlock/durableRwLock.js";
 import { rwLockObjectPart } from "../rwlock/objectPart.js";
 import { durableSemaphore } from "../semaphore/durableSemaphore.js";
 import { semaphoreObjectPart } from "../semaphore/objectPart.js";
+import type { ObjectKinds } from "../../lockObject/ObjectKinds.js";
 import type { KindName, KindOps } from "./ops.js";
+import { socketWaits } from "./sockets.js";
+import { waitRequestSchema } from "./waits.js";
 
 /** The kind registry: what each kind brings to its lock object (its part: line, news, Durable operations). */
 export const objectParts: { [K in KindName]: (host: LockObjectHost) => KindObjectPart<K> } = {
@@ -30,3 +33,12 @@ export const durableDeadlines: Array<(kv: SyncKvStorage, now: number) => number 
   nextIdempotencyDeadline,
   nextHoldersDeadline,
 ];
+
+/** What the Worker's entry point hands its lock objects (src/worker.ts): the kinds, as the object's core reaches them. */
+export const objectKinds: ObjectKinds = {
+  parts: objectParts,
+  durable: durableKinds,
+  durableDeadlines,
+  waitRequest: waitRequestSchema as ObjectKinds["waitRequest"],
+  socketWaits,
+};

@@ -1,0 +1,26 @@
+import type * as z from "zod/mini";
+import type { KindName, KindOps, KindWait, WaitingKindName } from "../kinds/registry/ops.js";
+import type { SocketAt } from "../wire/socketProtocol.js";
+import type { KindObjectPart } from "./KindObjectPart.js";
+import type { LockObjectHost } from "./LockObjectHost.js";
+
+/**
+ * What the lock object is handed of the kinds (by the Worker's entry point,
+ * src/worker.ts, from the kind registry): the object's core names no kind and
+ * imports none; it reaches every kind through this.
+ */
+export interface ObjectKinds {
+  /** Each kind's part of its lock object: its line, the Worker's news, its Durable-store operations. */
+  parts: { [K in KindName]: (host: LockObjectHost) => KindObjectPart<K> };
+  /** Each kind's rules on a lock object's own storage (the Durable store). */
+  durable(kv: SyncKvStorage): KindOps;
+  /** When each kind's stored state next needs cleaning up (the alarm asks them all: after a restart it knows no kind). */
+  durableDeadlines: Array<(kv: SyncKvStorage, now: number) => number | undefined>;
+  /** The request to a lock object (POST /wait), every kind's, told apart by `kind`. */
+  waitRequest: z.ZodMiniType<KindWait[KindName]>;
+  /** A waiting kind's wait socket: its acquire message checked, as the wait it asks (throws InvalidInputError). */
+  socketWaits: { [K in WaitingKindName]: (at: SocketAt, message: unknown) => KindWait[K] };
+}
+
+/** The Durable store's part of ObjectKinds (LocalStore). */
+export type DurableKinds = Pick<ObjectKinds, "durable" | "durableDeadlines">;
