@@ -70,7 +70,8 @@ function sourceFiles(dir) {
 /** The runtime imports of a file, as repository paths (type-only imports left out). */
 export function runtimeImports(file, text) {
   const found = [];
-  const statement = /^(?:import|export)\s+([\s\S]*?)\s+from\s+["'](\.[^"']+)["']/gm;
+  // One statement's clause never holds a ";": so a package's type import is never read as the start of the next one.
+  const statement = /^(?:import|export)\s+([^;]*?)\s+from\s+["'](\.[^"']+)["']/gm;
   for (const m of text.matchAll(statement)) {
     const clause = m[1].trim();
     if (/^type\s/.test(clause)) continue;

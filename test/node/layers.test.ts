@@ -52,6 +52,11 @@ describe("the layer check", () => {
     expect(tree({ "src/http/a.ts": 'import "../somewhere/b.js";\n', "src/somewhere/b.ts": "" })[0]).toMatch(/a file in no layer/);
   });
 
+  it("reads a runtime import that follows a package's type import (one statement is not read into the next)", () => {
+    const text = 'import type { Redis } from "@upstash/redis";\nimport { redisKinds } from "../../kinds/registry/redis.js";\n';
+    expect(runtimeImports("src/store/redis/RedisStore.ts", text)).toEqual(["src/kinds/registry/redis.ts"]);
+  });
+
   it("reads dynamic imports and re-exports as runtime imports", () => {
     expect(runtimeImports("src/a/x.ts", 'const m = await import("../b/y.js");\nexport * from "./z.js";\n').sort()).toEqual([
       "src/a/z.ts",
