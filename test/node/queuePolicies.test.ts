@@ -100,6 +100,33 @@ describe("mutex queue policy", () => {
   });
 });
 
+describe("many-holder queue policy", () => {
+  it("each waiter of a batch is marked for pickup unless it was fresh: the store may take back only the marked one", async () => {
+    const ref = freshRef("policy-rw-marks");
+    const [fresh, waited] = [tokenOf("fresh"), tokenOf("waited")];
+    const req: RwReq = { mode: "read", ttlMs: 4000, watch: false };
+    const admission = await rwPolicy.admit(
+      store,
+      ref,
+      [
+        { token: fresh, req, fresh: true },
+        { token: waited, req, fresh: false },
+      ],
+      false,
+    );
+    expect(admission).toEqual({
+      granted: [
+        { token: fresh, grant: expect.objectContaining({ token: fresh, mode: "read" }), pickup: false },
+        { token: waited, grant: expect.objectContaining({ token: waited, mode: "read" }), pickup: true },
+      ],
+      refused: [],
+    });
+    expect(await rwPolicy.withdraw(store, ref, fresh, "unclaimed")).toBe(false);
+    expect(await rwPolicy.withdraw(store, ref, waited, "unclaimed")).toBe(true);
+    expect(await store.rwlock.inspect(ref)).toMatchObject({ mode: "read", readers: 1 });
+  });
+});
+
 describe("many-holder queue policy (through the line)", () => {
   const rwRef = () => freshRef("policy-rw");
 
