@@ -3,6 +3,11 @@ import { StoreUnavailableError } from "./errors.js";
 /** Default bound on one store call, so a hung store becomes a 503 quickly. */
 export const DEFAULT_STORE_TIMEOUT_MS = 2000;
 
+/** The bound on one store call in this deployment (STORE_TIMEOUT_MS, else the default). */
+export function storeTimeoutMs(env: { STORE_TIMEOUT_MS?: string }): number {
+  return Number(env.STORE_TIMEOUT_MS) || DEFAULT_STORE_TIMEOUT_MS;
+}
+
 /**
  * Races a call against a timer. A call that times out may still land later,
  * so its outcome is unknown. Failures of the call itself pass through as they

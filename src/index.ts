@@ -11,9 +11,10 @@
  */
 export * from "./primitives/index.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./wire/signature.js";
-export { RedisStore, type RedisStoreOptions } from "./store/redis/RedisStore.js";
+export { RedisStore } from "./kinds/registry/stores.js";
+export type { RedisStoreOptions } from "./store/redis/RedisStore.js";
 export type { CurrentHolder } from "./store/CurrentHolder.js";
-export { QuorumStore, type QuorumStoreOptions } from "./store/quorum/QuorumStore.js";
+export { QuorumStore, type QuorumStoreOptions } from "./kinds/mutex/quorum/QuorumStore.js";
 export type { LockStore, LockRef } from "./store/types.js";
 export {
   HoldfastError,

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { NotConfiguredError } from "../errors.js";
-import { selectStore } from "../store/storeConfig.js";
+import { selectStore } from "../kinds/registry/stores.js";
 import type { LockStore } from "../store/types.js";
 import { allowedMethodsOf } from "./allowedMethods.js";
 import type { AppEnv } from "./appTypes.js";

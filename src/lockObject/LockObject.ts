@@ -3,7 +3,6 @@ import type { Env } from "../env.js";
 import { writeMetric } from "../metrics.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
 import type { KindName, KindNews, KindOps, WaitingKindName } from "../kinds/registry/ops.js";
-import { redisStoreOf } from "../store/storeConfig.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { ListingNotes } from "./listingNotes.js";
@@ -113,7 +112,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
 
   private storeOf(kind: StoreKind): LockStore {
     if (kind === "durable") return this.host.local;
-    const redis = redisStoreOf(this.env);
+    const redis = this.kinds.redisStoreOf(this.env);
     if (!redis) throw new StoreUnavailableError("the lock object has no Upstash configuration", "not_applied");
     return redis;
   }

@@ -1,5 +1,7 @@
 import type * as z from "zod/mini";
 import type { KindName, KindOps, KindWait, WaitingKindName } from "../kinds/registry/ops.js";
+import type { Env } from "../env.js";
+import type { LockStore } from "../store/types.js";
 import type { SocketAt } from "../wire/socketProtocol.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
@@ -7,7 +9,7 @@ import type { LockObjectHost } from "./LockObjectHost.js";
 /**
  * What the lock object is handed of the kinds (by the Worker's entry point,
  * src/worker.ts, from the kind registry): the object's core names no kind and
- * imports none; it reaches every kind through this.
+ * imports none; it reaches every kind, and the Redis store of them, through this.
  */
 export interface ObjectKinds {
   /** Each kind's part of its lock object: its line, the Worker's news, its Durable-store operations. */
@@ -18,6 +20,8 @@ export interface ObjectKinds {
   durableDeadlines: Array<(kv: SyncKvStorage, now: number) => number | undefined>;
   /** The request to a lock object (POST /wait), every kind's, told apart by `kind`. */
   waitRequest: z.ZodMiniType<KindWait[KindName]>;
+  /** The Redis store (or a quorum) from the object's own configuration, with the kinds; undefined when none is set. */
+  redisStoreOf(env: Env): LockStore | undefined;
   /** A waiting kind's wait socket: its acquire message checked, as the wait it asks (throws InvalidInputError). */
   socketWaits: { [K in WaitingKindName]: (at: SocketAt, message: unknown) => KindWait[K] };
 }

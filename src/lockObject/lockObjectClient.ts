@@ -1,11 +1,10 @@
 import type * as z from "zod/mini";
-import { withDeadline } from "../deadline.js";
+import { storeTimeoutMs, withDeadline } from "../deadline.js";
 import type { Env } from "../env.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
 import type { KindName, KindNews, KindWait } from "../kinds/registry/ops.js";
 import { classifyObjectFault } from "../store/durable/objectFaults.js";
 import type { LockRef } from "../store/LockRef.js";
-import { storeTimeoutMs } from "../store/storeConfig.js";
 import { lockObjectOf } from "./lockObjectOf.js";
 import { type WaitOutcome, waitOutcomeSchema } from "./waitProtocol.js";
 

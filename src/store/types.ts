@@ -11,7 +11,7 @@
  */
 import { NotSupportedError } from "../errors.js";
 import type { KindName, KindOps } from "../kinds/registry/ops.js";
-import { KIND_NOUNS } from "../kinds/registry/ops.js";
+import { KIND_NOUNS } from "../wire/kindNames.js";
 import type { OperatorOps } from "./OperatorOps.js";
 
 export type { KindName, KindOps };

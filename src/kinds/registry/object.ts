@@ -12,6 +12,7 @@ import { semaphoreObjectPart } from "../semaphore/objectPart.js";
 import type { ObjectKinds } from "../../lockObject/ObjectKinds.js";
 import type { KindName, KindOps } from "./ops.js";
 import { socketWaits } from "./sockets.js";
+import { redisStoreOf } from "./stores.js";
 import { waitRequestSchema } from "./waits.js";
 
 /** The kind registry: what each kind brings to its lock object (its part: line, news, Durable operations). */
@@ -40,5 +41,6 @@ export const objectKinds: ObjectKinds = {
   durable: durableKinds,
   durableDeadlines,
   waitRequest: waitRequestSchema as ObjectKinds["waitRequest"],
+  redisStoreOf,
   socketWaits,
 };

@@ -28,7 +28,7 @@ export type KindName = keyof KindOps;
 /** The kinds whose clients wait in their lock object's line (one acquire flow: src/service/acquireFlow.ts). */
 export type WaitingKindName = "mutex" | "rwlock" | "semaphore";
 
-export const KIND_NAMES = ["mutex", "rwlock", "semaphore", "idempotency"] as const satisfies readonly KindName[];
+export { KIND_NAMES, KIND_NOUNS } from "../../wire/kindNames.js";
 
 /** Every kind's request to its lock object: a wait in its line, or one try with a watch (src/kinds/<kind>/wait.ts). */
 export interface KindWait {
@@ -45,11 +45,3 @@ export interface KindNews {
   semaphore: HolderNews;
   idempotency: IdempotencyNews;
 }
-
-/** How messages name each kind. */
-export const KIND_NOUNS: Record<KindName, string> = {
-  mutex: "the mutex",
-  rwlock: "the read-write lock",
-  semaphore: "the semaphore",
-  idempotency: "idempotency keys",
-};

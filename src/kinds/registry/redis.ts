@@ -8,10 +8,11 @@ import { idempotencyKeys } from "../idempotency/keys.js";
 import { MUTEX_DELAY_SUFFIX, mutexKeys } from "../mutex/keys.js";
 import { rwLockKeys } from "../rwlock/keys.js";
 import { semaphoreKeys } from "../semaphore/keys.js";
+import type { RedisKinds } from "../../store/redis/RedisStore.js";
 import type { KindName, KindOps } from "./ops.js";
 
 /** The kind registry: what each kind brings to the Redis store (its scripts, through one runner). */
-export function redisKinds(scripts: ScriptRunner): KindOps {
+function redisOps(scripts: ScriptRunner): KindOps {
   return {
     mutex: redisMutex(scripts),
     rwlock: redisRwLock(scripts),
@@ -21,7 +22,7 @@ export function redisKinds(scripts: ScriptRunner): KindOps {
 }
 
 /** The kind registry: each kind's main key in Redis, the one that exists while a lock is held (or a key stored). */
-export const kindMainKeys: Record<KindName, (ref: LockRef) => string> = {
+const kindMainKeys: Record<KindName, (ref: LockRef) => string> = {
   mutex: (ref) => mutexKeys(ref).lock,
   rwlock: (ref) => rwLockKeys(ref).lock,
   semaphore: (ref) => semaphoreKeys(ref).lock,
@@ -32,9 +33,12 @@ export const kindMainKeys: Record<KindName, (ref: LockRef) => string> = {
  * The kind registry: which keys of a lock (after its main key's closing brace) say a listing shows it:
  * the main key, and a mutex's lock-delay key (a lapsed lease's delay outlives it).
  */
-export const kindListedSuffixes: Record<KindName, string[]> = {
+const kindListedSuffixes: Record<KindName, string[]> = {
   mutex: ["", MUTEX_DELAY_SUFFIX],
   rwlock: [""],
   semaphore: [""],
   idempotency: [""],
 };
+
+/** What the Redis store is handed (RedisStoreCore): the kinds' scripts and keys. */
+export const redisKinds: RedisKinds = { ops: redisOps, mainKeys: kindMainKeys, listedSuffixes: kindListedSuffixes };

@@ -1,5 +1,6 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
-import { KIND_NAMES, type KindName, type KindOps } from "../../kinds/registry/ops.js";
+import type { KindName, KindOps } from "../../kinds/registry/ops.js";
+import { KIND_NAMES } from "../../wire/kindNames.js";
 import type { LockObjectRpc } from "../../lockObject/LockObjectRpc.js";
 import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf.js";
 import type { LockRef } from "../LockRef.js";

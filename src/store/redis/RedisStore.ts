@@ -1,5 +1,6 @@
 import type { Redis } from "@upstash/redis";
-import { redisKinds } from "../../kinds/registry/redis.js";
+import type { KindName, KindOps } from "../../kinds/registry/ops.js";
+import type { LockRef } from "../LockRef.js";
 import type { EveryKindStore } from "../types.js";
 import type { OperatorOps } from "../OperatorOps.js";
 import { redisOperator } from "./redisOperator.js";
@@ -10,22 +11,33 @@ export interface RedisStoreOptions {
   timeoutMs?: number;
 }
 
+/** What the Redis store is handed of the kinds (by src/kinds/registry/stores.ts): it names none itself. */
+export interface RedisKinds {
+  /** Each kind's operations, its scripts through one runner. */
+  ops(scripts: ScriptRunner): KindOps;
+  /** Each kind's main key in Redis, the one that exists while a lock is held (or a key stored). */
+  mainKeys: Record<KindName, (ref: LockRef) => string>;
+  /** Which keys of a lock (after its main key's closing brace) say a listing shows it. */
+  listedSuffixes: Record<KindName, string[]>;
+}
+
 /**
  * The Redis store: every lock kind's operations as one Lua script each, run
  * with EVALSHA (EVAL on NOSCRIPT) through @upstash/redis, so one HTTP round
  * trip to Upstash when the script is cached. Works with any @upstash/redis
- * client.
+ * client. The kinds are handed in; `RedisStore` (src/kinds/registry/stores.ts,
+ * exported by the library) is this with the registry's.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
-export class RedisStore {
+export class RedisStoreCore {
   readonly kind = "redis" as const;
   private readonly scripts: ScriptRunner;
   readonly operator: OperatorOps;
 
-  constructor(redis: Redis, options: RedisStoreOptions = {}) {
+  constructor(redis: Redis, kinds: RedisKinds, options: RedisStoreOptions = {}) {
     this.scripts = new ScriptRunner(redis, options.timeoutMs);
-    this.operator = redisOperator(this.scripts);
-    Object.assign(this, redisKinds(this.scripts));
+    this.operator = redisOperator(this.scripts, kinds);
+    Object.assign(this, kinds.ops(this.scripts));
   }
 
   ping(): Promise<void> {
@@ -33,5 +45,5 @@ export class RedisStore {
   }
 }
 
-// Every kind's operations, one member per kind (src/kinds/registry/redis.ts), assigned in the constructor.
-export interface RedisStore extends EveryKindStore {}
+// Every kind's operations, one member per kind (handed in: RedisKinds.ops), assigned in the constructor.
+export interface RedisStoreCore extends EveryKindStore {}

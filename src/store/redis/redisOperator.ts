@@ -1,6 +1,6 @@
 import { InvalidInputError } from "../../errors.js";
-import { kindListedSuffixes, kindMainKeys } from "../../kinds/registry/redis.js";
 import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord, type NamePage, type OperatorOps } from "../OperatorOps.js";
+import type { RedisKinds } from "./RedisStore.js";
 import type { ScriptRunner } from "./ScriptRunner.js";
 
 /** Keys SCAN looks at per call (Redis's COUNT hint): the whole database's keys, not just this namespace's. */
@@ -25,12 +25,12 @@ const SCANS_PER_PAGE = 12;
  * Redis's own time as the entry id, trimmed by MINID to AUDIT_KEEP_MS and
  * expiring that long after its last entry.
  */
-export function redisOperator(scripts: ScriptRunner): OperatorOps {
+export function redisOperator(scripts: ScriptRunner, kinds: Pick<RedisKinds, "mainKeys" | "listedSuffixes">): OperatorOps {
   return {
     async names(ns, kind, { prefix, limit, cursor }): Promise<NamePage> {
       const at = decodeScanCursor(cursor);
-      const mainKey = kindMainKeys[kind];
-      const suffixes = kindListedSuffixes[kind];
+      const mainKey = kinds.mainKeys[kind];
+      const suffixes = kinds.listedSuffixes[kind];
       // hf:{mx:<ns>:<prefix>*} - or with a * after it where another key of the lock also says it is listed.
       const base = mainKey({ ns: globEscape(ns), name: `${globEscape(prefix)}*` });
       const pattern = suffixes.length > 1 ? `${base}*` : base;

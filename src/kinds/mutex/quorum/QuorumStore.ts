@@ -1,10 +1,10 @@
 import type { Redis } from "@upstash/redis";
-import { InvalidInputError } from "../../errors.js";
-import { redisMutex } from "../../kinds/mutex/redisMutex.js";
-import type { MutexOps } from "../../kinds/mutex/types.js";
-import { ScriptRunner } from "../redis/ScriptRunner.js";
-import type { LockStore } from "../types.js";
-import { gather, noMajority } from "./majority.js";
+import { InvalidInputError } from "../../../errors.js";
+import { redisMutex } from "../redisMutex.js";
+import type { MutexOps } from "../types.js";
+import { ScriptRunner } from "../../../store/redis/ScriptRunner.js";
+import type { LockStore } from "../../../store/types.js";
+import { gather, noMajority } from "../../../store/quorum/majority.js";
 import { quorumMutex } from "./quorumMutex.js";
 
 export interface QuorumStoreOptions {

@@ -1,16 +1,24 @@
-import { DEFAULT_STORE_TIMEOUT_MS } from "../deadline.js";
-import { NotConfiguredError } from "../errors.js";
-import type { Env } from "../env.js";
-import { DurableStore } from "./durable/DurableStore.js";
-import { createUpstashClient } from "./redis/createUpstashClient.js";
-import { QuorumStore } from "./quorum/QuorumStore.js";
-import { RedisStore } from "./redis/RedisStore.js";
-import type { LockStore } from "./types.js";
+import { storeTimeoutMs } from "../../deadline.js";
+import type { Redis } from "@upstash/redis";
+import { NotConfiguredError } from "../../errors.js";
+import type { Env } from "../../env.js";
+import { DurableStore } from "../../store/durable/DurableStore.js";
+import { createUpstashClient } from "../../store/redis/createUpstashClient.js";
+import { QuorumStore } from "../mutex/quorum/QuorumStore.js";
+import { RedisStoreCore, type RedisStoreOptions } from "../../store/redis/RedisStore.js";
+import { redisKinds } from "./redis.js";
+import type { LockStore } from "../../store/types.js";
 
 let cachedRedis: { key: string; store: RedisStore | QuorumStore } | undefined;
 
-export function storeTimeoutMs(env: Pick<Env, "STORE_TIMEOUT_MS">): number {
-  return Number(env.STORE_TIMEOUT_MS) || DEFAULT_STORE_TIMEOUT_MS;
+/**
+ * The Redis store with every kind of the registry (the library's RedisStore:
+ * `new RedisStore(redis)`); the core store is handed them (RedisStoreCore).
+ */
+export class RedisStore extends RedisStoreCore {
+  constructor(redis: Redis, options: RedisStoreOptions = {}) {
+    super(redis, redisKinds, options);
+  }
 }
 
 /**

@@ -1,5 +1,5 @@
-import { StoreUnavailableError } from "../../errors.js";
-import { mutexKeys } from "../../kinds/mutex/keys.js";
+import { StoreUnavailableError } from "../../../errors.js";
+import { mutexKeys } from "../keys.js";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,
@@ -9,13 +9,13 @@ import type {
   MutexState,
   MutexOps,
   MutexWithdrawResult,
-} from "../../kinds/mutex/types.js";
-import { newRequestId } from "../../tokens.js";
-import type { LockRef } from "../LockRef.js";
-import type { ScriptRunner } from "../redis/ScriptRunner.js";
-import type { WatchState } from "../WatchState.js";
+} from "../types.js";
+import { newRequestId } from "../../../tokens.js";
+import type { LockRef } from "../../../store/LockRef.js";
+import type { ScriptRunner } from "../../../store/redis/ScriptRunner.js";
+import type { WatchState } from "../../../store/WatchState.js";
 import { grantFence, leaseFence } from "./quorumFences.js";
-import { gather, type NodeAnswer, noMajority, valuesOf } from "./majority.js";
+import { gather, type NodeAnswer, noMajority, valuesOf } from "../../../store/quorum/majority.js";
 
 /** One Redis database of a quorum: its mutex operations and its script runner. */
 export interface QuorumNode {
