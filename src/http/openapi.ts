@@ -2,7 +2,7 @@ import * as z from "zod/mini";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./requestId.js";
 import { kindApis } from "../kinds/registry/routes.js";
 import { notificationKeyResponse } from "./notificationKey.js";
-import { operatorOperations } from "../operator/openapi.js";
+import { operatorOperations } from "./operatorOpenapi.js";
 import type { Named, Operations } from "./openapiOps.js";
 import * as shared from "../wire/schemas.js";
 

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { UpgradeRequiredError } from "../errors.js";
-import { lockObjectOf } from "../lockObject/lockObjectOf.js";
+import { lockObjectOf } from "../store/durable/lockObjectOf.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socketProtocol.js";
 import { kindOps } from "../store/types.js";
 import type { AppEnv } from "./appTypes.js";

@@ -5,7 +5,7 @@ import { InternalError, StoreUnavailableError } from "../errors.js";
 import type { KindName, KindNews, KindWait } from "../kinds/registry/ops.js";
 import { classifyObjectFault } from "../store/durable/objectFaults.js";
 import type { LockRef } from "../store/LockRef.js";
-import { lockObjectOf } from "./lockObjectOf.js";
+import { lockObjectOf } from "../store/durable/lockObjectOf.js";
 import { type WaitOutcome, waitOutcomeSchema } from "./waitProtocol.js";
 
 /** How long a quick call to a lock object may take before it counts as unavailable. */

@@ -3,7 +3,7 @@ import { describe } from "vitest";
 import { KIND_NAMES, type KindName } from "../../src/kinds/registry/ops";
 import { objectKinds } from "../../src/kinds/registry/object";
 import { LocalStore } from "../../src/lockObject/LocalStore";
-import { lockObjectOf } from "../../src/lockObject/lockObjectOf";
+import { lockObjectOf } from "../../src/store/durable/lockObjectOf";
 import { createUpstashClient } from "../../src/store/redis/createUpstashClient";
 import { RedisStore } from "../../src/kinds/registry/stores";
 import type { LockRef } from "../../src/store/LockRef";

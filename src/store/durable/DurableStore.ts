@@ -2,7 +2,7 @@ import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import type { KindName, KindOps } from "../../kinds/registry/ops.js";
 import { KIND_NAMES } from "../../wire/kindNames.js";
 import type { LockObjectRpc } from "../../lockObject/LockObjectRpc.js";
-import { lockObjectOf, type LockKindName } from "../../lockObject/lockObjectOf.js";
+import { lockObjectOf, type LockKindName } from "./lockObjectOf.js";
 import type { LockRef } from "../LockRef.js";
 import type { NamespaceObjectRpc } from "../../namespaceObject/NamespaceObjectRpc.js";
 import type { OperatorOps } from "../OperatorOps.js";

@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
-import type { Named, Operations } from "../http/openapiOps.js";
-import { READ_ERRORS, WRITE_ERRORS } from "../http/openapiOps.js";
+import type { Named, Operations } from "./openapiOps.js";
+import { READ_ERRORS, WRITE_ERRORS } from "./openapiOps.js";
 import { kindApis } from "../kinds/registry/routes.js";
 import {
   AUDIT_MAX_LIMIT,
@@ -11,7 +11,7 @@ import {
   LIST_MAX_LIMIT,
   mutexForceBody,
   whoamiResponse,
-} from "./schemas.js";
+} from "../operator/schemas.js";
 
 const cursorQuery = { name: "cursor", description: "The cursor the previous page answered (absent for the first page).", schema: { type: "string" } };
 
