@@ -10,6 +10,7 @@
  * The lock kinds' classes are in src/primitives/index.ts.
  */
 export * from "./primitives/index.js";
+export * from "./primitives/middleware/index.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./wire/signature.js";
 export { RedisStore } from "./kinds/registry/stores.js";
 export type { RedisStoreOptions } from "./store/redis/RedisStore.js";

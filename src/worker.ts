@@ -1,10 +1,13 @@
-import { app } from "./http/app.js";
+import { createApp } from "./http/app.js";
 import { objectKinds } from "./kinds/registry/object.js";
+import { kindApis } from "./kinds/registry/routes.js";
+import { selectStore } from "./kinds/registry/stores.js";
 import { LockObjectCore } from "./lockObject/LockObject.js";
 
 /** The Worker: the Hono app plus the Durable Object classes wrangler binds. */
 export { NamespaceObject } from "./namespaceObject/NamespaceObject.js";
-export default app;
+/** The Hono app, handed the kinds from the registry (its core names none). */
+export default createApp({ apis: kindApis, selectStore });
 
 /** One lock object per (kind, namespace, name), handed the kinds from the registry (its core names none). */
 export class LockObject extends LockObjectCore {

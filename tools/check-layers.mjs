@@ -50,7 +50,14 @@ const matches = (file, p) =>
 /** The layer of a file: its pattern match wins over a folder prefix (a kind's routes are HTTP, not the kind's layer). */
 const layerIndex = (file) => {
   const exact = LAYERS.findIndex((l) => l.paths.some((p) => p.includes("*") && matches(file, p)));
-  return exact >= 0 ? exact : LAYERS.findIndex((l) => l.paths.some((p) => !p.includes("*") && matches(file, p)));
+  if (exact >= 0) return exact;
+  // The longest prefix wins: src/primitives/middleware/ is HTTP though src/primitives/ is the service layer.
+  let best = -1;
+  let bestLength = -1;
+  LAYERS.forEach((l, i) => {
+    for (const p of l.paths) if (!p.includes("*") && matches(file, p) && p.length > bestLength) [best, bestLength] = [i, p.length];
+  });
+  return best;
 };
 const folderOf = (file) => {
   const parts = file.split("/");

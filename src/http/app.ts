@@ -1,9 +1,8 @@
 import { Hono } from "hono";
 import { NotConfiguredError } from "../errors.js";
-import { selectStore } from "../kinds/registry/stores.js";
 import type { LockStore } from "../store/types.js";
 import { allowedMethodsOf } from "./allowedMethods.js";
-import type { AppEnv } from "./appTypes.js";
+import type { AppEnv, HttpKinds } from "./appTypes.js";
 import { apiKeysProblem, bearerKey, callerOf } from "./auth.js";
 import { consoleRoutes } from "./console.js";
 import { errorResponse } from "./errorResponse.js";
@@ -13,73 +12,80 @@ import { openApiDocument } from "./openapi.js";
 import { operatorRoutes } from "./operatorRoutes.js";
 import { checkRateLimit } from "../wire/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
-import { kindApis } from "../kinds/registry/routes.js";
 import { isWaitSocketHandshake, keyFromProtocols } from "../wire/socketProtocol.js";
 
-/** The Hono app: health and the OpenAPI document open, everything under /v1 behind a key. */
-export const app = new Hono<AppEnv>();
+/**
+ * The Hono app: health and the OpenAPI document open, everything under /v1
+ * behind a key. It is handed the kinds (HttpKinds: their APIs, the store
+ * choice) by the Worker's entry point, src/worker.ts; it names none.
+ */
+export function createApp(kinds: HttpKinds): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
 
-app.onError((err, c) => errorResponse(c, err));
-const allowedMethods = allowedMethodsOf(app);
-app.notFound((c) => {
-  const pathname = new URL(c.req.url).pathname;
-  const allowed = allowedMethods(pathname);
-  if (allowed.length) {
-    c.header("Allow", allowed.join(", "));
-    return c.json({ error: "method_not_allowed", message: `${pathname} answers ${allowed.join(", ")}, not ${c.req.method}` }, 405);
-  }
-  return c.json({ error: "not_found", message: `no route for ${c.req.method} ${pathname}` }, 404);
-});
+  app.onError((err, c) => errorResponse(c, err));
+  const allowedMethods = allowedMethodsOf(app);
+  app.notFound((c) => {
+    const pathname = new URL(c.req.url).pathname;
+    const allowed = allowedMethods(pathname);
+    if (allowed.length) {
+      c.header("Allow", allowed.join(", "));
+      return c.json({ error: "method_not_allowed", message: `${pathname} answers ${allowed.join(", ")}, not ${c.req.method}` }, 405);
+    }
+    return c.json({ error: "not_found", message: `no route for ${c.req.method} ${pathname}` }, 404);
+  });
 
-app.get("/healthz", async (c) => {
-  let store: LockStore;
-  try {
-    store = selectStore(c.env);
-  } catch (err) {
-    if (!(err instanceof NotConfiguredError)) throw err;
-    return c.json({ error: "not_configured", message: err.message, status: "not_configured", store: "redis", answers: false, latencyMs: 0 }, 503);
-  }
-  const started = Date.now();
-  let answers = true;
-  let storeProblem = "";
-  try {
-    await store.ping();
-  } catch (err) {
-    answers = false;
-    storeProblem = err instanceof Error ? err.message : String(err);
-  }
-  const health = { store: store.kind, answers, latencyMs: Date.now() - started };
-  // A service that refuses every /v1 call is not healthy, whatever its store says.
-  const notConfigured = await apiKeysProblem(c.env.API_KEYS);
-  if (notConfigured) return c.json({ error: "not_configured", message: notConfigured, status: "not_configured", ...health }, 503);
-  if (!answers) {
-    // The failure's text stays in the log: /healthz answers anyone, without a key.
-    console.warn(`health: the store does not answer: ${storeProblem}`);
-    return c.json({ error: "store_unavailable", message: "the store does not answer", status: "unavailable", ...health }, 503);
-  }
-  return c.json({ status: "ok", ...health }, 200);
-});
+  app.get("/healthz", async (c) => {
+    let store: LockStore;
+    try {
+      store = kinds.selectStore(c.env);
+    } catch (err) {
+      if (!(err instanceof NotConfiguredError)) throw err;
+      return c.json({ error: "not_configured", message: err.message, status: "not_configured", store: "redis", answers: false, latencyMs: 0 }, 503);
+    }
+    const started = Date.now();
+    let answers = true;
+    let storeProblem = "";
+    try {
+      await store.ping();
+    } catch (err) {
+      answers = false;
+      storeProblem = err instanceof Error ? err.message : String(err);
+    }
+    const health = { store: store.kind, answers, latencyMs: Date.now() - started };
+    // A service that refuses every /v1 call is not healthy, whatever its store says.
+    const notConfigured = await apiKeysProblem(c.env.API_KEYS);
+    if (notConfigured) return c.json({ error: "not_configured", message: notConfigured, status: "not_configured", ...health }, 503);
+    if (!answers) {
+      // The failure's text stays in the log: /healthz answers anyone, without a key.
+      console.warn(`health: the store does not answer: ${storeProblem}`);
+      return c.json({ error: "store_unavailable", message: "the store does not answer", status: "unavailable", ...health }, 503);
+    }
+    return c.json({ status: "ok", ...health }, 200);
+  });
 
-app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin)));
-app.route("/console", consoleRoutes);
+  app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin, kinds.apis)));
+  app.route("/console", consoleRoutes);
 
-app.use("/v1/*", recordMetrics);
+  app.use("/v1/*", recordMetrics(kinds.apis));
 
-app.use("/v1/*", async (c, next) => {
-  // A browser's wait socket cannot send headers: its key comes as a subprotocol (socketProtocol.ts),
-  // honoured only there: on a WebSocket upgrade of a wait route, never on a plain request.
-  const socketKey = isWaitSocketHandshake(c.req.raw) ? keyFromProtocols(c.req.header("sec-websocket-protocol")) : undefined;
-  const authorization = c.req.header("authorization") ?? (socketKey === undefined ? undefined : `Bearer ${socketKey}`);
-  const caller = await callerOf(authorization, c.env.API_KEYS);
-  c.set("caller", caller);
-  c.set("ns", caller.namespace);
-  await checkRateLimit(c.env, c.var.ns);
-  c.set("apiKey", bearerKey(authorization) ?? "");
-  c.set("requestId", clientRequestId(c.req.header(REQUEST_ID_HEADER)));
-  c.set("store", selectStore(c.env));
-  await next();
-});
+  app.use("/v1/*", async (c, next) => {
+    // A browser's wait socket cannot send headers: its key comes as a subprotocol (socketProtocol.ts),
+    // honoured only there: on a WebSocket upgrade of a wait route, never on a plain request.
+    const socketKey = isWaitSocketHandshake(c.req.raw) ? keyFromProtocols(c.req.header("sec-websocket-protocol")) : undefined;
+    const authorization = c.req.header("authorization") ?? (socketKey === undefined ? undefined : `Bearer ${socketKey}`);
+    const caller = await callerOf(authorization, c.env.API_KEYS);
+    c.set("caller", caller);
+    c.set("ns", caller.namespace);
+    await checkRateLimit(c.env, c.var.ns);
+    c.set("apiKey", bearerKey(authorization) ?? "");
+    c.set("requestId", clientRequestId(c.req.header(REQUEST_ID_HEADER)));
+    c.set("store", kinds.selectStore(c.env));
+    await next();
+  });
 
-for (const api of kindApis) app.route(api.path, api.routes);
-app.route("/v1/notifications", notificationKeyRoutes);
-app.route("/v1", operatorRoutes);
+  for (const api of kinds.apis) app.route(api.path, api.routes);
+  app.route("/v1/notifications", notificationKeyRoutes);
+  app.route("/v1", operatorRoutes(kinds.apis));
+
+  return app;
+}

@@ -1,11 +1,8 @@
 import type { MiddlewareHandler } from "hono";
 import { HoldfastError } from "../errors.js";
-import { kindApis } from "../kinds/registry/routes.js";
+import type { KindApi } from "../kinds/registry/routes.js";
 import { type MetricEvent, writeMetric } from "../metrics.js";
 import type { AppEnv } from "./appTypes.js";
-
-/** The kind mounted at each /v1/<segment> (the kind registry's mount points). */
-const KIND_OF_SEGMENT = new Map(kindApis.map((api) => [api.path.split("/")[2], api.kind]));
 
 /** What an answer was, for metrics: undefined when it is none of the counted events. */
 export function eventOf(method: string, pathname: string, status: number, error: string | undefined): MetricEvent | undefined {
@@ -27,16 +24,20 @@ export function eventOf(method: string, pathname: string, status: number, error:
  * wait the wait). Waits over a socket and lapses are written by the lock
  * object. Without the binding nothing is done. docs/metrics.md has the SQL.
  */
-export const recordMetrics: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const dataset = c.env.METRICS;
-  if (!dataset) return next();
-  const started = Date.now();
-  await next();
-  const { pathname } = new URL(c.req.url);
-  const kind = KIND_OF_SEGMENT.get(pathname.split("/")[2] ?? "");
-  if (!kind) return;
-  // An error answer's code: the typed error the app's error handler turned into it (Hono keeps it as c.error).
-  const error = c.error instanceof HoldfastError ? c.error.code : undefined;
-  const event = eventOf(c.req.method, pathname, c.res.status, error);
-  if (event) writeMetric(c.env, c.var.ns, kind, event, Date.now() - started);
-};
+export function recordMetrics(apis: KindApi[]): MiddlewareHandler<AppEnv> {
+  /** The kind mounted at each /v1/<segment> (the kinds' mount points). */
+  const kindOfSegment = new Map(apis.map((api) => [api.path.split("/")[2], api.kind]));
+  return async (c, next) => {
+    const dataset = c.env.METRICS;
+    if (!dataset) return next();
+    const started = Date.now();
+    await next();
+    const { pathname } = new URL(c.req.url);
+    const kind = kindOfSegment.get(pathname.split("/")[2] ?? "");
+    if (!kind) return;
+    // An error answer's code: the typed error the app's error handler turned into it (Hono keeps it as c.error).
+    const error = c.error instanceof HoldfastError ? c.error.code : undefined;
+    const event = eventOf(c.req.method, pathname, c.res.status, error);
+    if (event) writeMetric(c.env, c.var.ns, kind, event, Date.now() - started);
+  };
+}

@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./requestId.js";
-import { kindApis } from "../kinds/registry/routes.js";
+import type { KindApi } from "../kinds/registry/routes.js";
 import { notificationKeyResponse } from "./notificationKey.js";
 import { operatorOperations } from "./operatorOpenapi.js";
 import type { Named, Operations } from "./openapiOps.js";
@@ -33,25 +33,27 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
 };
 
 /** Every operation: each kind's (src/kinds/<kind>/openapi.ts, by the registry), then the service's own. */
-const operations: Operations = {};
-/** Paths that answer 501 on a quorum of Redis databases. */
-const notOnQuorum = new Set<string>();
-for (const api of kindApis) {
-  for (const [rel, byMethod] of Object.entries(api.operations)) {
-    operations[api.path + rel] = byMethod;
-    if (!api.onQuorum) notOnQuorum.add(api.path + rel);
+/** Every operation the app serves, with the kinds' and the operators'; the paths a quorum does not offer. */
+function operationsOf(apis: KindApi[]): { operations: Operations; notOnQuorum: Set<string> } {
+  const operations: Operations = {};
+  const notOnQuorum = new Set<string>();
+  for (const api of apis) {
+    for (const [rel, byMethod] of Object.entries(api.operations)) {
+      operations[api.path + rel] = byMethod;
+      if (!api.onQuorum) notOnQuorum.add(api.path + rel);
+    }
   }
+  operations["/v1/notifications/key"] = {
+    get: {
+      operationId: "notificationKey",
+      summary: "The key that verifies this namespace's expiry notifications",
+      ok: [200, "NotificationKey", notificationKeyResponse],
+      errors: [401, 429, 503],
+    },
+  };
+  Object.assign(operations, operatorOperations(apis));
+  return { operations, notOnQuorum };
 }
-operations["/v1/notifications/key"] = {
-  get: {
-    operationId: "notificationKey",
-    summary: "The key that verifies this namespace's expiry notifications",
-    ok: [200, "NotificationKey", notificationKeyResponse],
-    errors: [401, 429, 503],
-  },
-};
-
-Object.assign(operations, operatorOperations());
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const json = (schema: object) => ({ "application/json": { schema } });
@@ -67,7 +69,8 @@ function componentSchemas(named: Named[], io: "input" | "output"): Record<string
 }
 
 /** The document, with this deployment's origin as its server. */
-export function openApiDocument(origin: string) {
+export function openApiDocument(origin: string, apis: KindApi[]) {
+  const { operations, notOnQuorum } = operationsOf(apis);
   const ops = Object.values(operations).flatMap((byMethod) => Object.values(byMethod));
   const requests = ops.flatMap((op) => (op.body ? [op.body] : []));
   const answers: Named[] = [

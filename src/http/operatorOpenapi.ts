@@ -1,7 +1,7 @@
 import * as z from "zod/mini";
 import type { Named, Operations } from "./openapiOps.js";
 import { READ_ERRORS, WRITE_ERRORS } from "./openapiOps.js";
-import { kindApis } from "../kinds/registry/routes.js";
+import type { KindApi } from "../kinds/registry/routes.js";
 import {
   AUDIT_MAX_LIMIT,
   auditPageResponse,
@@ -16,7 +16,7 @@ import {
 const cursorQuery = { name: "cursor", description: "The cursor the previous page answered (absent for the first page).", schema: { type: "string" } };
 
 /** The operators' operations in the OpenAPI document (docs/API.md "Operators"), by full path. */
-export function operatorOperations(): Operations {
+export function operatorOperations(apis: KindApi[]): Operations {
   const ops: Operations = {
     "/v1/whoami": {
       get: { operationId: "whoami", summary: "This key's namespace, name and role", ok: [200, "Whoami", whoamiResponse], errors: [401, 429] },
@@ -31,7 +31,7 @@ export function operatorOperations(): Operations {
       },
     },
   };
-  for (const api of kindApis) {
+  for (const api of apis) {
     const inspect = Object.values(api.operations).find((byMethod) => byMethod.get?.operationId.endsWith("Inspect"))?.get?.ok;
     if (!inspect) continue;
     const [, stateId, state] = inspect;

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { kindApis } from "../kinds/registry/routes.js";
+import type { KindApi } from "../kinds/registry/routes.js";
 import { forceRelease } from "../operator/forceRelease.js";
 import { listLocks } from "../operator/listing.js";
 import {
@@ -24,28 +24,31 @@ import { serviceContext } from "./serviceContextOf.js";
  * listing and force release, and the audit log. Mounted on /v1, behind the
  * key like every /v1 route.
  */
-export const operatorRoutes = new Hono<AppEnv>();
+export function operatorRoutes(apis: KindApi[]): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
 
-operatorRoutes.get("/whoami", (c) => c.json(c.var.caller, 200));
+  routes.get("/whoami", (c) => c.json(c.var.caller, 200));
 
-operatorRoutes.get("/audit", async (c) => {
-  const limit = limitParam(c.req.query("limit"), AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT);
-  const cursor = cursorParam(c.req.query("cursor"));
-  return c.json(await operatorOps(c.var.store).audit(c.var.ns, { limit, cursor }), 200);
-});
-
-for (const api of kindApis) {
-  const mount = api.path.slice("/v1".length);
-  operatorRoutes.get(mount, async (c) => {
-    const limit = limitParam(c.req.query("limit"), LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
-    const prefix = prefixParam(c.req.query("prefix"));
+  routes.get("/audit", async (c) => {
+    const limit = limitParam(c.req.query("limit"), AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT);
     const cursor = cursorParam(c.req.query("cursor"));
-    return c.json(await listLocks(serviceContext(c), api, { prefix, limit, cursor }), 200);
+    return c.json(await operatorOps(c.var.store).audit(c.var.ns, { limit, cursor }), 200);
   });
-  if (!api.forceRelease) continue;
-  operatorRoutes.post(`${mount}/:name/force-release`, async (c) => {
-    const name = lockName(c);
-    const body = await readBody(c, api.kind === "mutex" ? mutexForceBody : holdersForceBody);
-    return c.json(await forceRelease(serviceContext(c), c.var.caller, api, name, body), 200);
-  });
+
+  for (const api of apis) {
+    const mount = api.path.slice("/v1".length);
+    routes.get(mount, async (c) => {
+      const limit = limitParam(c.req.query("limit"), LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
+      const prefix = prefixParam(c.req.query("prefix"));
+      const cursor = cursorParam(c.req.query("cursor"));
+      return c.json(await listLocks(serviceContext(c), api, { prefix, limit, cursor }), 200);
+    });
+    if (!api.forceRelease) continue;
+    routes.post(`${mount}/:name/force-release`, async (c) => {
+      const name = lockName(c);
+      const body = await readBody(c, api.kind === "mutex" ? mutexForceBody : holdersForceBody);
+      return c.json(await forceRelease(serviceContext(c), c.var.caller, api, name, body), 200);
+    });
+  }
+  return routes;
 }

@@ -1,4 +1,4 @@
-/** The library's lock kinds: their classes, options, answers and Hono middleware (src/index.ts exports them all). */
+/** The library's lock kinds: their classes, options and answers (src/index.ts exports them all, and the Hono middleware). */
 export { Mutex, type AcquireOptions, type MutexOptions } from "./Mutex.js";
 export { RwLock, type RwLockOptions, type RwLockAcquireOptions } from "./RwLock.js";
 /** @deprecated The same class as RwLock, under its 0.1 name (one spelling from now on: RwLock). */
@@ -6,7 +6,6 @@ export { RwLock as RWLock } from "./RwLock.js";
 export { Semaphore, type SemaphoreOptions, type SemaphoreAcquireOptions } from "./Semaphore.js";
 export { Idempotency, type IdempotencyOptions, type BeginOptions, type BeginResult } from "./Idempotency.js";
 export { runOnce, type RunOnceOptions, type RunOnceContext } from "./runOnce.js";
-export * from "./middleware/index.js";
 export type { MutexGrant, MutexState } from "../kinds/mutex/types.js";
 export type { RwGrant, RwState } from "../kinds/rwlock/types.js";
 export type { SemaphoreGrant, SemaphoreState } from "../kinds/semaphore/types.js";

@@ -1,7 +1,12 @@
 import { validate } from "@readme/openapi-parser";
 import { describe, expect, it } from "vitest";
-import { app } from "../../src/http/app";
+import { createApp } from "../../src/http/app";
+import { kindApis } from "../../src/kinds/registry/routes";
+import { selectStore } from "../../src/kinds/registry/stores";
 import { openApiDocument } from "../../src/http/openapi";
+
+// The app as src/worker.ts builds it (the Worker module itself needs workerd for its Durable Objects).
+const app = createApp({ apis: kindApis, selectStore });
 
 /** The routes the Hono app serves, as OpenAPI paths ("/:name/:mode{read|write}/acquire" -> one path per mode). */
 function servedRoutes(): string[] {
@@ -24,7 +29,7 @@ function servedRoutes(): string[] {
 }
 
 describe("the OpenAPI document", () => {
-  const doc = openApiDocument("https://holdfast.example");
+  const doc = openApiDocument("https://holdfast.example", kindApis);
 
   it("is valid OpenAPI 3.1 by a real validator, every $ref resolving", async () => {
     const result = await validate(structuredClone(doc) as never);
