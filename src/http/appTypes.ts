@@ -1,5 +1,4 @@
 import type { Env } from "../env.js";
-import type { KindApi } from "../kinds/registry/routes.js";
 import type { LockStore } from "../store/types.js";
 import type { Caller } from "./auth.js";
 
@@ -16,15 +15,4 @@ export interface AppEnv {
     /** The bearer key that authenticated the request (a secret: derives retried acquires' tokens). */
     apiKey: string;
   };
-}
-
-/**
- * What the HTTP app is handed of the kinds (by the Worker's entry point,
- * src/worker.ts, from the registry): each kind's API (mount point, routes,
- * OpenAPI operations, listing and force release) and how the store is chosen.
- * The app names no kind.
- */
-export interface HttpKinds {
-  apis: KindApi[];
-  selectStore(env: Env): LockStore;
 }

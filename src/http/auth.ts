@@ -1,4 +1,4 @@
-import { HoldfastError, NotConfiguredError, UnauthorizedError } from "../errors.js";
+import { NotConfiguredError, UnauthorizedError } from "../errors.js";
 import { NAMESPACE_PATTERN } from "../limits.js";
 
 /** API_KEYS gives no usable key: every /v1 call is refused until it is set right. */

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { HoldfastError } from "../errors.js";
-import type { KindApi } from "../kinds/registry/routes.js";
+import type { KindApi } from "./kindApi.js";
 import { type MetricEvent, writeMetric } from "../metrics.js";
 import type { AppEnv } from "./appTypes.js";
 

@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./requestId.js";
-import type { KindApi } from "../kinds/registry/routes.js";
+import type { KindApi } from "./kindApi.js";
 import { notificationKeyResponse } from "./notificationKey.js";
 import { operatorOperations } from "./operatorOpenapi.js";
 import type { Named, Operations } from "./openapiOps.js";

@@ -1,7 +1,7 @@
 import * as z from "zod/mini";
 import type { Named, Operations } from "./openapiOps.js";
 import { READ_ERRORS, WRITE_ERRORS } from "./openapiOps.js";
-import type { KindApi } from "../kinds/registry/routes.js";
+import type { KindApi } from "./kindApi.js";
 import {
   AUDIT_MAX_LIMIT,
   auditPageResponse,

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { KindApi } from "../kinds/registry/routes.js";
+import type { KindApi } from "./kindApi.js";
 import { forceRelease } from "../operator/forceRelease.js";
 import { listLocks } from "../operator/listing.js";
 import {

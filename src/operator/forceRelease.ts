@@ -1,7 +1,7 @@
 import { ForbiddenError, NotSupportedError } from "../errors.js";
 import type { Caller } from "../http/auth.js";
 import { KIND_NOUNS } from "../kinds/registry/ops.js";
-import type { ForceReleaseAsk, KindApi } from "../kinds/registry/routes.js";
+import type { ForceReleaseAsk, KindApi } from "../http/kindApi.js";
 import type { ServiceContext } from "../service/ServiceContext.js";
 import { operatorOps } from "../store/types.js";
 

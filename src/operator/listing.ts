@@ -1,4 +1,4 @@
-import type { KindApi } from "../kinds/registry/routes.js";
+import type { KindApi } from "../http/kindApi.js";
 import type { ServiceContext } from "../service/ServiceContext.js";
 import type { NamePageRequest } from "../store/OperatorOps.js";
 import { operatorOps } from "../store/types.js";

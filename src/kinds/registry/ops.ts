@@ -28,7 +28,12 @@ export type KindName = keyof KindOps;
 /** The kinds whose clients wait in their lock object's line (one acquire flow: src/service/acquireFlow.ts). */
 export type WaitingKindName = "mutex" | "rwlock" | "semaphore";
 
+import type { KIND_NAMES } from "../../wire/kindNames.js";
+
 export { KIND_NAMES, KIND_NOUNS } from "../../wire/kindNames.js";
+/** The wire's kind names are exactly the registry's kinds (a compile-time check both ways). */
+type SameNames<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+const _kindNamesMatch: SameNames<(typeof KIND_NAMES)[number], KindName> = true;
 
 /** Every kind's request to its lock object: a wait in its line, or one try with a watch (src/kinds/<kind>/wait.ts). */
 export interface KindWait {

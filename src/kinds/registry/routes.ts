@@ -1,7 +1,4 @@
-import type { Hono } from "hono";
-import type { AppEnv } from "../../http/appTypes.js";
-import type { Operations } from "../../http/openapiOps.js";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { KindApi } from "../../http/kindApi.js";
 import { forceReleaseHolders } from "../holders/forceRelease.js";
 import { idempotencyOperations } from "../idempotency/openapi.js";
 import { idempotencyRoutes } from "../idempotency/routes.js";
@@ -15,31 +12,10 @@ import { inspectRw } from "../rwlock/service.js";
 import { semaphoreOperations } from "../semaphore/openapi.js";
 import { semaphoreRoutes } from "../semaphore/routes.js";
 import { inspectSemaphore } from "../semaphore/service.js";
-import type { KindName } from "./ops.js";
-
-/** What a force release asks (src/operator/schemas.ts): a label picks holders of a many-holder lock, a fence the mutex's lease. */
-export interface ForceReleaseAsk {
-  holder?: string;
-  fence?: number;
-}
-
-/** What a kind brings to the HTTP API: where it is mounted, its routes, and their OpenAPI operations. */
-export interface KindApi {
-  kind: KindName;
-  path: string;
-  routes: Hono<AppEnv>;
-  operations: Operations;
-  /** Offered on a quorum of Redis databases (the others answer 501 there). */
-  onQuorum: boolean;
-  /** Its GET body (without the name), which a listing's items are too. */
-  inspect(ctx: ServiceContext, name: string): Promise<Record<string, unknown>>;
-  /** Whether a listing shows it: held, waited on, delayed or stored. */
-  listed(state: Record<string, unknown>): boolean;
-  /** An operator's force release (the kinds with holders); what it freed. */
-  forceRelease?(ctx: ServiceContext, name: string, ask: ForceReleaseAsk): Promise<{ released: number; fence: number; holder: string | null }>;
-}
 
 const waited = (s: Record<string, unknown>) => Number(s.waiters) > 0;
+
+export type { ForceReleaseAsk, KindApi } from "../../http/kindApi.js";
 
 /** The kind registry: every kind's HTTP API, in the order the OpenAPI document lists them. */
 export const kindApis: KindApi[] = [

@@ -1,24 +1,15 @@
 import type { Redis } from "@upstash/redis";
-import type { KindName, KindOps } from "../../kinds/registry/ops.js";
-import type { LockRef } from "../LockRef.js";
 import type { EveryKindStore } from "../types.js";
 import type { OperatorOps } from "../OperatorOps.js";
+import type { RedisKinds } from "./RedisKinds.js";
 import { redisOperator } from "./redisOperator.js";
 import { ScriptRunner } from "./ScriptRunner.js";
+
+export type { RedisKinds } from "./RedisKinds.js";
 
 export interface RedisStoreOptions {
   /** Bound on each store call; past it the call fails with StoreUnavailableError. */
   timeoutMs?: number;
-}
-
-/** What the Redis store is handed of the kinds (by src/kinds/registry/stores.ts): it names none itself. */
-export interface RedisKinds {
-  /** Each kind's operations, its scripts through one runner. */
-  ops(scripts: ScriptRunner): KindOps;
-  /** Each kind's main key in Redis, the one that exists while a lock is held (or a key stored). */
-  mainKeys: Record<KindName, (ref: LockRef) => string>;
-  /** Which keys of a lock (after its main key's closing brace) say a listing shows it. */
-  listedSuffixes: Record<KindName, string[]>;
 }
 
 /**

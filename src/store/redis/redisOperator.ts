@@ -1,6 +1,6 @@
 import { InvalidInputError } from "../../errors.js";
 import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord, type NamePage, type OperatorOps } from "../OperatorOps.js";
-import type { RedisKinds } from "./RedisStore.js";
+import type { RedisKinds } from "./RedisKinds.js";
 import type { ScriptRunner } from "./ScriptRunner.js";
 
 /** Keys SCAN looks at per call (Redis's COUNT hint): the whole database's keys, not just this namespace's. */
