@@ -5,10 +5,9 @@
 -- ARGV[1]  token
 -- ARGV[2]  response as JSON text (size checked by the caller)
 --
--- Returns name/value pairs: status ok, completedAt, fence, waited (1 when a
--- begin was answered in_progress, or a waiter looked (inspect_waiting.lua),
--- meanwhile: someone may wait for this result, so the Worker tells the key's
--- lock object); or status lost.
+-- Returns name/value pairs: status ok, completedAt, fence, waited (1 when a begin
+-- was answered in_progress or a waiter looked (inspect_waiting) meanwhile: the
+-- Worker tells the key's lock object, for its waiters); or status lost.
 --
 -- Only the started owner within its deadline may complete; anyone else gets
 -- "lost" and nothing changes, so a slow owner whose deadline lapsed can never
