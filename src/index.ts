@@ -12,7 +12,7 @@
 export * from "./primitives/index.js";
 export * from "./primitives/middleware/index.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./wire/signature.js";
-export { RedisStore } from "./kinds/registry/stores.js";
+export { RedisStore } from "./kinds/registry/redisStore.js";
 export type { RedisStoreOptions } from "./store/redis/RedisStore.js";
 export type { CurrentHolder } from "./store/CurrentHolder.js";
 export { QuorumStore, type QuorumStoreOptions } from "./kinds/mutex/quorum/QuorumStore.js";

@@ -5,7 +5,7 @@ import { objectKinds } from "../../src/kinds/registry/object";
 import { LocalStore } from "../../src/lockObject/LocalStore";
 import { lockObjectOf } from "../../src/store/durable/lockObjectOf";
 import { createUpstashClient } from "../../src/store/redis/createUpstashClient";
-import { RedisStore } from "../../src/kinds/registry/stores";
+import { RedisStore } from "../../src/kinds/registry/redisStore";
 import type { LockRef } from "../../src/store/LockRef";
 import type { EveryKindStore } from "../../src/store/types";
 import { runContractCases } from "../contract/index";

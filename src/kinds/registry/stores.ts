@@ -1,25 +1,13 @@
 import { storeTimeoutMs } from "../../deadline.js";
-import type { Redis } from "@upstash/redis";
 import { NotConfiguredError } from "../../errors.js";
 import type { Env } from "../../env.js";
 import { DurableStore } from "../../store/durable/DurableStore.js";
 import { createUpstashClient } from "../../store/redis/createUpstashClient.js";
 import { QuorumStore } from "../mutex/quorum/QuorumStore.js";
-import { RedisStoreCore, type RedisStoreOptions } from "../../store/redis/RedisStore.js";
-import { redisKinds } from "./redis.js";
+import { RedisStore } from "./redisStore.js";
 import type { LockStore } from "../../store/types.js";
 
 let cachedRedis: { key: string; store: RedisStore | QuorumStore } | undefined;
-
-/**
- * The Redis store with every kind of the registry (the library's RedisStore:
- * `new RedisStore(redis)`); the core store is handed them (RedisStoreCore).
- */
-export class RedisStore extends RedisStoreCore {
-  constructor(redis: Redis, options: RedisStoreOptions = {}) {
-    super(redis, redisKinds, options);
-  }
-}
 
 /**
  * The store outside the lock objects: a quorum when both UPSTASH_REDIS_REST_URLS

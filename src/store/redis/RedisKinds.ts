@@ -2,7 +2,7 @@ import type { KindName, KindOps } from "../../kinds/registry/ops.js";
 import type { LockRef } from "../LockRef.js";
 import type { ScriptRunner } from "./ScriptRunner.js";
 
-/** What the Redis store is handed of the kinds (by src/kinds/registry/stores.ts): it names none itself. */
+/** What the Redis store is handed of the kinds (by src/kinds/registry/redisStore.ts): it names none itself. */
 export interface RedisKinds {
   /** Each kind's operations, its scripts through one runner. */
   ops(scripts: ScriptRunner): KindOps;

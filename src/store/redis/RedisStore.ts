@@ -16,7 +16,7 @@ export interface RedisStoreOptions {
  * The Redis store: every lock kind's operations as one Lua script each, run
  * with EVALSHA (EVAL on NOSCRIPT) through @upstash/redis, so one HTTP round
  * trip to Upstash when the script is cached. Works with any @upstash/redis
- * client. The kinds are handed in; `RedisStore` (src/kinds/registry/stores.ts,
+ * client. The kinds are handed in; `RedisStore` (src/kinds/registry/redisStore.ts,
  * exported by the library) is this with the registry's.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
