@@ -6,6 +6,8 @@ import type { SocketAt } from "../wire/socketProtocol.js";
 
 /** How soon a refused waiter may try again: a waiter ahead leaves within its waitMs, often much sooner. */
 const CROWDED_RETRY_MS = 1000;
+/** How long after a socket ends its lock object tells the namespace object (ends meanwhile are told together). */
+const TELL_AFTER_MS = 250;
 /** A lock object with sockets open tells its namespace object again at least this often (below SOCKETS_TOLD_FOR_MS). */
 const TELL_AGAIN_MS = 5 * 60 * 1000;
 
@@ -20,8 +22,7 @@ const TELL_AGAIN_MS = 5 * 60 * 1000;
  * which errs towards letting a socket in.
  */
 export class SocketCaps {
-  private telling = false;
-  private tellAgain = false;
+  private tellPending = false;
   private toldAt = 0;
 
   constructor(
@@ -60,27 +61,26 @@ export class SocketCaps {
     return undefined;
   }
 
-  /** After sockets closed or ended (or now and then while they stay): the namespace object hears this object's count. */
+  /**
+   * After sockets closed or ended (or now and then while they stay): the
+   * namespace object hears this object's count, TELL_AFTER_MS later and once
+   * for all that changed meanwhile, so a handoff (a socket's release, the next
+   * one's grant) never waits behind the namespace object's storage write.
+   */
   tell(at: SocketAt, onlyIfStale = false): void {
     if (onlyIfStale && Date.now() - this.toldAt < TELL_AGAIN_MS) return;
-    if (this.telling) {
-      this.tellAgain = true;
-      return;
-    }
+    if (this.tellPending) return;
     const stub = this.namespaceObject(at);
     if (!stub) return;
-    this.telling = true;
-    (async () => {
-      do {
-        this.tellAgain = false;
-        await stub.tellSockets(objectKey(at), this.liveSockets());
-        this.toldAt = Date.now();
-      } while (this.tellAgain);
-    })()
-      .catch((err) => logError(`telling the namespace object of ${at.ref.ns} its wait sockets failed; its count lapses by itself`, err))
-      .finally(() => {
-        this.telling = false;
-      });
+    this.tellPending = true;
+    setTimeout(() => {
+      this.tellPending = false;
+      (async () => stub.tellSockets(objectKey(at), this.liveSockets()))()
+        .then(() => {
+          this.toldAt = Date.now();
+        })
+        .catch((err) => logError(`telling the namespace object of ${at.ref.ns} its wait sockets failed; its count lapses by itself`, err));
+    }, TELL_AFTER_MS);
   }
 
   private crowded(): RateLimitedError | undefined {
