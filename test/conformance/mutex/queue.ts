@@ -84,8 +84,10 @@ export function queueConformance(kind: StoreKind) {
     await untilWaiters(name, 1);
     const live = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 30_000 });
     await untilWaiters(name, 2);
-    await post(path(name, "release"), { token: holder.token });
+    // The stopwatch starts before the release is sent, so before the pickup timer (which the handoff starts,
+    // on the Durable store before the release's own answer is on its way): the time it measures is never short.
     const handedAt = Date.now();
+    await post(path(name, "release"), { token: holder.token });
     const ghostGrant = await eventually(
       () => get(path(name)),
       (r) => r.body.held && r.body.fence !== holder.fence,
@@ -94,7 +96,7 @@ export function queueConformance(kind: StoreKind) {
     // ...but taken back at the pickup time, and the next waiter granted.
     const res = await live;
     expect(res.status).toBe(200);
-    expect(Date.now() - handedAt).toBeGreaterThanOrEqual(PICKUP_MS - 50);
+    expect(Date.now() - handedAt).toBeGreaterThanOrEqual(PICKUP_MS - 10);
     expect(Date.now() - handedAt).toBeLessThan(PICKUP_MS + 1000);
     expect(res.body.fence).toBeGreaterThan(ghostGrant.body.fence);
     void ghost; // never read
