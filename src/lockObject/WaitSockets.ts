@@ -1,41 +1,23 @@
 import type { Env } from "../env.js";
-import { InternalError, InvalidInputError, LeaseLostError, SocketIdleError, StoreUnavailableError, TooLargeError } from "../errors.js";
+import { InternalError, InvalidInputError, LeaseLostError, StoreUnavailableError, TooLargeError } from "../errors.js";
 import { errorAnswer } from "../wire/errorAnswer.js";
 import { checkOnExpire } from "../wire/onExpire.js";
 import { jsonOf, validated } from "../wire/parse.js";
 import type { KindName, KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import { checkRateLimit, tierOf } from "../wire/rateLimit.js";
-import { BODY_MAX_BYTES, PICKUP_MS, SOCKET_IDLE_MS } from "../limits.js";
+import { BODY_MAX_BYTES } from "../limits.js";
 import { newOwnerToken } from "../tokens.js";
 import { grantOf } from "./grantOf.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { writeMetric } from "../metrics.js";
 import { MessageGate } from "./messageGate.js";
+import { type Attachment, attachmentOf, keepAttachment, keepWaiting, type Place, type Resume, sendAnswer } from "./socketAttachment.js";
+import { limitIdle } from "./socketIdleLimits.js";
 import type { SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "./timers.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../wire/socketProtocol.js";
 import { ackMessage, holderMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
-
-/**
- * Where a socket is in its one wait; kept as the socket's attachment, so it
- * survives the object's hibernation. A waiting socket keeps what it takes to
- * wait again when the object wakes (restore): its line token, its request,
- * its deadline and its place (seq), unless that is too large to attach.
- */
-type SocketPhase =
-  /** Opened at `since`; closed if no acquire or watch comes within SOCKET_IDLE_MS. */
-  | { phase: "open"; since?: number }
-  | { phase: "waiting"; resume?: Resume }
-  /** Offered a grant at `offeredAt`; closed (the grant given back) if no ack comes within PICKUP_MS. */
-  | { phase: "granted"; token: string; keep?: boolean; offeredAt?: number; ttlMs?: number }
-  /** Held, the socket kept open (`keep`) for the holder's heartbeats and release, until the lease's end as the object last heard it. */
-  | { phase: "holding"; token: string; leaseEndsAt?: number }
-  | { phase: "done" };
-/** A lock wait's place in the line: its token, deadline and arrival order, and whether the socket stays open once held. */
-type Place = { token: string; deadline: number; seq: number; keep?: boolean };
-type Resume = (Place & { req: KindWait[WaitingKindName] }) | { deadline: number; seq: number; watch: true };
-type Attachment = { at: SocketAt } & SocketPhase;
 
 /** What the sockets need of their lock object. */
 export interface WaitSocketsHost {
@@ -83,9 +65,9 @@ export class WaitSockets {
   restore(): void {
     const waiting: Array<{ ws: WebSocket; at: SocketAt; resume: Resume }> = [];
     for (const ws of this.host.ctx.getWebSockets()) {
-      const state = ws.deserializeAttachment() as Attachment | null;
+      const state = attachmentOf(ws);
       // Its idle limit was a timer of the instance that went: set again, for what is left of it.
-      if (state) this.limitIdle(ws, state);
+      if (state) limitIdle(ws, state, this.host.timers, (socket, err) => this.fail(socket, err));
       if (state?.phase !== "waiting" || this.waits.has(ws)) continue;
       if (!state.resume) {
         this.fail(ws, new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied"));
@@ -119,8 +101,8 @@ export class WaitSockets {
     const [client, server] = Object.values(new WebSocketPair());
     this.host.ctx.acceptWebSocket(server);
     const state: Attachment = { at: at.data, phase: "open", since: Date.now() };
-    this.keep(server, state);
-    this.limitIdle(server, state);
+    keepAttachment(server, state);
+    limitIdle(server, state, this.host.timers, (socket, err) => this.fail(socket, err));
     return new Response(null, { status: 101, webSocket: client, headers: at.data.protocol ? { "Sec-WebSocket-Protocol": SOCKET_PROTOCOL } : {} });
   }
 
@@ -128,7 +110,7 @@ export class WaitSockets {
   get liveCount(): number {
     let n = 0;
     for (const ws of this.host.ctx.getWebSockets()) {
-      const state = ws.deserializeAttachment() as Attachment | null;
+      const state = attachmentOf(ws);
       if (state && state.phase !== "done") n++;
     }
     return n;
@@ -142,7 +124,7 @@ export class WaitSockets {
    */
   message(ws: WebSocket, data: string | ArrayBuffer): void {
     if (this.ended.has(ws)) return;
-    const state = ws.deserializeAttachment() as Attachment | null;
+    const state = attachmentOf(ws);
     if (!state || state.phase === "done") return;
     let gate = this.gates.get(ws);
     if (!gate) {
@@ -157,11 +139,11 @@ export class WaitSockets {
   }
 
   private async handle(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
-    const before = ws.deserializeAttachment() as Attachment | null;
+    const before = attachmentOf(ws);
     if (!before || before.phase === "done") return;
     await checkRateLimit(this.host.env, before.at.ref.ns, before.at.tier ?? tierOf(this.host.env.RATE_LIMIT_TIERS, before.at.ref.ns));
     // Read again: the socket may have moved on (or ended) while the budget was asked.
-    const state = ws.deserializeAttachment() as Attachment | null;
+    const state = attachmentOf(ws);
     if (!state || state.phase === "done") return;
     if (typeof data !== "string") throw new InvalidInputError("invalid_body", "wait socket messages are JSON text, not binary");
     if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
@@ -199,48 +181,9 @@ export class WaitSockets {
     );
   }
 
-  /**
-   * The idle limits: a socket that says nothing within SOCKET_IDLE_MS of
-   * opening, one offered a grant it does not acknowledge within PICKUP_MS,
-   * and a kept socket whose lease ended with no heartbeat here are closed
-   * with their last message. Each timer checks, when it fires, that the
-   * socket is still where it was set.
-   */
-  private limitIdle(ws: WebSocket, state: Attachment): void {
-    const now = Date.now();
-    if (state.phase === "open") {
-      const since = state.since ?? now;
-      this.host.timers.after(Math.max(0, since + SOCKET_IDLE_MS - now), () => {
-        const s = ws.deserializeAttachment() as Attachment | null;
-        if (s?.phase !== "open") return;
-        const what = s.at.kind === "idempotency" ? "watch" : "acquire";
-        this.fail(ws, new SocketIdleError(`no ${what} came within ${SOCKET_IDLE_MS} ms of opening the socket`));
-      });
-    } else if (state.phase === "granted") {
-      const offeredAt = state.offeredAt ?? now;
-      this.host.timers.after(Math.max(0, offeredAt + PICKUP_MS - now), () => {
-        const s = ws.deserializeAttachment() as Attachment | null;
-        if (s?.phase !== "granted" || s.token !== state.token) return;
-        this.fail(ws, new LeaseLostError(`the grant was not acknowledged within ${PICKUP_MS} ms and went to the next waiter`));
-      });
-    } else if (state.phase === "holding" && state.leaseEndsAt !== undefined) {
-      const { token, leaseEndsAt } = state;
-      this.host.timers.after(Math.max(0, leaseEndsAt - now), () => {
-        const s = ws.deserializeAttachment() as Attachment | null;
-        if (s?.phase !== "holding" || s.token !== token || (s.leaseEndsAt ?? 0) > leaseEndsAt) return;
-        this.fail(
-          ws,
-          new SocketIdleError(
-            "the lease reached its end with no heartbeat on this socket: it has lapsed, unless kept alive over HTTP; the socket closes",
-          ),
-        );
-      });
-    }
-  }
-
   /** The client closed the socket, or its connection failed. */
   closed(ws: WebSocket): void {
-    const state = ws.deserializeAttachment() as Attachment | null;
+    const state = attachmentOf(ws);
     const wait = this.waits.get(ws);
     this.waits.delete(ws);
     this.gates.delete(ws);
@@ -248,7 +191,7 @@ export class WaitSockets {
     // Waiting: it leaves the line now. Offered a grant it never acknowledged: the grant goes back now.
     wait?.abort();
     this.giveBackOffer(state);
-    this.keep(ws, state ? { at: state.at, phase: "done" } : null);
+    keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
     if (state && state.phase !== "done") this.host.caps.tell(state.at);
   }
 
@@ -268,7 +211,7 @@ export class WaitSockets {
   private async startWait(ws: WebSocket, at: SocketAt, req: KindWait[WaitingKindName], place: Place): Promise<void> {
     const wait = new AbortController();
     this.waits.set(ws, wait);
-    this.keepWaiting(ws, at, { ...place, req });
+    keepWaiting(ws, at, { ...place, req });
     const part = this.host.part(at.kind);
     const outcome = await part.wait(req as never, wait.signal, { mustPickUp: true, token: place.token });
     this.host.afterWait(at, outcome);
@@ -286,9 +229,9 @@ export class WaitSockets {
     if (outcome.status === "granted") {
       const { token, ttlMs } = outcome.grant as { token: string; ttlMs: number };
       const offered: Attachment = { at, phase: "granted", token, keep: place.keep, offeredAt: Date.now(), ttlMs };
-      this.keep(ws, offered);
-      this.send(ws, { type: "granted", grant: outcome.grant });
-      this.limitIdle(ws, offered);
+      keepAttachment(ws, offered);
+      sendAnswer(ws, { type: "granted", grant: outcome.grant });
+      limitIdle(ws, offered, this.host.timers, (socket, err) => this.fail(socket, err));
       return;
     }
     if (outcome.status === "locked") {
@@ -308,7 +251,7 @@ export class WaitSockets {
     const part = this.host.part("idempotency") as unknown as IdempotencyObjectPart;
     const wait = new AbortController();
     this.waits.set(ws, wait);
-    this.keepWaiting(ws, at, { deadline: Date.now() + waitMs, seq: place?.seq ?? ++this.lastSeq, watch: true });
+    keepWaiting(ws, at, { deadline: Date.now() + waitMs, seq: place?.seq ?? ++this.lastSeq, watch: true });
     const end = await part.awaitEnd(at.ref, at.store, waitMs, wait.signal);
     this.waits.delete(ws);
     if (wait.signal.aborted) return;
@@ -336,9 +279,9 @@ export class WaitSockets {
     }
     // The lease's end by this object's clock: its ttl from the offer (the grant's expiresAt is the store's clock).
     const holding: Attachment = { at: state.at, phase: "holding", token, leaseEndsAt: (state.offeredAt ?? Date.now()) + (state.ttlMs ?? 0) };
-    this.keep(ws, holding);
-    this.send(ws, { type: "held" });
-    if (state.ttlMs !== undefined) this.limitIdle(ws, holding);
+    keepAttachment(ws, holding);
+    sendAnswer(ws, { type: "held" });
+    if (state.ttlMs !== undefined) limitIdle(ws, holding, this.host.timers, (socket, err) => this.fail(socket, err));
   }
 
   /**
@@ -363,13 +306,13 @@ export class WaitSockets {
       return;
     }
     const answer = r.answer as { ttlMs: number };
-    const current = ws.deserializeAttachment() as Attachment | null;
+    const current = attachmentOf(ws);
     if (current?.phase === "holding" && current.token === state.token) {
       const holding: Attachment = { ...current, leaseEndsAt: sentAt + answer.ttlMs };
-      this.keep(ws, holding);
-      this.limitIdle(ws, holding);
+      keepAttachment(ws, holding);
+      limitIdle(ws, holding, this.host.timers, (socket, err) => this.fail(socket, err));
     }
-    this.send(ws, { type: "heartbeat", ...r.answer } as SocketAnswer);
+    sendAnswer(ws, { type: "heartbeat", ...r.answer } as SocketAnswer);
     this.host.caps.tell(state.at, true);
   }
 
@@ -381,14 +324,14 @@ export class WaitSockets {
 
   /** The socket's last message, then a normal close. */
   private end(ws: WebSocket, answer: SocketAnswer): void {
-    const state = ws.deserializeAttachment() as Attachment | null;
+    const state = attachmentOf(ws);
     // Ended while offered a grant it did not take (a bad ack, a bug): the grant goes back now, not after the pickup time.
     this.giveBackOffer(state);
-    this.keep(ws, state ? { at: state.at, phase: "done" } : null);
+    keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
     this.gates.delete(ws);
     this.ended.add(ws);
     if (state && state.phase !== "done") this.host.caps.tell(state.at);
-    this.send(ws, answer);
+    sendAnswer(ws, answer);
     try {
       ws.close(1000, answer.type);
     } catch {
@@ -399,31 +342,6 @@ export class WaitSockets {
   /** A socket offered a grant it did not acknowledge: the grant goes back to the line (a no-op once it was picked up). */
   private giveBackOffer(state: Attachment | null): void {
     if (state?.phase === "granted") this.host.part(state.at.kind).takeBack(state.token);
-  }
-
-  private send(ws: WebSocket, answer: SocketAnswer): void {
-    try {
-      ws.send(JSON.stringify(answer));
-    } catch {
-      // The client is gone: its close event withdraws what it had.
-    }
-  }
-
-  /** A waiting socket's attachment, with what it takes to resume; without it when that is too large to attach (2 KiB). */
-  private keepWaiting(ws: WebSocket, at: SocketAt, resume: Resume): void {
-    try {
-      ws.serializeAttachment({ at, phase: "waiting", resume } satisfies Attachment);
-    } catch {
-      this.keep(ws, { at, phase: "waiting" });
-    }
-  }
-
-  private keep(ws: WebSocket, state: Attachment | null): void {
-    try {
-      ws.serializeAttachment(state);
-    } catch {
-      // A closed socket keeps nothing.
-    }
   }
 
   static isSocketRequest(request: Request): boolean {
