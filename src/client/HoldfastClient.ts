@@ -1,85 +1,23 @@
 import { leaseClock } from "../wire/keepLease.js";
 import { InProgressError, LeaseLostError, StoreUnavailableError, UnreachableError } from "./errors.js";
 import { KIND_PATHS, Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
-import { type KeyWaitEnd, runtimeWebSocket, SocketUnavailableError, type WaitChannel, waitOverSocket, watchKeyOverSocket } from "./socketWait.js";
+import { type KeyWaitEnd, waitOverSocket, watchKeyOverSocket } from "./socketWait.js";
+import { SocketChannel } from "./waitChannel.js";
 import { Operator } from "./operator.js";
 import { Transport } from "./transport.js";
+import {
+  type BeginOptions,
+  type BeginResult,
+  type GrantBody,
+  grantFields,
+  type HoldfastClientOptions,
+  type LockOptions,
+  lockBody,
+  type RunOnceOptions,
+  type SemaphoreOptions,
+} from "./clientOptions.js";
 
-export interface HoldfastClientOptions {
-  /** The service's origin, e.g. https://locks.example.com */
-  baseUrl: string;
-  apiKey: string;
-  /** A fetch to use instead of the global one (a service binding's, a test's). */
-  fetch?: typeof fetch;
-  /** How long one call may take, retries included, beyond any waitMs (default 10 s). */
-  timeoutMs?: number;
-  /**
-   * How long before a lease's local deadline its signal aborts when no
-   * heartbeat was confirmed (default: 10% of ttlMs, at least 100 ms, at most
-   * 2 s): time to stop work before anyone else can hold the lease.
-   */
-  safetyMarginMs?: number;
-  /**
-   * How a lock, read-write lock or semaphore waits (waitMs > 0) in its line:
-   * "socket" over a wait socket (a WebSocket to the lock's object: a client
-   * that goes away leaves the line at once, a handoff is one hop), "http" as
-   * a held-open POST, or "auto" (default): a socket where the runtime has a
-   * WebSocket (Workers, browsers, Deno, Node 22+) and the service accepts
-   * one, else HTTP. A try (waitMs 0) is always one HTTP request.
-   */
-  waitChannel?: WaitChannel;
-  /** The WebSocket to use instead of the global one (Node 20 with the `ws` package, a test's). */
-  WebSocket?: typeof WebSocket;
-}
-
-export interface LockOptions {
-  /** The lease's length; the client heartbeats every ttlMs/3 while it is held. */
-  ttlMs: number;
-  /** How long to wait in the lock's line (0 .. 60 000 ms, default 0: try once). */
-  waitMs?: number;
-  /** Stops waiting (the lock is then not acquired). */
-  signal?: AbortSignal;
-  /** Where the service POSTs a signed notice if this lease lapses without release. */
-  onExpire?: string;
-  /**
-   * A holder label (1-256 printable characters), e.g. "report-worker@host-3
-   * pid 4121": shown by `inspect` and in the 409 another caller gets
-   * (LockedError.body.holder), and carried in expiry notifications.
-   */
-  holder?: string;
-}
-
-export interface SemaphoreOptions extends LockOptions {
-  limit: number;
-  /** Permits to take (default 1). */
-  permits?: number;
-}
-
-export interface BeginOptions {
-  ttlMs: number;
-  retainMs?: number;
-  fingerprint?: string;
-  onExpire?: string;
-  /** Who works on the key, in words (as LockOptions.holder): told to callers kept waiting. */
-  holder?: string;
-  signal?: AbortSignal;
-}
-
-export type BeginResult<T = unknown> = { state: "started"; lease: Lease } | { state: "completed"; response: T; completedAt: number; fence: number };
-
-export interface RunOnceOptions extends Omit<BeginOptions, "signal"> {
-  /** How long to wait for another caller's run of the same key to finish (default 0: InProgressError at once). */
-  waitMs?: number;
-}
-
-/** What a lease-returning call answered (the grants of every kind share these fields). */
-interface GrantBody {
-  token: string;
-  fence: number;
-  ttlMs: number;
-  expiresAt: number;
-  permits?: number;
-}
+export type { BeginOptions, BeginResult, HoldfastClientOptions, LockOptions, RunOnceOptions, SemaphoreOptions } from "./clientOptions.js";
 
 const path = (base: string, name: string, ...rest: string[]) => [base, encodeURIComponent(name), ...rest].join("/");
 
@@ -96,17 +34,16 @@ const path = (base: string, name: string, ...rest: string[]) => [base, encodeURI
  */
 export class HoldfastClient {
   private readonly host: LeaseHost;
-  private readonly options: HoldfastClientOptions;
   /** Listing, force release and the audit log (docs/API.md "Operators"). */
   readonly operator: Operator;
-  /** "auto" found that the service (or the way to it) takes no wait sockets: HTTP from then on. */
-  private socketsRefused = false;
+  /** Waits over a wait socket where the waitChannel rule says so (waitChannel.ts). */
+  private readonly sockets: SocketChannel;
 
   constructor(options: HoldfastClientOptions) {
     if (!options?.baseUrl) throw new TypeError("HoldfastClient needs baseUrl (the service's origin)");
     if (!options.apiKey) throw new TypeError("HoldfastClient needs apiKey");
     const margin = options.safetyMarginMs;
-    this.options = options;
+    this.sockets = new SocketChannel(options);
     this.host = {
       transport: new Transport(options),
       timeoutMs: options.timeoutMs ?? 10_000,
@@ -263,7 +200,7 @@ export class HoldfastClient {
     const waitMs = options.waitMs ?? 0;
     const deadline = Date.now() + waitMs + this.host.timeoutMs;
     const startedAt = Date.now();
-    const grant = await this.viaSocket(waitMs, options.signal, (socket) =>
+    const grant = await this.sockets.wait(waitMs, options.signal, (socket) =>
       waitOverSocket<GrantBody>({
         ...socket,
         path: `${lockPath}/wait`,
@@ -286,7 +223,7 @@ export class HoldfastClient {
    * caller polls begin).
    */
   private awaitKeyEnd(key: string, waitMs: number): Promise<KeyWaitEnd | undefined> {
-    return this.viaSocket(waitMs, undefined, (socket) =>
+    return this.sockets.wait(waitMs, undefined, (socket) =>
       watchKeyOverSocket({
         ...socket,
         path: path("/v1/idempotency", key, "wait"),
@@ -294,38 +231,6 @@ export class HoldfastClient {
         deadline: Date.now() + waitMs + this.host.timeoutMs,
       }),
     );
-  }
-
-  /**
-   * One wait over a wait socket, by the waitChannel rule: undefined when it
-   * should go over HTTP instead (no socket here, or with "auto" one that did
-   * not open, which is remembered, or broke before the end, which left
-   * nothing held). With "socket" a failure is the caller's error.
-   */
-  private async viaSocket<T>(
-    waitMs: number,
-    signal: AbortSignal | undefined,
-    wait: (socket: { baseUrl: string; apiKey: string; WebSocket: typeof WebSocket }) => Promise<T>,
-  ): Promise<T | undefined> {
-    const WebSocketImpl = this.socketChannel(waitMs);
-    if (!WebSocketImpl) return undefined;
-    try {
-      return await wait({ baseUrl: this.options.baseUrl.replace(/\/+$/, ""), apiKey: this.options.apiKey, WebSocket: WebSocketImpl });
-    } catch (err) {
-      const forced = this.options.waitChannel === "socket";
-      if (err instanceof SocketUnavailableError && !forced) this.socketsRefused = true;
-      if (forced || !(err instanceof UnreachableError) || signal?.aborted) throw err;
-      return undefined;
-    }
-  }
-
-  /** The WebSocket to wait with, or undefined to wait over HTTP (see waitChannel). */
-  private socketChannel(waitMs: number): typeof WebSocket | undefined {
-    const channel = this.options.waitChannel ?? "auto";
-    if (waitMs <= 0 || channel === "http" || (channel === "auto" && this.socketsRefused)) return undefined;
-    const impl = this.options.WebSocket ?? runtimeWebSocket();
-    if (!impl && channel === "socket") throw new TypeError('waitChannel "socket" needs a WebSocket: this runtime has none (pass one as WebSocket)');
-    return impl;
   }
 
   /**
@@ -380,13 +285,4 @@ async function runOrGiveBack<T>(lease: Lease, fn: (lease: Lease) => Promise<T> |
     await lease.release().catch(() => undefined);
     throw err;
   }
-}
-
-function lockBody(options: LockOptions): Record<string, unknown> {
-  return { ttlMs: options.ttlMs, waitMs: options.waitMs ?? 0, onExpire: options.onExpire, holder: options.holder };
-}
-
-function grantFields(r: GrantBody) {
-  const fields = { token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
-  return r.permits === undefined ? fields : { ...fields, permits: r.permits };
 }
