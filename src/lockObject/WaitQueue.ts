@@ -1,14 +1,12 @@
 import { StoreUnavailableError } from "../errors.js";
-import { PICKUP_MS } from "../limits.js";
 import type { CurrentHolder } from "../store/CurrentHolder.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken } from "../tokens.js";
 import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy.js";
-import type { WithdrawReason } from "../store/WithdrawReason.js";
 import { logError } from "../logError.js";
 import type { WaitOutcome } from "./waitProtocol.js";
-import { RecentTokens } from "./RecentTokens.js";
+import { GrantClaims } from "./grantClaims.js";
 import { memoryTimers, type ObjectTimers } from "./timers.js";
 
 export interface WaitOptions {
@@ -24,9 +22,6 @@ interface Waiter<Req, Grant> extends QueuedWaiter<Req> {
   admitted: boolean;
   settle(outcome: WaitOutcome<Grant>): void;
 }
-
-/** How long a departed waiter's token is remembered: past any retried release that could still hand it the lock. */
-const LEFT_REMEMBERED_MS = 60_000;
 
 /** Never try the store again sooner than this, whatever it answered (no spinning). */
 const MIN_WAKE_MS = 5;
@@ -54,24 +49,8 @@ const MIN_WAKE_MS = 5;
  */
 export class WaitQueue<Req, Grant> {
   private readonly waiters: Array<Waiter<Req, Grant>> = [];
-  /** Grants handed out and not yet picked up: their take-back timers. */
-  private readonly pickups = new Map<string, ReturnType<typeof setTimeout>>();
-  /** Tokens to take out of the store, and why (which says what may be taken back). */
-  private readonly withdrawals = new Map<string, WithdrawReason>();
-  /**
-   * Tokens of waiters that left without a grant, for a while: a grant the
-   * store makes to one of them (in the store step their wait ran out during,
-   * or a handoff racing their departure) is taken back, unconditionally.
-   */
-  private readonly left = new RecentTokens(LEFT_REMEMBERED_MS);
-  /**
-   * Tokens whose grant was answered but not picked up in time, for a while: a
-   * late second news of that grant is taken back again only while the store
-   * still marks it not picked up. Any other token we are told about again
-   * (delivered twice, by the release and by our own wake-up) is left alone:
-   * its holder has it.
-   */
-  private readonly unclaimed = new RecentTokens(LEFT_REMEMBERED_MS);
+  /** Pickups pending and take-backs to send (grantClaims.ts). */
+  private readonly claims = new GrantClaims();
   /** Cancels the pending wake-up (the holder's lease end, or a back-off). */
   private cancelWake: (() => void) | undefined;
   /** The store failing now: waiters whose wait ends meanwhile get 503, not 409. */
@@ -137,28 +116,17 @@ export class WaitQueue<Req, Grant> {
    * socket closed): take it back now, not after the pickup time.
    */
   takeBack(token: string): void {
-    const timer = this.pickups.get(token);
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    this.pickups.delete(token);
-    this.unclaimed.add(token);
-    this.withdrawals.set(token, "unclaimed");
-    this.kick();
+    if (this.claims.takeBack(token)) this.kick();
   }
 
   /** Whether this grant was taken back for want of a pickup (an acknowledgement now comes too late). */
   wasTakenBack(token: string): boolean {
-    return this.unclaimed.has(token);
+    return this.claims.wasTakenBack(token);
   }
 
   /** The Worker delivered this grant's answer (or the holder heartbeated): the holder has it. */
   pickedUp(token: string): void {
-    clearTimeout(this.pickups.get(token));
-    this.pickups.delete(token);
-    // Its holder has it: a take-back not yet sent is called off.
-    this.withdrawals.delete(token);
-    this.left.delete(token);
-    this.unclaimed.delete(token);
+    this.claims.pickedUp(token);
   }
 
   /**
@@ -181,7 +149,7 @@ export class WaitQueue<Req, Grant> {
     this.cancelWake?.();
     this.cancelWake = this.timers.after(Math.max(MIN_WAKE_MS, ms), () => {
       this.cancelWake = undefined;
-      if (this.waiters.length || this.withdrawals.size) this.kick();
+      if (this.waiters.length || this.claims.withdrawals.size) this.kick();
     });
   }
 
@@ -210,13 +178,13 @@ export class WaitQueue<Req, Grant> {
 
   /** False when the store failed: the alarm retries. */
   private async runWithdrawals(): Promise<boolean> {
-    for (const [token, reason] of [...this.withdrawals]) {
+    for (const [token, reason] of [...this.claims.withdrawals]) {
       try {
         await this.policy.withdraw(this.host.store(), this.host.ref, token, reason);
-        this.withdrawals.delete(token);
+        this.claims.withdrawals.delete(token);
       } catch (err) {
         if (this.noteFault(err)) return false;
-        this.withdrawals.delete(token); // a bug, logged: that grant lapses at its own TTL
+        this.claims.withdrawals.delete(token); // a bug, logged: that grant lapses at its own TTL
       }
     }
     return true;
@@ -263,25 +231,21 @@ export class WaitQueue<Req, Grant> {
       // its pickup mark: nobody has its token). A grant answered once and never
       // picked up is taken back only while still marked so; a token delivered
       // and picked up, or unknown to us, is never taken back from here.
-      const reason: WithdrawReason | undefined = this.left.has(token) ? "left" : this.unclaimed.has(token) ? "unclaimed" : undefined;
+      const reason = this.claims.strayReason(token);
       if (reason) {
-        this.withdrawals.set(token, reason);
+        this.claims.withdrawals.set(token, reason);
         this.wanted = true;
       }
       return;
     }
     this.waiters.splice(i, 1);
-    clearTimeout(this.pickups.get(token)); // a retried wait granted again: one take-back timer
-    this.pickups.delete(token);
+    this.claims.clearPickup(token); // a retried wait granted again: one take-back timer
     if (!pickup) {
       waiter.settle({ status: "granted", grant, pickup: false });
       return;
     }
-    this.pickups.set(
-      token,
-      // Nobody picked it up in time: take it back, and the line moves on.
-      setTimeout(() => this.takeBack(token), PICKUP_MS),
-    );
+    // Nobody picked it up in time: take it back, and the line moves on.
+    this.claims.awaitPickup(token, () => this.takeBack(token));
     waiter.settle({ status: "granted", grant, pickup: true });
   }
 
@@ -299,10 +263,7 @@ export class WaitQueue<Req, Grant> {
     waiter.settle(outcome);
     const i = this.waiters.indexOf(waiter);
     if (i >= 0) this.waiters.splice(i, 1);
-    if (waiter.admitted) {
-      this.left.add(waiter.token);
-      this.withdrawals.set(waiter.token, "left");
-    }
+    if (waiter.admitted) this.claims.departed(waiter.token);
     if (waiter.admitted || i === 0) this.kick();
   }
 
