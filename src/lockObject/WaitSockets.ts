@@ -1,5 +1,5 @@
 import type { Env } from "../env.js";
-import { InternalError, InvalidInputError, LeaseLostError, StoreUnavailableError, TooLargeError } from "../errors.js";
+import { InternalError, InvalidInputError, StoreUnavailableError, TooLargeError } from "../errors.js";
 import { errorAnswer } from "../wire/errorAnswer.js";
 import { checkOnExpire } from "../wire/onExpire.js";
 import { jsonOf, validated } from "../wire/parse.js";
@@ -12,11 +12,12 @@ import type { KindObjectPart } from "./KindObjectPart.js";
 import { writeMetric } from "../metrics.js";
 import { MessageGate } from "./messageGate.js";
 import { type Attachment, attachmentOf, keepAttachment, keepWaiting, type Place, type Resume, sendAnswer } from "./socketAttachment.js";
+import { acknowledge, holdOnSocket, type SocketHolderHost } from "./socketHolder.js";
 import { limitIdle } from "./socketIdleLimits.js";
 import type { SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "./timers.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../wire/socketProtocol.js";
-import { ackMessage, holderMessage, socketAtSchema, watchMessage } from "./socketSchemas.js";
+import { ackMessage, socketAtOf, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
 
 /** What the sockets need of their lock object. */
@@ -50,6 +51,14 @@ export class WaitSockets {
   private readonly gates = new Map<WebSocket, MessageGate>();
   /** Sockets this instance ended: what still arrives on them is dropped before anything is read (a flood's tail). */
   private readonly ended = new WeakSet<WebSocket>();
+  /** What a socket holder's messages need of the sockets (socketHolder.ts). */
+  private readonly holding: SocketHolderHost = {
+    part: (kind) => this.host.part(kind),
+    afterWait: (at, result) => this.host.afterWait(at, result),
+    told: (at) => this.host.caps.tell(at, true),
+    end: (ws, answer) => this.end(ws, answer),
+    limitIdle: (ws, state) => this.limitIdle(ws, state),
+  };
   /** Arrival order of this instance's waits (restored ones keep theirs, ahead of any new one). */
   private lastSeq = 0;
 
@@ -67,7 +76,7 @@ export class WaitSockets {
     for (const ws of this.host.ctx.getWebSockets()) {
       const state = attachmentOf(ws);
       // Its idle limit was a timer of the instance that went: set again, for what is left of it.
-      if (state) limitIdle(ws, state, this.host.timers, (socket, err) => this.fail(socket, err));
+      if (state) this.limitIdle(ws, state);
       if (state?.phase !== "waiting" || this.waits.has(ws)) continue;
       if (!state.resume) {
         this.fail(ws, new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied"));
@@ -86,34 +95,24 @@ export class WaitSockets {
 
   /** GET .../wait from the Worker: accept the socket, unless a cap refuses it (a plain HTTP answer, before any socket). */
   async accept(request: Request): Promise<Response> {
-    let at: ReturnType<typeof socketAtSchema.safeParse>;
-    try {
-      at = socketAtSchema.safeParse(JSON.parse(request.headers.get(SOCKET_AT_HEADER) ?? "null"));
-    } catch {
-      at = socketAtSchema.safeParse(null);
-    }
-    if (!at.success) return Response.json({ error: "internal", message: "a wait socket without what it is for" }, { status: 500 });
-    const refused = await this.host.caps.admitSocket(at.data);
+    const at = socketAtOf(request);
+    if (!at) return Response.json({ error: "internal", message: "a wait socket without what it is for" }, { status: 500 });
+    const refused = await this.host.caps.admitSocket(at);
     if (refused) {
       const { status, body, retryAfterMs } = errorAnswer(refused);
       return Response.json(body, { status, headers: { "retry-after": String(Math.ceil((retryAfterMs ?? 0) / 1000)) } });
     }
     const [client, server] = Object.values(new WebSocketPair());
     this.host.ctx.acceptWebSocket(server);
-    const state: Attachment = { at: at.data, phase: "open", since: Date.now() };
+    const state: Attachment = { at, phase: "open", since: Date.now() };
     keepAttachment(server, state);
-    limitIdle(server, state, this.host.timers, (socket, err) => this.fail(socket, err));
-    return new Response(null, { status: 101, webSocket: client, headers: at.data.protocol ? { "Sec-WebSocket-Protocol": SOCKET_PROTOCOL } : {} });
+    this.limitIdle(server, state);
+    return new Response(null, { status: 101, webSocket: client, headers: at.protocol ? { "Sec-WebSocket-Protocol": SOCKET_PROTOCOL } : {} });
   }
 
   /** Wait sockets open here that are not done (waiting, offered a grant, holding, or yet to say what for). */
   get liveCount(): number {
-    let n = 0;
-    for (const ws of this.host.ctx.getWebSockets()) {
-      const state = attachmentOf(ws);
-      if (state && state.phase !== "done") n++;
-    }
-    return n;
+    return this.host.ctx.getWebSockets().filter((ws) => (attachmentOf(ws)?.phase ?? "done") !== "done").length;
   }
 
   /**
@@ -161,11 +160,11 @@ export class WaitSockets {
       return;
     }
     if (state.phase === "granted" && type === "ack") {
-      this.ack(ws, state, validated(json, ackMessage, "ack message").token);
+      acknowledge(this.holding, ws, state, validated(json, ackMessage, "ack message").token);
       return;
     }
     if (state.phase === "holding" && (type === "heartbeat" || type === "release")) {
-      await this.hold(ws, state, json);
+      await holdOnSocket(this.holding, ws, state, json);
       return;
     }
     if (state.phase === "waiting" && !this.waits.has(ws)) {
@@ -231,7 +230,7 @@ export class WaitSockets {
       const offered: Attachment = { at, phase: "granted", token, keep: place.keep, offeredAt: Date.now(), ttlMs };
       keepAttachment(ws, offered);
       sendAnswer(ws, { type: "granted", grant: outcome.grant });
-      limitIdle(ws, offered, this.host.timers, (socket, err) => this.fail(socket, err));
+      this.limitIdle(ws, offered);
       return;
     }
     if (outcome.status === "locked") {
@@ -260,60 +259,9 @@ export class WaitSockets {
     else this.end(ws, { type: "timeout", retryAfterMs: end.retryAfterMs });
   }
 
-  private ack(ws: WebSocket, state: Attachment & { phase: "granted" }, token: string): void {
-    if (token !== state.token) throw new InvalidInputError("invalid_token", "token: the ack names a token this socket was not granted");
-    const part = this.host.part(state.at.kind);
-    if (part.wasTakenBack(token)) {
-      this.end(ws, {
-        type: "error",
-        status: 409,
-        error: "lease_lost",
-        message: "the grant was not acknowledged in time and went to the next waiter",
-      });
-      return;
-    }
-    part.pickedUp(token);
-    if (!state.keep) {
-      this.end(ws, { type: "held" });
-      return;
-    }
-    // The lease's end by this object's clock: its ttl from the offer (the grant's expiresAt is the store's clock).
-    const holding: Attachment = { at: state.at, phase: "holding", token, leaseEndsAt: (state.offeredAt ?? Date.now()) + (state.ttlMs ?? 0) };
-    keepAttachment(ws, holding);
-    sendAnswer(ws, { type: "held" });
-    if (state.ttlMs !== undefined) limitIdle(ws, holding, this.host.timers, (socket, err) => this.fail(socket, err));
-  }
-
-  /**
-   * A holder that kept its socket (`keep`): a heartbeat is answered and the
-   * socket stays; a release is answered and the socket closes. The release
-   * is done here, so the next waiter is handed the lock with no Worker in
-   * between.
-   */
-  private async hold(ws: WebSocket, state: Attachment & { phase: "holding" }, json: unknown): Promise<void> {
-    const message = validated(json, holderMessage, "holder message");
-    const sentAt = Date.now();
-    const part = this.host.part(state.at.kind);
-    if (!part.heartbeatHere || !part.releaseHere) throw new InternalError(`the ${state.at.kind} has no socket holder`);
-    const r =
-      message.type === "heartbeat"
-        ? await part.heartbeatHere(state.at.ref, state.at.store, state.token, message.ttlMs)
-        : await part.releaseHere(state.at.ref, state.at.store, state.token);
-    this.host.afterWait(state.at, r);
-    if (r.status === "lost") throw new LeaseLostError();
-    if (message.type === "release") {
-      this.end(ws, { type: "released", ...r.answer });
-      return;
-    }
-    const answer = r.answer as { ttlMs: number };
-    const current = attachmentOf(ws);
-    if (current?.phase === "holding" && current.token === state.token) {
-      const holding: Attachment = { ...current, leaseEndsAt: sentAt + answer.ttlMs };
-      keepAttachment(ws, holding);
-      limitIdle(ws, holding, this.host.timers, (socket, err) => this.fail(socket, err));
-    }
-    sendAnswer(ws, { type: "heartbeat", ...r.answer } as SocketAnswer);
-    this.host.caps.tell(state.at, true);
+  /** The socket's idle limit in its phase (socketIdleLimits.ts), ending it with its last message. */
+  private limitIdle(ws: WebSocket, state: Attachment): void {
+    limitIdle(ws, state, this.host.timers, (socket, err) => this.fail(socket, err));
   }
 
   /** A typed error as the socket's last message: the status and body HTTP would answer (errorAnswer). */

@@ -1,7 +1,7 @@
 import * as z from "zod/mini";
 import { intFrom, ttlMs } from "../wire/schemas.js";
 import { WAIT_MAX_MS } from "../limits.js";
-import type { SocketAt } from "../wire/socketProtocol.js";
+import { SOCKET_AT_HEADER, type SocketAt } from "../wire/socketProtocol.js";
 
 /** The object's checks of what reaches a wait socket (socketProtocol.ts). */
 export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
@@ -26,3 +26,13 @@ export const holderMessage = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("heartbeat"), ttlMs: z.optional(ttlMs) }),
   z.strictObject({ type: z.literal("release") }),
 ]);
+
+/** What a socket handed over by the Worker is for (its SOCKET_AT_HEADER), checked; undefined when missing or malformed. */
+export function socketAtOf(request: Request): SocketAt | undefined {
+  try {
+    const at = socketAtSchema.safeParse(JSON.parse(request.headers.get(SOCKET_AT_HEADER) ?? "null"));
+    return at.success ? at.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
