@@ -182,16 +182,11 @@ export class WaitSockets {
 
   /** The client closed the socket, or its connection failed. */
   closed(ws: WebSocket): void {
-    const state = attachmentOf(ws);
     const wait = this.waits.get(ws);
     this.waits.delete(ws);
-    this.gates.delete(ws);
-    this.ended.add(ws);
     // Waiting: it leaves the line now. Offered a grant it never acknowledged: the grant goes back now.
     wait?.abort();
-    this.giveBackOffer(state);
-    keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
-    if (state && state.phase !== "done") this.host.caps.tell(state.at);
+    this.finish(ws);
   }
 
   private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
@@ -272,19 +267,26 @@ export class WaitSockets {
 
   /** The socket's last message, then a normal close. */
   private end(ws: WebSocket, answer: SocketAnswer): void {
-    const state = attachmentOf(ws);
-    // Ended while offered a grant it did not take (a bad ack, a bug): the grant goes back now, not after the pickup time.
-    this.giveBackOffer(state);
-    keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
-    this.gates.delete(ws);
-    this.ended.add(ws);
-    if (state && state.phase !== "done") this.host.caps.tell(state.at);
+    this.finish(ws);
     sendAnswer(ws, answer);
     try {
       ws.close(1000, answer.type);
     } catch {
       // Already closing: the client went first.
     }
+  }
+
+  /**
+   * A socket's wait is over, whoever ended it: a grant it was offered and did not take goes back now (not after the
+   * pickup time), it is done (what still arrives on it is dropped), and its namespace object hears of it.
+   */
+  private finish(ws: WebSocket): void {
+    const state = attachmentOf(ws);
+    this.giveBackOffer(state);
+    keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
+    this.gates.delete(ws);
+    this.ended.add(ws);
+    if (state && state.phase !== "done") this.host.caps.tell(state.at);
   }
 
   /** A socket offered a grant it did not acknowledge: the grant goes back to the line (a no-op once it was picked up). */
