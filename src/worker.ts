@@ -1,6 +1,7 @@
 import { createApp } from "./http/app.js";
 import { objectKinds } from "./kinds/registry/object.js";
 import { kindApis } from "./kinds/registry/routes.js";
+import { socketAcquire } from "./kinds/registry/service.js";
 import { selectStore } from "./kinds/registry/stores.js";
 import { LockObjectCore } from "./lockObject/LockObject.js";
 
@@ -12,6 +13,6 @@ export default createApp({ apis: kindApis, selectStore });
 /** One lock object per (kind, namespace, name), handed the kinds from the registry (its core names none). */
 export class LockObject extends LockObjectCore {
   constructor(ctx: DurableObjectState, env: ConstructorParameters<typeof LockObjectCore>[1]) {
-    super(ctx, env, objectKinds);
+    super(ctx, env, { ...objectKinds, socketAcquire });
   }
 }

@@ -8,21 +8,18 @@ import type { AppEnv } from "./appTypes.js";
 export function eventOf(method: string, pathname: string, status: number, error: string | undefined): MetricEvent | undefined {
   if (method !== "POST") return undefined;
   const op = pathname.slice(pathname.lastIndexOf("/") + 1);
-  if (op === "acquire" || op === "begin") {
-    if (status === 200 || status === 201) return "grant";
-    if (error === "locked" || error === "in_progress") return "busy";
-  }
   if ((op === "heartbeat" || op === "release" || op === "complete" || op === "fail") && error === "lease_lost") return "lease_lost";
   if (op === "force-release" && status === 200) return "force_release";
   return undefined;
 }
 
 /**
- * With a Workers Analytics Engine binding (METRICS), each grant, busy answer,
- * lease_lost and force release over HTTP writes one data point
- * (src/metrics.ts; double2: the request's time in ms, for a grant after a
- * wait the wait). Waits over a socket and lapses are written by the lock
- * object. Without the binding nothing is done. docs/metrics.md has the SQL.
+ * With a Workers Analytics Engine binding (METRICS), each lease_lost and
+ * force release over HTTP writes one data point (src/metrics.ts). Grants
+ * and busy answers are counted by the acquire flow (src/service/acquireFlow.ts),
+ * for HTTP and wait sockets alike, and an idempotency begin by its service;
+ * lapses by the lock object. Without the binding nothing is done.
+ * docs/metrics.md has the SQL.
  */
 export function recordMetrics(apis: KindApi[]): MiddlewareHandler<AppEnv> {
   /** The kind mounted at each /v1/<segment> (the kinds' mount points). */

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.js";
 import { writeMetric } from "../metrics.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
-import type { KindName, KindNews, KindOps, WaitingKindName } from "../kinds/registry/ops.js";
+import type { KindName, KindNews, KindOps } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { ListingNotes } from "./listingNotes.js";
@@ -52,7 +52,8 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     env: this.env,
     part: (kind) => this.part(kind),
     afterWait: (at, result) => this.afterWait(at, result),
-    socketWait: (at, message) => this.kinds.socketWaits[at.kind as WaitingKindName](at, message),
+    acquire: (call, ask, signal) => this.kinds.socketAcquire(call, ask, signal),
+    storeOf: (kind) => this.storeOf(kind),
     timers: this.timers,
     caps: this.caps,
   });

@@ -1,8 +1,8 @@
 import type * as z from "zod/mini";
-import type { KindName, KindOps, KindWait, WaitingKindName } from "../kinds/registry/ops.js";
+import type { KindName, KindOps, KindWait } from "../kinds/registry/ops.js";
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
-import type { SocketAt } from "../wire/socketProtocol.js";
+import type { SocketAcquire } from "./socketLine.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 
@@ -22,8 +22,12 @@ export interface ObjectKinds {
   waitRequest: z.ZodMiniType<KindWait[KindName]>;
   /** The Redis store (or a quorum) from the object's own configuration, with the kinds; undefined when none is set. */
   redisStoreOf(env: Env): LockStore | undefined;
-  /** A waiting kind's wait socket: its acquire message checked, as the wait it asks (throws InvalidInputError). */
-  socketWaits: { [K in WaitingKindName]: (at: SocketAt, message: unknown) => KindWait[K] };
+  /**
+   * A wait socket's acquire, through the kind's service and the acquire flow
+   * as over HTTP (src/kinds/registry/service.ts: the service layer, so the
+   * entry point adds it to what the registry's object part brings).
+   */
+  socketAcquire: SocketAcquire;
 }
 
 /** The Durable store's part of ObjectKinds (LocalStore). */

@@ -1,17 +1,17 @@
 import type { Env } from "../env.js";
-import { InternalError, InvalidInputError, StoreUnavailableError, TooLargeError } from "../errors.js";
+import { InvalidInputError, LockedError, StoreUnavailableError, TooLargeError } from "../errors.js";
 import { errorAnswer } from "../wire/errorAnswer.js";
-import { checkOnExpire } from "../wire/onExpire.js";
 import { jsonOf, validated } from "../wire/parse.js";
-import type { KindName, KindWait, WaitingKindName } from "../kinds/registry/ops.js";
+import type { KindName, WaitingKindName } from "../kinds/registry/ops.js";
 import { checkRateLimit, tierOf } from "../wire/rateLimit.js";
 import { BODY_MAX_BYTES } from "../limits.js";
 import { newOwnerToken } from "../tokens.js";
-import { grantOf } from "./grantOf.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
-import { writeMetric } from "../metrics.js";
 import { MessageGate } from "./messageGate.js";
 import { type Attachment, attachmentOf, keepAttachment, keepWaiting, type Place, type Resume, sendAnswer } from "./socketAttachment.js";
+import { type SocketAcquire, type SocketAsk, socketLine } from "./socketLine.js";
+import type { LockStore } from "../store/types.js";
+import type { StoreKind } from "./waitProtocol.js";
 import { acknowledge, holdOnSocket, type SocketHolderHost } from "./socketHolder.js";
 import { limitIdle } from "./socketIdleLimits.js";
 import type { SocketCaps } from "./socketCaps.js";
@@ -27,8 +27,10 @@ export interface WaitSocketsHost {
   part(kind: KindName): KindObjectPart<KindName>;
   /** After a wait or a holder's message (which may have written here): its store, kind and lock, and what it answered. */
   afterWait(at: SocketAt, result: unknown): void;
-  /** A waiting kind's acquire message checked, as the wait it asks (the kind's, handed in: ObjectKinds.socketWaits). */
-  socketWait(at: SocketAt, message: unknown): KindWait[WaitingKindName];
+  /** A waiting kind's acquire, through its service and the acquire flow, as over HTTP (handed in: ObjectKinds.socketAcquire). */
+  acquire: SocketAcquire;
+  /** The store a socket's lock is on (Redis from the object's own configuration, or its own storage). */
+  storeOf(kind: StoreKind): LockStore;
   /** The object's timers: the idle limits' (a kept socket's lease end may be far off: on the alarm). */
   timers: ObjectTimers;
   /** The caps on waiters and on the namespace's sockets (socketCaps.ts). */
@@ -88,7 +90,8 @@ export class WaitSockets {
     for (const { ws, at, resume } of waiting) {
       this.lastSeq = Math.max(this.lastSeq, resume.seq);
       const waitMs = Math.max(1, resume.deadline - Date.now());
-      const resumed = "watch" in resume ? this.watchKey(ws, at, waitMs, resume) : this.startWait(ws, at, { ...resume.req, waitMs }, resume);
+      const resumed =
+        "watch" in resume ? this.watchKey(ws, at, waitMs, resume) : this.waitOnSocket(ws, at, resume, { resume: { ...resume.req, waitMs } });
       resumed.catch((err) => this.fail(ws, err));
     }
   }
@@ -190,54 +193,43 @@ export class WaitSockets {
   }
 
   private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
-    const { type: _type, keep, ...body } = json;
+    const { type: _type, keep, ...message } = json;
     if (keep !== undefined && typeof keep !== "boolean") throw new InvalidInputError("invalid_body", "keep: must be true or false");
-    const req = this.host.socketWait(at, body);
-    if ("token" in req && req.token !== undefined) {
-      throw new InvalidInputError("invalid_token", "token: a re-entry is answered at once: send it over HTTP, not a wait socket");
-    }
-    if (req.waitMs < 1) throw new InvalidInputError("invalid_wait", "waitMs: a wait socket waits: give at least 1 (a try-lock goes over HTTP)");
-    if (req.onExpire) checkOnExpire(this.host.env, at.ref.ns, req.onExpire);
-    await this.startWait(ws, at, req, { token: newOwnerToken(), deadline: Date.now() + req.waitMs, seq: ++this.lastSeq, keep: keep === true });
+    await this.waitOnSocket(ws, at, { token: newOwnerToken(), seq: ++this.lastSeq, keep: keep === true }, { message });
   }
 
-  /** A lock kind's wait in the line, and its answer on the socket. */
-  private async startWait(ws: WebSocket, at: SocketAt, req: KindWait[WaitingKindName], place: Place): Promise<void> {
+  /**
+   * A lock kind's wait, through the kind's service and the acquire flow (the
+   * same checks, metrics and line as an HTTP acquire), in the line inside this
+   * object (socketLine.ts); its answer on the socket.
+   */
+  private async waitOnSocket(ws: WebSocket, at: SocketAt, place: Place, ask: SocketAsk): Promise<void> {
+    const part = this.host.part(at.kind) as KindObjectPart<WaitingKindName>;
+    const line = socketLine(part, ws, at, place, (outcome) => this.host.afterWait(at, outcome));
+    const call = { env: this.host.env, at, store: this.host.storeOf(at.store), line, waitUntil: (p: Promise<unknown>) => this.host.ctx.waitUntil(p) };
     const wait = new AbortController();
     this.waits.set(ws, wait);
-    keepWaiting(ws, at, { ...place, req });
-    const part = this.host.part(at.kind);
-    const outcome = await part.wait(req as never, wait.signal, { mustPickUp: true, token: place.token });
-    this.host.afterWait(at, outcome);
+    let answer: Awaited<ReturnType<SocketAcquire>>;
+    try {
+      answer = await this.host.acquire(call, ask, wait.signal);
+    } catch (err) {
+      if (wait.signal.aborted) return;
+      this.waits.delete(ws);
+      if (!(err instanceof LockedError)) throw err;
+      this.end(ws, { type: "timeout", retryAfterMs: err.retryAfterMs });
+      return;
+    }
     if (wait.signal.aborted) {
-      // Gone while its answer was on the way: a grant made meanwhile goes back to the line.
-      if (outcome.status === "granted") part.takeBack((outcome.grant as { token: string }).token);
+      // Gone while its answer was on the way: the grant goes back to the line.
+      void answer.delivery?.giveBack();
       return;
     }
     this.waits.delete(ws);
-    // Metrics count socket waits here, as the Worker counts HTTP ones (src/metrics.ts): the wait's time so far.
-    const waited = req.waitMs - Math.max(0, place.deadline - Date.now());
-    if (outcome.status === "granted" || outcome.status === "locked") {
-      writeMetric(this.host.env, at.ref.ns, at.kind, outcome.status === "granted" ? "grant" : "busy", waited);
-    }
-    if (outcome.status === "granted") {
-      const { token, ttlMs } = outcome.grant as { token: string; ttlMs: number };
-      const offered: Attachment = { at, phase: "granted", token, keep: place.keep, offeredAt: Date.now(), ttlMs };
-      keepAttachment(ws, offered);
-      sendAnswer(ws, { type: "granted", grant: outcome.grant });
-      this.limitIdle(ws, offered);
-      return;
-    }
-    if (outcome.status === "locked") {
-      this.end(ws, { type: "timeout", retryAfterMs: outcome.retryAfterMs });
-      return;
-    }
-    try {
-      grantOf(outcome);
-      throw new InternalError("a wait answered neither a grant nor a refusal");
-    } catch (err) {
-      this.fail(ws, err);
-    }
+    const { token, ttlMs } = answer.grant;
+    const offered: Attachment = { at, phase: "granted", token, keep: place.keep, offeredAt: Date.now(), ttlMs };
+    keepAttachment(ws, offered);
+    sendAnswer(ws, { type: "granted", grant: answer.grant });
+    this.limitIdle(ws, offered);
   }
 
   /** An idempotency key's wait socket: the end of another caller's run (IdempotencyObjectPart.awaitEnd). */

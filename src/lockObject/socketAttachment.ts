@@ -16,9 +16,9 @@ export type SocketPhase =
   /** Held, the socket kept open (`keep`) for the holder's heartbeats and release, until the lease's end as the object last heard it. */
   | { phase: "holding"; token: string; leaseEndsAt?: number }
   | { phase: "done" };
-/** A lock wait's place in the line: its token, deadline and arrival order, and whether the socket stays open once held. */
-export type Place = { token: string; deadline: number; seq: number; keep?: boolean };
-export type Resume = (Place & { req: KindWait[WaitingKindName] }) | { deadline: number; seq: number; watch: true };
+/** Where a socket's lock wait stands in the line: its token, arrival order, and whether the socket stays open once held. */
+export type Place = { token: string; seq: number; keep?: boolean };
+export type Resume = (Place & { deadline: number; req: KindWait[WaitingKindName] }) | { deadline: number; seq: number; watch: true };
 export type Attachment = { at: SocketAt } & SocketPhase;
 
 /** A socket's attachment: what it is for and where it is in its wait (null: none). */

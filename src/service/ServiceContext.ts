@@ -1,5 +1,6 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
+import type { WaitLine } from "../lockObject/WaitLine.js";
 import { logError } from "../logError.js";
 import type { RequestIds } from "./requestIds.js";
 
@@ -16,6 +17,12 @@ export interface ServiceContext {
    * committed write into an error: the object's alarm catches up.
    */
   later(what: string, step: () => Promise<unknown>): void;
+  /**
+   * The line a wait waits in when the request is already inside the lock
+   * object (a wait socket's, src/lockObject/socketLine.ts). Absent in the
+   * Worker: the flow reaches the lock object through its client.
+   */
+  line?: WaitLine;
 }
 
 const FOLLOW_UP_ATTEMPTS = 3;

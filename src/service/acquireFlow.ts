@@ -6,6 +6,8 @@ import { lockObjectClient } from "../lockObject/lockObjectClient.js";
 import type { KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { WaitOutcome } from "../lockObject/waitProtocol.js";
+import type { WaitLine } from "../lockObject/WaitLine.js";
+import { type MetricEvent, writeMetric } from "../metrics.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
 /** A grant, and for a grant from the line, what to tell the lock object once its answer went out or could not. */
@@ -14,7 +16,7 @@ export interface AcquireAnswer<Grant> {
   delivery?: GrantDelivery;
 }
 
-/** A grant from the line on its way to an HTTP client (see http/deliveryConfirmed.ts). */
+/** A grant from the line on its way to its client (HTTP: http/deliveryConfirmed.ts; a socket: its ack). */
 export interface GrantDelivery {
   /** The answer went out whole: the holder has it. */
   confirm(): Promise<unknown>;
@@ -42,11 +44,13 @@ export interface AcquireSteps<K extends WaitingKindName, Grant extends { token: 
 }
 
 /**
- * The acquire of every waiting kind, in one place: the store first (an
- * uncontended try-lock or re-entry is one round trip and no object call),
- * then the kind's lock object (its line, or a try with a watch) for what is
- * left of waitMs, then, for a grant from the line, the confirmation that its
- * answer reached the client.
+ * The acquire of every waiting kind, over HTTP and over a wait socket alike,
+ * in one place: the store first (an uncontended try-lock or re-entry is one
+ * round trip and no object call), then the lock's line (its object, or on a
+ * socket the line inside it) for what is left of waitMs, then, for a grant
+ * from the line, what confirms that its answer reached the client. Each
+ * grant and busy answer is counted here (src/metrics.ts), whichever way the
+ * acquire came.
  */
 export async function acquireFlow<K extends WaitingKindName, Grant extends { token: string }>(
   ctx: ServiceContext,
@@ -54,32 +58,52 @@ export async function acquireFlow<K extends WaitingKindName, Grant extends { tok
   signal?: AbortSignal,
 ): Promise<AcquireAnswer<Grant>> {
   const startedAt = Date.now();
-  const tried = await steps.tryStore?.();
+  // The request's time, or for a grant after a wait the wait; nothing for a client that left.
+  const count = (event: MetricEvent) => {
+    if (!signal?.aborted) writeMetric(ctx.env, ctx.ns, steps.kind, event, Date.now() - startedAt);
+  };
+  try {
+    const answer = await acquire(ctx, steps, startedAt, signal);
+    count("grant");
+    return answer;
+  } catch (err) {
+    if (err instanceof LockedError) count("busy");
+    throw err;
+  }
+}
+
+async function acquire<K extends WaitingKindName, Grant extends { token: string }>(
+  ctx: ServiceContext,
+  steps: AcquireSteps<K, Grant>,
+  startedAt: number,
+  signal?: AbortSignal,
+): Promise<AcquireAnswer<Grant>> {
+  const line: WaitLine<K> = ctx.line ?? lockObjectClient(ctx.env, steps.kind, steps.ref);
+  const tried = line.inObject ? undefined : await steps.tryStore?.();
   if (tried) return { grant: tried };
   // waitMs counts from here, not from the line: a store slow to answer the first try uses it up
   // too, so no grant is answered after the wait the client asked for.
   const waitMs = Math.max(0, steps.wait.waitMs - (Date.now() - startedAt));
   if (steps.wait.waitMs > 0 && waitMs === 0) throw new LockedError(1, "not acquired within waitMs (the store was slow to answer)");
-  const object = lockObjectClient(ctx.env, steps.kind, steps.ref);
   // A client that hangs up while waiting leaves the line: the Worker says so itself, after the
   // answer, rather than rely on its request's abort reaching the object along the way.
-  const waiterId = crypto.randomUUID();
-  const hungUp = () => ctx.later("withdraw", () => object.withdraw(waiterId));
-  signal?.addEventListener("abort", hungUp, { once: true });
+  const waiterId = line.withdraw ? crypto.randomUUID() : undefined;
+  const hungUp = () => ctx.later("withdraw", () => line.withdraw?.(waiterId as string) ?? Promise.resolve());
+  if (waiterId) signal?.addEventListener("abort", hungUp, { once: true });
   let outcome: WaitOutcome<Grant>;
   try {
-    outcome = await object.wait({ ...steps.wait, waitMs, waiterId }, steps.grantSchema, signal);
+    outcome = await line.wait({ ...steps.wait, waitMs, ...(waiterId ? { waiterId } : {}) }, steps.grantSchema, signal);
   } finally {
     signal?.removeEventListener("abort", hungUp);
   }
   const grant = grantOf(outcome);
   if (outcome.status !== "granted" || !outcome.pickup) return { grant };
-  steps.fromLine?.();
+  if (!line.inObject) steps.fromLine?.();
   return {
     grant,
     delivery: {
-      confirm: confirmPickup(object, grant.token, () => steps.heartbeat(grant.token)),
-      giveBack: () => object.takeBack(grant.token),
+      confirm: confirmPickup(line, grant.token, () => steps.heartbeat(grant.token)),
+      giveBack: () => line.takeBack(grant.token),
     },
   };
 }

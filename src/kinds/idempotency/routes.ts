@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../../http/appTypes.js";
 import { lockName } from "../../http/lockName.js";
-import { checkOnExpire } from "../../wire/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { heartbeatBody } from "../../wire/schemas.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
@@ -15,7 +14,6 @@ export const idempotencyRoutes = new Hono<AppEnv>();
 idempotencyRoutes.post("/:key/begin", async (c) => {
   const key = lockName(c, "key");
   const body = await readBody(c, idempotencyBeginBody);
-  if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
   const r = await beginIdempotency(serviceContext(c), key, body);
   if (r.state === "started") return c.json({ state: r.state, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt }, 201);
   return c.json({ state: r.state, response: r.response, completedAt: r.completedAt }, 200);

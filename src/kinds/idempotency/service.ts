@@ -2,8 +2,10 @@ import type * as z from "zod/mini";
 import { FingerprintMismatchError, InProgressError } from "../../errors.js";
 import { grantOf } from "../../lockObject/grantOf.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
-import { Idempotency } from "../../primitives/Idempotency.js";
+import { IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
+import { writeMetric } from "../../metrics.js";
+import { checkOnExpire } from "../../wire/onExpire.js";
 import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
 
@@ -13,13 +15,27 @@ import { idempotencyBeginResult } from "./wait.js";
  * object, which begins and watches in one step; a fail tells it afterwards).
  */
 function idempotencyOf(ctx: ServiceContext) {
-  return new Idempotency(ctx.store, { namespace: ctx.ns });
+  return new IdempotencyKeys(ctx.store, ctx.ns);
 }
 
 /** The request body, as its schema leaves it (defaults applied): one source for both. */
 export type BeginBody = z.output<typeof idempotencyBeginBody>;
 
+/** A begin, counted as an acquire is (src/service/acquireFlow.ts): an answer is a grant, a run in progress is busy. */
 export async function beginIdempotency(ctx: ServiceContext, key: string, body: BeginBody) {
+  if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
+  const startedAt = Date.now();
+  try {
+    const answer = await begin(ctx, key, body);
+    writeMetric(ctx.env, ctx.ns, "idempotency", "grant", Date.now() - startedAt);
+    return answer;
+  } catch (err) {
+    if (err instanceof InProgressError) writeMetric(ctx.env, ctx.ns, "idempotency", "busy", Date.now() - startedAt);
+    throw err;
+  }
+}
+
+async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
   const ids = { token: await ctx.ids.token(`idempotency:${key}:begin`), requestId: await ctx.ids.requestId(`idempotency:${key}:begin`) };
   if (!body.onExpire) return idempotencyOf(ctx).begin(key, body, ids);
   const ref = { ns: ctx.ns, name: key };

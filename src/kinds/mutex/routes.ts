@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../http/appTypes.js";
 import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
-import { checkOnExpire } from "../../wire/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
 import { openWaitSocket } from "../../http/waitSocket.js";
@@ -16,7 +15,6 @@ export const mutexRoutes = new Hono<AppEnv>();
 mutexRoutes.post("/:name/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, mutexAcquireBody);
-  if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
   const { grant, delivery } = await acquireMutex(serviceContext(c), name, body, c.req.raw.signal);
   // A grant from the line is confirmed once its answer went out (see deliveryConfirmed).
   return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);

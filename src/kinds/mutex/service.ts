@@ -2,10 +2,13 @@ import type * as z from "zod/mini";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, acquireFlow } from "../../service/acquireFlow.js";
+import type { KindSocketAcquire } from "../../service/socketAcquire.js";
+import { checkOnExpire } from "../../wire/onExpire.js";
+import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { recentlyContended, sawContended } from "./recentlyContended.js";
-import { type mutexAcquireBody, mutexGrant } from "./schemas.js";
+import { mutexAcquireBody, mutexGrant } from "./schemas.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { MutexGrant, MutexReleaseResult, MutexState } from "./types.js";
 
@@ -21,6 +24,7 @@ import type { MutexGrant, MutexReleaseResult, MutexState } from "./types.js";
 export type AcquireBody = z.output<typeof mutexAcquireBody>;
 
 export async function acquireMutex(ctx: ServiceContext, name: string, body: AcquireBody, signal?: AbortSignal): Promise<AcquireAnswer<MutexGrant>> {
+  if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   const ref = { ns: ctx.ns, name };
   const mutex = kindOps(ctx.store, "mutex");
   const hint = `${ctx.store.kind}:${ctx.ns}:${name}`;
@@ -76,6 +80,23 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
     signal,
   );
 }
+
+/** The mutex on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
+export const mutexSocketAcquire: KindSocketAcquire<"mutex"> = {
+  acquire: (ctx, at, message, signal) => acquireMutex(ctx, at.ref.name, validated(message, mutexAcquireBody, "acquire message"), signal),
+  resume: (ctx, wait, signal) =>
+    acquireFlow(
+      ctx,
+      {
+        kind: "mutex",
+        ref: wait.ref,
+        wait,
+        grantSchema: mutexGrant,
+        heartbeat: (token) => kindOps(ctx.store, "mutex").heartbeat(wait.ref, { token }),
+      },
+      signal,
+    ),
+};
 
 export async function heartbeatMutex(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
   const r = await kindOps(ctx.store, "mutex").heartbeat({ ns: ctx.ns, name }, { token, ttlMs });

@@ -11,7 +11,6 @@ import { durableSemaphore } from "../semaphore/durableSemaphore.js";
 import { semaphoreObjectPart } from "../semaphore/objectPart.js";
 import type { ObjectKinds } from "../../lockObject/ObjectKinds.js";
 import type { KindName, KindOps } from "./ops.js";
-import { socketWaits } from "./sockets.js";
 import { redisStoreOf } from "./stores.js";
 import { waitRequestSchema } from "./waits.js";
 
@@ -35,12 +34,14 @@ export const durableDeadlines: Array<(kv: SyncKvStorage, now: number) => number 
   nextHoldersDeadline,
 ];
 
-/** What the Worker's entry point hands its lock objects (src/worker.ts): the kinds, as the object's core reaches them. */
-export const objectKinds: ObjectKinds = {
+/**
+ * What the Worker's entry point hands its lock objects (src/worker.ts): the kinds, as the object's core reaches them,
+ * but for the sockets' acquire (./service.ts), which sits in the service layer above this one.
+ */
+export const objectKinds: Omit<ObjectKinds, "socketAcquire"> = {
   parts: objectParts,
   durable: durableKinds,
   durableDeadlines,
   waitRequest: waitRequestSchema as ObjectKinds["waitRequest"],
   redisStoreOf,
-  socketWaits,
 };

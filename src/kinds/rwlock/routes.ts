@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../http/appTypes.js";
 import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
-import { checkOnExpire } from "../../wire/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
 import { openWaitSocket } from "../../http/waitSocket.js";
@@ -23,7 +22,6 @@ const modeOf = (m: string): RwMode => (m === "write" ? "write" : "read");
 rwLockRoutes.post("/:name/:mode{read|write}/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, rwAcquireBody);
-  if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
   const { grant, delivery } = await acquireRw(serviceContext(c), name, modeOf(c.req.param("mode")), body, c.req.raw.signal);
   return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
 });

@@ -2,10 +2,13 @@ import type * as z from "zod/mini";
 import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { acquireFlow } from "../../service/acquireFlow.js";
+import type { KindSocketAcquire } from "../../service/socketAcquire.js";
+import { checkOnExpire } from "../../wire/onExpire.js";
+import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { UPGRADE_REFUSED } from "./objectPart.js";
-import { type rwAcquireBody, rwGrant } from "./schemas.js";
+import { rwAcquireBody, rwGrant } from "./schemas.js";
 import type { RwMode, RwState } from "./types.js";
 
 /**
@@ -18,6 +21,7 @@ import type { RwMode, RwState } from "./types.js";
 export type RwAcquireBody = z.output<typeof rwAcquireBody>;
 
 export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode, body: RwAcquireBody, signal?: AbortSignal) {
+  if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   const ref = { ns: ctx.ns, name };
   const rwlock = kindOps(ctx.store, "rwlock");
   const reenter = body.token !== undefined;
@@ -67,6 +71,23 @@ export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode,
     signal,
   );
 }
+
+/** The read-write lock on a wait socket: the mode from the path, the rest the HTTP acquire body, acquired the same way. */
+export const rwLockSocketAcquire: KindSocketAcquire<"rwlock"> = {
+  acquire: (ctx, at, message, signal) => acquireRw(ctx, at.ref.name, at.mode ?? "read", validated(message, rwAcquireBody, "acquire message"), signal),
+  resume: (ctx, wait, signal) =>
+    acquireFlow(
+      ctx,
+      {
+        kind: "rwlock",
+        ref: wait.ref,
+        wait,
+        grantSchema: rwGrant,
+        heartbeat: (token) => kindOps(ctx.store, "rwlock").heartbeat(wait.ref, { token }),
+      },
+      signal,
+    ),
+};
 
 /** Extends the token's lease, whatever modes it holds. */
 export async function heartbeatRw(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {

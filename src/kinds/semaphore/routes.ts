@@ -2,7 +2,6 @@ import { Hono } from "hono";
 import type { AppEnv } from "../../http/appTypes.js";
 import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
-import { checkOnExpire } from "../../wire/onExpire.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
 import { openWaitSocket } from "../../http/waitSocket.js";
@@ -16,7 +15,6 @@ export const semaphoreRoutes = new Hono<AppEnv>();
 semaphoreRoutes.post("/:name/acquire", async (c) => {
   const name = lockName(c);
   const body = await readBody(c, semaphoreAcquireBody);
-  if (body.onExpire) checkOnExpire(c.env, c.var.ns, body.onExpire);
   const { grant, delivery } = await acquireSemaphore(serviceContext(c), name, body, c.req.raw.signal);
   return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
 });

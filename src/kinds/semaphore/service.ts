@@ -2,10 +2,13 @@ import type * as z from "zod/mini";
 import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { acquireFlow } from "../../service/acquireFlow.js";
+import type { KindSocketAcquire } from "../../service/socketAcquire.js";
+import { checkOnExpire } from "../../wire/onExpire.js";
+import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { limitMismatchMessage } from "./objectPart.js";
-import { type semaphoreAcquireBody, semaphoreGrant } from "./schemas.js";
+import { semaphoreAcquireBody, semaphoreGrant } from "./schemas.js";
 import type { SemaphoreState } from "./types.js";
 
 /**
@@ -16,6 +19,7 @@ import type { SemaphoreState } from "./types.js";
 export type SemaphoreAcquireBody = z.output<typeof semaphoreAcquireBody>;
 
 export async function acquireSemaphore(ctx: ServiceContext, name: string, body: SemaphoreAcquireBody, signal?: AbortSignal) {
+  if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   const ref = { ns: ctx.ns, name };
   const semaphore = kindOps(ctx.store, "semaphore");
   const newToken = await ctx.ids.token(`semaphore:${name}:acquire`);
@@ -59,6 +63,23 @@ export async function acquireSemaphore(ctx: ServiceContext, name: string, body: 
     signal,
   );
 }
+
+/** The semaphore on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
+export const semaphoreSocketAcquire: KindSocketAcquire<"semaphore"> = {
+  acquire: (ctx, at, message, signal) => acquireSemaphore(ctx, at.ref.name, validated(message, semaphoreAcquireBody, "acquire message"), signal),
+  resume: (ctx, wait, signal) =>
+    acquireFlow(
+      ctx,
+      {
+        kind: "semaphore",
+        ref: wait.ref,
+        wait,
+        grantSchema: semaphoreGrant,
+        heartbeat: (token) => kindOps(ctx.store, "semaphore").heartbeat(wait.ref, { token }),
+      },
+      signal,
+    ),
+};
 
 export async function heartbeatSemaphore(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
   const r = await kindOps(ctx.store, "semaphore").heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
