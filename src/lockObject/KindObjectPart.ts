@@ -1,4 +1,4 @@
-import type { KindName, KindNews, KindOps, KindWait } from "../kinds/registry/ops.js";
+import type { KindName, KindWriteNote, KindOps, KindWait } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 
@@ -17,11 +17,11 @@ export interface KindObjectPart<K extends KindName> {
    * with what each does to the line and the watches in the same call (a
    * release hands the lock to the next waiter, a heartbeat picks a grant up).
    */
-  readonly local: KindOps[K];
+  readonly durableOps: KindOps[K];
   /** A wait in the line, or one try with a watch. */
   wait(req: KindWait[K], signal: AbortSignal, options?: WaitOptions): Promise<WaitOutcome<unknown>>;
   /** Redis store: what the Worker tells after a write it made there. */
-  hear(news: KindNews[K]): void;
+  noteWrite(note: KindWriteNote[K]): void;
   /** A grant from the line reached its client. */
   pickedUp(token: string): void;
   /** A grant from the line whose client left before acknowledging it: back to the line at once. */
@@ -35,6 +35,6 @@ export interface KindObjectPart<K extends KindName> {
    * line in the same step; answered as the HTTP API answers them. Absent
    * for kinds with no line (idempotency keys).
    */
-  heartbeatHere?(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer>;
-  releaseHere?(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer>;
+  heartbeatOnSocket?(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer>;
+  releaseOnSocket?(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer>;
 }

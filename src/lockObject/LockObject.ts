@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.js";
 import { writeMetric } from "../metrics.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
-import type { KindName, KindNews, KindOps } from "../kinds/registry/ops.js";
+import type { KindName, KindWriteNote, KindOps } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { ListingNotes } from "./listingNotes.js";
@@ -30,7 +30,7 @@ import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTi
  *
  * On the Redis store the state lives in Redis: the Worker runs uncontended
  * operations there directly, and comes here only to wait, to watch, or to
- * tell of a write it made (a release that may have handed the lock to this
+ * note a write it made (a release that may have handed the lock to this
  * object's registered waiter). No credentials are ever stored.
  */
 export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc {
@@ -79,7 +79,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   ) {
     super(ctx, env);
     this.host = {
-      local: new LocalStore(ctx.storage.kv, kinds),
+      ownStore: new LocalStore(ctx.storage.kv, kinds),
       storeOf: (kind) => this.storeOf(kind),
       watchLease: (l) => {
         // Looked at again when the lease would end by our clock (the store's ttl, not its clock).
@@ -107,12 +107,12 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     return this.ctx.storage.kv;
   }
 
-  private get local(): LocalStore {
-    return this.host.local as LocalStore;
+  private get ownStore(): LocalStore {
+    return this.host.ownStore as LocalStore;
   }
 
   private storeOf(kind: StoreKind): LockStore {
-    if (kind === "durable") return this.host.local;
+    if (kind === "durable") return this.host.ownStore;
     const redis = this.kinds.redisStoreOf(this.env);
     if (!redis) throw new StoreUnavailableError("the lock object has no Upstash configuration", "not_applied");
     return redis;
@@ -192,9 +192,9 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     this.afterWrite(undefined);
   }
 
-  /** Redis store: the Worker's news of a write it made there (a release, a key given up). */
-  tell<K extends KindName>(kind: K, news: KindNews[K]): void {
-    this.part(kind).hear(news);
+  /** Redis store: the Worker's note of a write it made there (a release, a key given up). */
+  noteWrite<K extends KindName>(kind: K, note: KindWriteNote[K]): void {
+    this.part(kind).noteWrite(note);
     this.schedule();
   }
 
@@ -214,7 +214,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
 
   /** The Durable store (DurableStore calls this): one of the kind's operations, on the state kept here. */
   async run<K extends KindName, Op extends keyof KindOps[K] & string>(kind: K, op: Op, args: unknown[]): Promise<unknown> {
-    const fn = this.part(kind).local[op] as unknown as ((...a: unknown[]) => Promise<unknown>) | undefined;
+    const fn = this.part(kind).durableOps[op] as unknown as ((...a: unknown[]) => Promise<unknown>) | undefined;
     if (typeof fn !== "function") throw new InternalError(`the ${kind} has no operation ${op}`);
     const result = await fn(...args);
     if (op !== "inspect") this.listing.after(kind, args[0] as LockRef, args, result);
@@ -239,7 +239,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
       (l) => writeMetric(this.env, l.ns, l.kind, "lapse"),
     );
     await deliverDueNotifications(this.kv, this.env.WEBHOOK_SECRET ?? "", Date.now());
-    this.cleanupAt = this.local.nextCleanup(Date.now(), true);
+    this.cleanupAt = this.ownStore.nextCleanup(Date.now(), true);
     const waiting = this.timers.next() !== undefined || this.ctx.getWebSockets().length > 0;
     if (this.cleanupAt === undefined && !watchCount(this.kv) && !waiting) {
       await this.ctx.storage.deleteAll(); // nothing left to keep, not even a fence
@@ -250,7 +250,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
 
   /** After a write to this object's storage: make sure an alarm will clean it up. */
   private afterWrite<T>(result: T): T {
-    const due = this.local.nextCleanup(Date.now(), false);
+    const due = this.ownStore.nextCleanup(Date.now(), false);
     if (due !== undefined) this.cleanupAt = Math.min(this.cleanupAt ?? Infinity, due);
     this.schedule();
     return result;

@@ -12,7 +12,7 @@ import type { StoreKind } from "./waitProtocol.js";
  */
 export interface LockObjectHost {
   /** This object's own storage, as a store (the Durable store). */
-  readonly local: EveryKindStore;
+  readonly ownStore: EveryKindStore;
   /** Redis (from the object's own configuration) or the local store. */
   storeOf(kind: StoreKind): LockStore;
   /** Watch a lease for onExpire, looked at again when it would end (after ttlMs, by our clock). */

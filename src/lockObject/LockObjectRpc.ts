@@ -1,4 +1,4 @@
-import type { KindName, KindNews, KindOps } from "../kinds/registry/ops.js";
+import type { KindName, KindWriteNote, KindOps } from "../kinds/registry/ops.js";
 
 /**
  * What the Worker can call on a lock object (LockObject implements it): the
@@ -6,8 +6,8 @@ import type { KindName, KindNews, KindOps } from "../kinds/registry/ops.js";
  * Besides these, fetch takes POST /wait (waitProtocol.ts).
  */
 export interface LockObjectRpc extends Rpc.DurableObjectBranded {
-  /** Redis store: the Worker's news of a write it made there (a release, a key given up). */
-  tell<K extends KindName>(kind: K, news: KindNews[K]): void;
+  /** Redis store: the Worker's note of a write it made there (a release, a key given up). */
+  noteWrite<K extends KindName>(kind: K, note: KindWriteNote[K]): void;
   /** The Worker delivered a queued grant's answer to its client. */
   pickedUp(kind: KindName, token: string): void;
   /** The Worker could not deliver a queued grant's answer (its client was gone): the grant goes back to the line. */

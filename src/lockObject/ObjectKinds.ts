@@ -12,7 +12,7 @@ import type { LockObjectHost } from "./LockObjectHost.js";
  * imports none; it reaches every kind, and the Redis store of them, through this.
  */
 export interface ObjectKinds {
-  /** Each kind's part of its lock object: its line, the Worker's news, its Durable-store operations. */
+  /** Each kind's part of its lock object: its line, the Worker's notes of its writes, its Durable-store operations. */
   parts: { [K in KindName]: (host: LockObjectHost) => KindObjectPart<K> };
   /** Each kind's rules on a lock object's own storage (the Durable store). */
   durable(kv: SyncKvStorage): KindOps;

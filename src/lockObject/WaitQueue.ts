@@ -101,14 +101,14 @@ export class WaitQueue<Req, Grant> {
       signal?.addEventListener("abort", () => this.leave(waiter, { status: "locked", retryAfterMs: 1 }));
       this.waiters.push(waiter);
       // Only a new head tries the store: the rest are reached through it.
-      if (this.waiters.length === 1) this.kick();
+      if (this.waiters.length === 1) this.letHeadTry();
     });
   }
 
   /** A release handed the lock to this waiter (the store granted its registered token). */
   handedOver(token: string, grant: Grant): void {
     this.deliver(token, grant, true); // a handoff always follows a wait
-    this.kick();
+    this.letHeadTry();
   }
 
   /**
@@ -116,7 +116,7 @@ export class WaitQueue<Req, Grant> {
    * socket closed): take it back now, not after the pickup time.
    */
   takeBack(token: string): void {
-    if (this.claims.takeBack(token)) this.kick();
+    if (this.claims.takeBack(token)) this.letHeadTry();
   }
 
   /** Whether this grant was taken back for want of a pickup (an acknowledgement now comes too late). */
@@ -131,10 +131,10 @@ export class WaitQueue<Req, Grant> {
 
   /**
    * The lock became free without a handoff (a release, a lapse): let the head
-   * try. `released`: a release's news, so with an empty line the policy's
+   * try. `released`: a release's note, so with an empty line the policy's
    * idle step runs (in the same loop as every other store step).
    */
-  kick(released = false): void {
+  letHeadTry(released = false): void {
     this.wanted = true;
     if (released) this.idleWanted = true;
     if (this.running) return;
@@ -149,7 +149,7 @@ export class WaitQueue<Req, Grant> {
     this.cancelWake?.();
     this.cancelWake = this.timers.after(Math.max(MIN_WAKE_MS, ms), () => {
       this.cancelWake = undefined;
-      if (this.waiters.length || this.claims.withdrawals.size) this.kick();
+      if (this.waiters.length || this.claims.withdrawals.size) this.letHeadTry();
     });
   }
 
@@ -264,7 +264,7 @@ export class WaitQueue<Req, Grant> {
     const i = this.waiters.indexOf(waiter);
     if (i >= 0) this.waiters.splice(i, 1);
     if (waiter.admitted) this.claims.departed(waiter.token);
-    if (waiter.admitted || i === 0) this.kick();
+    if (waiter.admitted || i === 0) this.letHeadTry();
   }
 
   private timeoutOutcome(): WaitOutcome<Grant> {

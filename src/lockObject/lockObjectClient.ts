@@ -2,7 +2,7 @@ import type * as z from "zod/mini";
 import { storeTimeoutMs, withDeadline } from "../deadline.js";
 import type { Env } from "../env.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
-import type { KindName, KindNews, KindWait } from "../kinds/registry/ops.js";
+import type { KindName, KindWriteNote, KindWait } from "../kinds/registry/ops.js";
 import { classifyObjectFault } from "../store/durable/objectFaults.js";
 import type { LockRef } from "../store/LockRef.js";
 import { lockObjectOf } from "../store/durable/lockObjectOf.js";
@@ -45,8 +45,8 @@ export function lockObjectClient<K extends KindName>(env: Env, kind: K, ref: Loc
       if (!parsed.success) throw new InternalError(`the lock object answered wait with ${JSON.stringify(body).slice(0, 200)}`);
       return parsed.data;
     },
-    /** Redis store: news of a write the Worker made there (a release, a key given up). */
-    tell: (news: KindNews[K]) => call("tell", () => stub.tell(kind, news as never)),
+    /** Redis store: a note of a write the Worker made there (a release, a key given up). */
+    noteWrite: (note: KindWriteNote[K]) => call("noteWrite", () => stub.noteWrite(kind, note as never)),
     pickedUp: (token: string) => call("pickedUp", () => stub.pickedUp(kind, token)),
     /** A grant from the line whose client was gone when its answer was written: back to the line now. */
     takeBack: (token: string) => call("takeBack", () => stub.takeBack(kind, token)),

@@ -44,11 +44,11 @@ export async function holdOnSocket(host: SocketHolderHost, ws: WebSocket, state:
   const message = validated(json, holderMessage, "holder message");
   const sentAt = Date.now();
   const part = host.part(state.at.kind);
-  if (!part.heartbeatHere || !part.releaseHere) throw new InternalError(`the ${state.at.kind} has no socket holder`);
+  if (!part.heartbeatOnSocket || !part.releaseOnSocket) throw new InternalError(`the ${state.at.kind} has no socket holder`);
   const r =
     message.type === "heartbeat"
-      ? await part.heartbeatHere(state.at.ref, state.at.store, state.token, message.ttlMs)
-      : await part.releaseHere(state.at.ref, state.at.store, state.token);
+      ? await part.heartbeatOnSocket(state.at.ref, state.at.store, state.token, message.ttlMs)
+      : await part.releaseOnSocket(state.at.ref, state.at.store, state.token);
   host.afterWait(state.at, r);
   if (r.status === "lost") throw new LeaseLostError();
   if (message.type === "release") {

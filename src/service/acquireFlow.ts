@@ -1,7 +1,7 @@
 import type * as z from "zod/mini";
 import { LockedError } from "../errors.js";
 import { confirmPickup } from "../lockObject/confirmPickup.js";
-import { grantOf } from "../lockObject/grantOf.js";
+import { grantOrThrow } from "../lockObject/grantOrThrow.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
 import type { KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
@@ -96,7 +96,7 @@ async function acquire<K extends WaitingKindName, Grant extends { token: string 
   } finally {
     signal?.removeEventListener("abort", hungUp);
   }
-  const grant = grantOf(outcome);
+  const grant = grantOrThrow(outcome);
   if (outcome.status !== "granted" || !outcome.pickup) return { grant };
   if (!line.inObject) steps.fromLine?.();
   return {

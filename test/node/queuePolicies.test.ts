@@ -147,7 +147,7 @@ describe("many-holder queue policy (through the line)", () => {
     // A release's news (the Worker tells the object: objectPart.ts kicks the line).
     const tell = async (token: string) => {
       await store.rwlock.release(ref, { token, mode: "any", requestId: requestId() });
-      line.kick(true);
+      line.letHeadTry(true);
     };
 
     await tell(x);
@@ -205,7 +205,7 @@ describe("many-holder queue policy (through the line)", () => {
     expect(await store.semaphore.inspect(ref)).toMatchObject({ used: 2, holders: 1 });
 
     await store.semaphore.release(ref, { token: x, requestId: requestId() });
-    line.kick(true);
+    line.letHeadTry(true);
     const [b, s] = await Promise.all([bigWait.done, smallWait.done]);
     expect(b).toMatchObject({ status: "granted", pickup: true, grant: { token: big, permits: 2 } });
     expect(s).toMatchObject({ status: "granted", pickup: true, grant: { token: small, permits: 1 } });
@@ -229,7 +229,7 @@ describe("many-holder queue policy (through the line)", () => {
     const tryLock = () => store.semaphore.acquire(ref, { token: tokenOf("try"), limit: 3, permits: 1, ttlMs: 4000, watch: false });
     expect(await tryLock()).toMatchObject({ status: "busy", queued: true });
     const line = new WaitQueue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
-    line.kick(true);
+    line.letHeadTry(true);
     await pollUntil(
       () => redis.exists(semaphoreKeys(ref).gate),
       (n) => n === 0,

@@ -35,7 +35,7 @@ function lineFor(ref = freshRef("line"), store: () => LockStore = () => live) {
   async function release(token: string) {
     const r = await live.mutex.release(ref, { token, requestId: requestId() });
     if (r.status === "ok" && r.handedTo) line.handedOver(r.handedTo.token, r.handedTo);
-    else if (line.length) line.kick();
+    else if (line.length) line.letHeadTry();
     return r;
   }
   async function holdWith(token: string, ttlMs = 5000, holder?: string) {

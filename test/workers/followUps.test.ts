@@ -76,7 +76,7 @@ describe("follow-ups after a committed write (Redis store)", () => {
     const granted = await first;
     expect(granted.status).toBe(200);
     // Now the release's news arrives after all (a retried follow-up that had landed).
-    await env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`mutex:tenant-a:${name}`)).tell("mutex", {
+    await env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`mutex:tenant-a:${name}`)).noteWrite("mutex", {
       ref: { ns: "tenant-a", name },
       fence: holder.fence,
       handedTo: granted.body,

@@ -8,7 +8,7 @@ import { type WaitOptions, WaitQueue } from "../../lockObject/WaitQueue.js";
 import type { KindOps, KindWait } from "../registry/ops.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { kindOps, type LockStore } from "../../store/types.js";
-import type { HolderForceInput, HolderNews } from "./types.js";
+import type { HolderForceInput, HolderWriteNote } from "./types.js";
 
 interface HolderGrant {
   token: string;
@@ -41,35 +41,35 @@ export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderG
  * A many-holder kind's part of its lock object (the read-write lock, the
  * semaphore): its line of waiters, admitted in batches by the kind's store
  * step, and the onExpire watches of its holders, by token. Releases reach
- * it as news (hear) that moves the line; on the Durable store its own
+ * it as a note of the write (noteWrite) that moves the line; on the Durable store its own
  * release does the same in the same call.
  */
 export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGrant> implements KindObjectPart<K> {
   private queue: WaitQueue<Req, Grant> | undefined;
   /** The store of the requests this object serves now (waiters of one lock all use the same). */
   private storeKind: StoreKind = "durable";
-  readonly local: KindOps[K];
+  readonly durableOps: KindOps[K];
 
   constructor(
     private readonly host: LockObjectHost,
     private readonly spec: HolderKindSpec<K, Req, Grant>,
   ) {
     // Both many-holder kinds share heartbeat and release shapes; what differs is in the spec.
-    const here = host.local[spec.kind] as KindOps[HolderKind];
-    this.local = {
-      ...here,
+    const own = host.ownStore[spec.kind] as KindOps[HolderKind];
+    this.durableOps = {
+      ...own,
       heartbeat: async (ref: LockRef, input: { token: string; ttlMs?: number }) => {
-        const r = await here.heartbeat(ref, input);
+        const r = await own.heartbeat(ref, input);
         if (r.status === "ok") this.pickedUp(input.token);
         return r;
       },
       release: async (ref: LockRef, input: Parameters<KindOps[HolderKind]["release"]>[1]) => {
-        const r = await (here.release as (ref: LockRef, input: unknown) => ReturnType<KindOps[K]["release"]>)(ref, input);
+        const r = await (own.release as (ref: LockRef, input: unknown) => ReturnType<KindOps[K]["release"]>)(ref, input);
         if (r.status === "ok") this.released({ ref, token: input.token, endedWatch: spec.endedWatch(r as never) }, "durable");
         return r;
       },
       forceRelease: async (ref: LockRef, input: HolderForceInput) => {
-        const r = await here.forceRelease(ref, input);
+        const r = await own.forceRelease(ref, input);
         if (r.status === "ok") this.released({ ref, token: "", endedWatch: false, endedTokens: r.endedTokens }, "durable");
         return r;
       },
@@ -120,33 +120,33 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
   }
 
   /** Redis store: a holder released. */
-  hear(news: HolderNews): void {
-    this.released(news, "redis");
+  noteWrite(note: HolderWriteNote): void {
+    this.released(note, "redis");
   }
 
   /** A holder released (in Redis, or here): its watch ends if it released for good, and the line may move. */
-  private released({ ref, token, endedWatch, endedTokens }: HolderNews, store: StoreKind): void {
+  private released({ ref, token, endedWatch, endedTokens }: HolderWriteNote, store: StoreKind): void {
     if (endedWatch) this.host.dropWatch(token);
     for (const ended of endedTokens ?? []) this.host.dropWatch(ended);
     // With waiters, the next store step; with none (the object restarted and lost its line), the idle step drops their gate.
-    this.line(ref, store).kick(true);
+    this.line(ref, store).letHeadTry(true);
   }
 
-  async heartbeatHere(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer> {
-    const ops = (store === "durable" ? this.local : kindOps(this.host.storeOf(store), this.spec.kind)) as KindOps[HolderKind];
+  async heartbeatOnSocket(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer> {
+    const ops = (store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), this.spec.kind)) as KindOps[HolderKind];
     const r = await ops.heartbeat(ref, { token, ttlMs });
     return r.status === "lost" ? r : { status: "ok", answer: { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence } };
   }
 
   /** The Durable store's release moves the line in the same call; on Redis, this object hears of it at once. */
-  async releaseHere(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer> {
-    const ops = store === "durable" ? this.local : kindOps(this.host.storeOf(store), this.spec.kind);
+  async releaseOnSocket(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer> {
+    const ops = store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), this.spec.kind);
     const release = ops.release as (ref: LockRef, input: unknown) => ReturnType<KindOps[K]["release"]>;
     const r = await release(ref, this.spec.releaseInput(token, newRequestId()));
     if (r.status === "lost") return { status: "lost" };
     const ok = r as Awaited<ReturnType<KindOps[K]["release"]>> & { status: "ok" };
     const endedWatch = this.spec.endedWatch(ok);
-    if (store === "redis" && ((ok as { waiters?: boolean }).waiters || endedWatch)) this.hear({ ref, token, endedWatch });
+    if (store === "redis" && ((ok as { waiters?: boolean }).waiters || endedWatch)) this.noteWrite({ ref, token, endedWatch });
     return { status: "ok", answer: this.spec.releaseAnswer(ok) };
   }
 

@@ -74,7 +74,7 @@ export interface HolderOps {
 }
 
 /** Redis store: a holder released; the line may move, and its watch ends if it released for good. */
-export interface HolderNews {
+export interface HolderWriteNote {
   ref: LockRef;
   token: string;
   endedWatch: boolean;

@@ -5,7 +5,7 @@ import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { IdempotencyBeginResult, IdempotencyNews, IdempotencyOps, IdempotencyState } from "./types.js";
+import type { IdempotencyBeginResult, IdempotencyWriteNote, IdempotencyOps, IdempotencyState } from "./types.js";
 import type { IdempotencyWait } from "./wait.js";
 
 /** How an idempotency wait ends: the key completed or free (IdempotencyState), or not within waitMs. */
@@ -19,25 +19,25 @@ const MIN_LOOK_AGAIN_MS = 10;
  * onExpire (begun and watched in one step), and on the Durable store the
  * operations themselves; completing or failing ends the watch quietly and
  * wakes callers waiting for the run's end (awaitEnd, from a wait socket).
- * Keys have no line: nobody is granted anything from here.
+ * Keys have no line: nobody is granted anything from own.
  */
 export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
-  readonly local: IdempotencyOps;
+  readonly durableOps: IdempotencyOps;
   /** Callers waiting here for the run's end (awaitEnd), counted once they have looked at the key. */
   private waiting = 0;
 
   constructor(private readonly host: LockObjectHost) {
-    const here = host.local.idempotency;
-    this.local = {
-      ...here,
+    const own = host.ownStore.idempotency;
+    this.durableOps = {
+      ...own,
       complete: async (ref, input) => {
-        const r = await here.complete(ref, input);
-        if (r.status === "ok") this.hear({ fence: r.fence });
+        const r = await own.complete(ref, input);
+        if (r.status === "ok") this.noteWrite({ fence: r.fence });
         return r;
       },
       fail: async (ref, input) => {
-        const r = await here.fail(ref, input);
-        if (r.status === "ok") this.hear({ fence: r.fence });
+        const r = await own.fail(ref, input);
+        if (r.status === "ok") this.noteWrite({ fence: r.fence });
         return r;
       },
     };
@@ -73,24 +73,24 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
   }
 
   /** Given up or finished on purpose (Redis store: told by the Worker): the watch ends with no notification. */
-  hear(news: IdempotencyNews): void {
-    this.host.dropWatch(news.fence);
+  noteWrite(note: IdempotencyWriteNote): void {
+    this.host.dropWatch(note.fence);
     // Callers waiting for the run's end look again.
     const wake = this.wakeWaiters;
-    this.news = new Promise((resolve) => (this.wakeWaiters = resolve));
+    this.nextEnd = new Promise((resolve) => (this.wakeWaiters = resolve));
     wake();
   }
 
-  /** Resolves at the next news of a complete or fail: callers waiting on a wait socket look again then. */
+  /** Resolves at the next note of a complete or fail: callers waiting on a wait socket look again then. */
   private wakeWaiters!: () => void;
-  private news: Promise<void> = new Promise((resolve) => (this.wakeWaiters = resolve));
+  private nextEnd: Promise<void> = new Promise((resolve) => (this.wakeWaiters = resolve));
 
   /**
    * A caller of a key someone else is working on waits here (a wait
    * socket) for the run to end: the stored result once completed, `absent`
    * once failed or lapsed (then the caller may begin it), or timeout. It
-   * looks at the key now, at each news of a complete or fail, and when the
-   * running owner's lease would end (an owner that vanished sends no news).
+   * looks at the key now, at each note of a complete or fail, and when the
+   * running owner's lease would end (an owner that vanished sends no note).
    * Each look marks the run as waited for (inspectWaiting), so that on the
    * Redis store its complete is told here however the caller learned of the
    * run: a begin answered in_progress marks it too, but a caller may watch
@@ -102,7 +102,7 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
     let counted = false;
     try {
       for (;;) {
-        const news = this.news; // taken before looking, so news that lands meanwhile is not missed
+        const nextEnd = this.nextEnd; // taken before looking, so an end noted meanwhile is not missed
         const state = await kindOps(this.host.storeOf(store), "idempotency").inspectWaiting(ref);
         if (state.state !== "started") return state;
         if (!counted) this.waiting += 1;
@@ -115,7 +115,7 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
         const lapse = new Promise<void>((resolve) => {
           cancel = this.host.timers.after(Math.min(left, Math.max(MIN_LOOK_AGAIN_MS, retryAfterMs + MIN_LOOK_AGAIN_MS)), resolve);
         });
-        await Promise.race([news, lapse, gone]);
+        await Promise.race([nextEnd, lapse, gone]);
         cancel?.();
       }
     } finally {

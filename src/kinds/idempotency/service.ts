@@ -1,6 +1,6 @@
 import type * as z from "zod/mini";
 import { FingerprintMismatchError, InProgressError } from "../../errors.js";
-import { grantOf } from "../../lockObject/grantOf.js";
+import { grantOrThrow } from "../../lockObject/grantOrThrow.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
@@ -56,7 +56,7 @@ async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
     },
     idempotencyBeginResult,
   );
-  const r = grantOf(outcome);
+  const r = grantOrThrow(outcome);
   switch (r.status) {
     case "started":
       return { state: "started" as const, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
@@ -77,7 +77,7 @@ export async function completeIdempotency(ctx: ServiceContext, key: string, toke
   // Someone was told in_progress, or watched on the key's wait socket, meanwhile: the key's lock object
   // hears it, to hand the result to its waiters (the Durable store's object did so in the same call).
   if (ctx.store.kind === "redis" && r.waited) {
-    ctx.later("completed", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).tell({ fence: r.fence }));
+    ctx.later("completed", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence: r.fence }));
   }
   return r;
 }
@@ -85,7 +85,7 @@ export async function completeIdempotency(ctx: ServiceContext, key: string, toke
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
   const { fence } = await idempotencyOf(ctx).fail(key, token, { requestId: await ctx.ids.requestId(`idempotency:${key}:fail`, token) });
   // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
-  if (ctx.store.kind === "redis") ctx.later("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).tell({ fence }));
+  if (ctx.store.kind === "redis") ctx.later("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence }));
 }
 
 export const inspectIdempotency = (ctx: ServiceContext, key: string) => idempotencyOf(ctx).inspect(key);

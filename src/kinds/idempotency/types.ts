@@ -61,6 +61,6 @@ export interface IdempotencyOps {
 }
 
 /** Redis store: the key's start ended on purpose (failed): its watch ends with no notification. */
-export interface IdempotencyNews {
+export interface IdempotencyWriteNote {
   fence: number;
 }

@@ -105,7 +105,7 @@ function newLease(
   };
 }
 
-function grantOf(name: string, lease: Lease): MutexGrant {
+function grantOfLease(name: string, lease: Lease): MutexGrant {
   return { name, token: lease.owner, fence: lease.fence, ttlMs: lease.ttl, expiresAt: lease.expiresAt, count: lease.count };
 }
 
@@ -130,7 +130,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
     else delete next.lockDelay;
     kv.put(LEASE, next);
     keepDelay(kv, next);
-    return remember<MutexAcquireResult>(kv, input.requestId, { status: "granted", grant: grantOf(name, next) }, now + REQUEST_MEMORY_MS);
+    return remember<MutexAcquireResult>(kv, input.requestId, { status: "granted", grant: grantOfLease(name, next) }, now + REQUEST_MEMORY_MS);
   }
   // A retry of a grant (or the object asking again for its head) finds its own token.
   if (lease?.owner === input.token) {
@@ -138,15 +138,15 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
       // The client's retry of an acquire that was granted from the line: it is alive, so the grant is picked up.
       const { pickupBy: _, ...picked } = lease;
       kv.put(LEASE, picked);
-      return { status: "granted", grant: grantOf(name, picked) };
+      return { status: "granted", grant: grantOfLease(name, picked) };
     }
-    if (input.mode !== "queue" || input.markPickup !== true) return { status: "granted", grant: grantOf(name, lease) };
+    if (input.mode !== "queue" || input.markPickup !== true) return { status: "granted", grant: grantOfLease(name, lease) };
     // A grant the object learns of only now (a handoff, or its own step whose answer was lost): the whole lease
     // from now, as its answer will say, marked for pickup (even if granted unmarked: nobody has its token yet).
     const renewed: Lease = { ...lease, expiresAt: now + lease.ttl, pickupBy: now + PICKUP_MS };
     delete renewed.lastTtl;
     kv.put(LEASE, renewed);
-    return { status: "granted", grant: grantOf(name, renewed) };
+    return { status: "granted", grant: grantOfLease(name, renewed) };
   }
   if (lease) {
     if (input.mode === "queue") {
@@ -187,7 +187,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
   kv.put(LEASE, granted);
   if (granted.lockDelay) keepDelay(kv, granted);
   if (input.mode === "queue") kv.delete(NEXT);
-  return { status: "granted", grant: grantOf(name, granted) };
+  return { status: "granted", grant: grantOfLease(name, granted) };
 }
 
 export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): MutexHeartbeatResult {
@@ -224,7 +224,7 @@ export function release(kv: SyncKvStorage, now: number, name: string, input: Mut
   if (handed.lockDelay) keepDelay(kv, handed);
   if (waiting.more) kv.put<Next>(NEXT, { token: "", more: true, ttl: 0, watch: false, until: now + REGISTRATION_GRACE_MS });
   else kv.delete(NEXT);
-  return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: true, handedTo: grantOf(name, handed) });
+  return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: true, handedTo: grantOfLease(name, handed) });
 }
 
 export function withdraw(kv: SyncKvStorage, now: number, input: { token: string; reason: WithdrawReason }): MutexWithdrawResult {

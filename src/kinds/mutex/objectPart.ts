@@ -7,7 +7,7 @@ import type { LockRef } from "../../store/LockRef.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { type MutexWaitRequest, mutexQueuePolicy } from "./mutexQueuePolicy.js";
-import type { MutexAcquireInput, MutexGrant, MutexNews, MutexOps } from "./types.js";
+import type { MutexAcquireInput, MutexGrant, MutexWriteNote, MutexOps } from "./types.js";
 import type { MutexWait } from "./wait.js";
 
 /**
@@ -19,19 +19,19 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
   private queue: WaitQueue<MutexWaitRequest, MutexGrant> | undefined;
   /** The store of the requests this object serves now (waiters of one lock all use the same). */
   private storeKind: StoreKind = "durable";
-  readonly local: MutexOps;
+  readonly durableOps: MutexOps;
 
   constructor(private readonly host: LockObjectHost) {
-    const here = host.local.mutex;
-    this.local = {
-      ...here,
+    const own = host.ownStore.mutex;
+    this.durableOps = {
+      ...own,
       heartbeat: async (ref, input) => {
-        const r = await here.heartbeat(ref, input);
+        const r = await own.heartbeat(ref, input);
         if (r.status === "ok") this.pickedUp(input.token);
         return r;
       },
       release: async (ref, input) => {
-        const r = await here.release(ref, input);
+        const r = await own.release(ref, input);
         // The handoff happens in this same call: no second object, no round trip.
         if (r.status === "ok" && r.released) this.released({ ref, fence: r.fence, handedTo: r.handedTo }, "durable");
         return r;
@@ -94,28 +94,28 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
   }
 
   /** Redis store: a release landed; it may have handed the lock to our registered waiter. */
-  hear(news: MutexNews): void {
-    this.released(news, "redis");
+  noteWrite(note: MutexWriteNote): void {
+    this.released(note, "redis");
   }
 
-  private released({ ref, fence, handedTo }: MutexNews, store: StoreKind): void {
+  private released({ ref, fence, handedTo }: MutexWriteNote, store: StoreKind): void {
     this.host.dropWatch(fence);
     const line = this.line(ref, store);
     if (handedTo) line.handedOver(handedTo.token, handedTo);
-    else if (line.length) line.kick();
+    else if (line.length) line.letHeadTry();
   }
 
-  async heartbeatHere(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer> {
-    const r = await (store === "durable" ? this.local : kindOps(this.host.storeOf(store), "mutex")).heartbeat(ref, { token, ttlMs });
+  async heartbeatOnSocket(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer> {
+    const r = await (store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), "mutex")).heartbeat(ref, { token, ttlMs });
     return r.status === "lost" ? r : { status: "ok", answer: { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence } };
   }
 
   /** The Durable store's release hands over in the same call; on Redis, this object hears of it at once (no Worker between). */
-  async releaseHere(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer> {
+  async releaseOnSocket(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer> {
     const input = { token, requestId: newRequestId() };
-    const r = await (store === "durable" ? this.local : kindOps(this.host.storeOf(store), "mutex")).release(ref, input);
+    const r = await (store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), "mutex")).release(ref, input);
     if (r.status === "lost") return r;
-    if (store === "redis" && r.released && r.watched) this.hear({ ref, fence: r.fence, handedTo: r.handedTo });
+    if (store === "redis" && r.released && r.watched) this.noteWrite({ ref, fence: r.fence, handedTo: r.handedTo });
     return { status: "ok", answer: { released: r.released, count: r.count } };
   }
 

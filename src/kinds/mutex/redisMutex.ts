@@ -34,7 +34,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         ],
       );
       // A grant is always to the token sent (the script does not echo it).
-      if (r.status === "granted") return { status: "granted", grant: grantOf(ref, r, "", input.token) };
+      if (r.status === "granted") return { status: "granted", grant: grantOfReply(ref, r, "", input.token) };
       if (r.status === "busy") {
         const current = r.expiresAt === undefined ? undefined : { holder: r.holder || null, expiresAt: numberField(r, "expiresAt") };
         return {
@@ -77,7 +77,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         fence: numberField(r, "fence"),
         watched: r.watched === "1",
         ...agreedFence(r),
-        ...(r.handedTo ? { handedTo: grantOf(ref, r, "handed", r.handedTo) } : {}),
+        ...(r.handedTo ? { handedTo: grantOfReply(ref, r, "handed", r.handedTo) } : {}),
         ...(force ? { holder: r.holder || null } : {}),
       };
     },
@@ -113,7 +113,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
 }
 
 /** A grant to `token` from a reply: its own fields, or the handed-over waiter's (prefix "handed"). */
-function grantOf(ref: LockRef, r: ScriptReply, prefix: "" | "handed", token: string): MutexGrant {
+function grantOfReply(ref: LockRef, r: ScriptReply, prefix: "" | "handed", token: string): MutexGrant {
   const field = (name: string) => (prefix ? `${prefix}${name[0].toUpperCase()}${name.slice(1)}` : name);
   return {
     name: ref.name,

@@ -122,7 +122,7 @@ export async function releaseMutex(ctx: ServiceContext, name: string, token: str
 function tellReleased(ctx: ServiceContext, ref: LockRef, r: MutexReleaseResult & { status: "ok" }): void {
   if (ctx.store.kind !== "redis" || !r.released || !r.watched) return;
   const { fence, handedTo } = r;
-  ctx.later("released", () => lockObjectClient(ctx.env, "mutex", ref).tell({ ref, fence, handedTo }));
+  ctx.later("released", () => lockObjectClient(ctx.env, "mutex", ref).noteWrite({ ref, fence, handedTo }));
 }
 
 export async function inspectMutex(ctx: ServiceContext, name: string): Promise<MutexState & { waiters: number }> {

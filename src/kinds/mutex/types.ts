@@ -106,7 +106,7 @@ export interface MutexOps {
 }
 
 /** Redis store: a release landed; it may have handed the lock to the lock object's registered waiter. */
-export interface MutexNews {
+export interface MutexWriteNote {
   ref: LockRef;
   fence: number;
   handedTo?: MutexGrant;

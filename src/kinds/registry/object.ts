@@ -14,7 +14,7 @@ import type { KindName, KindOps } from "./ops.js";
 import { redisStoreOf } from "./stores.js";
 import { waitRequestSchema } from "./waits.js";
 
-/** The kind registry: what each kind brings to its lock object (its part: line, news, Durable operations). */
+/** The kind registry: what each kind brings to its lock object (its part: line, notes of writes, Durable operations). */
 export const objectParts: { [K in KindName]: (host: LockObjectHost) => KindObjectPart<K> } = {
   mutex: (host) => new MutexObjectPart(host),
   rwlock: rwLockObjectPart,

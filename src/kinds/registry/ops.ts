@@ -5,10 +5,10 @@
  * Durable store (object.ts) and to the HTTP API (routes.ts); a new kind is
  * added in each, and nowhere else outside its folder.
  */
-import type { HolderNews } from "../holders/types.js";
-import type { IdempotencyNews, IdempotencyOps } from "../idempotency/types.js";
+import type { HolderWriteNote } from "../holders/types.js";
+import type { IdempotencyWriteNote, IdempotencyOps } from "../idempotency/types.js";
 import type { IdempotencyWait } from "../idempotency/wait.js";
-import type { MutexNews, MutexOps } from "../mutex/types.js";
+import type { MutexWriteNote, MutexOps } from "../mutex/types.js";
 import type { MutexWait } from "../mutex/wait.js";
 import type { RwLockOps } from "../rwlock/types.js";
 import type { RwLockWait } from "../rwlock/wait.js";
@@ -44,9 +44,9 @@ export interface KindWait {
 }
 
 /** What the Worker tells a kind's lock object after a write in Redis (a release, a key given up). */
-export interface KindNews {
-  mutex: MutexNews;
-  rwlock: HolderNews;
-  semaphore: HolderNews;
-  idempotency: IdempotencyNews;
+export interface KindWriteNote {
+  mutex: MutexWriteNote;
+  rwlock: HolderWriteNote;
+  semaphore: HolderWriteNote;
+  idempotency: IdempotencyWriteNote;
 }

@@ -37,7 +37,7 @@ type RwSet = HolderSet<RwHolder>;
 
 const hasWriter = (h: RwHolder) => h.w > 0;
 
-function grantOf(name: string, token: string, mode: RwMode, h: RwHolder): RwGrant {
+function rwGrantOfHolder(name: string, token: string, mode: RwMode, h: RwHolder): RwGrant {
   return { name, token, mode, fence: h.fence, ttlMs: h.ttl, expiresAt: h.exp, count: mode === "write" ? h.w : h.r };
 }
 
@@ -90,7 +90,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
     return remember<RwAcquireResult>(
       kv,
       input.requestId,
-      { status: "granted", grant: grantOf(name, input.token, input.mode, next) },
+      { status: "granted", grant: rwGrantOfHolder(name, input.token, input.mode, next) },
       now + REQUEST_MEMORY_MS,
     );
   }
@@ -100,7 +100,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
       delete mine.pickupBy;
       save(kv, set);
     }
-    return { status: "granted", grant: grantOf(name, input.token, input.mode, mine) };
+    return { status: "granted", grant: rwGrantOfHolder(name, input.token, input.mode, mine) };
   }
   const until = blockedUntil(set, input.mode);
   if (until !== undefined) {
@@ -111,7 +111,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
   const h = newHolder(kv, set, now, input.mode, input.ttlMs, input.watch, input.holder);
   set.holders[input.token] = h;
   save(kv, set);
-  return { status: "granted", grant: grantOf(name, input.token, input.mode, h) };
+  return { status: "granted", grant: rwGrantOfHolder(name, input.token, input.mode, h) };
 }
 
 export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQueuedHolder[], more: boolean): Admitted<RwGrant> {
@@ -124,7 +124,7 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQ
       // Granted by a step whose answer was lost: answered again; if it must be picked up, its lease from now and
       // marked so (even if that step granted it unmarked: nobody has its token yet).
       if (w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, lastTtl: mine.ttl, pickupBy: now + PICKUP_MS };
-      granted.push(grantOf(name, w.token, w.mode, set.holders[w.token]));
+      granted.push(rwGrantOfHolder(name, w.token, w.mode, set.holders[w.token]));
       continue;
     }
     if (blockedUntil(set, w.mode) !== undefined) {
@@ -134,7 +134,7 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQ
     const h = newHolder(kv, set, now, w.mode, w.ttlMs, w.watch, w.holder);
     if (w.markPickup) h.pickupBy = now + PICKUP_MS;
     set.holders[w.token] = h;
-    granted.push(grantOf(name, w.token, w.mode, h));
+    granted.push(rwGrantOfHolder(name, w.token, w.mode, h));
   }
   save(kv, set);
   if (stopped) {

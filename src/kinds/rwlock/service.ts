@@ -108,7 +108,7 @@ export async function releaseRw(ctx: ServiceContext, name: string, token: string
   // ends). The Durable store's object did both in the same call.
   const endedWatch = r.released && r.watched;
   if (ctx.store.kind === "redis" && (r.waiters || endedWatch)) {
-    ctx.later("released", () => lockObjectClient(ctx.env, "rwlock", ref).tell({ ref, token, endedWatch }));
+    ctx.later("released", () => lockObjectClient(ctx.env, "rwlock", ref).noteWrite({ ref, token, endedWatch }));
   }
   return { released: r.released, mode: r.mode, count: r.count };
 }

@@ -43,7 +43,7 @@ type SemSet = HolderSet<SemHolder>;
 const usedOf = (set: SemSet) => Object.values(set.holders).reduce((sum, h) => sum + h.permits, 0);
 const heldBy = (set: SemSet) => Object.keys(set.holders).length > 0;
 
-function grantOf(name: string, token: string, h: SemHolder, limit: number, available: number): SemaphoreGrant {
+function semaphoreGrantOfHolder(name: string, token: string, h: SemHolder, limit: number, available: number): SemaphoreGrant {
   return { name, token, permits: h.permits, limit, fence: h.fence, ttlMs: h.ttl, expiresAt: h.exp, available };
 }
 
@@ -69,7 +69,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Sem
       delete mine.pickupBy;
       save(kv, set);
     }
-    return { status: "granted", grant: grantOf(name, input.token, mine, limit, limit - usedOf(set)) };
+    return { status: "granted", grant: semaphoreGrantOfHolder(name, input.token, mine, limit, limit - usedOf(set)) };
   }
   if (heldBy(set) && limit !== input.limit) return { status: "limit_mismatch", limit };
   if (usedOf(set) + input.permits > input.limit) {
@@ -81,7 +81,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Sem
   set.holders[input.token] = h;
   set.limit = input.limit;
   save(kv, set);
-  return { status: "granted", grant: grantOf(name, input.token, h, input.limit, input.limit - usedOf(set)) };
+  return { status: "granted", grant: semaphoreGrantOfHolder(name, input.token, h, input.limit, input.limit - usedOf(set)) };
 }
 
 export function admit(kv: SyncKvStorage, now: number, name: string, waiters: SemaphoreQueuedHolder[], more: boolean): Admitted<SemaphoreGrant> {
@@ -116,7 +116,7 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: Sem
   save(kv, set);
   const limit = set.limit ?? 0;
   const available = limit - usedOf(set);
-  const grants = granted.map((g) => grantOf(name, g.token, g.h, limit, available));
+  const grants = granted.map((g) => semaphoreGrantOfHolder(name, g.token, g.h, limit, available));
   if (stopped) return { granted: grants, refused, retryAfterMs: Math.max((firstEnd(set) ?? now) - now, 1) };
   if (more) setGate(kv, "", now + REGISTRATION_GRACE_MS);
   else dropGate(kv);

@@ -2,7 +2,7 @@ import { ConflictError, InternalError, LeaseLostError, LockedError, RateLimitedE
 import type { WaitOutcome } from "./waitProtocol.js";
 
 /** The grant of a lock object's answer, or the typed error its refusal stands for. */
-export function grantOf<Grant>(outcome: WaitOutcome<Grant>): Grant {
+export function grantOrThrow<Grant>(outcome: WaitOutcome<Grant>): Grant {
   switch (outcome.status) {
     case "granted":
       return outcome.grant;
