@@ -255,6 +255,8 @@ for (const store of ["redis", "durable"] as const) {
         [{ type: "acquire", ttlMs: 1000, waitMs: 1000, token: "t-123" }, "invalid_token"],
         [{ type: "acquire", ttlMs: 5, waitMs: 1000 }, "invalid_ttl"],
         [{ type: "acquire", ttlMs: 1000, waitMs: 1000, extra: 1 }, "invalid_body"],
+        // The HTTP acquire's own check (in the kind's service), on the socket too: no notifications into a private network.
+        [{ type: "acquire", ttlMs: 1000, waitMs: 1000, onExpire: "http://127.0.0.1:9/hook" }, "invalid_on_expire"],
         [{ type: "ack", token: "x" }, "invalid_body"],
         ["not json", "invalid_body"],
       ];

@@ -87,7 +87,7 @@ describe("metrics (Workers Analytics Engine)", () => {
     });
   }
 
-  it("durable store: waits over a socket are counted by the lock object, granted (with the wait) or timed out", async () => {
+  it("durable store: waits over a socket are counted as HTTP ones are (the acquire flow, run in the lock object), granted (with the wait) or timed out", async () => {
     const dataset = recordingDataset();
     const { post } = api("durable");
     const name = uniqueName("metrics-socket");
