@@ -14,6 +14,11 @@ local function bad_arg(name, why)
   error({err = 'ERR holdfast: ' .. name .. ' ' .. why})
 end
 
+-- Integers as strings, so large values survive JSON round trips exactly. %d,
+-- not %.0f: every value here is an integer below 2^53, and the float printer
+-- cost about 7 % of Redis's work per cycle.
+local function fmt(n) return string.format('%d', n) end
+
 -- (Checks here are plain comparisons: a script's hot path runs them on every
 -- call, and in Redis's Lua a library call or a number/text conversion costs
 -- about as much as a small Redis command.)
@@ -44,26 +49,40 @@ local function arg_one_of(i, name, allowed)
   bad_arg(name, 'must be one of ' .. table.concat(allowed, ', ') .. ', got ' .. tostring(v))
 end
 
--- The caller's clock in microseconds: ScriptRunner appends it to every
--- script's ARGV, and it is taken off here, so each script's own ARGV is as its
--- header says. It is only ever a floor for fences (see redis_now).
-local caller_us = tonumber(ARGV[#ARGV])
+-- The caller's clock in microseconds, as text: ScriptRunner appends it to
+-- every script's ARGV, and it is taken off here, so each script's own ARGV is
+-- as its header says. It is only ever a floor for fences (see redis_now),
+-- read there, before any script's first write.
+local CALLER_CLOCK = ARGV[#ARGV] or ''
 ARGV[#ARGV] = nil
-if not caller_us or caller_us % 1 ~= 0 or caller_us < 0 or caller_us > 9007199254740991 then
-  bad_arg("caller clock", "must be the caller's time in microseconds")
+
+-- The fence floor when the caller's clock (text) is ahead of Redis's, by at
+-- most a day: the slow path of redis_now, where the caller's clock is read as
+-- a number and checked (a bad one is refused before any write).
+local function caller_floor(now_us, now_text)
+  local c = tonumber(CALLER_CLOCK)
+  if not c or c % 1 ~= 0 or c < 0 or c > 9007199254740991 then
+    bad_arg("caller clock", "must be the caller's time in microseconds")
+  end
+  if c <= now_us then return now_text end
+  return fmt(math.min(c, now_us + 86400000000))
 end
 
 -- Redis's clock, never the client's, for leases: milliseconds. And a floor
--- for new fences in microseconds: Redis's clock, or the caller's when that is
--- ahead (by at most a day), so that fences keep rising when Redis lost its
--- last fence AND its clock went back (see docs/guarantees.md).
+-- for new fences, as text (issue_fence's argument): Redis's clock in
+-- microseconds, or the caller's when that is ahead (by at most a day), so
+-- that fences keep rising when Redis lost its last fence AND its clock went
+-- back (see docs/guarantees.md). Digit texts of one length compare as their
+-- numbers do, so the usual case (the caller's clock not ahead) converts one
+-- number and formats none.
 local function redis_now()
   local t = redis.call('TIME')
-  local s, us = tonumber(t[1]), tonumber(t[2])
-  local now_us = s * 1000000 + us
-  local floor_us = now_us
-  if caller_us > now_us then floor_us = math.min(caller_us, now_us + 86400000000) end
-  return s * 1000 + (us - us % 1000) / 1000, floor_us
+  local us = t[2]
+  if #us < 6 then us = string.sub('00000', #us) .. us end
+  local now_text = t[1] .. us
+  local now_us = tonumber(now_text)
+  if #CALLER_CLOCK ~= #now_text or CALLER_CLOCK > now_text then now_text = caller_floor(now_us, now_text) end
+  return (now_us - now_us % 1000) / 1000, now_text
 end
 
 -- A lease's end as it stands on a store clock that may have gone back.
@@ -79,11 +98,6 @@ local function lease_end(exp, len, now_ms)
   if now_ms < exp - len then return now_ms + len end
   return exp
 end
-
--- Integers as strings, so large values survive JSON round trips exactly. %d,
--- not %.0f: every value here is an integer below 2^53, and the float printer
--- cost about 7 % of Redis's work per cycle.
-local function fmt(n) return string.format('%d', n) end
 
 -- A mutex lease's lock-delay: its field ld and the delay key, which lives
 -- until the lease's end plus the delay, so a lapse (no release) holds the
@@ -110,24 +124,27 @@ local function remember(request_key, reply)
   return text
 end
 
--- The next fence of a lock, as text: max(last + 1, now_us), stored back as
--- the last (kept FENCE_KEEP_MS). One SET ... GET on the usual path, where the
--- clock is past the last fence; a second SET only when it is not (grants
--- within one microsecond, or a clock that went back).
+-- The next fence of a lock, as text: max(last + 1, floor), floor being
+-- redis_now's (text), stored back as the last (kept FENCE_KEEP_MS). One
+-- SET ... GET on the usual path, where the floor is past the last fence: our
+-- fences are digits, and digit texts of one length compare as their numbers
+-- do, so that path converts nothing. A second SET only when it is not (grants
+-- within one microsecond, a clock that went back, or a stored value of
+-- another length, compared as numbers).
 -- A last fence at or past 2^53 - 1 has no next one a double (Lua's number,
 -- and JSON's) represents exactly: 2^53 + 1 would be issued as 2^53 again.
 -- Such a key (corrupted, or written by something else) is put back as it was
 -- and the call fails, so no grant ever gets a fence that did not go up.
-local function issue_fence(fence_key, now_us)
-  local fence = fmt(now_us)
-  local stored = redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG, 'GET')
-  local last = tonumber(stored or '0')
-  if last and last < now_us then return fence end
+local function issue_fence(fence_key, floor)
+  local stored = redis.call('SET', fence_key, floor, 'PX', FENCE_KEEP_MS_ARG, 'GET')
+  if not stored or (#stored == #floor and stored < floor) then return floor end
+  local last = tonumber(stored)
+  if last and last < tonumber(floor) then return floor end
   if not last or last >= 9007199254740991 then
     redis.call('SET', fence_key, stored, 'PX', FENCE_KEEP_MS_ARG)
     error({err = 'ERR holdfast: the stored fence ' .. string.sub(tostring(stored), 1, 40) .. ' has no next fence below 2^53'})
   end
-  fence = fmt(last + 1)
+  local fence = fmt(last + 1)
   redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG)
   return fence
 end

@@ -16,8 +16,8 @@
 // instead of trying, and failing with a thrown error, on every string of a
 // list. ScriptRunner takes the reply either way. Each script's SHA-1 is
 // computed here too, so a call is EVALSHA at once, with no digest to await.
-// The fixed timings of src/limits.ts become constants at the top of every
-// script (limitsAsLua), not arguments of every call.
+// The fixed timings of src/limits.ts are written into every script as
+// literals (withLimits), not arguments of every call.
 //
 // Every script's first line is `#!lua flags=allow-key-locking` (read-only
 // ones, marked "-- flags: no-writes" in their header, `#!lua
@@ -34,7 +34,7 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const luaDir = join(root, "lua");
-const limitsLua = limitsAsLua();
+const limits = limitsOf();
 const preludeBlocks = blocksOf(readFileSync(join(luaDir, "prelude.lua"), "utf8"));
 const holdersLib = readFileSync(join(luaDir, "holders.lua"), "utf8");
 const out = join(root, "src/store/redis/scripts.generated.ts");
@@ -54,8 +54,7 @@ for (const kind of readdirSync(luaDir, { withFileTypes: true })
     const name = `${kind}_${file.replace(/\.lua$/, "")}`;
     const body = readFileSync(join(kindDir, file), "utf8");
     const libs = /^-- uses: holders$/m.test(body) ? `${preludeFor(`${holdersLib}\n${body}`)}\n${holdersLib}` : preludeFor(body);
-    const script = `${libs}\nlocal function script_body()\n${body}\nend\n\nlocal reply = script_body()\nif type(reply) == 'string' then return reply end\nreturn cjson.encode(reply)\n`;
-    const shipped = `${shebangOf(name, body)}\n${withoutCommentLines(script)}`;
+    const shipped = `${shebangOf(name, body)}\n${withoutCommentLines(withLimits(`${libs}\n${bodyOf(name, body)}`))}`;
     shippedByName.push([name, shipped]);
     shas.push(`  ${name}: "${sha1(shipped)}",`);
     plainShas.push(`  ${name}: "${sha1(plainScript(shipped))}",`);
@@ -138,7 +137,7 @@ function blocksOf(text) {
 }
 
 /**
- * The prelude a script needs: its constants, every block that defines no
+ * The prelude a script needs: every block that defines no
  * function (the caller-clock check), and only the functions the script (or a
  * function it takes) calls. Every local function is a closure made anew on
  * each call of the script, which Redis's Lua pays for whether it is used or not.
@@ -158,25 +157,49 @@ function preludeFor(code) {
     }
   }
   const kept = preludeBlocks.filter((b) => !b.defines || taken.has(b.defines));
-  return `${limitsLua}\n${kept.map((b) => b.text).join("\n\n")}\n`;
+  return `${kept.map((b) => b.text).join("\n\n")}\n`;
 }
 
 /**
- * The service's fixed timings, from src/limits.ts, as Lua constants before the
- * prelude: part of each script rather than arguments of every call (fewer
- * arguments to send, parse and check on the hot path). Each also as text
- * (NAME_ARG), the form a command takes.
+ * The script's body after the prelude. A body whose header says "-- replies:
+ * JSON text" returns JSON text on every path and runs as it is, at the
+ * script's top level. Any other runs as a function whose reply, a list, is
+ * encoded here: that function is a closure made on every call, with an
+ * upvalue for each prelude function and constant it uses, which in Redis's
+ * Lua costs about as much as a small command.
  */
-function limitsAsLua() {
+function bodyOf(name, body) {
+  if (/^-- replies: JSON text\b/m.test(body)) {
+    if (/\breturn\s*\{/.test(body)) throw new Error(`gen-lua-scripts: ${name} says it replies JSON text but returns a table`);
+    return body;
+  }
+  return `local function script_body()\n${body}\nend\n\nlocal reply = script_body()\nif type(reply) == 'string' then return reply end\nreturn cjson.encode(reply)\n`;
+}
+
+/**
+ * The service's fixed timings, from src/limits.ts: NAME (a number) and
+ * NAME_ARG (the same as text, the form a command takes), each written into
+ * the script as a literal by withLimits. Literals rather than locals: a
+ * local of the chunk that a function uses is an upvalue, made anew on every
+ * call; and they are part of each script rather than arguments of every call
+ * (fewer arguments to send, parse and check on the hot path).
+ */
+function limitsOf() {
   const names = ["FENCE_KEEP_MS", "REQUEST_MEMORY_MS", "PICKUP_MS", "REGISTRATION_GRACE_MS", "ENDED_KEEP_MS"];
   const source = readFileSync(join(root, "src/limits.ts"), "utf8");
-  const lines = names.map((name) => {
+  return names.flatMap((name) => {
     const m = new RegExp(`^export const ${name} = ([0-9_ *]+);$`, "m").exec(source);
     if (!m) throw new Error(`gen-lua-scripts: src/limits.ts has no plain numeric ${name}`);
     const value = m[1].split("*").reduce((product, factor) => product * Number(factor.trim().replaceAll("_", "")), 1);
     if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`gen-lua-scripts: ${name} is not a positive integer`);
-    // Also as text, ready to pass to a command: a number-to-text conversion costs about a small command.
-    return `local ${name} = ${value}\nlocal ${name}_ARG = '${value}'`;
+    return [
+      [new RegExp(`\\b${name}_ARG\\b`, "g"), `'${value}'`],
+      [new RegExp(`\\b${name}\\b`, "g"), String(value)],
+    ];
   });
-  return `-- From src/limits.ts (written by tools/gen-lua-scripts.mjs).\n${lines.join("\n")}\n`;
+}
+
+/** The script with each of src/limits.ts's names (limitsOf) replaced by its value. */
+function withLimits(script) {
+  return limits.reduce((text, [pattern, literal]) => text.replace(pattern, literal), script);
 }

@@ -15,6 +15,7 @@
 --                                                   passed, and only read, in mode "reenter")
 -- ARGV[1]  token: the new owner token, or the held token when re-entering
 -- ARGV[2]  ttlMs of the lease (1 .. 86400000)
+--          (kept and answered as sent: the library sends decimal digits)
 -- ARGV[3]  mode: "new" (try-lock), "reenter", or "queue" (only the lock object: its head waiter)
 -- ARGV[4]  watch: "1" when the lock object must hear of this lease's release (onExpire), else "0"
 -- ARGV[5]  more: "1" when other waiters queue behind this one (queue mode), else "0"
@@ -23,7 +24,11 @@
 -- ARGV[7]  holder: the holder label to keep with the lease (field holder), "" for none
 -- ARGV[8]  lock_delay: ms (0 .. 60000) nobody is granted the lock after this lease lapses
 --          (field ld); 0 for none
+--          ARGV[3..8] may be left off from the end where they are their defaults ("new", "0",
+--          "0", "0", "", "0"): each argument costs about as much as a small command, and the
+--          usual try-lock sends only ARGV[1] and ARGV[2].
 --
+-- replies: JSON text on every path, so the body runs at the script's top level (tools/gen-lua-scripts.mjs)
 -- Returns name/value pairs:
 --   status granted, fence, ttlMs, expiresAt, count, and quorumFence when the lease's
 --     hash has a quorum's agreed fence (qf; only ever on a grant already held); the
@@ -41,30 +46,81 @@
 -- re-entry (which counts) is remembered under its request id. Busy and lost
 -- answers change nothing and are not remembered.
 --
--- The usual grant (a free lock, no waiter) is TIME, HMGET, EXISTS, SET ... GET,
--- HSET, PEXPIREAT and its answer written as JSON text: in Redis's Lua a
--- number/text conversion, a table or a library call costs about as much as a
--- small command, so that path converts each number once and builds no table.
+-- The usual grant (a free lock, no waiter) is TIME, HGET, EXISTS, SET ... GET,
+-- HSET, PEXPIREAT and its answer written as JSON text, and comes first: in
+-- Redis's Lua a number/text conversion, a table, a closure or a library call
+-- costs about as much as a small command, so that path converts one number
+-- (the lease's end), builds no table and checks its arguments inline. A fresh
+-- grant writes no count (absent: 1) and no watch (absent: "0").
 
-local token = arg_str(1, 'token', 256)
-local ttl = arg_int(2, 'ttlMs', 1, 86400000)
-local mode = ARGV[3]
+-- Arguments, checked before the first write.
+local token = ARGV[1]
+if not token or #token < 1 or #token > 256 then bad_arg('token', 'must be 1 to 256 bytes') end
+local ttl_text = ARGV[2]
+local ttl = tonumber(ttl_text)
+if not ttl or ttl % 1 ~= 0 or ttl < 1 or ttl > 86400000 then
+  bad_arg('ttlMs', 'must be an integer from 1 to 86400000, got ' .. tostring(ttl_text))
+end
+local mode = ARGV[3] or 'new'
 if mode ~= 'new' and mode ~= 'reenter' and mode ~= 'queue' then
   bad_arg('mode', 'must be one of new, reenter, queue, got ' .. tostring(mode))
 end
-local watch = arg_flag(4, 'watch')
-local more = arg_flag(5, 'more')
-local mark_pickup = arg_flag(6, 'mark_pickup')
+local watch = ARGV[4] or '0'
+if watch ~= '0' and watch ~= '1' then bad_arg('watch', 'must be 0 or 1, got ' .. watch) end
+local more = ARGV[5] or '0'
+if more ~= '0' and more ~= '1' then bad_arg('more', 'must be 0 or 1, got ' .. more) end
+local mark_pickup = ARGV[6] or '0'
+if mark_pickup ~= '0' and mark_pickup ~= '1' then bad_arg('mark_pickup', 'must be 0 or 1, got ' .. mark_pickup) end
 local holder = ARGV[7] or ''
 if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
--- "0" (the usual) without a conversion: a number/text conversion costs about a small command.
+-- "0" (the usual) without a conversion.
 local lock_delay = 0
-if ARGV[8] ~= '0' then lock_delay = arg_int(8, 'lock_delay', 0, 60000) end
+if ARGV[8] and ARGV[8] ~= '0' then
+  lock_delay = tonumber(ARGV[8])
+  if not lock_delay or lock_delay % 1 ~= 0 or lock_delay < 0 or lock_delay > 60000 then
+    bad_arg('lock_delay', 'must be an integer from 0 to 60000, got ' .. ARGV[8])
+  end
+end
 
-local now_ms, now_us = redis_now()
+local now_ms, floor = redis_now()
 
--- A grant's answer. Fences and quorum fences are digits we stored, so the
--- JSON text is built directly.
+-- A free lock (no owner), asked for anew or by the object's head: granted
+-- unless a lapsed lease's lock-delay holds everyone off, or (a try-lock) a
+-- waiter is registered. One EXISTS for both keys on the usual path, where
+-- neither exists.
+local owner = nil
+if mode ~= 'reenter' then
+  owner = redis.call('HGET', KEYS[1], 'owner')
+  if not owner then
+    if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 or mode == 'queue' then
+      local delay_left = redis.call('PTTL', KEYS[4])
+      if delay_left > 0 then
+        return '["status","busy","retryAfterMs","' .. fmt(delay_left) .. '","queued","0","delayedUntil","' .. fmt(now_ms + delay_left) .. '"]'
+      end
+      if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
+        -- Someone waits: the object is about to grant its head.
+        return '["status","busy","retryAfterMs","100","queued","1"]'
+      end
+    end
+    local fence = issue_fence(KEYS[2], floor)
+    local exp_ms = now_ms + ttl
+    local exp = fmt(exp_ms)
+    redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)
+    if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
+    if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
+    -- Exactly the expiresAt we answer, so every reply agrees with the key.
+    redis.call('PEXPIREAT', KEYS[1], exp)
+    if lock_delay > 0 then set_lock_delay(KEYS[1], KEYS[4], lock_delay, exp_ms) end
+    if mode == 'queue' then
+      redis.call('DEL', KEYS[3])
+      if mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
+    end
+    -- Fences are digits we stored, so the JSON text is built directly.
+    return '["status","granted","fence","' .. fence .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp .. '","count","1"]'
+  end
+end
+
+-- A grant's answer, as on the usual path, with a quorum's agreed fence where the lease has one.
 local function granted(fence, ttl_text, exp_text, count_text, qf)
   local tail = ']'
   if qf then tail = ',"quorumFence","' .. qf .. '"]' end
@@ -72,34 +128,26 @@ local function granted(fence, ttl_text, exp_text, count_text, qf)
     .. '","count","' .. count_text .. '"' .. tail
 end
 
--- The owner and expiry decide every path; a re-entry needs the rest at once.
-local lock
 if mode == 'reenter' then
-  lock = redis.call('HMGET', KEYS[1], 'owner', 'exp', 'count', 'fence', 'qf')
-else
-  lock = redis.call('HMGET', KEYS[1], 'owner', 'exp')
-end
-local owner = lock[1]
-
-if mode == 'reenter' then
+  local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'qf')
   local seen = redis.call('GET', KEYS[5])
   if seen then return seen end
-  if owner ~= token then return {'status', 'lost'} end
-  local count = fmt(tonumber(lock[3] or '1') + 1)
-  local exp = fmt(now_ms + ttl)
-  local ttl_text = fmt(ttl)
+  if lock[1] ~= token then return '["status","lost"]' end
+  local count = fmt(tonumber(lock[2] or '1') + 1)
+  local exp_ms = now_ms + ttl
+  local exp = fmt(exp_ms)
   redis.call('HSET', KEYS[1], 'count', count, 'ttl', ttl_text, 'exp', exp)
   if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
   if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
   redis.call('HDEL', KEYS[1], 'pk', 'lt') -- the holder is alive: its grant is picked up; the lease is ttl long again
   redis.call('PEXPIREAT', KEYS[1], exp)
-  set_lock_delay(KEYS[1], KEYS[4], lock_delay, tonumber(exp))
-  return remember(KEYS[5], granted(lock[4], ttl_text, exp, count, lock[5]))
+  set_lock_delay(KEYS[1], KEYS[4], lock_delay, exp_ms)
+  return remember(KEYS[5], granted(lock[3], ttl_text, exp, count, lock[4]))
 end
 
 if owner == token then
-  local rest = redis.call('HMGET', KEYS[1], 'count', 'fence', 'ttl', 'qf')
-  local exp = lock[2]
+  local rest = redis.call('HMGET', KEYS[1], 'count', 'fence', 'ttl', 'qf', 'exp')
+  local exp = rest[5]
   if mode == 'new' then
     -- This acquire's own earlier grant (the client's retry): it is alive, so
     -- a grant from the line is picked up.
@@ -117,51 +165,22 @@ if owner == token then
   return granted(rest[2], rest[3], exp, rest[1] or '1', rest[4])
 end
 
-if owner then
-  local exp = tonumber(lock[2])
-  -- The lease's length as of its last write: a heartbeat's (lt) or the acquire's.
-  local len = redis.call('HMGET', KEYS[1], 'ttl', 'lt', 'holder', 'ld')
-  local stands = lease_end(exp, tonumber(len[2] or len[1]), now_ms)
-  if stands < exp then
-    exp = stands
-    redis.call('HSET', KEYS[1], 'exp', fmt(exp))
-    redis.call('PEXPIREAT', KEYS[1], fmt(exp))
-  end
-  if mode == 'queue' then
-    -- The object's head waiter: the release hands the lock straight to it.
-    redis.call('HSET', KEYS[3], 'token', token, 'ttl', fmt(ttl), 'watch', watch, 'more', more, 'holder', holder, 'ld', fmt(lock_delay))
-    -- Past the holder's end and its lock-delay, if it lapses: the object renews it when it wakes.
-    redis.call('PEXPIREAT', KEYS[3], fmt(exp + tonumber(len[4] or '0') + REGISTRATION_GRACE_MS))
-    redis.call('HSET', KEYS[1], 'watch', '1')
-  end
-  -- The label is any text the caller chose: JSON-encoded, not spliced.
-  return '["status","busy","retryAfterMs","' .. fmt(math.max(exp - now_ms, 1)) .. '","queued","0","holder",'
-    .. cjson.encode(len[3] or '') .. ',"expiresAt","' .. fmt(exp) .. '"]'
+-- Held by another. The lease's length as of its last write: a heartbeat's (lt) or the acquire's.
+local len = redis.call('HMGET', KEYS[1], 'exp', 'ttl', 'lt', 'holder', 'ld')
+local exp = tonumber(len[1])
+local stands = lease_end(exp, tonumber(len[3] or len[2]), now_ms)
+if stands < exp then
+  exp = stands
+  redis.call('HSET', KEYS[1], 'exp', fmt(exp))
+  redis.call('PEXPIREAT', KEYS[1], fmt(exp))
 end
-
--- Free. A lapsed lease's lock-delay holds everyone off, waiters included; one
--- EXISTS for both keys on the usual path, where neither exists.
-if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 or mode == 'queue' then
-  local delay_left = redis.call('PTTL', KEYS[4])
-  if delay_left > 0 then
-    return '["status","busy","retryAfterMs","' .. fmt(delay_left) .. '","queued","0","delayedUntil","' .. fmt(now_ms + delay_left) .. '"]'
-  end
-  if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
-    -- Someone waits: the object is about to grant its head.
-    return '["status","busy","retryAfterMs","100","queued","1"]'
-  end
-end
-
-local fence = issue_fence(KEYS[2], now_us)
-local exp = fmt(now_ms + ttl)
-local ttl_text = fmt(ttl)
-redis.call('HSET', KEYS[1], 'owner', token, 'count', '1', 'fence', fence, 'ttl', ttl_text, 'exp', exp, 'watch', watch)
-if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
--- Exactly the expiresAt we answer, so every reply agrees with the key.
-redis.call('PEXPIREAT', KEYS[1], exp)
-if lock_delay > 0 then set_lock_delay(KEYS[1], KEYS[4], lock_delay, tonumber(exp)) end
 if mode == 'queue' then
-  redis.call('DEL', KEYS[3])
-  if mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
+  -- The object's head waiter: the release hands the lock straight to it.
+  redis.call('HSET', KEYS[3], 'token', token, 'ttl', ttl_text, 'watch', watch, 'more', more, 'holder', holder, 'ld', fmt(lock_delay))
+  -- Past the holder's end and its lock-delay, if it lapses: the object renews it when it wakes.
+  redis.call('PEXPIREAT', KEYS[3], fmt(exp + tonumber(len[5] or '0') + REGISTRATION_GRACE_MS))
+  redis.call('HSET', KEYS[1], 'watch', '1')
 end
-return granted(fence, ttl_text, exp, '1')
+-- The label is any text the caller chose: JSON-encoded, not spliced.
+return '["status","busy","retryAfterMs","' .. fmt(math.max(exp - now_ms, 1)) .. '","queued","0","holder",'
+  .. cjson.encode(len[4] or '') .. ',"expiresAt","' .. fmt(exp) .. '"]'

@@ -12,6 +12,7 @@
 -- ARGV[2]  'force': an operator's force release: whoever holds it, every re-entered level at once
 -- ARGV[3]  with force: the fence the operator saw ('' for any); another lease's is left alone
 --
+-- replies: JSON text on every path, so the body runs at the script's top level (tools/gen-lua-scripts.mjs)
 -- Returns name/value pairs:
 --   status ok, released "1"|"0", count, fence, watched "1"|"0", and quorumFence on a
 --     quorum's database (see raise_fence.lua)
@@ -26,11 +27,16 @@
 -- lease (field rl) and replays it. Lost is not remembered. The usual release
 -- (one level, unwatched) is HMGET, DEL, SET, its answer written as JSON text:
 -- the waiter is read only behind a watched lease, the clock only for a
--- handoff.
+-- handoff (before the first write, so its check comes before any write too).
 
 local force = ARGV[2] == 'force'
-local token = force and '' or arg_str(1, 'token', 256)
-if force and ARGV[3] ~= '' and not string.match(ARGV[3], '^%d+$') then bad_arg('fence', 'must be a fence or empty') end
+local token = ARGV[1]
+if force then
+  if ARGV[3] ~= '' and not string.match(ARGV[3], '^%d+$') then bad_arg('fence', 'must be a fence or empty') end
+  token = ''
+elseif not token or #token < 1 or #token > 256 then
+  bad_arg('token', 'must be 1 to 256 bytes')
+end
 
 local lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch', 'qf', 'count', 'rl', 'ld')
 local label = false
@@ -38,7 +44,7 @@ if force then
   -- Its retry must not free the next holder: a remembered answer comes first.
   local seen = redis.call('GET', KEYS[4])
   if seen then return seen end
-  if not lock[1] or (ARGV[3] ~= '' and ARGV[3] ~= lock[2]) then return {'status', 'lost'} end
+  if not lock[1] or (ARGV[3] ~= '' and ARGV[3] ~= lock[2]) then return '["status","lost"]' end
   token = lock[1]
   lock[5] = '1'
   label = redis.call('HGET', KEYS[1], 'holder')
@@ -48,7 +54,7 @@ if lock[1] ~= token or lock[6] == KEYS[4] then
   -- remembered answer if it did, else lost.
   local seen = redis.call('GET', KEYS[4])
   if seen then return seen end
-  return {'status', 'lost'}
+  return '["status","lost"]'
 end
 local watched = lock[3] or '0'
 -- The fence the lease's watch knows it by: a quorum's agreed one where there is one.
@@ -64,12 +70,20 @@ local function answer(released, count, handed)
     .. '","watched","' .. watched .. '"' .. tail .. ']')
 end
 
--- count is "1" on every fresh grant; only a re-entered lease pays for a conversion.
+-- count is absent or "1" on every fresh grant; only a re-entered lease pays for a conversion.
 if lock[5] and lock[5] ~= '1' and tonumber(lock[5]) > 1 then
   local count = fmt(tonumber(lock[5]) - 1)
   redis.call('HSET', KEYS[1], 'count', count, 'rl', KEYS[4])
   return answer('0', count)
 end
+
+-- A registered waiter exists only behind a watched lease: registering (acquire.lua,
+-- queue mode) marks the lease it waits behind, and no grant to another token
+-- leaves a registration in place. So an unwatched lease has nobody to hand to.
+local nx = watched == '1' and redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more', 'holder', 'ld') or {}
+local handing = nx[1] and nx[1] ~= ''
+local now_ms, floor
+if handing then now_ms, floor = redis_now() end
 
 redis.call('DEL', KEYS[1])
 if lock[7] then redis.call('DEL', KEYS[6]) end
@@ -77,20 +91,15 @@ if watched == '1' then
   redis.call('SADD', KEYS[5], lease_fence)
   redis.call('PEXPIRE', KEYS[5], ENDED_KEEP_MS_ARG)
 end
--- A registered waiter exists only behind a watched lease: registering (acquire.lua,
--- queue mode) marks the lease it waits behind, and no grant to another token
--- leaves a registration in place. So an unwatched lease has nobody to hand to.
-local nx = watched == '1' and redis.call('HMGET', KEYS[3], 'token', 'ttl', 'watch', 'more', 'holder', 'ld') or {}
-if not nx[1] or nx[1] == '' then return answer('1', '0') end
+if not handing then return answer('1', '0') end
 
-local now_ms, now_us = redis_now()
 local ttl = tonumber(nx[2])
-local fence = issue_fence(KEYS[2], now_us)
+local fence = issue_fence(KEYS[2], floor)
 local exp = fmt(now_ms + ttl)
-redis.call('HSET', KEYS[1], 'owner', nx[1], 'count', '1', 'fence', fence, 'ttl', nx[2], 'exp', exp, 'watch', nx[3] or '0',
+redis.call('HSET', KEYS[1], 'owner', nx[1], 'fence', fence, 'ttl', nx[2], 'exp', exp, 'watch', nx[3] or '0',
   'pk', fmt(now_ms + PICKUP_MS))
 if nx[5] and nx[5] ~= '' then redis.call('HSET', KEYS[1], 'holder', nx[5]) end
-if nx[6] and nx[6] ~= '0' then set_lock_delay(KEYS[1], KEYS[6], tonumber(nx[6]), tonumber(exp)) end
+if nx[6] and nx[6] ~= '0' then set_lock_delay(KEYS[1], KEYS[6], tonumber(nx[6]), now_ms + ttl) end
 redis.call('PEXPIREAT', KEYS[1], exp)
 redis.call('DEL', KEYS[3])
 if nx[4] == '1' then

@@ -22,16 +22,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         "mutex_acquire",
         // Only a re-entry reads its request key: a new or queued acquire's retry is recognised by its token.
         input.mode === "reenter" ? [k.lock, k.fence, k.next, k.delay, k.request(input.requestId)] : [k.lock, k.fence, k.next, k.delay],
-        [
-          input.token,
-          input.ttlMs,
-          input.mode,
-          input.watch ? "1" : "0",
-          input.more ? "1" : "0",
-          input.markPickup ? "1" : "0",
-          input.holder ?? "",
-          input.lockDelayMs ?? 0,
-        ],
+        acquireArgs(input),
       );
       // A grant is always to the token sent (the script does not echo it).
       if (r.status === "granted") return { status: "granted", grant: grantOfReply(ref, r, "", input.token) };
@@ -110,6 +101,29 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
       };
     },
   };
+}
+
+/** mutex_acquire's ARGV[3..8] when left off (lua/mutex/acquire.lua). */
+const ACQUIRE_ARG_DEFAULTS = [undefined, undefined, "new", "0", "0", "0", "", "0"];
+
+/**
+ * mutex_acquire's ARGV, with the trailing ones that are their defaults left
+ * off: each argument costs Redis about as much as a small command, and the
+ * usual try-lock needs only its token and ttl.
+ */
+function acquireArgs(input: MutexAcquireInput): string[] {
+  const args = [
+    input.token,
+    String(input.ttlMs),
+    input.mode,
+    input.watch ? "1" : "0",
+    input.more ? "1" : "0",
+    input.markPickup ? "1" : "0",
+    input.holder ?? "",
+    String(input.lockDelayMs ?? 0),
+  ];
+  while (args.length > 2 && args[args.length - 1] === ACQUIRE_ARG_DEFAULTS[args.length - 1]) args.pop();
+  return args;
 }
 
 /** A grant to `token` from a reply: its own fields, or the handed-over waiter's (prefix "handed"). */
