@@ -200,7 +200,7 @@ export class HoldfastClient {
     const waitMs = options.waitMs ?? 0;
     const deadline = Date.now() + waitMs + this.host.timeoutMs;
     const startedAt = Date.now();
-    const grant = await this.sockets.wait(waitMs, options.signal, (socket) =>
+    const held = await this.sockets.wait(waitMs, options.signal, (socket) =>
       waitOverSocket<GrantBody>({
         ...socket,
         path: `${lockPath}/wait`,
@@ -210,7 +210,7 @@ export class HoldfastClient {
         giveBack: (token) => void this.release({ ...what, token }).catch(() => undefined),
       }),
     );
-    if (grant) return new Lease(this.host, { ...what, ...grantFields(grant) }, sentAt);
+    if (held) return new Lease(this.host, { ...what, ...grantFields(held.grant) }, sentAt, held.kept);
     // No socket, or one that never opened or broke mid-wait (nothing held): HTTP waits what is left.
     const httpBody = { ...body, waitMs: Math.max(0, waitMs - (Date.now() - startedAt)) };
     const r = await this.writeOrGiveBack<GrantBody>(what, `${lockPath}/acquire`, httpBody, deadline, options.signal);

@@ -1,5 +1,6 @@
 import { keepLease, type LeaseKeeper, leaseClock } from "../wire/keepLease.js";
 import { LeaseLostError, LeaseReleasedError } from "./errors.js";
+import { type KeptSocket, KeptSocketBrokenError } from "./keptSocket.js";
 import type { Transport } from "./transport.js";
 
 // Declared here too for consumers whose TypeScript lib predates explicit
@@ -82,11 +83,15 @@ export class Lease {
   private readonly combined: AbortSignal;
   private ended = false;
 
-  /** @param sentAt leaseClock() when the acquire (or the confirming heartbeat) was sent */
+  /**
+   * @param sentAt leaseClock() when the acquire (or the confirming heartbeat) was sent
+   * @param kept   the wait socket it was granted on, kept open: heartbeats and the release go over it while it lasts
+   */
   constructor(
     private readonly host: LeaseHost,
     handle: LeaseHandle,
     sentAt: number,
+    private readonly kept?: KeptSocket,
   ) {
     this.kind = handle.kind;
     this.name = handle.name;
@@ -119,6 +124,17 @@ export class Lease {
     this.keeper.signal.addEventListener("abort", forward(this.keeper.signal), { once: true });
     this.released.signal.addEventListener("abort", forward(this.released.signal), { once: true });
     this.combined = both.signal;
+    // A lost lease has nothing more to say on its socket.
+    this.keeper.signal.addEventListener("abort", () => this.kept?.close(), { once: true });
+  }
+
+  /**
+   * How its heartbeats and release go: "socket" over the wait socket it was
+   * granted on (kept open; a release there hands the lock to the next waiter
+   * in one step), "http" otherwise, and for good once that socket broke.
+   */
+  get channel(): "socket" | "http" {
+    return this.kept?.open ? "socket" : "http";
   }
 
   /** Aborts when the lease is lost or may be (reason: LeaseLostError), or is released (LeaseReleasedError). */
@@ -152,7 +168,22 @@ export class Lease {
     this.keeper.stop();
     this.ended = true;
     this.released.abort(new LeaseReleasedError());
-    await this.host.transport.write(leasePath(this, "release"), { token: this.token }, { deadline: Date.now() + this.host.timeoutMs });
+    const deadline = Date.now() + this.host.timeoutMs;
+    let sentOnSocket = false;
+    if (this.kept?.open) {
+      sentOnSocket = true;
+      try {
+        return await this.kept.release(deadline);
+      } catch (err) {
+        if (!(err instanceof KeptSocketBrokenError)) throw err;
+      }
+    }
+    try {
+      await this.host.transport.write(leasePath(this, "release"), { token: this.token }, { deadline });
+    } catch (err) {
+      // The socket broke with the release on it: it may have been done there, and then this one finds nothing held.
+      if (!(sentOnSocket && err instanceof LeaseLostError)) throw err;
+    }
   }
 
   /** `await using`: releases on scope exit; a lease already lost has nothing to release. */
@@ -172,6 +203,7 @@ export class Lease {
     if (this.ended) return;
     this.ended = true;
     this.keeper.stop();
+    this.kept?.close();
     this.released.abort(new LeaseReleasedError());
   }
 
@@ -192,6 +224,16 @@ export class Lease {
   // Always by this lease's own ttlMs, named (not the service's default, which a re-entry with
   // another ttl would change): the local deadline then matches the service's.
   private async sendHeartbeat(deadline: number, signal?: AbortSignal): Promise<void> {
+    if (this.kept?.open) {
+      try {
+        this.expiresAt = (await this.kept.heartbeat(this.ttlMs, deadline)).expiresAt;
+        return;
+      } catch (err) {
+        // Broken: HTTP for this heartbeat and the rest of the lease (a heartbeat is safe to send twice),
+        // unless the lease stopped being kept meanwhile (released, detached, lost).
+        if (!(err instanceof KeptSocketBrokenError) || signal?.aborted) throw err;
+      }
+    }
     const body = { token: this.token, ttlMs: this.ttlMs };
     const r = await this.host.transport.write<{ expiresAt: number }>(leasePath(this, "heartbeat"), body, { deadline, signal });
     this.expiresAt = r.expiresAt;

@@ -1,5 +1,6 @@
 import { keyAsProtocol, SOCKET_PROTOCOL, type SocketAnswer } from "../wire/socketProtocol.js";
 import { errorFromResponse, LockedError, UnreachableError } from "./errors.js";
+import { KeptSocket } from "./keptSocket.js";
 
 /** How the client waits in a lock's line (HoldfastClientOptions.waitChannel). */
 export type WaitChannel = "auto" | "socket" | "http";
@@ -41,18 +42,20 @@ export interface SocketWaitOptions extends SocketOptions {
  * acquire, then acknowledge the grant, and the grant is the caller's only
  * once the service answers `held`. Until then a socket that fails leaves
  * nothing behind: the service takes back an unacknowledged grant at once.
- * The key travels as a subprotocol, so it works from a browser too.
+ * The key travels as a subprotocol, so it works from a browser too. The
+ * socket is kept (`keep`), so the holder's heartbeats and release can go
+ * over it (keptSocket.ts).
  */
-export function waitOverSocket<Grant extends { token: string }>(options: SocketWaitOptions): Promise<Grant> {
+export function waitOverSocket<Grant extends { token: string }>(options: SocketWaitOptions): Promise<{ grant: Grant; kept: KeptSocket }> {
   let offered: Grant | undefined;
-  return exchange<Grant>(
+  return exchange<{ grant: Grant; kept: KeptSocket }>(
     options,
-    { type: "acquire", ...options.body },
-    (answer, send, finish) => {
+    { type: "acquire", ...options.body, keep: true },
+    (answer, send, finish, keepOpen) => {
       if (answer.type === "granted") {
         offered = answer.grant as Grant;
         send({ type: "ack", token: offered.token });
-      } else if (answer.type === "held" && offered) finish(undefined, offered);
+      } else if (answer.type === "held" && offered) finish(undefined, { grant: offered, kept: keepOpen() });
       else if (answer.type === "timeout") finish(new LockedError(answer.retryAfterMs, "not acquired within waitMs", { ...answer }));
     },
     () => {
@@ -88,23 +91,32 @@ export function watchKeyOverSocket(options: SocketOptions & { waitMs: number }):
 function exchange<T>(
   options: SocketOptions,
   first: Record<string, unknown>,
-  onAnswer: (answer: SocketAnswer, send: (message: Record<string, unknown>) => void, finish: (err: unknown, value?: T) => void) => void,
+  onAnswer: (
+    answer: SocketAnswer,
+    send: (message: Record<string, unknown>) => void,
+    finish: (err: unknown, value?: T) => void,
+    /** The socket, handed over open (before finish): the exchange no longer closes it. */
+    keepOpen: () => KeptSocket,
+  ) => void,
   abandoned?: () => void,
 ): Promise<T> {
   const url = `${options.baseUrl.replace(/^http/, "ws")}${options.path}`;
   return new Promise<T>((resolve, reject) => {
     let opened = false;
     let settled = false;
+    let handedOver = false;
     const ws = new options.WebSocket(url, [SOCKET_PROTOCOL, keyAsProtocol(options.apiKey)]);
     const finish = (err: unknown, value?: T) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
-      try {
-        ws.close(1000);
-      } catch {
-        // closing already
+      if (!handedOver) {
+        try {
+          ws.close(1000);
+        } catch {
+          // closing already
+        }
       }
       if (err === undefined) return resolve(value as T);
       abandoned?.();
@@ -130,7 +142,15 @@ function exchange<T>(
         return finish(new UnreachableError("the wait socket sent something that is not JSON"));
       }
       if (answer.type === "error") return finish(errorFromResponse(answer.status, answer, null));
-      onAnswer(answer, (message) => ws.send(JSON.stringify(message)), finish);
+      onAnswer(
+        answer,
+        (message) => ws.send(JSON.stringify(message)),
+        finish,
+        () => {
+          handedOver = true;
+          return new KeptSocket(ws, options.path);
+        },
+      );
     };
     ws.onerror = () => {
       // The close event follows and says which case this is.

@@ -1,0 +1,120 @@
+import type { SocketAnswer } from "../wire/socketProtocol.js";
+import { errorFromResponse, UnreachableError } from "./errors.js";
+
+/** The kept socket broke (closed, failed, or gave no answer in time): the lease goes on over HTTP. */
+export class KeptSocketBrokenError extends UnreachableError {}
+
+type Pending = { expect: "heartbeat" | "released"; resolve: (answer: Record<string, unknown>) => void; reject: (err: unknown) => void };
+
+/**
+ * A wait socket kept open after `held` (docs/API.md, "Keeping the socket as
+ * the holder"): the holder's heartbeats and its release go over it, the
+ * release handing the lock to the next waiter inside the lock's object in
+ * the same step. One message at a time (the service takes one in flight).
+ * Once it breaks it stays broken, and the lease's heartbeats and release go
+ * over HTTP instead, for the same token: nothing of the lease is lost with it.
+ */
+export class KeptSocket {
+  private pending: Pending | undefined;
+  /** Messages wait their turn here: a heartbeat on its way when the release comes. */
+  private queue: Promise<unknown> = Promise.resolve();
+  private broken = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly path: string,
+  ) {
+    ws.onmessage = (event) => this.answered(event.data);
+    ws.onclose = () => this.break(new KeptSocketBrokenError(`the kept socket ${path} closed`));
+    ws.onerror = () => {
+      // The close event follows.
+    };
+  }
+
+  /** Whether it can still carry the lease's messages. */
+  get open(): boolean {
+    return !this.broken;
+  }
+
+  heartbeat(ttlMs: number, deadline: number): Promise<{ expiresAt: number; ttlMs: number; fence: number }> {
+    return this.send({ type: "heartbeat", ttlMs }, "heartbeat", deadline) as Promise<{ expiresAt: number; ttlMs: number; fence: number }>;
+  }
+
+  /** The release; the service closes the socket after its answer. */
+  async release(deadline: number): Promise<void> {
+    await this.send({ type: "release" }, "released", deadline);
+    this.close();
+  }
+
+  /** Closing releases nothing: the lease stays the holder's until its release or TTL. */
+  close(): void {
+    this.broken = true;
+    try {
+      this.ws.close(1000);
+    } catch {
+      // closing already
+    }
+  }
+
+  private send(message: Record<string, unknown>, expect: Pending["expect"], deadline: number): Promise<Record<string, unknown>> {
+    const turn = this.queue.then(
+      () =>
+        new Promise<Record<string, unknown>>((resolve, reject) => {
+          if (this.broken) return reject(new KeptSocketBrokenError(`the kept socket ${this.path} is closed`));
+          const timer = setTimeout(
+            () => this.break(new KeptSocketBrokenError(`no answer on the kept socket ${this.path} in time`)),
+            Math.max(0, deadline - Date.now()),
+          );
+          this.pending = {
+            expect,
+            resolve: (answer) => {
+              clearTimeout(timer);
+              resolve(answer);
+            },
+            reject: (err) => {
+              clearTimeout(timer);
+              reject(err);
+            },
+          };
+          try {
+            this.ws.send(JSON.stringify(message));
+          } catch {
+            this.break(new KeptSocketBrokenError(`the kept socket ${this.path} could not send`));
+          }
+        }),
+    );
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private answered(data: unknown): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    let answer: SocketAnswer & Record<string, unknown>;
+    try {
+      answer = JSON.parse(String(data));
+    } catch {
+      this.break(new KeptSocketBrokenError(`the kept socket ${this.path} sent something that is not JSON`));
+      return;
+    }
+    if (!pending) return;
+    // An error answer (a lost lease, a refusal) is the one HTTP would give; the service closes the socket after it.
+    if (answer.type === "error") {
+      this.broken = true;
+      pending.reject(errorFromResponse(answer.status, answer, null));
+      return;
+    }
+    if (answer.type === pending.expect) {
+      pending.resolve(answer);
+      return;
+    }
+    this.break(new KeptSocketBrokenError(`the kept socket ${this.path} answered ${String(answer.type)}, not ${pending.expect}`));
+  }
+
+  private break(err: unknown): void {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (!this.broken) this.close();
+    pending?.reject(err);
+  }
+}

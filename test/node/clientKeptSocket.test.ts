@@ -1,0 +1,121 @@
+// holdfast/client holding over the wait socket it was granted on (docs/API.md, "Keeping the socket as
+// the holder"): the Worker served by workerd over real TCP, on both stores, the client's real WebSocket.
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { HoldfastClient } from "../../src/client/index";
+import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
+
+const KEY = "kept-socket-key-123456";
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+
+let servers: Stores;
+
+beforeAll(async () => {
+  servers = await startOnBothStores({ API_KEYS: `kept=${KEY}` }, { url: inject("upstashUrl"), token: inject("upstashToken") });
+}, 120_000);
+
+afterAll(async () => {
+  await stopAll(servers ?? {});
+});
+
+/** A client whose HTTP requests (by path) and WebSockets are recorded. */
+function recordedClient(baseUrl: string) {
+  const requests: string[] = [];
+  const sockets: WebSocket[] = [];
+  class RecordedWebSocket extends WebSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, protocols);
+      sockets.push(this);
+    }
+  }
+  const client = new HoldfastClient({
+    baseUrl,
+    apiKey: KEY,
+    WebSocket: RecordedWebSocket,
+    fetch: (input, init) => {
+      requests.push(new URL(input instanceof Request ? input.url : String(input)).pathname);
+      return fetch(input, init);
+    },
+  });
+  return { client, requests, sockets };
+}
+
+for (const store of ["redis", "durable"] as const) {
+  describe(`${store} store`, () => {
+    const base = () => servers[store].url;
+    const plain = () => new HoldfastClient({ baseUrl: base(), apiKey: KEY, waitChannel: "http" });
+    const waitersAre = (path: string, n: number) =>
+      until(
+        () => plain().inspect(path.startsWith("/v1/semaphores") ? "semaphore" : "mutex", path.split("/").pop() as string),
+        (s) => s.waiters === n,
+      );
+
+    it("a lease granted over a wait socket heartbeats and releases over it, with no HTTP request, and its release hands the lock on", async () => {
+      const name = unique("kept");
+      const holder = await plain().lock(name, { ttlMs: 30_000 });
+      const b = recordedClient(base());
+      const waiting = b.client.lock(name, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      await holder.release();
+      const lease = await waiting;
+      expect(lease.channel).toBe("socket");
+      const before = (await plain().inspect("mutex", name)).expiresAt as number;
+      const { expiresAt } = await lease.heartbeat();
+      expect(expiresAt).toBeGreaterThanOrEqual(before);
+      // The next waiter, also on a socket: B's release over its socket hands the lock straight to it.
+      const c = recordedClient(base());
+      const next = c.client.lock(name, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      await lease.release();
+      const nextLease = await next;
+      expect(nextLease.fence).toBeGreaterThan(lease.fence);
+      expect(b.requests).toEqual([]); // the wait, the heartbeat and the release: all on the socket
+      await nextLease.release();
+      expect(c.requests).toEqual([]);
+      expect((await plain().inspect("mutex", name)).held).toBe(false);
+    });
+
+    it("a kept socket that breaks mid-hold costs nothing: the lease goes on over HTTP, not lost, and is released there", async () => {
+      const name = unique("broken");
+      const holder = await plain().lock(name, { ttlMs: 30_000 });
+      const b = recordedClient(base());
+      const waiting = b.client.lock(name, { ttlMs: 3000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      await holder.release();
+      const lease = await waiting;
+      expect(lease.channel).toBe("socket");
+      b.sockets[0].close(); // the connection goes away mid-hold
+      await until(
+        () => lease.channel,
+        (channel) => channel === "http",
+      );
+      // Past the TTL: kept by heartbeats that now go over HTTP.
+      await until(
+        () => b.requests.filter((p) => p.endsWith("/heartbeat")).length,
+        (n) => n >= 1,
+      );
+      await until(
+        () => plain().inspect("mutex", name),
+        (s) => (s.expiresAt as number) > Date.now() + 1000,
+      );
+      expect(lease.signal.aborted).toBe(false);
+      expect(await plain().inspect("mutex", name)).toMatchObject({ held: true, fence: lease.fence });
+      await lease.release();
+      expect(b.requests.at(-1)).toBe(`/v1/locks/${name}/release`);
+      expect((await plain().inspect("mutex", name)).held).toBe(false);
+    });
+
+    it("a semaphore permit granted over a wait socket is released over it", async () => {
+      const name = unique("sem");
+      const first = await plain().semaphore(name, { ttlMs: 30_000, limit: 1 });
+      const b = recordedClient(base());
+      const waiting = b.client.semaphore(name, { ttlMs: 10_000, waitMs: 20_000, limit: 1 });
+      await waitersAre(`/v1/semaphores/${name}`, 1);
+      await first.release();
+      const lease = await waiting;
+      expect(lease.channel).toBe("socket");
+      await lease.release();
+      expect(b.requests).toEqual([]);
+      expect(await plain().inspect("semaphore", name)).toMatchObject({ used: 0 });
+    });
+  });
+}
