@@ -51,22 +51,9 @@ end
 
 -- The caller's clock in microseconds, as text: ScriptRunner appends it to
 -- every script's ARGV, and it is taken off here, so each script's own ARGV is
--- as its header says. It is only ever a floor for fences (see redis_now),
--- read there, before any script's first write.
+-- as its header says. It is only ever a floor for fences, read by redis_now.
 local CALLER_CLOCK = ARGV[#ARGV] or ''
 ARGV[#ARGV] = nil
-
--- The fence floor when the caller's clock (text) is ahead of Redis's, by at
--- most a day: the slow path of redis_now, where the caller's clock is read as
--- a number and checked (a bad one is refused before any write).
-local function caller_floor(now_us, now_text)
-  local c = tonumber(CALLER_CLOCK)
-  if not c or c % 1 ~= 0 or c < 0 or c > 9007199254740991 then
-    bad_arg("caller clock", "must be the caller's time in microseconds")
-  end
-  if c <= now_us then return now_text end
-  return fmt(math.min(c, now_us + 86400000000))
-end
 
 -- Redis's clock, never the client's, for leases: milliseconds. And a floor
 -- for new fences, as text (issue_fence's argument): Redis's clock in
@@ -74,14 +61,22 @@ end
 -- that fences keep rising when Redis lost its last fence AND its clock went
 -- back (see docs/guarantees.md). Digit texts of one length compare as their
 -- numbers do, so the usual case (the caller's clock not ahead) converts one
--- number and formats none.
+-- number and formats none; only a caller's clock ahead (or of another
+-- length) is read as a number, and checked: scripts call this before their
+-- first write.
 local function redis_now()
   local t = redis.call('TIME')
   local us = t[2]
   if #us < 6 then us = string.sub('00000', #us) .. us end
   local now_text = t[1] .. us
   local now_us = tonumber(now_text)
-  if #CALLER_CLOCK ~= #now_text or CALLER_CLOCK > now_text then now_text = caller_floor(now_us, now_text) end
+  if #CALLER_CLOCK ~= #now_text or CALLER_CLOCK > now_text then
+    local c = tonumber(CALLER_CLOCK)
+    if not c or c % 1 ~= 0 or c < 0 or c > 9007199254740991 then
+      bad_arg("caller clock", "must be the caller's time in microseconds")
+    end
+    if c > now_us then now_text = fmt(math.min(c, now_us + 86400000000)) end
+  end
   return (now_us - now_us % 1000) / 1000, now_text
 end
 

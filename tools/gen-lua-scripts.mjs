@@ -53,8 +53,13 @@ for (const kind of readdirSync(luaDir, { withFileTypes: true })
     .sort()) {
     const name = `${kind}_${file.replace(/\.lua$/, "")}`;
     const body = readFileSync(join(kindDir, file), "utf8");
-    const libs = /^-- uses: holders$/m.test(body) ? `${preludeFor(`${holdersLib}\n${body}`)}\n${holdersLib}` : preludeFor(body);
-    const shipped = `${shebangOf(name, body)}\n${withoutCommentLines(withLimits(`${libs}\n${bodyOf(name, body)}`))}`;
+    const holders = /^-- uses: holders$/m.test(body);
+    const [usual, rest] = splitAtPreludeMark(name, body);
+    const top = preludeFor(holders ? `${holdersLib}\n${usual}` : usual);
+    const below = rest === undefined ? "" : preludeFor(rest, new Set(top.taken));
+    const libs = holders ? `${top.text}\n${holdersLib}` : top.text;
+    const code = rest === undefined ? body : `${usual}${below.text}\n${rest}`;
+    const shipped = `${shebangOf(name, body)}\n${withoutCommentLines(withLimits(`${libs}\n${bodyOf(name, code)}`))}`;
     shippedByName.push([name, shipped]);
     shas.push(`  ${name}: "${sha1(shipped)}",`);
     plainShas.push(`  ${name}: "${sha1(plainScript(shipped))}",`);
@@ -137,27 +142,44 @@ function blocksOf(text) {
 }
 
 /**
- * The prelude a script needs: every block that defines no
- * function (the caller-clock check), and only the functions the script (or a
- * function it takes) calls. Every local function is a closure made anew on
- * each call of the script, which Redis's Lua pays for whether it is used or not.
+ * The prelude a script needs: every block that defines no function (the
+ * caller clock), and only the functions the code (or a function it takes)
+ * calls. With `have` (the names defined above a "-- prelude below:" mark):
+ * only the functions the code calls that are not among them.
+ * Every local function is a closure made anew on each call of the script,
+ * which Redis's Lua pays for whether it is used or not.
  */
-function preludeFor(code) {
-  const calls = (text, name) => new RegExp(`\\b${name}\\b`).test(text);
+function preludeFor(code, have = undefined) {
+  const calls = (text, fn) => new RegExp(`\\b${fn}\\b`).test(text);
+  const below = have !== undefined;
   const taken = new Set();
   let grew = true;
   while (grew) {
     grew = false;
-    const reach = [code, ...preludeBlocks.filter((b) => !b.defines || taken.has(b.defines)).map((b) => b.text)].join("\n");
+    const reach = [code, ...preludeBlocks.filter((b) => taken.has(b.defines)).map((b) => b.text)].join("\n");
     for (const b of preludeBlocks) {
-      if (b.defines && !taken.has(b.defines) && calls(reach, b.defines)) {
+      if (b.defines && !taken.has(b.defines) && !have?.has(b.defines) && calls(reach, b.defines)) {
         taken.add(b.defines);
         grew = true;
       }
     }
   }
-  const kept = preludeBlocks.filter((b) => !b.defines || taken.has(b.defines));
-  return `${kept.map((b) => b.text).join("\n\n")}\n`;
+  const kept = preludeBlocks.filter((b) => (b.defines ? taken.has(b.defines) : !below));
+  return { text: `${kept.map((b) => b.text).join("\n\n")}\n`, taken: [...(have ?? []), ...taken] };
+}
+
+/**
+ * A body with the line "-- prelude below: ..." (at its top level) in two: the
+ * code above it, the usual path, which returns before the mark, and the rest.
+ * The prelude functions only the rest calls are defined at the mark, so the
+ * usual path does not make them.
+ */
+function splitAtPreludeMark(name, body) {
+  const marks = [...body.matchAll(/^-- prelude below:.*$/gm)];
+  if (marks.length > 1) throw new Error(`gen-lua-scripts: ${name} has more than one "-- prelude below:" line`);
+  if (marks.length === 0) return [body, undefined];
+  const at = marks[0].index + marks[0][0].length + 1;
+  return [body.slice(0, at), body.slice(at)];
 }
 
 /**

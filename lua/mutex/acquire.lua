@@ -46,8 +46,8 @@
 -- re-entry (which counts) is remembered under its request id. Busy and lost
 -- answers change nothing and are not remembered.
 --
--- The usual grant (a free lock, no waiter) is TIME, HGET, EXISTS, SET ... GET,
--- HSET, PEXPIREAT and its answer written as JSON text, and comes first: in
+-- The usual grant (a free lock, no waiter) is TIME, EXISTS, SET ... GET, HSET,
+-- PEXPIREAT and its answer written as JSON text, and comes first: in
 -- Redis's Lua a number/text conversion, a table, a closure or a library call
 -- costs about as much as a small command, so that path converts one number
 -- (the lease's end), builds no table and checks its arguments inline. A fresh
@@ -86,13 +86,17 @@ local now_ms, floor = redis_now()
 
 -- A free lock (no owner), asked for anew or by the object's head: granted
 -- unless a lapsed lease's lock-delay holds everyone off, or (a try-lock) a
--- waiter is registered. One EXISTS for both keys on the usual path, where
--- neither exists.
-local owner = nil
+-- waiter is registered. One EXISTS for the lock and both keys that could hold
+-- it back, on the usual path, where none exists.
+local owner, lease = nil, nil
 if mode ~= 'reenter' then
-  owner = redis.call('HGET', KEYS[1], 'owner')
-  if not owner then
-    if redis.call('EXISTS', KEYS[3], KEYS[4]) > 0 or mode == 'queue' then
+  local free = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4]) == 0
+  if not free then
+    -- What a busy answer needs, at once: the lease's length as of its last
+    -- write (a heartbeat's lt, or the acquire's ttl), its label and lock-delay.
+    lease = redis.call('HMGET', KEYS[1], 'owner', 'exp', 'ttl', 'lt', 'holder', 'ld')
+    owner = lease[1]
+    if not owner then
       local delay_left = redis.call('PTTL', KEYS[4])
       if delay_left > 0 then
         return '["status","busy","retryAfterMs","' .. fmt(delay_left) .. '","queued","0","delayedUntil","' .. fmt(now_ms + delay_left) .. '"]'
@@ -101,7 +105,10 @@ if mode ~= 'reenter' then
         -- Someone waits: the object is about to grant its head.
         return '["status","busy","retryAfterMs","100","queued","1"]'
       end
+      free = true
     end
+  end
+  if free then
     local fence = issue_fence(KEYS[2], floor)
     local exp_ms = now_ms + ttl
     local exp = fmt(exp_ms)
@@ -119,6 +126,8 @@ if mode ~= 'reenter' then
     return '["status","granted","fence","' .. fence .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp .. '","count","1"]'
   end
 end
+
+-- prelude below: the prelude functions only the rest uses (tools/gen-lua-scripts.mjs)
 
 -- A grant's answer, as on the usual path, with a quorum's agreed fence where the lease has one.
 local function granted(fence, ttl_text, exp_text, count_text, qf)
@@ -146,8 +155,8 @@ if mode == 'reenter' then
 end
 
 if owner == token then
-  local rest = redis.call('HMGET', KEYS[1], 'count', 'fence', 'ttl', 'qf', 'exp')
-  local exp = rest[5]
+  local rest = redis.call('HMGET', KEYS[1], 'count', 'fence', 'qf')
+  local exp = lease[2]
   if mode == 'new' then
     -- This acquire's own earlier grant (the client's retry): it is alive, so
     -- a grant from the line is picked up.
@@ -157,18 +166,17 @@ if owner == token then
     -- lost, or its own step whose answer was lost): the waiter gets its whole
     -- lease from now, as its answer will say, and must pick it up (marked pk
     -- even if that step granted it unmarked: nobody has its token yet).
-    exp = fmt(now_ms + tonumber(rest[3]))
+    exp = fmt(now_ms + tonumber(lease[3]))
     redis.call('HSET', KEYS[1], 'exp', exp, 'pk', fmt(now_ms + PICKUP_MS))
     redis.call('HDEL', KEYS[1], 'lt')
     redis.call('PEXPIREAT', KEYS[1], exp)
   end
-  return granted(rest[2], rest[3], exp, rest[1] or '1', rest[4])
+  return granted(rest[2], lease[3], exp, rest[1] or '1', rest[3])
 end
 
--- Held by another. The lease's length as of its last write: a heartbeat's (lt) or the acquire's.
-local len = redis.call('HMGET', KEYS[1], 'exp', 'ttl', 'lt', 'holder', 'ld')
-local exp = tonumber(len[1])
-local stands = lease_end(exp, tonumber(len[3] or len[2]), now_ms)
+-- Held by another.
+local exp = tonumber(lease[2])
+local stands = lease_end(exp, tonumber(lease[4] or lease[3]), now_ms)
 if stands < exp then
   exp = stands
   redis.call('HSET', KEYS[1], 'exp', fmt(exp))
@@ -178,9 +186,9 @@ if mode == 'queue' then
   -- The object's head waiter: the release hands the lock straight to it.
   redis.call('HSET', KEYS[3], 'token', token, 'ttl', ttl_text, 'watch', watch, 'more', more, 'holder', holder, 'ld', fmt(lock_delay))
   -- Past the holder's end and its lock-delay, if it lapses: the object renews it when it wakes.
-  redis.call('PEXPIREAT', KEYS[3], fmt(exp + tonumber(len[5] or '0') + REGISTRATION_GRACE_MS))
+  redis.call('PEXPIREAT', KEYS[3], fmt(exp + tonumber(lease[6] or '0') + REGISTRATION_GRACE_MS))
   redis.call('HSET', KEYS[1], 'watch', '1')
 end
 -- The label is any text the caller chose: JSON-encoded, not spliced.
 return '["status","busy","retryAfterMs","' .. fmt(math.max(exp - now_ms, 1)) .. '","queued","0","holder",'
-  .. cjson.encode(len[4] or '') .. ',"expiresAt","' .. fmt(exp) .. '"]'
+  .. cjson.encode(lease[5] or '') .. ',"expiresAt","' .. fmt(exp) .. '"]'
