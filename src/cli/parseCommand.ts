@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import type { LeaseKind, WaitChannel } from "../client/index.js";
+import { KIND_NAMES } from "../wire/kindNames.js";
 import { formatDuration, parseDuration } from "./durations.js";
 import { EXIT } from "./exitCodes.js";
 
@@ -58,7 +59,7 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-const KINDS: LeaseKind[] = ["mutex", "rwlock", "semaphore", "idempotency"];
+const KINDS: readonly LeaseKind[] = KIND_NAMES;
 const WAIT_CHANNELS: WaitChannel[] = ["auto", "socket", "http"];
 
 /** Reads argv (after the program name) and the environment into a command. */

@@ -1,4 +1,5 @@
 import { keepLease, type LeaseKeeper, leaseClock } from "../wire/keepLease.js";
+import type { KindWireName } from "../wire/kindNames.js";
 import { LeaseLostError, LeaseReleasedError } from "./errors.js";
 import { type KeptSocket, KeptSocketBrokenError } from "./keptSocket.js";
 import type { Transport } from "./transport.js";
@@ -12,7 +13,7 @@ declare global {
   }
 }
 
-export type LeaseKind = "mutex" | "rwlock" | "semaphore" | "idempotency";
+export type LeaseKind = KindWireName;
 
 /**
  * A lease as plain JSON: what another process needs to heartbeat or release

@@ -1,11 +1,12 @@
 import * as z from "zod/mini";
 import { intFrom, ttlMs } from "../wire/schemas.js";
 import { WAIT_MAX_MS } from "../limits.js";
+import { KIND_NAMES } from "../wire/kindNames.js";
 import { SOCKET_AT_HEADER, type SocketAt } from "../wire/socketProtocol.js";
 
 /** The object's checks of what reaches a wait socket (socketProtocol.ts). */
 export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
-  kind: z.enum(["mutex", "rwlock", "semaphore", "idempotency"]),
+  kind: z.enum(KIND_NAMES),
   store: z.enum(["redis", "durable"]),
   ref: z.object({ ns: z.string(), name: z.string() }),
   /** The read-write lock's mode, from the path. */

@@ -6,6 +6,9 @@
  */
 export const KIND_NAMES = ["mutex", "rwlock", "semaphore", "idempotency"] as const;
 
+/** A kind as the wire names it. */
+export type KindWireName = (typeof KIND_NAMES)[number];
+
 /** How messages name each kind. */
 export const KIND_NOUNS: Record<(typeof KIND_NAMES)[number], string> = {
   mutex: "the mutex",

@@ -34,6 +34,8 @@
  * object's checks are in socketSchemas.ts).
  */
 
+import type { KindWireName } from "./kindNames.js";
+
 /** The subprotocol every wait socket speaks (the server answers with it). */
 export const SOCKET_PROTOCOL = "holdfast.v1";
 
@@ -49,7 +51,7 @@ export const SOCKET_AT_HEADER = "x-holdfast-wait-socket";
 
 /** What a socket is for: set by the Worker from the path and the key, sent to the object on SOCKET_AT_HEADER. */
 export interface SocketAt {
-  kind: "mutex" | "rwlock" | "semaphore" | "idempotency";
+  kind: KindWireName;
   store: "redis" | "durable";
   ref: { ns: string; name: string };
   /** The read-write lock's mode, from the path. */
