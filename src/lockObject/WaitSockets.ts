@@ -53,6 +53,12 @@ export class WaitSockets {
   private readonly gates = new Map<WebSocket, MessageGate>();
   /** Sockets this instance ended: what still arrives on them is dropped before anything is read (a flood's tail). */
   private readonly ended = new WeakSet<WebSocket>();
+  /**
+   * Sockets open here and not done, for the caps: kept as they come and go, because counting them from
+   * getWebSockets() and their attachments cost O(n) for every socket that joined a line of n (issue 38:
+   * 10,000 sockets took minutes to queue, 1,000 a second with this).
+   */
+  private readonly live = new Set<WebSocket>();
   /** What a socket holder's messages need of the sockets (socketHolder.ts). */
   private readonly holding: SocketHolderHost = {
     part: (kind) => this.host.part(kind),
@@ -77,6 +83,7 @@ export class WaitSockets {
     const waiting: Array<{ ws: WebSocket; at: SocketAt; resume: Resume }> = [];
     for (const ws of this.host.ctx.getWebSockets()) {
       const state = attachmentOf(ws);
+      if (state && state.phase !== "done") this.live.add(ws);
       // Its idle limit was a timer of the instance that went: set again, for what is left of it.
       if (state) this.limitIdle(ws, state);
       if (state?.phase !== "waiting" || this.waits.has(ws)) continue;
@@ -107,6 +114,7 @@ export class WaitSockets {
     }
     const [client, server] = Object.values(new WebSocketPair());
     this.host.ctx.acceptWebSocket(server);
+    this.live.add(server);
     const state: Attachment = { at, phase: "open", since: Date.now() };
     keepAttachment(server, state);
     this.limitIdle(server, state);
@@ -115,7 +123,7 @@ export class WaitSockets {
 
   /** Wait sockets open here that are not done (waiting, offered a grant, holding, or yet to say what for). */
   get liveCount(): number {
-    return this.host.ctx.getWebSockets().filter((ws) => (attachmentOf(ws)?.phase ?? "done") !== "done").length;
+    return this.live.size;
   }
 
   /**
@@ -278,6 +286,7 @@ export class WaitSockets {
     keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
     this.gates.delete(ws);
     this.ended.add(ws);
+    this.live.delete(ws);
     if (state && state.phase !== "done") this.host.caps.tell(state.at);
   }
 
