@@ -4,11 +4,12 @@ import { kindApis } from "./kinds/registry/routes.js";
 import { socketAcquire } from "./kinds/registry/service.js";
 import { selectStore } from "./kinds/registry/stores.js";
 import { LockObjectCore } from "./lockObject/LockObject.js";
+import { openApiDocument } from "./http/openapi.generated.js";
 
 /** The Worker: the Hono app plus the Durable Object classes wrangler binds. */
 export { NamespaceObject } from "./namespaceObject/NamespaceObject.js";
 /** The Hono app, handed the kinds from the registry (its core names none). */
-export default createApp({ apis: kindApis, selectStore });
+export default createApp({ apis: kindApis, selectStore, openApiDocument });
 
 /** One lock object per (kind, namespace, name), handed the kinds from the registry (its core names none). */
 export class LockObject extends LockObjectCore {

@@ -9,7 +9,6 @@ import { consoleRoutes } from "./console.js";
 import { errorResponse } from "./errorResponse.js";
 import { recordMetrics } from "./metrics.js";
 import { notificationKeyRoutes } from "./notificationKey.js";
-import { openApiDocument } from "./openapi.js";
 import { operatorRoutes } from "./operatorRoutes.js";
 import { checkRateLimit } from "../wire/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
@@ -64,7 +63,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
     return c.json({ status: "ok", ...health }, 200);
   });
 
-  app.get("/openapi.json", (c) => c.json(openApiDocument(new URL(c.req.url).origin, kinds.apis)));
+  app.get("/openapi.json", (c) => c.json(kinds.openApiDocument(new URL(c.req.url).origin)));
   app.route("/console", consoleRoutes);
 
   app.use("/v1/*", recordMetrics(kinds.apis));

@@ -37,4 +37,10 @@ export interface KindApi {
 export interface HttpKinds {
   apis: KindApi[];
   selectStore(env: Env): LockStore;
+  /**
+   * The OpenAPI document for a service at `origin`: the Worker's is generated
+   * before bundling (tools/gen-openapi.mts, from src/http/openapi.ts), so the
+   * bundle carries the document, not the code that derives it from the schemas.
+   */
+  openApiDocument(origin: string): unknown;
 }

@@ -6,7 +6,7 @@ import { selectStore } from "../../src/kinds/registry/stores";
 import { openApiDocument } from "../../src/http/openapi";
 
 // The app as src/worker.ts builds it (the Worker module itself needs workerd for its Durable Objects).
-const app = createApp({ apis: kindApis, selectStore });
+const app = createApp({ apis: kindApis, selectStore, openApiDocument: (origin) => openApiDocument(origin, kindApis) });
 
 /** The routes the Hono app serves, as OpenAPI paths ("/:name/:mode{read|write}/acquire" -> one path per mode). */
 function servedRoutes(): string[] {

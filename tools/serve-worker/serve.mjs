@@ -161,7 +161,7 @@ function forwardRuntimeLine(line, isStderr) {
 
 /** @param {string} projectDir @returns {Promise<Bundle>} */
 async function buildBundle(projectDir) {
-  if (projectDir === ROOT) await runQuiet([path.join(ROOT, "tools/gen-lua-scripts.mjs")], "node tools/gen-lua-scripts.mjs", ROOT);
+  if (projectDir === ROOT) await runQuiet([path.join(ROOT, "tools/generate.mjs")], "node tools/generate.mjs", ROOT);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-worker-"));
   process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
   // Snapshot the config before bundling, so a rename in wrangler.toml mid-build shows up as a
