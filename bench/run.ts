@@ -31,6 +31,7 @@ import { measureShippedWorker, SHIPPED_HEADER, shippedTableRows } from "./shippe
 import { COMPARISON_HEADER, compareWithBaseline, comparisonVerdict, recordFigure, saveBaseline } from "./baseline";
 import { INSTRUCTIONS_HEADER, instructionsTableRows, measureInstructions } from "./instructions";
 import { printTable } from "./table";
+import { measureScale, SCALE_HEADER, SCALE_LOCKS, SCALE_PER_LOCK, SCALE_WAITERS, type ScaleRow, scaleTableRows } from "./scale";
 import { CYCLE_HEADER, cycleTableRows, cycleTargets, directCycleTargets, directLabels, measureCycles, type CycleRow } from "./uncontended";
 
 /** `npm run bench -- --quick` (or BENCH_QUICK=1): every window and count cut down, for a smoke run. */
@@ -123,6 +124,7 @@ async function main(): Promise<number> {
   if (wanted("6")) await marketSection(gw, redis, workers, run);
   if (wanted("7")) await shippedSection(stack.apiKey);
   if (wanted("8")) await vanishedSection(workers, run);
+  if (wanted("9")) await scaleSection(workers, run);
 
   const args = process.argv.slice(2).filter((a) => a !== "--save-baseline");
   const missed = baselineSection(
@@ -162,6 +164,32 @@ function baselineSection(command: string): string[] {
     console.log(`written : bench/baseline.json (this run's key figures, to commit)`);
   }
   return comparison?.missedAsked ?? [];
+}
+
+/** 9. The scale of one lock: thousands of wait sockets on one lock object, and over many. */
+async function scaleSection(workers: Workers, run: string): Promise<void> {
+  const rows: ScaleRow[] = [];
+  const shape = { waiters: scale(SCALE_WAITERS), locks: scale(SCALE_LOCKS) };
+  for (const [store, api] of [
+    ["Redis", workers.redis],
+    ["Durable", workers.durable],
+  ] as const) {
+    rows.push(...(await measureScale(store, api, `${run}-s${rows.length}`, shape)));
+  }
+  const notes = [
+    `one lock: a holder and ${int(shape.waiters)} wait sockets behind it (the first 50 queued one by one, the rest 250 at a time), then the`,
+    "first 50 take the lock in turn (ack, held, release over the socket), which must follow the order they queued; again: the same right",
+    "after on the same lock (does the next crowd reuse the memory the first left? RSS seldom shrinks). many: each lock a holder and up to",
+    `${SCALE_PER_LOCK} waiters (as open files allow), one handoff on 30 of them. handoff = release sent -> next waiter's granted / held; 1 in line:`,
+    "the same lock object, same run, one waiter in line (30 handoffs); x 1 in line = the p50s' ratio. RSS: the workerd serving that store",
+    "(/proc VmRSS) before, with every socket open, after all closed and RSS stopped moving; KiB per socket = (with - before) / sockets.",
+  ];
+  if (rows.some((r) => r.fifo.includes("internal")))
+    notes.push(
+      "a waiter that ended 500 internal lost its turn: workerd's log above says why (QuotaExceededError: an object's 10,000 pending timeouts).",
+    );
+  for (const r of rows) for (const n of r.notes) notes.push(`${r.store} ${r.shape}: ${n}`);
+  printTable("9. Scale of one lock (wait sockets on one lock object, and over many)", SCALE_HEADER, scaleTableRows(rows), notes);
 }
 
 /** 8. Vanished waiters ahead of a live one, per store and wait channel. */

@@ -70,6 +70,10 @@ export async function startBenchStack(): Promise<BenchStack> {
       WEBHOOK_SECRET: "holdfast-bench-webhook-secret",
       ONEXPIRE_HOSTS: "*=127.0.0.1",
       ONEXPIRE_ALLOW_HTTP_LOCALHOST: "1",
+      // Room for section 9 (bench/scale.ts): 10,000 waiters and their holder on one lock, and 1,000
+      // locks of one namespace with a holder and 10 waiters each, whatever the defaults are.
+      MAX_WAITERS_PER_LOCK: "10001",
+      MAX_SOCKETS_PER_NAMESPACE: "20000",
     };
     // Sequential: the first call bundles, the second reuses the bundle.
     const redis = await startWorker("redis", { ...common, UPSTASH_REDIS_REST_URL: gateway.url, UPSTASH_REDIS_REST_TOKEN: gateway.token }, stoppers);

@@ -78,7 +78,11 @@ export const NAMESPACE_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
  */
 export const SOCKET_IDLE_MS = 10_000;
 export const SOCKET_MESSAGES_PER_SECOND = 20;
-/** Waiters one lock takes at once, sockets and held-open requests together (MAX_WAITERS_PER_LOCK overrides). */
+/**
+ * Waiters one lock takes at once, sockets and held-open requests together (MAX_WAITERS_PER_LOCK overrides).
+ * Not 10,000, where bench section 9 puts a lock object's room for sockets: the runtime lets an object have 10,000
+ * timeouts pending, and each new socket (its idle limit, 10 s) and each wait of 10 s or less (its deadline) keeps one.
+ */
 export const WAITERS_PER_LOCK_DEFAULT = 1000;
 /** Wait sockets one namespace may have open at once, over all its locks (MAX_SOCKETS_PER_NAMESPACE overrides). */
 export const SOCKETS_PER_NAMESPACE_DEFAULT = 5000;
