@@ -25,14 +25,20 @@ async function confirmWithRetries(confirm: () => Promise<unknown>): Promise<void
 }
 
 /**
- * How long the answer's last byte waits behind the rest. workerd (since late
- * 2026) reads a small body to its end before it writes any of it, so "read to
- * the end" no longer means "written to the client". Held back, the last byte
- * is written only after the rest went out, and by then a client that is gone
- * has reset the connection: the write fails and the stream is cancelled. A few
- * milliseconds on grants from the line only (a fresh grant needs no pickup).
+ * How long the answer's last byte waits behind the rest: one turn of the
+ * event loop. workerd (since late 2026) reads a small body to its end before
+ * it writes any of it, so "read to the end" no longer means "written to the
+ * client". Held back, the last byte is written only after the rest went out,
+ * and by then the connection of a client that is gone has failed the write
+ * and the stream is cancelled. A turn is enough for that (measured with
+ * `BENCH_ONLY=2,8 npm run bench`: 30 vanished HTTP waiters ahead of a live
+ * one cost it 38-97 ms in all, the same as with 1 or 5 ms held back, and
+ * none held the lock for the pickup time); 5 ms cost every handoff from the
+ * line 5 ms (HTTP long-poll handoff p50 12.3 -> 5.6 ms on Redis, 11.2 -> 4.3
+ * ms on the Durable store, against 4.4 and 3.4 ms over a socket). On grants
+ * from the line only (a fresh grant needs no pickup).
  */
-const LAST_BYTE_AFTER_MS = 5;
+const LAST_BYTE_AFTER_MS = 0;
 
 /**
  * A JSON answer whose delivery is confirmed: `confirm` runs once the body
