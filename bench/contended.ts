@@ -8,6 +8,7 @@
  */
 import type { Redis } from "@upstash/redis";
 import { libraryLock, type Release, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
+import { RELAY_LABEL } from "./handoff";
 import { sleep, withTimeout } from "./loop";
 import { scriptCalls } from "./redisInfo";
 import { requestsTo } from "./roundTrips";
@@ -29,7 +30,8 @@ export interface ContendedTarget {
   client(name: string, signal: AbortSignal): () => Promise<Release | null>;
 }
 
-export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }): ContendedTarget[] {
+/** Every target; with `relay` (the relay Worker, bench/relayWorker) also its floor row, driven by the same socket client. */
+export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }, relay?: WorkerApi): ContendedTarget[] {
   const worker = (label: string, api: WorkerApi, usesRedis: boolean, channel: "HTTP" | "socket"): ContendedTarget => ({
     label,
     settings: `${channel === "HTTP" ? "HTTP long-poll" : "wait socket, release on it"}, waitMs ${WAIT_MS}`,
@@ -54,6 +56,7 @@ export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: Wo
     worker("holdfast Worker API, Redis store", workers.redis, true, "socket"),
     worker("holdfast Worker API, Durable store", workers.durable, false, "HTTP"),
     worker("holdfast Worker API, Durable store", workers.durable, false, "socket"),
+    ...(relay ? [worker(RELAY_LABEL, relay, false, "socket")] : []),
     {
       label: "holdfast Mutex (library)",
       settings: `waitMs ${WAIT_MS}, backoff`,

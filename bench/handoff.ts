@@ -34,10 +34,35 @@ export interface HandoffTarget {
   releaseRequests?: number;
   /** Resolves once the waiter is waiting; `answeredBefore` = answers from origin before the waiter started. */
   untilWaiting(name: string, answeredBefore: number): Promise<void>;
+  /** Socket clients: when the last `granted` message arrived (the waiter's is the only one after the release is sent). */
+  grantedAt?(): number;
+  /** Measured in alternating rounds with the other targets that say so (measureHandoffs), for a fair ratio between them. */
+  takesTurns?: boolean;
 }
 
-export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }, floors: Floors): HandoffTarget[] {
-  const worker = (label: string, api: WorkerApi, floorP50: number, channel: "HTTP" | "socket"): HandoffTarget => ({
+/** The label of the relay's row (bench/relayWorker: the socket handoff's floor, no holdfast code). */
+export const RELAY_LABEL = "relay DO (no holdfast code), Durable";
+
+/**
+ * Every target; with `relay` (the relay Worker, driven by the same socket client) also the relay's
+ * floor row, which takes turns with the holdfast socket rows.
+ */
+export function handoffTargets(
+  gw: Gateway,
+  redis: Redis,
+  workers: { redis: WorkerApi; durable: WorkerApi },
+  floors: Floors,
+  relay?: WorkerApi,
+): HandoffTarget[] {
+  const worker = (label: string, plainApi: WorkerApi, floorP50: number, channel: "HTTP" | "socket"): HandoffTarget => {
+    const clock = channel === "socket" ? grantClocked(plainApi) : undefined;
+    const api = clock?.api ?? plainApi;
+    return {
+      ...workerTarget(label, api, floorP50, channel),
+      ...(clock && { grantedAt: clock.lastGrantedAt, takesTurns: relay !== undefined }),
+    };
+  };
+  const workerTarget = (label: string, api: WorkerApi, floorP50: number, channel: "HTTP" | "socket"): HandoffTarget => ({
     label,
     settings: `${channel === "HTTP" ? "HTTP long-poll" : "wait socket, release on it"}, waitMs ${WAIT_MS}`,
     origin: api.base,
@@ -66,6 +91,8 @@ export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: Work
     worker("holdfast Worker API, Redis store", workers.redis, floors.worker404.redis.p50, "socket"),
     worker("holdfast Worker API, Durable store", workers.durable, floors.worker404.durable.p50, "HTTP"),
     worker("holdfast Worker API, Durable store", workers.durable, floors.worker404.durable.p50, "socket"),
+    // Its floor column is "—": table 0 has no plain request to the relay.
+    ...(relay ? [worker(RELAY_LABEL, relay, Number.NaN, "socket")] : []),
     polled("holdfast Mutex (library)", `waitMs ${WAIT_MS}, backoff 25ms..1s jittered`, (name) => {
       const lock = libraryLock(redis, name);
       return () => lock.acquire(WAIT_MS);
@@ -73,6 +100,25 @@ export function handoffTargets(gw: Gateway, redis: Redis, workers: { redis: Work
     { ...polled("@upstash/lock", "retry 100 x 50 ms", ul({ attempts: 100, delay: 50 })), hold: ulHold(redis) },
     { ...polled("@upstash/lock", "default retry (3 x 100 ms)", ul()), hold: ulHold(redis) },
   ];
+}
+
+const GRANTED = '{"type":"granted"';
+
+/**
+ * The same client, its sockets also noting when a `granted` message arrives (a listener added
+ * before the client's own handler, so the time is taken before the client parses it and acks).
+ */
+function grantClocked(api: WorkerApi): { api: WorkerApi; lastGrantedAt: () => number } {
+  let at = Number.NaN;
+  const clocked = Object.create(api) as WorkerApi; // everything else is api's own
+  clocked.openSocket = (path) => {
+    const ws = api.openSocket(path);
+    ws.addEventListener("message", (e) => {
+      if (typeof e.data === "string" && e.data.startsWith(GRANTED)) at = performance.now();
+    });
+    return ws;
+  };
+  return { api: clocked, lastGrantedAt: () => at };
 }
 
 /** @upstash/lock's holder uses @upstash/lock too (same key scheme as its waiter). */
@@ -85,6 +131,11 @@ export interface HandoffRow {
   settings: string;
   floorP50: number;
   summary: Summary;
+  /** Release sent -> the waiter's `granted` message (socket rows; `summary` is to `held`, when the waiter may act). */
+  toGranted?: Summary;
+  /** The handoffs (ms), to merge rounds. */
+  samples: number[];
+  grantedSamples: number[];
   gaveUp: number;
   attempts: number;
   waiterRequests: number;
@@ -93,6 +144,7 @@ export interface HandoffRow {
 
 export async function measureHandoff(target: HandoffTarget, name: string, bounds: { count: number; ms: number }): Promise<HandoffRow> {
   const latencies: number[] = [];
+  const toGranted: number[] = [];
   let gaveUp = 0;
   let attempts = 0;
   let waiterRequests = 0;
@@ -133,6 +185,8 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
         continue;
       }
       latencies.push(t1 - t0);
+      const grantedAt = target.grantedAt?.() ?? Number.NaN;
+      if (grantedAt > t0) toGranted.push(grantedAt - t0);
       waiterRequests += sentAtGrant - sentBefore - (target.releaseRequests ?? 1); // minus the holder's release
       await granted();
     } catch (err) {
@@ -151,6 +205,9 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
     settings: target.settings,
     floorP50: target.floorP50,
     summary: summarize(latencies),
+    toGranted: target.grantedAt ? summarize(toGranted) : undefined,
+    samples: latencies,
+    grantedSamples: toGranted,
     gaveUp,
     attempts,
     waiterRequests: latencies.length ? waiterRequests / latencies.length : NaN,
@@ -158,7 +215,64 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
   };
 }
 
-export const HANDOFF_HEADER = ["client", "mode", "n", "p50 ms", "p99 ms", "mean ms", "max ms", "floor p50 ms", "gave up", "waiter req"];
+/**
+ * Each target's row, in the targets' order. Those that take turns (the holdfast socket rows and the
+ * relay's) run in `rounds` alternating rounds, each with its share of the bounds, and each going first in
+ * turn: a machine that slows down mid-run slows them all. Their rows merge their rounds' handoffs.
+ */
+export async function measureHandoffs(
+  targets: HandoffTarget[],
+  nameOf: (index: number) => string,
+  bounds: { count: number; ms: number },
+  rounds: number,
+): Promise<HandoffRow[]> {
+  const rows: HandoffRow[] = [];
+  const turns = targets.flatMap((t, i) => (t.takesTurns ? [i] : []));
+  for (const [i, target] of targets.entries()) {
+    if (!target.takesTurns) rows[i] = await measureHandoff(target, nameOf(i), bounds);
+    else if (i === turns[0]) {
+      const share = { count: Math.ceil(bounds.count / rounds), ms: bounds.ms / rounds };
+      for (let round = 0; round < rounds; round++) {
+        const order = turns.map((_, k) => turns[(k + round) % turns.length]);
+        for (const j of order) rows[j] = mergeRounds(rows[j], await measureHandoff(targets[j], nameOf(j), share));
+      }
+    }
+  }
+  return rows;
+}
+
+function mergeRounds(before: HandoffRow | undefined, round: HandoffRow): HandoffRow {
+  if (!before) return round;
+  const samples = [...before.samples, ...round.samples];
+  const grantedSamples = [...before.grantedSamples, ...round.grantedSamples];
+  const n = (r: HandoffRow) => (r.samples.length ? r.samples.length * r.waiterRequests : 0);
+  return {
+    ...before,
+    summary: summarize(samples),
+    toGranted: before.toGranted && summarize(grantedSamples),
+    samples,
+    grantedSamples,
+    gaveUp: before.gaveUp + round.gaveUp,
+    attempts: before.attempts + round.attempts,
+    waiterRequests: samples.length ? (n(before) + n(round)) / samples.length : Number.NaN,
+    note: before.note ?? round.note,
+  };
+}
+
+export const HANDOFF_HEADER = [
+  "client",
+  "mode",
+  "n",
+  "p50 ms",
+  "p99 ms",
+  "mean ms",
+  "max ms",
+  "floor p50 ms",
+  "gave up",
+  "waiter req",
+  "granted p50 ms",
+  "granted p99 ms",
+];
 
 export function handoffTableRows(rows: HandoffRow[]): string[][] {
   return rows.map((r) => [
@@ -172,5 +286,7 @@ export function handoffTableRows(rows: HandoffRow[]): string[][] {
     ms(r.floorP50),
     `${r.gaveUp}/${r.attempts}`,
     ratio(r.waiterRequests, 1),
+    ms(r.toGranted?.p50 ?? Number.NaN),
+    ms(r.toGranted?.p99 ?? Number.NaN),
   ]);
 }

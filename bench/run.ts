@@ -12,7 +12,8 @@ import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContende
 import { FLOOR_HEADER, floorTableRows, measureFloors } from "./floor";
 import { measureVanished, VANISHED_HEADER, type VanishedRow, vanishedTableRows } from "./vanished";
 import { PICKUP_MS } from "../src/limits";
-import { HANDOFF_HEADER, handoffTableRows, handoffTargets, HOLD_MAX_MS, HOLD_MIN_MS, measureHandoff, type HandoffRow } from "./handoff";
+import { HANDOFF_HEADER, handoffTableRows, handoffTargets, HOLD_MAX_MS, HOLD_MIN_MS, measureHandoffs, type HandoffRow } from "./handoff";
+import { handoffOverRelay, relayContendedNote, relayHandoffNotes } from "./relay";
 import {
   measureReadMostly,
   READ_MOSTLY_HEADER,
@@ -42,6 +43,8 @@ const PARALLEL_LOOPS = 16;
 const CYCLE_ROUNDS = 5;
 const HANDOFFS = scale(100);
 const HANDOFF_MAX_MS = scale(20_000);
+/** Rounds in which the holdfast socket rows and the relay floor take turns (table 2). */
+const HANDOFF_ROUNDS = 5;
 /** No hold: the handoff machinery alone. */
 const CONTENDED: ContendedShape = { clients: 8, holdMs: 0, windowMs: scale(3000) };
 /** A 10 ms hold caps any lock at 100 grants/s: how close each client gets, and how fairly. */
@@ -79,10 +82,12 @@ async function main(): Promise<number> {
   });
 
   const load0 = os.loadavg()[0];
-  stack = await startBenchStack();
+  // The relay (bench/relayWorker) is the floor of sections 2 and 4.
+  stack = await startBenchStack({ relay: wanted("2") || wanted("4") });
   const { gateway: gw } = stack;
   const redis = upstashRedis(gw);
   const workers = { redis: new WorkerApi(stack.workers.redis, stack.apiKey), durable: new WorkerApi(stack.workers.durable, stack.apiKey) };
+  const relay = stack.relay ? new WorkerApi(stack.relay, "relay-has-no-keys") : undefined;
   const run = `b${Date.now().toString(36)}`;
 
   const cpu = os.cpus()[0]?.model.trim() ?? "?";
@@ -116,10 +121,10 @@ async function main(): Promise<number> {
   printTable("0. Floors and ceiling (same run)", FLOOR_HEADER, rows0, notes0);
 
   if (wanted("1")) await cyclesSection(gw, redis, workers, run, floors, ceiling);
-  if (wanted("2")) await handoffSection(gw, redis, workers, run, floors);
+  if (wanted("2")) await handoffSection(gw, redis, workers, run, floors, relay);
   // 3 and 4. Contended throughput, without and with work under the lock.
   if (wanted("3")) await contendedSection("3", CONTENDED, gw, redis, workers, run);
-  if (wanted("4")) await contendedSection("4", CONTENDED_HOLD, gw, redis, workers, run);
+  if (wanted("4")) await contendedSection("4", CONTENDED_HOLD, gw, redis, workers, run, relay);
   if (wanted("5")) await readMostlySection(workers, run);
   if (wanted("6")) await marketSection(gw, redis, workers, run);
   if (wanted("7")) await shippedSection(stack.apiKey);
@@ -328,20 +333,30 @@ function medianRound(rows: CycleRow[]): CycleRow {
 }
 
 /** 2. Handoff latency. */
-async function handoffSection(gw: BenchStack["gateway"], redis: ReturnType<typeof upstashRedis>, workers: Workers, run: string, floors: Floors) {
-  const handoffRows: HandoffRow[] = [];
-  for (const target of handoffTargets(gw, redis, workers, floors)) {
-    handoffRows.push(await measureHandoff(target, `${run}-h${handoffRows.length}`, { count: HANDOFFS, ms: HANDOFF_MAX_MS }));
-  }
+async function handoffSection(
+  gw: BenchStack["gateway"],
+  redis: ReturnType<typeof upstashRedis>,
+  workers: Workers,
+  run: string,
+  floors: Floors,
+  relay: WorkerApi | undefined,
+) {
+  const targets = handoffTargets(gw, redis, workers, floors, relay);
+  const handoffRows: HandoffRow[] = await measureHandoffs(targets, (i) => `${run}-h${i}`, { count: HANDOFFS, ms: HANDOFF_MAX_MS }, HANDOFF_ROUNDS);
   const notes2 = [
     `release sent -> waiter's acquire resolves; up to ${HANDOFFS} handoffs or ${HANDOFF_MAX_MS / 1000} s per row. The holder releases once the`,
     `waiter waits (GET reports waiters 1 / first busy answer seen) and ${HOLD_MIN_MS}..${HOLD_MAX_MS} ms (uniform) after the waiter started.`,
     `waiter req = HTTP requests the waiter sent per handoff (one held-open POST; a wait socket sends none). floor p50 = one plain request to`,
     `the same origin (table 0): a 404 from the same Worker, or a gateway PING for clients that talk to Upstash themselves.`,
   ];
+  notes2.push(...relayHandoffNotes(handoffRows, floors.gatewayPing.p50));
   for (const r of handoffRows) if (r.note) notes2.push(`${r.label} (${r.settings}): ${r.note}`);
   for (const r of handoffRows) {
     recordFigure({ name: `2. ${r.label} (${r.settings}) handoff p50`, value: r.summary.p50, unit: "ms", better: "lower", noise: 0.5 });
+  }
+  if (relay) {
+    for (const o of handoffOverRelay(handoffRows, floors.gatewayPing.p50))
+      recordFigure({ name: `2. ${o.store} store socket handoff p50 / relay floor p50`, value: o.over, unit: "x", better: "lower", noise: 0.3 });
   }
   printTable("2. Handoff latency (release -> next waiter granted)", HANDOFF_HEADER, handoffTableRows(handoffRows), notes2);
   recordHandoff(handoffRows.map((r) => ({ label: `${r.label} (${r.settings})`, p50: r.summary.p50, p99: r.summary.p99, max: r.summary.max })));
@@ -389,9 +404,10 @@ async function contendedSection(
   redis: ReturnType<typeof upstashRedis>,
   workers: { redis: WorkerApi; durable: WorkerApi },
   run: string,
+  relay?: WorkerApi,
 ): Promise<void> {
   const rows: ContendedRow[] = [];
-  for (const target of contendedTargets(gw, redis, workers)) {
+  for (const target of contendedTargets(gw, redis, workers, relay)) {
     rows.push(await measureContended(target, gw, `${run}-c${no}-${rows.length}`, shape));
   }
   const work = shape.holdMs ? `hold ${shape.holdMs} ms` : "no work in between";
@@ -403,6 +419,7 @@ async function contendedSection(
     `wait = granted acquire, sent -> grant (includes waiting in line). gave up = acquires that returned without the lock.`,
     `scripts/grant = EVAL+EVALSHA calls in Redis (INFO commandstats before/after, drain included) / grants (drain included).`,
   ];
+  notes.push(...relayContendedNote(rows));
   for (const r of rows) if (r.note) notes.push(`${r.label} (${r.settings}): ${r.note}`);
   const title = `${no}. Contended throughput (${shape.clients} clients, one lock, ${work})`;
   printTable(title, CONTENDED_HEADER, contendedTableRows(rows), notes);

@@ -8,7 +8,9 @@
  *   HOLDFAST_SERVE_ENGINE=miniflare), as production runs it: no `wrangler dev`
  *   proxy worker, no inspector. Two instances on free ports: one on the Redis
  *   store (Upstash vars pointing at the gateway), one on the Durable store
- *   (no Upstash vars), Durable Object state in a temp dir dropped on stop.
+ *   (no Upstash vars), Durable Object state in a temp dir dropped on stop;
+ * - when asked, the relay (bench/relayWorker: the handoff floor, no holdfast
+ *   code), served the same way.
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -31,6 +33,8 @@ export interface BenchStack {
   gateway: Gateway;
   /** Base URLs of the Worker on each store. */
   workers: { redis: string; durable: string };
+  /** Base URL of the relay Worker (bench/relayWorker), when startBenchStack was asked for it. */
+  relay?: string;
   apiKey: string;
   stop(): Promise<void>;
 }
@@ -54,7 +58,7 @@ function packageJsonBesideWrangler(pkg: string): string {
   return path.join(dir, "package.json");
 }
 
-export async function startBenchStack(): Promise<BenchStack> {
+export async function startBenchStack(options: { relay?: boolean } = {}): Promise<BenchStack> {
   const stoppers: Array<() => Promise<void>> = [];
   let stopped = false;
   const stop = async () => {
@@ -78,7 +82,8 @@ export async function startBenchStack(): Promise<BenchStack> {
     // Sequential: the first call bundles, the second reuses the bundle.
     const redis = await startWorker("redis", { ...common, UPSTASH_REDIS_REST_URL: gateway.url, UPSTASH_REDIS_REST_TOKEN: gateway.token }, stoppers);
     const durable = await startWorker("durable", common, stoppers);
-    return { gateway, workers: { redis, durable }, apiKey, stop };
+    const relay = options.relay ? await startRelay(stoppers) : undefined;
+    return { gateway, workers: { redis, durable }, relay, apiKey, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -128,5 +133,19 @@ async function startWorker(store: "redis" | "durable", vars: Record<string, stri
   const body = (await res.json()) as { store?: string };
   if (!res.ok || body.store !== store)
     throw new Error(`Worker at ${server.url}: /healthz ${res.status} ${JSON.stringify(body)}, expected store ${store}`);
+  return server.url;
+}
+
+/** The relay Worker (bench/relayWorker), checked by asking one lock's line length. */
+async function startRelay(stoppers: Array<() => Promise<void>>): Promise<string> {
+  const server = await withTimeout(
+    startWorkerServer({ vars: {}, projectDir: path.join(ROOT, "bench/relayWorker") }),
+    120_000,
+    "serving the relay Worker",
+  );
+  stoppers.push(() => server.stop());
+  const res = await rawFetch(`${server.url}/v1/locks/ready`, { signal: AbortSignal.timeout(5000) });
+  const body = (await res.json()) as { waiters?: number };
+  if (!res.ok || body.waiters !== 0) throw new Error(`relay Worker at ${server.url}: ${res.status} ${JSON.stringify(body)}, expected { waiters: 0 }`);
   return server.url;
 }
