@@ -2,7 +2,7 @@ import type * as z from "zod/mini";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, acquireFlow } from "../../service/acquireFlow.js";
-import type { KindSocketAcquire } from "../../service/socketAcquire.js";
+import { type KindSocketAcquire, resumeWait } from "../../service/socketAcquire.js";
 import { checkOnExpire } from "../../wire/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
@@ -84,18 +84,7 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
 /** The mutex on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
 export const mutexSocketAcquire: KindSocketAcquire<"mutex"> = {
   acquire: (ctx, at, message, signal) => acquireMutex(ctx, at.ref.name, validated(message, mutexAcquireBody, "acquire message"), signal),
-  resume: (ctx, wait, signal) =>
-    acquireFlow(
-      ctx,
-      {
-        kind: "mutex",
-        ref: wait.ref,
-        wait,
-        grantSchema: mutexGrant,
-        heartbeat: (token) => kindOps(ctx.store, "mutex").heartbeat(wait.ref, { token }),
-      },
-      signal,
-    ),
+  resume: resumeWait("mutex", mutexGrant),
 };
 
 export async function heartbeatMutex(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {

@@ -2,7 +2,7 @@ import type * as z from "zod/mini";
 import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { acquireFlow } from "../../service/acquireFlow.js";
-import type { KindSocketAcquire } from "../../service/socketAcquire.js";
+import { type KindSocketAcquire, resumeWait } from "../../service/socketAcquire.js";
 import { checkOnExpire } from "../../wire/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
@@ -75,18 +75,7 @@ export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode,
 /** The read-write lock on a wait socket: the mode from the path, the rest the HTTP acquire body, acquired the same way. */
 export const rwLockSocketAcquire: KindSocketAcquire<"rwlock"> = {
   acquire: (ctx, at, message, signal) => acquireRw(ctx, at.ref.name, at.mode ?? "read", validated(message, rwAcquireBody, "acquire message"), signal),
-  resume: (ctx, wait, signal) =>
-    acquireFlow(
-      ctx,
-      {
-        kind: "rwlock",
-        ref: wait.ref,
-        wait,
-        grantSchema: rwGrant,
-        heartbeat: (token) => kindOps(ctx.store, "rwlock").heartbeat(wait.ref, { token }),
-      },
-      signal,
-    ),
+  resume: resumeWait("rwlock", rwGrant),
 };
 
 /** Extends the token's lease, whatever modes it holds. */

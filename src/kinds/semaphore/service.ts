@@ -2,7 +2,7 @@ import type * as z from "zod/mini";
 import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { acquireFlow } from "../../service/acquireFlow.js";
-import type { KindSocketAcquire } from "../../service/socketAcquire.js";
+import { type KindSocketAcquire, resumeWait } from "../../service/socketAcquire.js";
 import { checkOnExpire } from "../../wire/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
@@ -67,18 +67,7 @@ export async function acquireSemaphore(ctx: ServiceContext, name: string, body: 
 /** The semaphore on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
 export const semaphoreSocketAcquire: KindSocketAcquire<"semaphore"> = {
   acquire: (ctx, at, message, signal) => acquireSemaphore(ctx, at.ref.name, validated(message, semaphoreAcquireBody, "acquire message"), signal),
-  resume: (ctx, wait, signal) =>
-    acquireFlow(
-      ctx,
-      {
-        kind: "semaphore",
-        ref: wait.ref,
-        wait,
-        grantSchema: semaphoreGrant,
-        heartbeat: (token) => kindOps(ctx.store, "semaphore").heartbeat(wait.ref, { token }),
-      },
-      signal,
-    ),
+  resume: resumeWait("semaphore", semaphoreGrant),
 };
 
 export async function heartbeatSemaphore(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
