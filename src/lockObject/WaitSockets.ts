@@ -53,11 +53,7 @@ export class WaitSockets {
   private readonly gates = new Map<WebSocket, MessageGate>();
   /** Sockets this instance ended: what still arrives on them is dropped before anything is read (a flood's tail). */
   private readonly ended = new WeakSet<WebSocket>();
-  /**
-   * Sockets open here and not done, for the caps: kept as they come and go, because counting them from
-   * getWebSockets() and their attachments cost O(n) for every socket that joined a line of n (issue 38:
-   * 10,000 sockets took minutes to queue, 1,000 a second with this).
-   */
+  /** Sockets open here and not done, for the caps: kept as they come and go (counting attachments cost O(n) per join). */
   private readonly live = new Set<WebSocket>();
   /** What a socket holder's messages need of the sockets (socketHolder.ts). */
   private readonly holding: SocketHolderHost = {
