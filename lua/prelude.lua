@@ -101,7 +101,9 @@ end
 local function set_lock_delay(lock_key, delay_key, delay_ms, exp_ms)
   if delay_ms > 0 then
     redis.call('HSET', lock_key, 'ld', fmt(delay_ms))
-    redis.call('SET', delay_key, fmt(delay_ms), 'PXAT', fmt(exp_ms + delay_ms))
+    -- Its value is its own end (ms), so a busy answer says delayedUntil exactly (a PTTL against TIME can be 1 ms off).
+    local delayed_until = fmt(exp_ms + delay_ms)
+    redis.call('SET', delay_key, delayed_until, 'PXAT', delayed_until)
   else
     redis.call('HDEL', lock_key, 'ld')
     redis.call('DEL', delay_key)

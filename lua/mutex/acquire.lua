@@ -97,9 +97,11 @@ if mode ~= 'reenter' then
     lease = redis.call('HMGET', KEYS[1], 'owner', 'exp', 'ttl', 'lt', 'holder', 'ld')
     owner = lease[1]
     if not owner then
-      local delay_left = redis.call('PTTL', KEYS[4])
-      if delay_left > 0 then
-        return '["status","busy","retryAfterMs","' .. fmt(delay_left) .. '","queued","0","delayedUntil","' .. fmt(now_ms + delay_left) .. '"]'
+      -- The delay key holds its own end (ms); one written by an older script held the delay: its time to live says the end.
+      local delayed_until = tonumber(redis.call('GET', KEYS[4]) or '')
+      if delayed_until and delayed_until <= now_ms then delayed_until = now_ms + redis.call('PTTL', KEYS[4]) end
+      if delayed_until and delayed_until > now_ms then
+        return '["status","busy","retryAfterMs","' .. fmt(delayed_until - now_ms) .. '","queued","0","delayedUntil","' .. fmt(delayed_until) .. '"]'
       end
       if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
         -- Someone waits: the object is about to grant its head.

@@ -31,7 +31,10 @@ local exp = now_ms + ttl
 redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'lt', fmt(ttl))
 redis.call('HDEL', KEYS[1], 'pk')
 redis.call('PEXPIREAT', KEYS[1], fmt(exp))
-if lock[5] then redis.call('PEXPIREAT', KEYS[2], fmt(exp + tonumber(lock[5]))) end
+if lock[5] then
+  local delayed_until = fmt(exp + tonumber(lock[5]))
+  redis.call('SET', KEYS[2], delayed_until, 'XX', 'PXAT', delayed_until)
+end
 local r = {'status', 'ok', 'expiresAt', fmt(exp), 'ttlMs', fmt(ttl), 'fence', lock[3]}
 if lock[4] then
   r[#r + 1] = 'quorumFence'

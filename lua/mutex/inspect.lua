@@ -15,9 +15,11 @@
 local now_ms = redis_now()
 local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp', 'qf', 'ttl', 'lt', 'holder')
 if not lock[1] then
-  local delay_left = redis.call('PTTL', KEYS[3])
+  -- The delay key holds its own end (ms); one written by an older script held the delay: its time to live says the end.
+  local delayed_until = tonumber(redis.call('GET', KEYS[3]) or '')
+  if delayed_until and delayed_until <= now_ms then delayed_until = now_ms + redis.call('PTTL', KEYS[3]) end
   local delayed = ''
-  if delay_left > 0 then delayed = fmt(now_ms + delay_left) end
+  if delayed_until and delayed_until > now_ms then delayed = fmt(delayed_until) end
   return {'held', '0', 'fence', redis.call('GET', KEYS[2]) or '', 'count', '0', 'remainingMs', '0', 'expiresAt', '', 'delayedUntil', delayed}
 end
 local exp = lease_end(tonumber(lock[4]), tonumber(lock[7] or lock[6]), now_ms)
