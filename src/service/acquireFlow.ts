@@ -7,7 +7,7 @@ import type { KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { WaitOutcome } from "../lockObject/waitProtocol.js";
 import type { WaitLine } from "../lockObject/WaitLine.js";
-import { type MetricEvent, writeMetric } from "../metrics.js";
+import { countAcquire } from "./countAcquire.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
 /** A grant, and for a grant from the line, what to tell the lock object once its answer went out or could not. */
@@ -49,35 +49,23 @@ export interface AcquireSteps<K extends WaitingKindName, Grant extends { token: 
  * round trip and no object call), then the lock's line (its object, or on a
  * socket the line inside it) for what is left of waitMs, then, for a grant
  * from the line, what confirms that its answer reached the client. Each
- * grant and busy answer is counted here (src/metrics.ts), whichever way the
+ * grant and busy answer is counted here (countAcquire.ts), whichever way the
  * acquire came.
  */
-export async function acquireFlow<K extends WaitingKindName, Grant extends { token: string }>(
+export function acquireFlow<K extends WaitingKindName, Grant extends { token: string }>(
   ctx: ServiceContext,
   steps: AcquireSteps<K, Grant>,
   signal?: AbortSignal,
 ): Promise<AcquireAnswer<Grant>> {
-  const startedAt = Date.now();
-  // The request's time, or for a grant after a wait the wait; nothing for a client that left.
-  const count = (event: MetricEvent) => {
-    if (!signal?.aborted) writeMetric(ctx.env, ctx.ns, steps.kind, event, Date.now() - startedAt);
-  };
-  try {
-    const answer = await acquire(ctx, steps, startedAt, signal);
-    count("grant");
-    return answer;
-  } catch (err) {
-    if (err instanceof LockedError) count("busy");
-    throw err;
-  }
+  return countAcquire(ctx, steps.kind, () => acquire(ctx, steps, signal), signal);
 }
 
 async function acquire<K extends WaitingKindName, Grant extends { token: string }>(
   ctx: ServiceContext,
   steps: AcquireSteps<K, Grant>,
-  startedAt: number,
   signal?: AbortSignal,
 ): Promise<AcquireAnswer<Grant>> {
+  const startedAt = Date.now();
   const line: WaitLine<K> = ctx.line ?? lockObjectClient(ctx.env, steps.kind, steps.ref);
   const tried = line.inObject ? undefined : await steps.tryStore?.();
   if (tried) return { grant: tried };

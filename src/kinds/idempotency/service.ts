@@ -4,7 +4,7 @@ import { grantOrThrow } from "../../lockObject/grantOrThrow.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
-import { writeMetric } from "../../metrics.js";
+import { countAcquire } from "../../service/countAcquire.js";
 import { checkOnExpire } from "../../wire/onExpire.js";
 import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
@@ -21,18 +21,10 @@ function idempotencyOf(ctx: ServiceContext) {
 /** The request body, as its schema leaves it (defaults applied): one source for both. */
 export type BeginBody = z.output<typeof idempotencyBeginBody>;
 
-/** A begin, counted as an acquire is (src/service/acquireFlow.ts): an answer is a grant, a run in progress is busy. */
+/** A begin, counted as an acquire is (countAcquire): an answer is a grant, a run in progress is busy. */
 export async function beginIdempotency(ctx: ServiceContext, key: string, body: BeginBody) {
   if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
-  const startedAt = Date.now();
-  try {
-    const answer = await begin(ctx, key, body);
-    writeMetric(ctx.env, ctx.ns, "idempotency", "grant", Date.now() - startedAt);
-    return answer;
-  } catch (err) {
-    if (err instanceof InProgressError) writeMetric(ctx.env, ctx.ns, "idempotency", "busy", Date.now() - startedAt);
-    throw err;
-  }
+  return countAcquire(ctx, "idempotency", () => begin(ctx, key, body));
 }
 
 async function begin(ctx: ServiceContext, key: string, body: BeginBody) {

@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
-import { api, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { lockApi } from "./lockApi.js";
 import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../workers/support/lockObjectHelpers.js";
 
 /**
@@ -9,8 +10,7 @@ import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../../
  * line with the lease, and carried in the expiry notification.
  */
 export function holderLabelConformance(kind: StoreKind) {
-  const { post, get } = api(kind);
-  const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
+  const { post, get, path } = lockApi(kind);
 
   it("GET shows the holder's label, and a try-lock turned away is told who holds it and until when", async () => {
     const name = uniqueName("label");

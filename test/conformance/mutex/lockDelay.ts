@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
-import { api, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { lockApi } from "./lockApi.js";
 import { eventually } from "../../workers/support/lockObjectHelpers.js";
 
 /**
@@ -9,8 +10,7 @@ import { eventually } from "../../workers/support/lockObjectHelpers.js";
  * cannot check fences, against a holder that was only paused.
  */
 export function lockDelayConformance(kind: StoreKind) {
-  const { post, get } = api(kind);
-  const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
+  const { post, get, path } = lockApi(kind);
 
   it("after a lapse, nobody gets the lock for its lockDelayMs: try-locks are told to come back, GET shows delayedUntil", async () => {
     const name = uniqueName("delay");

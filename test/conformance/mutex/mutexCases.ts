@@ -1,5 +1,6 @@
 import { expect, it } from "vitest";
-import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { KEY_B, sleep, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { lockApi } from "./lockApi.js";
 
 /**
  * Every mutex behaviour of the contract, written once and run against both
@@ -7,8 +8,7 @@ import { api, KEY_B, sleep, type StoreKind, uniqueName } from "../../workers/sup
  * between stores is a bug in one of them.
  */
 export function mutexConformance(kind: StoreKind) {
-  const { post, get } = api(kind);
-  const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
+  const { post, get, path } = lockApi(kind);
 
   it("grants a free lock with an unguessable token, a fence and the store's expiry", async () => {
     const name = uniqueName("grant");

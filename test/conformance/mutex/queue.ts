@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { PICKUP_MS, REGISTRATION_GRACE_MS } from "../../../src/limits.js";
 import { api, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { lockApi } from "./lockApi.js";
 import { eventually, lockObject, newReceiver } from "../../workers/support/lockObjectHelpers.js";
 
 /**
@@ -11,14 +12,7 @@ import { eventually, lockObject, newReceiver } from "../../workers/support/lockO
  * in docs/API.md.
  */
 export function queueConformance(kind: StoreKind) {
-  const { post, get } = api(kind);
-  const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
-  const waiters = async (name: string) => (await get(path(name))).body.waiters as number;
-  const untilWaiters = (name: string, n: number) =>
-    eventually(
-      () => waiters(name),
-      (w) => w === n,
-    );
+  const { post, get, path, untilWaiters } = lockApi(kind);
 
   it("no barging: while someone waits, a try-lock is refused, also right after the release", async () => {
     const name = uniqueName("no-barging");

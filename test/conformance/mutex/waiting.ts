@@ -1,19 +1,13 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { namespaceKey, verifyNotification } from "../../../src/wire/signature.js";
-import { api, sleep, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { sleep, type StoreKind, uniqueName } from "../../workers/support/api.js";
+import { lockApi } from "./lockApi.js";
 import { deliveries, eventually, fireObjectAlarm, newReceiver, objectAlarm, runAlarmsUntilQuiet } from "../../workers/support/lockObjectHelpers.js";
 
 /** Waiting in the LockRoom and expiry notifications, the same on both stores. */
 export function waitingConformance(kind: StoreKind) {
-  const { post, get } = api(kind);
-  const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
-  const waiters = async (name: string) => (await get(path(name))).body.waiters as number;
-  const untilWaiters = (name: string, n: number) =>
-    eventually(
-      () => waiters(name),
-      (w) => w === n,
-    );
+  const { post, get, path, waiters, untilWaiters } = lockApi(kind);
 
   it("serves waiters first-come, first-served, each woken by the previous release", async () => {
     const name = uniqueName("fifo");
