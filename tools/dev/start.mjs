@@ -11,22 +11,29 @@
 // hung up is taken for delivered and keeps a lock it is granted up to its
 // ttlMs; wait sockets are not affected; see docs/guarantees.md).
 // Honours PORT (default 8787), API_KEYS and WEBHOOK_SECRET from the
-// environment; with no API_KEYS it uses a documented local-only key.
+// environment; with no API_KEYS it uses a documented local-only key in the
+// namespace the library uses by default, so `new Mutex(Redis.fromEnv(), name)`
+// and this Worker contend for the same lock on one Redis.
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLocalStack } from "../local-stack/stack.mjs";
 import { startWorkerServer } from "../serve-worker/serve.mjs";
-
-export const LOCAL_API_KEY = "holdfast-local-dev-key";
+import { LOCAL_API_KEY, LOCAL_NAMESPACE, busyPortHint, untilAnswers } from "./local.mjs";
 
 const useRedis = process.argv.includes("--redis");
 const dev = process.argv.includes("--dev");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const port = process.env.PORT || "8787";
+// Said before anything starts: workerd's own "bind(): Address already in use" names no remedy.
+const busy = await busyPortHint(Number(port));
+if (busy) {
+  console.error(`npm start: ${busy}`);
+  process.exit(1);
+}
 let apiKeys = process.env.API_KEYS;
 // The local-only key is an admin key, so the console can force-release too.
-if (!apiKeys) apiKeys = `local:admin:local-dev=${LOCAL_API_KEY}`;
+if (!apiKeys) apiKeys = `${LOCAL_NAMESPACE}:admin:local-dev=${LOCAL_API_KEY}`;
 const webhookSecret = process.env.WEBHOOK_SECRET || "holdfast-local-webhook-secret";
 
 // Local development: expiry notifications may go to receivers on this machine over http.
@@ -43,11 +50,17 @@ if (useRedis) {
 
 let child;
 let server;
+let stopping = false;
+// Registered before the Worker starts, so a Ctrl-C while it starts still stops the local Redis.
+process.on("SIGINT", () => stop(0));
+process.on("SIGTERM", () => stop(0));
 if (dev) {
   const args = ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   child = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
   child.on("exit", (code) => stop(code ?? 0));
+  // The URL below is printed once the Worker answers, not when wrangler has merely started.
+  await untilAnswers(`http://127.0.0.1:${port}/healthz`, () => stopping);
 } else {
   console.log("bundling the Worker as `wrangler deploy` would, and serving it with workerd...");
   try {
@@ -64,11 +77,12 @@ const key = process.env.API_KEYS ? "<one of your API_KEYS>" : LOCAL_API_KEY;
 console.log(
   `\nholdfast (${useRedis ? "Redis" : "Durable Object"} store${dev ? ", wrangler dev: reloads on edits" : ", served as in production"}) at ${url}`,
 );
-console.log(`API key: ${key}${process.env.API_KEYS ? "" : "  (local only, an admin key: set API_KEYS=namespace=key to use your own)"}`);
+console.log(
+  `API key: ${key}${process.env.API_KEYS ? "" : `  (namespace "${LOCAL_NAMESPACE}", the library's default; local only, an admin key: set API_KEYS=namespace=key to use your own)`}`,
+);
 console.log(`console: ${url}/console (sign in with the key)`);
 console.log(`try: curl -s -X POST ${url}/v1/locks/demo/acquire -H 'authorization: Bearer ${key}' -d '{"ttlMs":30000}'\n`);
 
-let stopping = false;
 async function stop(code) {
   if (stopping) return;
   stopping = true;
@@ -77,5 +91,3 @@ async function stop(code) {
   await stack?.stop();
   process.exit(code);
 }
-process.on("SIGINT", () => stop(0));
-process.on("SIGTERM", () => stop(0));
