@@ -95,9 +95,7 @@ describe("npm start", () => {
 
   it("a busy PORT is named, with a free one to set instead", async () => {
     const holder = net.createServer();
-    const port = await new Promise<number>((resolve) =>
-      holder.listen(0, "127.0.0.1", () => resolve((holder.address() as net.AddressInfo).port)),
-    );
+    const port = await new Promise<number>((resolve) => holder.listen(0, "127.0.0.1", () => resolve((holder.address() as net.AddressInfo).port)));
     try {
       const s = start([], port);
       expect(await s.exited).toBe(1);
