@@ -14,6 +14,8 @@ export interface WaitOptions {
   mustPickUp?: boolean;
   /** The waiter's token, when its caller keeps it (a wait socket restored after the object woke); else a fresh one. */
   token?: string;
+  /** Handed the waiter's renewal (a wait socket's `renew`): its wait then ends waitMs from now, in the same place. */
+  renewable?: (renew: (waitMs: number) => void) => void;
 }
 
 interface Waiter<Req, Grant> extends QueuedWaiter<Req> {
@@ -96,7 +98,14 @@ export class WaitQueue<Req, Grant> {
           resolve(outcome);
         },
       };
-      cancelTimer = this.timers.after(waitMs, () => this.leave(waiter, this.timeoutOutcome()));
+      const endIn = (ms: number) => {
+        cancelTimer?.();
+        cancelTimer = this.timers.after(ms, () => this.leave(waiter, this.timeoutOutcome()));
+      };
+      endIn(waitMs);
+      options.renewable?.((ms) => {
+        if (!waiter.settled) endIn(ms);
+      });
       // Its client left: nobody reads this answer.
       signal?.addEventListener("abort", () => this.leave(waiter, { status: "locked", retryAfterMs: 1 }));
       this.waiters.push(waiter);

@@ -9,7 +9,7 @@ import { newOwnerToken } from "../tokens.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { MessageGate } from "./messageGate.js";
 import { type Attachment, attachmentOf, keepAttachment, keepWaiting, type Place, type Resume, sendAnswer } from "./socketAttachment.js";
-import { type SocketAcquire, type SocketAsk, socketLine } from "./socketLine.js";
+import { renewWait, type SocketAcquire, type SocketAsk, socketLine } from "./socketLine.js";
 import type { LockStore } from "../store/types.js";
 import type { StoreKind } from "./waitProtocol.js";
 import { acknowledge, holdOnSocket, type SocketHolderHost } from "./socketHolder.js";
@@ -17,7 +17,7 @@ import { limitIdle } from "./socketIdleLimits.js";
 import type { SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "./timers.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../wire/socketProtocol.js";
-import { ackMessage, socketAtOf, watchMessage } from "./socketSchemas.js";
+import { ackMessage, renewMessage, socketAtOf, watchMessage } from "./socketSchemas.js";
 import type { IdempotencyObjectPart } from "../kinds/idempotency/objectPart.js";
 
 /** What the sockets need of their lock object. */
@@ -177,6 +177,8 @@ export class WaitSockets {
     if (state.phase === "waiting" && !this.waits.has(ws)) {
       throw new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied");
     }
+    // A renew that crossed its grant on the way is late, not wrong: dropped.
+    if (type === "renew" && (this.waits.has(ws) || state.phase === "granted")) return renewWait(ws, validated(json, renewMessage, "renew").waitMs);
     throw new InvalidInputError(
       "invalid_body",
       state.phase !== "open"

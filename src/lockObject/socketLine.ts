@@ -31,6 +31,18 @@ export type SocketAcquire = (
   signal: AbortSignal,
 ) => Promise<{ grant: { token: string; ttlMs: number }; delivery?: { giveBack(): Promise<unknown> } }>;
 
+/** The renewals of the sockets waiting in a line on this isolate, by socket (a wait's end is dropped with it). */
+const renewals = new WeakMap<WebSocket, (waitMs: number) => void>();
+
+/**
+ * A `renew` on a wait socket: its wait in the line now ends waitMs from now,
+ * in the same place (docs/API.md). A socket with no wait in the line (its
+ * acquire still on the way, or granted meanwhile) has nothing to renew.
+ */
+export function renewWait(ws: WebSocket, waitMs: number): void {
+  renewals.get(ws)?.(waitMs);
+}
+
 /**
  * A wait socket's line, for the acquire flow: the kind's part of this object,
  * called directly. Every grant waits for the client's ack (mustPickUp), and
@@ -52,7 +64,14 @@ export function socketLine(
       }
       if (req.waitMs < 1) throw new InvalidInputError("invalid_wait", "waitMs: a wait socket waits: give at least 1 (a try-lock goes over HTTP)");
       keepWaiting(ws, at, { ...place, deadline: Date.now() + req.waitMs, req });
-      const outcome = await part.wait(req as never, signal ?? new AbortController().signal, { mustPickUp: true, token: place.token });
+      // A renew moves the end of the wait in the line and in the attachment (what a woken object resumes).
+      const renewable = (renew: (waitMs: number) => void) =>
+        renewals.set(ws, (waitMs) => {
+          renew(waitMs);
+          keepWaiting(ws, at, { ...place, deadline: Date.now() + waitMs, req });
+        });
+      const options = { mustPickUp: true, token: place.token, renewable };
+      const outcome = await part.wait(req as never, signal ?? new AbortController().signal, options).finally(() => renewals.delete(ws));
       afterWait(outcome);
       return outcome as WaitOutcome<Grant>;
     },

@@ -11,6 +11,8 @@ export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
   ref: z.object({ ns: z.string(), name: z.string() }),
   /** The read-write lock's mode, from the path. */
   mode: z.optional(z.enum(["read", "write"])),
+  /** A watch socket: the lock's state pushed on every change. */
+  watch: z.optional(z.literal(true)),
   /** The client offered SOCKET_PROTOCOL (a browser must be answered with it). */
   protocol: z.boolean(),
   /** The namespace's budget tier: the socket's messages count against it. */
@@ -19,6 +21,12 @@ export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
 
 /** An idempotency key's wait: for how long to wait for another caller's run to end. */
 export const watchMessage = z.strictObject({ type: z.literal("watch"), waitMs: intFrom(1, WAIT_MAX_MS) });
+
+/** A waiter's renewal: its wait now ends waitMs from now, in the same place in the line. */
+export const renewMessage = z.strictObject({ type: z.literal("renew"), waitMs: intFrom(1, WAIT_MAX_MS) });
+
+/** A watch socket's first and only message: start pushing the lock's state. */
+export const watchStartMessage = z.strictObject({ type: z.literal("watch") });
 
 export const ackMessage = z.strictObject({ type: z.literal("ack"), token: z.string() });
 
