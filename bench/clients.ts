@@ -7,6 +7,7 @@ import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/wire/socketProtocol";
 import { Lock } from "@upstash/lock";
 import { Redis } from "@upstash/redis";
 import { LockedError, Mutex } from "../src/index";
+import { HoldfastClient, LockedError as ClientLockedError } from "../src/client/index";
 import type { Gateway } from "./stack";
 import { rawFetch } from "./roundTrips";
 
@@ -56,6 +57,24 @@ export function upstashLock(redis: Redis, name: string, retry?: UpstashRetry) {
       };
     },
   };
+}
+
+// ---- holdfast SDK (holdfast/client) ----------------------------------------
+
+/**
+ * The SDK's lock as a bench handle: waits over its socket, and the lease keeps
+ * that socket, so the release goes over it (checked: a lease that fell back
+ * to HTTP would measure something else). Null on LockedError.
+ */
+export async function sdkAcquire(client: HoldfastClient, name: string, waitMs: number, signal?: AbortSignal): Promise<Release | null> {
+  try {
+    const lease = await client.lock(name, { ttlMs: TTL_MS, waitMs, signal });
+    if (lease.channel !== "socket") throw new Error(`SDK lease on ${name} is on ${lease.channel}, not its socket`);
+    return () => lease.release();
+  } catch (err) {
+    if (err instanceof ClientLockedError) return null;
+    throw err;
+  }
 }
 
 // ---- holdfast Worker HTTP API ----------------------------------------------
@@ -155,6 +174,14 @@ export class WorkerApi {
       ws.onclose = () =>
         done(() => (signal?.aborted ? resolve(null) : token ? undefined : reject(new Error(`socket acquire ${name}: closed before an answer`))));
     });
+  }
+
+  /**
+   * The SDK (holdfast/client) on this Worker, waiting over sockets only (a socket that fails is an
+   * error here, not a quiet fall back to HTTP); `WebSocket` lets the bench watch its messages.
+   */
+  sdk(WebSocketImpl?: typeof WebSocket): HoldfastClient {
+    return new HoldfastClient({ baseUrl: this.base, apiKey: this.apiKey, waitChannel: "socket", WebSocket: WebSocketImpl });
   }
 
   /** A wait socket to `path` with the key as a subprotocol (as a browser sends it). */

@@ -7,8 +7,8 @@
  * the clients (max/min per client), and how long a granted acquire waited.
  */
 import type { Redis } from "@upstash/redis";
-import { libraryLock, type Release, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
-import { RELAY_LABEL } from "./handoff";
+import { libraryLock, type Release, sdkAcquire, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
+import { RELAY_LABEL, SDK_SETTINGS, sdkLabel } from "./handoff";
 import { sleep, withTimeout } from "./loop";
 import { scriptCalls } from "./redisInfo";
 import { requestsTo } from "./roundTrips";
@@ -28,9 +28,14 @@ export interface ContendedTarget {
   usesRedis: boolean;
   /** A client of lock `name`; signal aborts waits still running after the window. */
   client(name: string, signal: AbortSignal): () => Promise<Release | null>;
+  /** Measured in alternating rounds with the other targets that say so (measureContendedRows), for a fair ratio between them. */
+  takesTurns?: boolean;
 }
 
-/** Every target; with `relay` (the relay Worker, bench/relayWorker) also its floor row, driven by the same socket client. */
+/**
+ * Every target; with `relay` (the relay Worker, bench/relayWorker) also its floor row, driven by the same socket client.
+ * The socket rows, the SDK's (one HoldfastClient per client) and the relay's take turns.
+ */
 export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: WorkerApi; durable: WorkerApi }, relay?: WorkerApi): ContendedTarget[] {
   const worker = (label: string, api: WorkerApi, usesRedis: boolean, channel: "HTTP" | "socket"): ContendedTarget => ({
     label,
@@ -39,6 +44,19 @@ export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: Wo
     direct: false,
     usesRedis,
     client: (name, signal) => () => (channel === "HTTP" ? api.acquire(name, WAIT_MS, signal) : api.socketAcquire(name, WAIT_MS, signal)),
+    takesTurns: channel === "socket",
+  });
+  const sdk = (store: "Redis" | "Durable", api: WorkerApi): ContendedTarget => ({
+    label: sdkLabel(store),
+    settings: SDK_SETTINGS,
+    origin: api.base,
+    direct: false,
+    usesRedis: store === "Redis",
+    client: (name, signal) => {
+      const client = api.sdk();
+      return () => sdkAcquire(client, name, WAIT_MS, signal);
+    },
+    takesTurns: true,
   });
   const ul = (settings: string, retry?: UpstashRetry): ContendedTarget => ({
     label: "@upstash/lock",
@@ -56,6 +74,8 @@ export function contendedTargets(gw: Gateway, redis: Redis, workers: { redis: Wo
     worker("holdfast Worker API, Redis store", workers.redis, true, "socket"),
     worker("holdfast Worker API, Durable store", workers.durable, false, "HTTP"),
     worker("holdfast Worker API, Durable store", workers.durable, false, "socket"),
+    sdk("Redis", workers.redis),
+    sdk("Durable", workers.durable),
     ...(relay ? [worker(RELAY_LABEL, relay, false, "socket")] : []),
     {
       label: "holdfast Mutex (library)",
@@ -92,6 +112,9 @@ export interface ContendedRow {
   scriptsPerGrant?: number;
   gaveUp: number;
   perClient: number[];
+  /** Grants in all (drain included) and the window, to merge rounds. */
+  total: number;
+  windowMs: number;
   note?: string;
 }
 
@@ -158,7 +181,56 @@ export async function measureContended(target: ContendedTarget, gw: Gateway, nam
     scriptsPerGrant: target.usesRedis ? (s1 - s0) / total : undefined,
     gaveUp,
     perClient,
+    total,
+    windowMs,
     note: errors ? `${errors} errors, first: ${firstError}` : undefined,
+  };
+}
+
+/**
+ * Each target's row, in the targets' order. Those that take turns run in `rounds` alternating rounds,
+ * each with its share of the window and each going first in turn (as measureHandoffs does): a machine
+ * that slows down mid-run slows them all. Their rows merge their rounds.
+ */
+export async function measureContendedRows(
+  targets: ContendedTarget[],
+  gw: Gateway,
+  nameOf: (index: number) => string,
+  shape: ContendedShape,
+  rounds: number,
+): Promise<ContendedRow[]> {
+  const rows: ContendedRow[] = [];
+  const turns = targets.flatMap((t, i) => (t.takesTurns ? [i] : []));
+  for (const [i, target] of targets.entries()) {
+    if (!target.takesTurns) rows[i] = await measureContended(target, gw, nameOf(i), shape);
+    else if (i === turns[0]) {
+      const share = { ...shape, windowMs: shape.windowMs / rounds };
+      for (let round = 0; round < rounds; round++) {
+        const order = turns.map((_, k) => turns[(k + round) % turns.length]);
+        for (const j of order) rows[j] = mergeRounds(rows[j], await measureContended(targets[j], gw, nameOf(j), share));
+      }
+    }
+  }
+  return rows;
+}
+
+function mergeRounds(before: ContendedRow | undefined, round: ContendedRow): ContendedRow {
+  if (!before) return round;
+  const total = before.total + round.total;
+  const windowMs = before.windowMs + round.windowMs;
+  const perGrant = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : (a * before.total + b * round.total) / total);
+  return {
+    ...before,
+    grantsPerSec: (before.grantsPerSec * before.windowMs + round.grantsPerSec * round.windowMs) / windowMs,
+    waits: [...before.waits, ...round.waits],
+    httpPerGrant: perGrant(before.httpPerGrant, round.httpPerGrant) as number,
+    upstashPerGrant: perGrant(before.upstashPerGrant, round.upstashPerGrant),
+    scriptsPerGrant: perGrant(before.scriptsPerGrant, round.scriptsPerGrant),
+    gaveUp: before.gaveUp + round.gaveUp,
+    perClient: before.perClient.map((n, i) => n + (round.perClient[i] ?? 0)),
+    total,
+    windowMs,
+    note: before.note ?? round.note,
   };
 }
 

@@ -10,7 +10,7 @@
  * with a polling client's retry timer, as in real use.
  */
 import type { Redis } from "@upstash/redis";
-import { libraryLock, type Release, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
+import { libraryLock, type Release, sdkAcquire, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
 import { sleep, until, withTimeout } from "./loop";
 import { answeredFrom, requestsTo } from "./roundTrips";
 import type { Floors } from "./floor";
@@ -43,9 +43,13 @@ export interface HandoffTarget {
 /** The label of the relay's row (bench/relayWorker: the socket handoff's floor, no holdfast code). */
 export const RELAY_LABEL = "relay DO (no holdfast code), Durable";
 
+/** The SDK rows' label and mode (issue 38: within 10 % of the raw socket rows). */
+export const sdkLabel = (store: "Redis" | "Durable") => `holdfast SDK (HoldfastClient), ${store} store`;
+export const SDK_SETTINGS = `wait socket kept, heartbeat and release on it, waitMs ${WAIT_MS}`;
+
 /**
  * Every target; with `relay` (the relay Worker, driven by the same socket client) also the relay's
- * floor row, which takes turns with the holdfast socket rows.
+ * floor row. The holdfast socket rows, the SDK's and the relay's take turns.
  */
 export function handoffTargets(
   gw: Gateway,
@@ -59,7 +63,24 @@ export function handoffTargets(
     const api = clock?.api ?? plainApi;
     return {
       ...workerTarget(label, api, floorP50, channel),
-      ...(clock && { grantedAt: clock.lastGrantedAt, takesTurns: relay !== undefined }),
+      ...(clock && { grantedAt: clock.lastGrantedAt, takesTurns: true }),
+    };
+  };
+  // The SDK: client.lock() waits on a wait socket and the lease keeps it (release over it), as the raw socket rows do.
+  const sdk = (store: "Redis" | "Durable", api: WorkerApi, floorP50: number): HandoffTarget => {
+    const clock = grantClockedWebSocket();
+    const client = api.sdk(clock.WebSocket);
+    return {
+      label: sdkLabel(store),
+      settings: SDK_SETTINGS,
+      origin: api.base,
+      floorP50,
+      releaseRequests: 0,
+      hold: async (name) => (await sdkAcquire(client, name, WAIT_MS))!,
+      wait: (name) => sdkAcquire(client, name, WAIT_MS),
+      untilWaiting: (name) => until(async () => (await api.waiters(name)) >= 1, 5000, "the waiter to be queued"),
+      grantedAt: clock.lastGrantedAt,
+      takesTurns: true,
     };
   };
   const workerTarget = (label: string, api: WorkerApi, floorP50: number, channel: "HTTP" | "socket"): HandoffTarget => ({
@@ -91,6 +112,8 @@ export function handoffTargets(
     worker("holdfast Worker API, Redis store", workers.redis, floors.worker404.redis.p50, "socket"),
     worker("holdfast Worker API, Durable store", workers.durable, floors.worker404.durable.p50, "HTTP"),
     worker("holdfast Worker API, Durable store", workers.durable, floors.worker404.durable.p50, "socket"),
+    sdk("Redis", workers.redis, floors.worker404.redis.p50),
+    sdk("Durable", workers.durable, floors.worker404.durable.p50),
     // Its floor column is "—": table 0 has no plain request to the relay.
     ...(relay ? [worker(RELAY_LABEL, relay, Number.NaN, "socket")] : []),
     polled("holdfast Mutex (library)", `waitMs ${WAIT_MS}, backoff 25ms..1s jittered`, (name) => {
@@ -119,6 +142,21 @@ function grantClocked(api: WorkerApi): { api: WorkerApi; lastGrantedAt: () => nu
     return ws;
   };
   return { api: clocked, lastGrantedAt: () => at };
+}
+
+/** The runtime's WebSocket, noting when a `granted` arrives as grantClocked does, for a client that takes a WebSocket class (the SDK). */
+function grantClockedWebSocket(): { WebSocket: typeof WebSocket; lastGrantedAt: () => number } {
+  let at = Number.NaN;
+  class Clocked extends WebSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, protocols);
+      // Added in the constructor: before the client sets onmessage, so it runs first.
+      this.addEventListener("message", (e) => {
+        if (typeof e.data === "string" && e.data.startsWith(GRANTED)) at = performance.now();
+      });
+    }
+  }
+  return { WebSocket: Clocked, lastGrantedAt: () => at };
 }
 
 /** @upstash/lock's holder uses @upstash/lock too (same key scheme as its waiter). */
@@ -216,8 +254,8 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
 }
 
 /**
- * Each target's row, in the targets' order. Those that take turns (the holdfast socket rows and the
- * relay's) run in `rounds` alternating rounds, each with its share of the bounds, and each going first in
+ * Each target's row, in the targets' order. Those that take turns (the holdfast socket rows, the SDK's
+ * and the relay's) run in `rounds` alternating rounds, each with its share of the bounds, and each going first in
  * turn: a machine that slows down mid-run slows them all. Their rows merge their rounds' handoffs.
  */
 export async function measureHandoffs(

@@ -1,0 +1,60 @@
+/**
+ * The SDK against the raw wait socket (issue 38): holdfast/client's lock,
+ * holding over the socket it waited on, next to the bench's own socket
+ * client (clients.ts socketAcquire), same Worker, same run, alternating
+ * rounds. The target: within SDK_TARGET of the raw socket (handoff p50 and
+ * p99 to `held`, and 16 x 10 ms grants/s).
+ */
+import type { ContendedRow } from "./contended";
+import { type HandoffRow, sdkLabel } from "./handoff";
+import { ratio } from "./stats";
+
+export const SDK_TARGET = 0.1;
+
+const STORES = ["Redis", "Durable"] as const;
+
+type Row = { label: string; settings: string };
+const raw = <R extends Row>(rows: R[], store: string) =>
+  rows.find((r) => r.label === `holdfast Worker API, ${store} store` && r.settings.startsWith("wait socket"));
+const sdk = <R extends Row>(rows: R[], store: (typeof STORES)[number]) => rows.find((r) => r.label === sdkLabel(store));
+
+/** Each store's SDK handoff over the raw socket's: p50 and p99 to `held`. */
+export function sdkHandoffOverSocket(rows: HandoffRow[]): { store: string; p50: number; p99: number }[] {
+  return STORES.flatMap((store) => {
+    const [s, r] = [sdk(rows, store), raw(rows, store)];
+    return s && r ? [{ store, p50: s.summary.p50 / r.summary.p50, p99: s.summary.p99 / r.summary.p99 }] : [];
+  });
+}
+
+/** Each store's SDK grants/s over the raw socket's, and both rows' max/min grants per client. */
+export function sdkContendedOverSocket(rows: ContendedRow[]): { store: string; rate: number; sdkSpread: number; rawSpread: number }[] {
+  const spread = (r: ContendedRow) => Math.max(...r.perClient) / Math.min(...r.perClient);
+  return STORES.flatMap((store) => {
+    const [s, r] = [sdk(rows, store), raw(rows, store)];
+    return s && r ? [{ store, rate: s.grantsPerSec / r.grantsPerSec, sdkSpread: spread(s), rawSpread: spread(r) }] : [];
+  });
+}
+
+const x = (v: number) => `${ratio(v)}x`;
+
+/** Table 2's note on the SDK rows. */
+export function sdkHandoffNotes(rows: HandoffRow[]): string[] {
+  const parts = sdkHandoffOverSocket(rows).map((o) => `${o.store} store p50 ${x(o.p50)}, p99 ${x(o.p99)}`);
+  if (!parts.length) return [];
+  return [
+    "SDK rows: holdfast/client's client.lock() (waitChannel socket) holding over the socket it waited on, its lease's release sent there;",
+    `the same hold pattern, taking turns with the socket rows. SDK / raw socket handoff to held: ${parts.join("; ")}; target <= ${x(1 + SDK_TARGET)}.`,
+  ];
+}
+
+/** Table 3/4's note on the SDK rows. */
+export function sdkContendedNotes(rows: ContendedRow[]): string[] {
+  const parts = sdkContendedOverSocket(rows).map(
+    (o) => `${o.store} store ${x(o.rate)} (max/min SDK ${ratio(o.sdkSpread)}, raw ${ratio(o.rawSpread)})`,
+  );
+  if (!parts.length) return [];
+  return [
+    `SDK rows: one HoldfastClient per client, leases released over their sockets, taking turns with the socket rows. SDK / raw socket grants/s:`,
+    `  ${parts.join("; ")}; target >= ${x(1 - SDK_TARGET)}.`,
+  ];
+}
