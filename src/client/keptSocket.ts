@@ -18,6 +18,8 @@ export class KeptSocket {
   private pending: Pending | undefined;
   /** Messages wait their turn here: a heartbeat on its way when the release comes. */
   private queue: Promise<unknown> = Promise.resolve();
+  /** Messages sent or queued whose answer has not come (or that failed) yet. */
+  private unanswered = 0;
   private broken = false;
 
   constructor(
@@ -57,34 +59,46 @@ export class KeptSocket {
   }
 
   private send(message: Record<string, unknown>, expect: Pending["expect"], deadline: number): Promise<Record<string, unknown>> {
-    const turn = this.queue.then(
-      () =>
-        new Promise<Record<string, unknown>>((resolve, reject) => {
-          if (this.broken) return reject(new KeptSocketBrokenError(`the kept socket ${this.path} is closed`));
-          const timer = setTimeout(
-            () => this.break(new KeptSocketBrokenError(`no answer on the kept socket ${this.path} in time`)),
-            Math.max(0, deadline - Date.now()),
-          );
-          this.pending = {
-            expect,
-            resolve: (answer) => {
-              clearTimeout(timer);
-              resolve(answer);
-            },
-            reject: (err) => {
-              clearTimeout(timer);
-              reject(err);
-            },
-          };
-          try {
-            this.ws.send(JSON.stringify(message));
-          } catch {
-            this.break(new KeptSocketBrokenError(`the kept socket ${this.path} could not send`));
-          }
-        }),
-    );
-    this.queue = turn.catch(() => undefined);
+    // Nothing sent or waiting: out at once, not a turn of the queue later (a release is on the handoff's
+    // critical path: the next waiter is granted when it arrives). Otherwise after those before it.
+    const go = () => this.exchange(message, expect, deadline);
+    const turn = this.unanswered === 0 ? go() : this.queue.then(go);
+    this.unanswered++;
+    const settled = () => {
+      this.unanswered--;
+    };
+    this.queue = turn.then(settled, settled);
     return turn;
+  }
+
+  /** One message out and its answer in (or the socket broken, or no answer by the deadline). */
+  private exchange(message: Record<string, unknown>, expect: Pending["expect"], deadline: number): Promise<Record<string, unknown>> {
+    return new Promise<Record<string, unknown>>((resolve, reject) => {
+      if (this.broken) return reject(new KeptSocketBrokenError(`the kept socket ${this.path} is closed`));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      this.pending = {
+        expect,
+        resolve: (answer) => {
+          clearTimeout(timer);
+          resolve(answer);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      };
+      try {
+        this.ws.send(JSON.stringify(message));
+      } catch {
+        this.break(new KeptSocketBrokenError(`the kept socket ${this.path} could not send`));
+        return;
+      }
+      // Armed after the send, so the message is out first; no answer can come before this runs.
+      timer = setTimeout(
+        () => this.break(new KeptSocketBrokenError(`no answer on the kept socket ${this.path} in time`)),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
   }
 
   private answered(data: unknown): void {

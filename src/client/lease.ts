@@ -166,15 +166,16 @@ export class Lease {
    */
   async release(): Promise<void> {
     if (this.ended) return;
-    this.keeper.stop();
     this.ended = true;
-    this.released.abort(new LeaseReleasedError());
     const deadline = Date.now() + this.host.timeoutMs;
-    let sentOnSocket = false;
-    if (this.kept?.open) {
-      sentOnSocket = true;
+    // On its socket the release goes out first: the next waiter is handed the lock as it arrives, and the rest here waits.
+    const onSocket = this.kept?.open ? this.kept.release(deadline) : undefined;
+    this.keeper.stop();
+    this.released.abort(new LeaseReleasedError());
+    const sentOnSocket = onSocket !== undefined;
+    if (onSocket) {
       try {
-        return await this.kept.release(deadline);
+        return await onSocket;
       } catch (err) {
         if (!(err instanceof KeptSocketBrokenError)) throw err;
       }

@@ -74,6 +74,22 @@ for (const store of ["redis", "durable"] as const) {
       expect((await plain().inspect("mutex", name)).held).toBe(false);
     });
 
+    it("a heartbeat and the release sent back to back on the kept socket are answered in turn: extended, then released there", async () => {
+      const name = unique("turns");
+      const holder = await plain().lock(name, { ttlMs: 30_000 });
+      const b = recordedClient(base());
+      const waiting = b.client.lock(name, { ttlMs: 10_000, waitMs: 20_000 });
+      await waitersAre(`/v1/locks/${name}`, 1);
+      await holder.release();
+      const lease = await waiting;
+      const before = lease.expiresAt;
+      // The release is sent while the heartbeat's answer is still on its way: it waits for it, and each gets its own.
+      const [beat] = await Promise.all([lease.heartbeat(), lease.release()]);
+      expect(beat.expiresAt).toBeGreaterThanOrEqual(before);
+      expect(b.requests).toEqual([]); // neither fell back to HTTP
+      expect((await plain().inspect("mutex", name)).held).toBe(false);
+    });
+
     it("a kept socket that breaks mid-hold costs nothing: the lease goes on over HTTP, not lost, and is released there", async () => {
       const name = unique("broken");
       const holder = await plain().lock(name, { ttlMs: 30_000 });
