@@ -8,12 +8,13 @@ import os from "node:os";
 import path from "node:path";
 import { measureCeiling, CEILING_CLIENTS, CEILING_REQUESTS } from "./ceiling";
 import { upstashRedis, WorkerApi } from "./clients";
-import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContended, type ContendedRow, type ContendedShape } from "./contended";
+import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContendedRows, type ContendedRow, type ContendedShape } from "./contended";
 import { FLOOR_HEADER, floorTableRows, measureFloors } from "./floor";
 import { measureVanished, VANISHED_HEADER, type VanishedRow, vanishedTableRows } from "./vanished";
 import { PICKUP_MS } from "../src/limits";
 import { HANDOFF_HEADER, handoffTableRows, handoffTargets, HOLD_MAX_MS, HOLD_MIN_MS, measureHandoffs, type HandoffRow } from "./handoff";
 import { handoffOverRelay, relayContendedNote, relayHandoffNotes } from "./relay";
+import { sdkContendedNotes, sdkContendedOverSocket, sdkHandoffNotes, sdkHandoffOverSocket } from "./sdkRatio";
 import {
   measureReadMostly,
   READ_MOSTLY_HEADER,
@@ -45,6 +46,8 @@ const HANDOFFS = scale(100);
 const HANDOFF_MAX_MS = scale(20_000);
 /** Rounds in which the holdfast socket rows and the relay floor take turns (table 2). */
 const HANDOFF_ROUNDS = 5;
+/** Rounds in which the socket, SDK and relay rows of tables 3 and 4 take turns, each with its share of the window. */
+const CONTENDED_ROUNDS = 5;
 /** No hold: the handoff machinery alone. */
 const CONTENDED: ContendedShape = { clients: 8, holdMs: 0, windowMs: scale(3000) };
 /** A 10 ms hold caps any lock at 100 grants/s: how close each client gets, and how fairly. */
@@ -350,6 +353,9 @@ async function handoffSection(
     `the same origin (table 0): a 404 from the same Worker, or a gateway PING for clients that talk to Upstash themselves.`,
   ];
   notes2.push(...relayHandoffNotes(handoffRows, floors.gatewayPing.p50));
+  notes2.push(...sdkHandoffNotes(handoffRows));
+  for (const o of sdkHandoffOverSocket(handoffRows))
+    recordFigure({ name: `2. ${o.store} store SDK handoff p50 / socket handoff p50`, value: o.p50, unit: "x", better: "lower", noise: 0.3 });
   for (const r of handoffRows) if (r.note) notes2.push(`${r.label} (${r.settings}): ${r.note}`);
   for (const r of handoffRows) {
     recordFigure({ name: `2. ${r.label} (${r.settings}) handoff p50`, value: r.summary.p50, unit: "ms", better: "lower", noise: 0.5 });
@@ -406,13 +412,17 @@ async function contendedSection(
   run: string,
   relay?: WorkerApi,
 ): Promise<void> {
-  const rows: ContendedRow[] = [];
-  for (const target of contendedTargets(gw, redis, workers, relay)) {
-    rows.push(await measureContended(target, gw, `${run}-c${no}-${rows.length}`, shape));
-  }
+  const rows: ContendedRow[] = await measureContendedRows(
+    contendedTargets(gw, redis, workers, relay),
+    gw,
+    (i) => `${run}-c${no}-${i}`,
+    shape,
+    CONTENDED_ROUNDS,
+  );
   const work = shape.holdMs ? `hold ${shape.holdMs} ms` : "no work in between";
   const notes = [
-    `${shape.clients} clients on one lock, each looping acquire (waiting) -> ${work} -> release, ${shape.windowMs / 1000} s window.`,
+    `${shape.clients} clients on one lock, each looping acquire (waiting) -> ${work} -> release, ${shape.windowMs / 1000} s window`,
+    `  (the socket, SDK and relay rows: ${CONTENDED_ROUNDS} alternating rounds of a ${CONTENDED_ROUNDS}th of it each, each first in turn, merged).`,
     shape.holdMs
       ? `of 1000/hold = grants/s against the ${int(1000 / shape.holdMs)}/s a ${shape.holdMs} ms hold allows. max/min = most/fewest grants of one client.`
       : `max/min = most/fewest grants of one client (∞: a client got none).`,
@@ -420,6 +430,9 @@ async function contendedSection(
     `scripts/grant = EVAL+EVALSHA calls in Redis (INFO commandstats before/after, drain included) / grants (drain included).`,
   ];
   notes.push(...relayContendedNote(rows));
+  notes.push(...sdkContendedNotes(rows));
+  for (const o of sdkContendedOverSocket(rows))
+    recordFigure({ name: `${no}. ${o.store} store SDK grants/s / socket grants/s`, value: o.rate, unit: "x", better: "higher", noise: 0.2 });
   for (const r of rows) if (r.note) notes.push(`${r.label} (${r.settings}): ${r.note}`);
   const title = `${no}. Contended throughput (${shape.clients} clients, one lock, ${work})`;
   printTable(title, CONTENDED_HEADER, contendedTableRows(rows), notes);
