@@ -14,6 +14,9 @@
 // repo's own (the `node` devDependency, first on an npm script's PATH) and the
 // machine's (the first other `node` on PATH, e.g. Debian's Node 20), since the
 // package promises `engines.node` >= 20.
+// Before installing it reads the tarball: its package.json has no install script
+// (preinstall, install, postinstall, prepare) and its Markdown no relative link to a
+// file it does not ship (shippedText.mjs); the install itself warns about nothing.
 // Exits non-zero with the reason on the first failure.
 import { execFile } from "node:child_process";
 import fs from "node:fs";
@@ -23,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { startLocalStack } from "../local-stack/stack.mjs";
 import { startWorkerServer } from "../serve-worker/serve.mjs";
+import { danglingLinks, installScripts } from "./shippedText.mjs";
 
 const exec = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -96,6 +100,18 @@ async function main() {
     if (missing.length) throw new Error(`the tarball lacks ${missing.join(", ")}`);
     step(`${packed.filename}: ${files.length} files, ${(packed.size / 1024).toFixed(0)} KiB packed`);
 
+    step("the shipped package.json has no install script, the shipped Markdown no dangling relative link");
+    const unpacked = path.join(scratch, "unpacked");
+    fs.mkdirSync(unpacked);
+    await run("tar", ["-xzf", path.join(scratch, packed.filename), "-C", unpacked]);
+    const shippedPkg = JSON.parse(fs.readFileSync(path.join(unpacked, "package/package.json"), "utf8"));
+    const scripts = installScripts(shippedPkg);
+    if (scripts.length) throw new Error(`the package would run scripts on a consumer's install: ${scripts.join("; ")}`);
+    const dangling = danglingLinks(path.join(unpacked, "package"), files);
+    if (dangling.length) {
+      throw new Error(`relative links to files the tarball does not ship (make them absolute: ${shippedPkg.homepage}): ${dangling.join(", ")}`);
+    }
+
     step("installing the tarball into a scratch project");
     fs.cpSync(CONSUMERS, scratch, { recursive: true });
     const upstash = JSON.parse(fs.readFileSync(path.join(ROOT, "node_modules/@upstash/redis/package.json"), "utf8")).version;
@@ -113,7 +129,10 @@ async function main() {
         2,
       ),
     );
-    await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: scratch });
+    // A consumer's install warns about nothing (an install script, for one, is a warning under npm 11's allowScripts).
+    const installed = await npm(["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "warn"], { cwd: scratch });
+    const warnings = `${installed.stdout}${installed.stderr}`.split("\n").filter((line) => /\bwarn\b/i.test(line));
+    if (warnings.length) throw new Error(`installing the tarball warned:\n${warnings.join("\n")}`);
 
     stack = await startLocalStack();
     const upstashEnv = { UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token };
