@@ -25,6 +25,10 @@ export interface Env {
    */
   UPSTASH_REDIS_REST_URLS?: string;
   UPSTASH_REDIS_REST_TOKENS?: string;
+  /** Scoped tokens' secrets, "ns=secret,ns=older-secret" (32+ characters each; the first signs): src/http/scopedTokens.ts. */
+  TOKEN_SECRETS?: string;
+  /** Origins whose browser pages may call the service, per namespace: "shop=https://app.shop.example" (src/http/cors.ts). */
+  CORS_ORIGINS?: string;
   /** Signs expiry notifications (HMAC-SHA256). */
   WEBHOOK_SECRET?: string;
   /**

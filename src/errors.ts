@@ -74,9 +74,17 @@ export class FingerprintMismatchError extends HoldfastError {
  */
 export class ConflictError extends HoldfastError {}
 
-/** The key may not do this: a force release needs an admin key (HTTP 403 forbidden). */
+/**
+ * The key may not do this (HTTP 403 forbidden): a force release needs an
+ * admin key (`reason` role); a scoped token allows neither this operation
+ * (operation) nor this name (name); a wait socket from an origin
+ * CORS_ORIGINS does not list for the key's namespace (origin).
+ */
 export class ForbiddenError extends HoldfastError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly reason: "role" | "operation" | "name" | "origin" = "role",
+  ) {
     super("forbidden", message);
   }
 }
@@ -159,9 +167,12 @@ export class SocketIdleError extends HoldfastError {
   }
 }
 
-/** A missing or unknown API key (HTTP 401). */
+/** A missing or unknown API key, or a scoped token that is expired (`reason` token_expired) or not this service's (bad_token): HTTP 401. */
 export class UnauthorizedError extends HoldfastError {
-  constructor() {
-    super("unauthorized", "a valid API key is required: Authorization: Bearer <key>");
+  constructor(
+    message = "a valid API key is required: Authorization: Bearer <key>",
+    readonly reason?: "token_expired" | "bad_token",
+  ) {
+    super("unauthorized", message);
   }
 }

@@ -12,6 +12,7 @@
 export * from "./primitives/index.js";
 export * from "./primitives/middleware/index.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./wire/signature.js";
+export { signScopedToken, type SignScopedTokenOptions, type TokenOperation, TOKEN_OPERATIONS } from "./wire/scopedToken.js";
 export { RedisStore } from "./kinds/registry/redisStore.js";
 export type { RedisStoreOptions } from "./store/redis/RedisStore.js";
 export type { CurrentHolder } from "./store/CurrentHolder.js";

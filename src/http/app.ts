@@ -6,12 +6,15 @@ import type { AppEnv } from "./appTypes.js";
 import type { HttpKinds } from "./kindApi.js";
 import { apiKeysProblem, bearerKey, callerOf } from "./auth.js";
 import { consoleRoutes } from "./console.js";
+import { checkSocketOrigin, cors } from "./cors.js";
 import { errorResponse } from "./errorResponse.js";
 import { recordMetrics } from "./metrics.js";
 import { notificationKeyRoutes } from "./notificationKey.js";
 import { operatorRoutes } from "./operatorRoutes.js";
 import { checkRateLimit } from "../wire/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
+import { callerOfScopedToken, checkTokenScope, isScopedToken } from "./scopedTokens.js";
+import { tokenRoutes } from "./tokenRoutes.js";
 import { isWaitSocketHandshake, keyFromProtocols } from "../wire/socketProtocol.js";
 
 /**
@@ -66,18 +69,25 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
   app.get("/openapi.json", (c) => c.json(kinds.openApiDocument(new URL(c.req.url).origin)));
   app.route("/console", consoleRoutes);
 
+  // Before the key: a browser's preflight carries none (cors.ts).
+  app.use("/v1/*", cors);
   app.use("/v1/*", recordMetrics(kinds.apis));
 
   app.use("/v1/*", async (c, next) => {
     // A browser's wait socket cannot send headers: its key comes as a subprotocol (socketProtocol.ts),
     // honoured only there: on a WebSocket upgrade of a wait route, never on a plain request.
-    const socketKey = isWaitSocketHandshake(c.req.raw) ? keyFromProtocols(c.req.header("sec-websocket-protocol")) : undefined;
+    const socket = isWaitSocketHandshake(c.req.raw);
+    const socketKey = socket ? keyFromProtocols(c.req.header("sec-websocket-protocol")) : undefined;
     const authorization = c.req.header("authorization") ?? (socketKey === undefined ? undefined : `Bearer ${socketKey}`);
-    const caller = await callerOf(authorization, c.env.API_KEYS);
+    const bearer = bearerKey(authorization);
+    // A scoped token (scopedTokens.ts) is told apart by its prefix alone: a namespace key's path stays as it was.
+    const caller = isScopedToken(bearer) ? await callerOfScopedToken(bearer, c.env.TOKEN_SECRETS) : await callerOf(authorization, c.env.API_KEYS);
     c.set("caller", caller);
     c.set("ns", caller.namespace);
     await checkRateLimit(c.env, c.var.ns);
-    c.set("apiKey", bearerKey(authorization) ?? "");
+    if (caller.scope) checkTokenScope(c.req.method, c.req.url, caller.scope, kinds.apis);
+    if (socket) checkSocketOrigin(c.req.raw, c.env.CORS_ORIGINS, caller.namespace);
+    c.set("apiKey", bearer ?? "");
     c.set("requestId", clientRequestId(c.req.header(REQUEST_ID_HEADER)));
     c.set("store", kinds.selectStore(c.env));
     await next();
@@ -85,6 +95,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
 
   for (const api of kinds.apis) app.route(api.path, api.routes);
   app.route("/v1/notifications", notificationKeyRoutes);
+  app.route("/v1/tokens", tokenRoutes);
   app.route("/v1", operatorRoutes(kinds.apis));
 
   return app;

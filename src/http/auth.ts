@@ -1,5 +1,6 @@
 import { NotConfiguredError, UnauthorizedError } from "../errors.js";
 import { NAMESPACE_PATTERN } from "../limits.js";
+import { SCOPED_TOKEN_PREFIX, type ScopedTokenClaims } from "../wire/scopedToken.js";
 
 /** API_KEYS gives no usable key: every /v1 call is refused until it is set right. */
 class ApiKeysNotConfiguredError extends NotConfiguredError {
@@ -17,6 +18,8 @@ export interface Caller {
   role: KeyRole;
   /** The name API_KEYS gives the key, else `key-<its entry's position in API_KEYS>`. */
   keyName: string;
+  /** A scoped token's caller: what the token allows (src/http/scopedTokens.ts checks each request against it). */
+  scope?: ScopedTokenClaims;
 }
 
 interface KeyEntry extends Caller {
@@ -76,9 +79,10 @@ async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
     const eq = pair.indexOf("=");
     const [namespace = "", role = "user", name, ...extra] = pair.slice(0, Math.max(eq, 0)).split(":");
     const key = pair.slice(eq + 1);
-    if (eq < 1 || !NAMESPACE_PATTERN.test(namespace) || key.length < 8) {
+    // A key shaped like a scoped token would be read as one (app.ts tells them apart by that prefix alone).
+    if (eq < 1 || !NAMESPACE_PATTERN.test(namespace) || key.length < 8 || key.startsWith(SCOPED_TOKEN_PREFIX)) {
       throw new ApiKeysNotConfiguredError(
-        `API_KEYS entry ${i + 1} of ${pairs.length} is not namespace=key with a namespace of A-Z a-z 0-9 _ - and a key of 8+ characters`,
+        `API_KEYS entry ${i + 1} of ${pairs.length} is not namespace=key with a namespace of A-Z a-z 0-9 _ - and a key of 8+ characters (not starting ${SCOPED_TOKEN_PREFIX})`,
       );
     }
     if ((role !== "user" && role !== "admin") || extra.length || (name !== undefined && !KEY_NAME_PATTERN.test(name))) {

@@ -3,6 +3,7 @@ import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./requestId.js";
 import type { KindApi } from "./kindApi.js";
 import { notificationKeyResponse } from "./notificationKey.js";
 import { operatorOperations } from "./operatorOpenapi.js";
+import { tokenOperations } from "./tokenRoutes.js";
 import type { Named, Operations } from "./openapiOps.js";
 import * as shared from "../wire/schemas.js";
 
@@ -17,8 +18,11 @@ import * as shared from "../wire/schemas.js";
 /** The error answers: status -> component name and description. */
 const ERROR_RESPONSES: Record<number, [string, string]> = {
   400: ["BadRequest", "Bad input: `error` names the field (invalid_ttl, invalid_name, invalid_body, ...). Nothing was changed."],
-  401: ["Unauthorized", "No or unknown API key."],
-  403: ["Forbidden", "forbidden: this key's role may not do this (a force release needs an admin key)."],
+  401: ["Unauthorized", "No or unknown API key, or a scoped token that expired (reason token_expired) or is not this service's (bad_token)."],
+  403: [
+    "Forbidden",
+    "forbidden: `reason` says why: role (a force release needs an admin key), operation or name (outside a scoped token's scope), origin (a wait socket from an origin CORS_ORIGINS does not list for the key's namespace).",
+  ],
   409: ["Conflict", "locked (with retryAfterMs and Retry-After), lease_lost, in_progress, limit_mismatch, upgrade_not_supported or not_held."],
   413: ["TooLarge", "The body is over 64 KiB."],
   426: ["UpgradeRequired", "upgrade_required: a wait socket's path was asked for without Upgrade: websocket."],
@@ -48,10 +52,10 @@ function operationsOf(apis: KindApi[]): { operations: Operations; notOnQuorum: S
       operationId: "notificationKey",
       summary: "The key that verifies this namespace's expiry notifications",
       ok: [200, "NotificationKey", notificationKeyResponse],
-      errors: [401, 429, 503],
+      errors: [401, 403, 429, 503],
     },
   };
-  Object.assign(operations, operatorOperations(apis));
+  Object.assign(operations, operatorOperations(apis), tokenOperations);
   return { operations, notOnQuorum };
 }
 
@@ -148,7 +152,13 @@ export function openApiDocument(origin: string, apis: KindApi[]) {
     security: [{ bearer: [] }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key from API_KEYS; each key belongs to one namespace." } },
+      securitySchemes: {
+        bearer: {
+          type: "http",
+          scheme: "bearer",
+          description: "An API key from API_KEYS (each belongs to one namespace), or a scoped token (POST /v1/tokens) where its scope allows.",
+        },
+      },
       parameters: {
         Name: { name: "name", in: "path", required: true, description: "The lock's name", schema: nameSchema },
         Key: { name: "key", in: "path", required: true, description: "The key", schema: nameSchema },

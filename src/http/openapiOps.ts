@@ -28,8 +28,9 @@ export interface Op {
 /** Path (relative to the kind's mount point) -> method -> operation. */
 export type Operations = Record<string, Record<string, Op>>;
 
-export const WRITE_ERRORS = [400, 401, 409, 413, 429, 503];
-export const READ_ERRORS = [400, 401, 429, 503];
+// 403: a scoped token outside its scope (or a force release without an admin key) may meet any operation.
+export const WRITE_ERRORS = [400, 401, 403, 409, 413, 429, 503];
+export const READ_ERRORS = [400, 401, 403, 429, 503];
 
 /** A lease's heartbeat: the same body and answer for every kind. */
 export const heartbeatOp = (operationId: string, summary: string): Op => ({
@@ -43,7 +44,7 @@ export const heartbeatOp = (operationId: string, summary: string): Op => ({
 export const releaseRequest: Named = ["ReleaseRequest", releaseBody];
 
 /** What a wait socket's handshake may answer besides 101 (the wait's own errors come as messages). */
-export const SOCKET_ERRORS = [400, 401, 426, 429];
+export const SOCKET_ERRORS = [400, 401, 403, 426, 429];
 
 /** A kind's wait socket: GET with Upgrade: websocket, answered 101 (docs/API.md, "Waiting over a WebSocket"). */
 export const waitSocketOp = (operationId: string, summary: string, messages: string): Op => ({

@@ -19,7 +19,7 @@ const cursorQuery = { name: "cursor", description: "The cursor the previous page
 export function operatorOperations(apis: KindApi[]): Operations {
   const ops: Operations = {
     "/v1/whoami": {
-      get: { operationId: "whoami", summary: "This key's namespace, name and role", ok: [200, "Whoami", whoamiResponse], errors: [401, 429] },
+      get: { operationId: "whoami", summary: "This key's namespace, name and role", ok: [200, "Whoami", whoamiResponse], errors: [401, 403, 429] },
     },
     "/v1/audit": {
       get: {
@@ -61,7 +61,7 @@ export function operatorOperations(apis: KindApi[]): Operations {
         summary: "Free it whoever holds it (admin keys only), audited",
         body: api.kind === "mutex" ? ["MutexForceReleaseRequest", mutexForceBody] : ["HoldersForceReleaseRequest", holdersForceBody],
         ok: [200, "ForceReleaseResponse", forceReleaseResponse],
-        errors: [...WRITE_ERRORS, 403],
+        errors: WRITE_ERRORS,
       },
     };
   }

@@ -61,9 +61,11 @@ export function errorAnswer(err: unknown): ErrorAnswer {
   if (err instanceof ConflictError) return plain(409, err);
   if (err instanceof LeaseLostError) return plain(409, err);
   if (err instanceof NotHeldError) return plain(409, err);
-  if (err instanceof ForbiddenError) return plain(403, err);
+  if (err instanceof ForbiddenError) return { status: 403, body: { error: err.code, message: err.message, reason: err.reason } };
   if (err instanceof InvalidInputError) return plain(400, err);
-  if (err instanceof UnauthorizedError) return plain(401, err);
+  if (err instanceof UnauthorizedError) {
+    return { status: 401, body: { error: err.code, message: err.message, ...(err.reason && { reason: err.reason }) } };
+  }
   if (err instanceof TooLargeError) return plain(413, err);
   if (err instanceof UpgradeRequiredError) return plain(426, err);
   if (err instanceof SocketIdleError) return plain(408, err);

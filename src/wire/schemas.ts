@@ -55,6 +55,8 @@ export const errorResponse = z.looseObject({
   errorId: z.optional(z.string()),
   /** On a 429: which limit was met (the namespace's budget, a cap on waiters or sockets, a socket's message rate). */
   limit: z.optional(z.enum(["budget", "waiters_per_lock", "sockets_per_namespace", "socket_messages"])),
+  /** On a 403: why (role, operation, name, origin); on a 401 for a scoped token: token_expired or bad_token. */
+  reason: z.optional(z.string()),
 });
 
 /** Which error code a bad field gets; anything else is invalid_body. */
@@ -72,4 +74,6 @@ export const fieldErrorCodes: Record<string, string> = {
   permits: "invalid_permits",
   reason: "invalid_reason",
   fence: "invalid_fence",
+  prefix: "invalid_prefix",
+  operations: "invalid_operations",
 };

@@ -19,7 +19,7 @@ export const idempotencyOperations: Operations = {
       body: ["IdempotencyBeginRequest", idempotencyBeginBody],
       ok: [201, "IdempotencyStarted", idempotencyStarted],
       alsoOk: [[200, "IdempotencyReplay", idempotencyReplay]],
-      errors: [400, 401, 409, 413, 422, 429, 503],
+      errors: [400, 401, 403, 409, 413, 422, 429, 503],
     },
   },
   "/{key}/wait": {
