@@ -21,14 +21,30 @@ export type Tier = keyof typeof RATE_LIMIT_BINDINGS | "off";
 export const RATE_LIMIT_PERIOD_MS = 10_000;
 
 export function tierOf(config: string | undefined, ns: string): Tier {
-  let fallback: Tier = "standard";
-  for (const entry of (config ?? "").split(",")) {
+  const tiers = tiersOf(config ?? "");
+  return tiers.byNamespace.get(ns) ?? tiers.fallback;
+}
+
+/** RATE_LIMIT_TIERS parsed: the first tier named for each namespace, and "*"'s (the last one named). */
+interface Tiers {
+  byNamespace: Map<string, Tier>;
+  fallback: Tier;
+}
+
+/** Parsed once per isolate and setting, not on every request (the setting changes only with a deploy). */
+let parsedTiers: { config: string; tiers: Tiers } | undefined;
+
+function tiersOf(config: string): Tiers {
+  if (parsedTiers?.config === config) return parsedTiers.tiers;
+  const tiers: Tiers = { byNamespace: new Map(), fallback: "standard" };
+  for (const entry of config.split(",")) {
     const [owner, tier] = entry.split("=").map((s) => s.trim());
     if (!isTier(tier)) continue;
-    if (owner === ns) return tier;
-    if (owner === "*") fallback = tier;
+    if (owner === "*") tiers.fallback = tier;
+    else if (!tiers.byNamespace.has(owner)) tiers.byNamespace.set(owner, tier);
   }
-  return fallback;
+  parsedTiers = { config, tiers };
+  return tiers;
 }
 
 export const isTier = (t: string | undefined): t is Tier => t === "off" || (t !== undefined && t in RATE_LIMIT_BINDINGS);

@@ -1,9 +1,11 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { api, type StoreKind, uniqueName } from "../workers/support/api";
+import worker from "../../src/worker";
+import { api, KEY_A, type StoreKind, uniqueName } from "../workers/support/api";
 
 /** The contract's error table: every bad input is a 4xx JSON error and changes nothing. */
 export function badInputConformance(kind: StoreKind) {
-  const { post, get, call } = api(kind);
+  const { post, get, call, env } = api(kind);
 
   const bodies: Array<[string, unknown, string]> = [
     ["missing ttlMs", {}, "invalid_ttl"],
@@ -45,6 +47,36 @@ export function badInputConformance(kind: StoreKind) {
     const res = await call("POST", `/v1/locks/${name}/acquire`, undefined, { raw });
     expect(res.status).toBe(413);
     expect(res.body.error).toBe("too_large");
+  });
+
+  it("a body sent with its Content-Length, as HTTP clients send it, is checked the same: UTF-8, JSON, 64 KiB", async () => {
+    const name = uniqueName("sized");
+    const send = async (bytes: Uint8Array, declared = bytes.byteLength) => {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(
+        new Request(`http://holdfast.test/v1/locks/${name}/acquire`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${KEY_A}`, "content-type": "application/json", "content-length": String(declared) },
+          body: bytes,
+        }),
+        env,
+        ctx,
+      );
+      const body = (await res.json()) as { error?: string; token?: string };
+      await waitOnExecutionContext(ctx);
+      return { status: res.status, body };
+    };
+    const text = (s: string) => new TextEncoder().encode(s);
+    // A holder label with a byte that is not UTF-8 (0xff) where an "x" was.
+    const broken = text('{"ttlMs":1000,"holder":"x"}');
+    broken[broken.indexOf(0x78)] = 0xff;
+    expect(await send(broken)).toMatchObject({ status: 400, body: { error: "invalid_body" } });
+    expect(await send(text('{"ttlMs": 10'))).toMatchObject({ status: 400, body: { error: "invalid_body" } });
+    expect(await send(text(JSON.stringify({ ttlMs: 1000, holder: "x".repeat(70 * 1024) })))).toMatchObject({ status: 413 });
+    expect((await get(`/v1/locks/${name}`)).body.held).toBe(false);
+    const granted = await send(text('{"ttlMs":1000,"holder":"sized"}'));
+    expect(granted.status).toBe(200);
+    expect((await get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, holder: "sized" });
   });
 
   it("heartbeat and release need a token", async () => {
@@ -120,6 +152,17 @@ export function badInputConformance(kind: StoreKind) {
       expect(res.body.error).toBe("unauthorized");
     }
     expect((await get(`/v1/locks/${name}`)).body.held).toBe(false);
+  });
+
+  it("a key that is a configured key's prefix, that key and more, or that key with one character changed is 401", async () => {
+    const name = uniqueName("auth");
+    for (const key of [KEY_A.slice(0, -1), `${KEY_A}a`, `${KEY_A.slice(0, -1)}b`, `b${KEY_A.slice(1)}`, KEY_A.repeat(2)]) {
+      const res = await post(`/v1/locks/${name}/acquire`, { ttlMs: 1000 }, { key });
+      expect(res.status, key).toBe(401);
+      expect(res.body.error).toBe("unauthorized");
+    }
+    expect((await get(`/v1/locks/${name}`)).body.held).toBe(false);
+    expect((await post(`/v1/locks/${name}/acquire`, { ttlMs: 1000 }, { key: KEY_A })).status).toBe(200);
   });
 
   it("with no API keys configured every request is refused: 503 not_configured", async () => {

@@ -55,5 +55,17 @@ function quorumStoreOf(urlList: string, tokenList: string, timeoutMs: number): Q
 
 /** The store the Worker uses: a quorum or Redis when configured, else the Durable store (each lock's LockObject). */
 export function selectStore(env: Env): LockStore {
-  return redisStoreOf(env) ?? new DurableStore(env.LOCK_OBJECT, { timeoutMs: storeTimeoutMs(env), namespaces: env.NAMESPACE_OBJECT });
+  return redisStoreOf(env) ?? durableStoreOf(env);
+}
+
+let cachedDurable: { objects: Env["LOCK_OBJECT"]; namespaces: Env["NAMESPACE_OBJECT"]; timeoutMs: number; store: DurableStore } | undefined;
+
+/** The Durable store, kept per isolate like the Redis one: built again only when its bindings or deadline are not the last ones. */
+function durableStoreOf(env: Env): DurableStore {
+  const timeoutMs = storeTimeoutMs(env);
+  const c = cachedDurable;
+  if (c?.objects === env.LOCK_OBJECT && c.namespaces === env.NAMESPACE_OBJECT && c.timeoutMs === timeoutMs) return c.store;
+  const store = new DurableStore(env.LOCK_OBJECT, { timeoutMs, namespaces: env.NAMESPACE_OBJECT });
+  cachedDurable = { objects: env.LOCK_OBJECT, namespaces: env.NAMESPACE_OBJECT, timeoutMs, store };
+  return store;
 }
