@@ -1,23 +1,26 @@
 import { leaseClock } from "../wire/keepLease.js";
-import { InProgressError, LeaseLostError, StoreUnavailableError, UnreachableError } from "./errors.js";
+import type { BeginOptions, BeginResult, HoldfastClientOptions, LockOptions, RunOnceOptions, SemaphoreOptions } from "./clientOptions.js";
+import { lockBody } from "./clientOptions.js";
+import { LeaseLostError } from "./errors.js";
+import { acquireLease, type GrantContext, releaseHandle } from "./grants.js";
+import { beginKey } from "./keyRuns.js";
 import { KIND_PATHS, Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
-import { type KeyWaitEnd, waitOverSocket, watchKeyOverSocket } from "./socketWait.js";
-import { SocketChannel } from "./waitChannel.js";
 import { Operator } from "./operator.js";
 import { Transport } from "./transport.js";
-import {
-  type BeginOptions,
-  type BeginResult,
-  type GrantBody,
-  grantFields,
-  type HoldfastClientOptions,
-  type LockOptions,
-  lockBody,
-  type RunOnceOptions,
-  type SemaphoreOptions,
+import { SocketChannel } from "./waitChannel.js";
+
+export type {
+  BeginOptions,
+  BeginResult,
+  HoldfastClientOptions,
+  LockOptions,
+  RunOnceOptions,
+  SemaphoreOptions,
+  WaitNotice,
 } from "./clientOptions.js";
 
-export type { BeginOptions, BeginResult, HoldfastClientOptions, LockOptions, RunOnceOptions, SemaphoreOptions } from "./clientOptions.js";
+/** The service's bound on one request's waitMs: a longer wait renews its place in line (socket) or asks again (HTTP). */
+const MAX_WAIT_PER_REQUEST_MS = 60_000;
 
 const path = (base: string, name: string, ...rest: string[]) => [base, encodeURIComponent(name), ...rest].join("/");
 
@@ -36,41 +39,42 @@ export class HoldfastClient {
   private readonly host: LeaseHost;
   /** Listing, force release and the audit log (docs/API.md "Operators"). */
   readonly operator: Operator;
-  /** Waits over a wait socket where the waitChannel rule says so (waitChannel.ts). */
-  private readonly sockets: SocketChannel;
+  /** What acquires and begins need (grants.ts). */
+  private readonly grants: GrantContext;
 
   constructor(options: HoldfastClientOptions) {
     if (!options?.baseUrl) throw new TypeError("HoldfastClient needs baseUrl (the service's origin)");
     if (!options.apiKey) throw new TypeError("HoldfastClient needs apiKey");
     const margin = options.safetyMarginMs;
-    this.sockets = new SocketChannel(options);
     this.host = {
       transport: new Transport(options),
       timeoutMs: options.timeoutMs ?? 10_000,
       marginFor: (ttlMs) => margin ?? Math.min(2000, Math.max(100, Math.round(ttlMs / 10))),
     };
     this.operator = new Operator(this.host.transport, this.host.timeoutMs);
+    const periodMs = Math.max(1, Math.min(MAX_WAIT_PER_REQUEST_MS, options.maxWaitPerRequestMs ?? MAX_WAIT_PER_REQUEST_MS));
+    this.grants = { host: this.host, sockets: new SocketChannel(options), periodMs };
   }
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */
   /** `lockDelayMs`: if this lease lapses (no release), nobody gets the lock for that long after (0 .. 60 000). */
   lock(name: string, options: LockOptions & { lockDelayMs?: number }): Promise<Lease> {
     const body = { ...lockBody(options), lockDelayMs: options.lockDelayMs };
-    return this.acquire({ kind: "mutex", name }, path("/v1/locks", name), body, options);
+    return acquireLease(this.grants, { kind: "mutex", name }, path("/v1/locks", name), body, options);
   }
 
   readLock(name: string, options: LockOptions): Promise<Lease> {
-    return this.acquire({ kind: "rwlock", name, mode: "read" }, path("/v1/rwlocks", name, "read"), lockBody(options), options);
+    return acquireLease(this.grants, { kind: "rwlock", name, mode: "read" }, path("/v1/rwlocks", name, "read"), lockBody(options), options);
   }
 
   writeLock(name: string, options: LockOptions): Promise<Lease> {
-    return this.acquire({ kind: "rwlock", name, mode: "write" }, path("/v1/rwlocks", name, "write"), lockBody(options), options);
+    return acquireLease(this.grants, { kind: "rwlock", name, mode: "write" }, path("/v1/rwlocks", name, "write"), lockBody(options), options);
   }
 
   /** Takes `permits` (default 1) of the counting semaphore `name`, whose holders all use `limit`. */
   semaphore(name: string, options: SemaphoreOptions): Promise<Lease> {
     const body = { ...lockBody(options), limit: options.limit, permits: options.permits ?? 1 };
-    return this.acquire({ kind: "semaphore", name }, path("/v1/semaphores", name), body, options);
+    return acquireLease(this.grants, { kind: "semaphore", name }, path("/v1/semaphores", name), body, options);
   }
 
   /** Runs fn holding the mutex, with the lease (its signal and fence); releases after, whatever happens. */
@@ -93,26 +97,10 @@ export class HoldfastClient {
   /**
    * Starts the work of an idempotency key: `started` with a heartbeated
    * lease (complete or fail it), or `completed` with the stored response.
-   * Throws InProgressError while someone else runs it.
+   * Throws InProgressError while someone else runs it past `waitMs`.
    */
-  async begin<T = unknown>(key: string, options: BeginOptions): Promise<BeginResult<T>> {
-    const sentAt = leaseClock();
-    const body = {
-      ttlMs: options.ttlMs,
-      retainMs: options.retainMs,
-      fingerprint: options.fingerprint,
-      onExpire: options.onExpire,
-      holder: options.holder,
-    };
-    const r = await this.writeOrGiveBack<{ state: string; response?: T; completedAt?: number } & GrantBody>(
-      { kind: "idempotency", name: key },
-      path("/v1/idempotency", key, "begin"),
-      body,
-      Date.now() + this.host.timeoutMs,
-      options.signal,
-    );
-    if (r.state === "completed") return { state: "completed", response: r.response as T, completedAt: r.completedAt as number, fence: r.fence };
-    return { state: "started", lease: new Lease(this.host, { kind: "idempotency", name: key, ...grantFields(r) }, sentAt) };
+  begin<T = unknown>(key: string, options: BeginOptions): Promise<BeginResult<T>> {
+    return beginKey<T>(this.grants, key, options);
   }
 
   /** Stores the key's result (kept retainMs) and ends its lease. */
@@ -143,25 +131,11 @@ export class HoldfastClient {
    * the key is failed (it may run again) and the error rethrown.
    */
   async runOnce<T>(key: string, fn: (lease: Lease) => Promise<T> | T, options: RunOnceOptions): Promise<T> {
-    const until = Date.now() + (options.waitMs ?? 0);
-    for (;;) {
-      let begun: BeginResult<T>;
-      try {
-        begun = await this.begin<T>(key, options);
-      } catch (err) {
-        // Waiting begins again rather than inspects: if the running caller fails or vanishes, we take over.
-        if (!(err instanceof InProgressError) || Date.now() >= until) throw err;
-        const ended = await this.awaitKeyEnd(key, until - Date.now());
-        if (ended?.state === "completed") return ended.response as T;
-        if (ended?.state === "timeout") throw err;
-        if (!ended) await new Promise((r) => setTimeout(r, Math.max(1, Math.min(err.retryAfterMs, 1000, until - Date.now()))));
-        continue;
-      }
-      if (begun.state === "completed") return begun.response;
-      const result = await runOrGiveBack(begun.lease, fn);
-      await this.complete(begun.lease, result);
-      return result;
-    }
+    const begun = await this.begin<T>(key, options);
+    if (begun.state === "completed") return begun.response;
+    const result = await runOrGiveBack(begun.lease, fn);
+    await this.complete(begun.lease, result);
+    return result;
   }
 
   /**
@@ -181,88 +155,23 @@ export class HoldfastClient {
 
   /** Releases a lease by its handle without keeping it (an operator's release). */
   async release(handle: Pick<LeaseHandle, "kind" | "name" | "token" | "mode">): Promise<unknown> {
-    return this.host.transport.write(leasePath(handle, "release"), { token: handle.token }, { deadline: Date.now() + this.host.timeoutMs });
-  }
-
-  /** The state of a lock as GET answers it (never its token). */
-  inspect(kind: LeaseHandle["kind"], name: string): Promise<Record<string, unknown>> {
-    return this.host.transport.read(path(KIND_PATHS[kind], name), { deadline: Date.now() + this.host.timeoutMs });
-  }
-
-  /** An acquire of `lockPath` (the lock's path; `/acquire` over HTTP, `/wait` over a socket). */
-  private async acquire(
-    what: Pick<LeaseHandle, "kind" | "name" | "mode">,
-    lockPath: string,
-    body: Record<string, unknown>,
-    options: LockOptions,
-  ): Promise<Lease> {
-    const sentAt = leaseClock();
-    const waitMs = options.waitMs ?? 0;
-    const deadline = Date.now() + waitMs + this.host.timeoutMs;
-    const startedAt = Date.now();
-    const held = await this.sockets.wait(waitMs, options.signal, (socket) =>
-      waitOverSocket<GrantBody>({
-        ...socket,
-        path: `${lockPath}/wait`,
-        body,
-        deadline,
-        signal: options.signal,
-        giveBack: (token) => void this.release({ ...what, token }).catch(() => undefined),
-      }),
-    );
-    if (held) return new Lease(this.host, { ...what, ...grantFields(held.grant) }, sentAt, held.kept);
-    // No socket, or one that never opened or broke mid-wait (nothing held): HTTP waits what is left.
-    const httpBody = { ...body, waitMs: Math.max(0, waitMs - (Date.now() - startedAt)) };
-    const r = await this.writeOrGiveBack<GrantBody>(what, `${lockPath}/acquire`, httpBody, deadline, options.signal);
-    return new Lease(this.host, { ...what, ...grantFields(r) }, sentAt);
+    return releaseHandle(this.host, handle);
   }
 
   /**
-   * Waits on the key's wait socket for the running caller's end: its result
-   * is pushed, no polling. Undefined where no socket can be used (then the
-   * caller polls begin).
+   * The state of a lock as GET answers it (never its token): the mutex
+   * `name`, or `name` of `kind` ("mutex", "rwlock", "semaphore", "idempotency").
    */
-  private awaitKeyEnd(key: string, waitMs: number): Promise<KeyWaitEnd | undefined> {
-    return this.sockets.wait(waitMs, undefined, (socket) =>
-      watchKeyOverSocket({
-        ...socket,
-        path: path("/v1/idempotency", key, "wait"),
-        waitMs: Math.max(1, Math.round(waitMs)),
-        deadline: Date.now() + waitMs + this.host.timeoutMs,
-      }),
-    );
-  }
-
-  /**
-   * An acquire or begin; if it ends without an answer (the caller's signal,
-   * the deadline, an unknown outcome), the service may have granted it all
-   * the same. Then, in the background, the same write is sent again with the
-   * same request id and no wait, so the service recognises it and answers
-   * that grant if there is one, and the grant is given back: an abandoned
-   * acquire does not hold the lock for its ttl.
-   */
-  private async writeOrGiveBack<R extends { token?: string; state?: string }>(
-    what: Pick<LeaseHandle, "kind" | "name" | "mode">,
-    writePath: string,
-    body: Record<string, unknown>,
-    deadline: number,
-    signal: AbortSignal | undefined,
-  ): Promise<R> {
-    const requestId = crypto.randomUUID();
-    try {
-      return await this.host.transport.write<R>(writePath, body, { deadline, signal }, requestId);
-    } catch (err) {
-      const unknownOutcome =
-        signal?.aborted || err instanceof UnreachableError || (err instanceof StoreUnavailableError && err.outcome === "unknown");
-      if (unknownOutcome) {
-        const again = { ...body, ...("waitMs" in body ? { waitMs: 0 } : {}) };
-        void this.host.transport
-          .write<R>(writePath, again, { deadline: Date.now() + this.host.timeoutMs }, requestId)
-          .then((r) => (r.token && r.state !== "completed" ? this.release({ ...what, token: r.token }) : undefined))
-          .catch(() => undefined); // best effort: otherwise the grant ends at its ttl
-      }
-      throw err;
+  inspect(name: string): Promise<Record<string, unknown>>;
+  inspect(kind: LeaseHandle["kind"], name: string): Promise<Record<string, unknown>>;
+  inspect(kindOrName: string, name?: string): Promise<Record<string, unknown>> {
+    const kind = name === undefined ? "mutex" : kindOrName;
+    if (!Object.hasOwn(KIND_PATHS, kind)) {
+      const kinds = Object.keys(KIND_PATHS).join(", ");
+      return Promise.reject(new TypeError(`inspect(kind, name): no kind ${JSON.stringify(kind)}; use one of ${kinds}, or inspect(name) for a mutex`));
     }
+    const lockPath = path(KIND_PATHS[kind as LeaseHandle["kind"]], name ?? kindOrName);
+    return this.host.transport.read(lockPath, { deadline: Date.now() + this.host.timeoutMs });
   }
 
   private async holding<T>(acquired: Promise<Lease>, fn: (lease: Lease) => Promise<T> | T): Promise<T> {

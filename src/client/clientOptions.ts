@@ -28,13 +28,39 @@ export interface HoldfastClientOptions {
   waitChannel?: WaitChannel;
   /** The WebSocket to use instead of the global one (Node 20 with the `ws` package, a test's). */
   WebSocket?: typeof WebSocket;
+  /**
+   * The longest wait one request asks the service for (default 60 000 ms,
+   * the service's bound): a longer waitMs renews its place in line before
+   * each such period ends (docs/API.md, "Waits longer than a minute"). Lower
+   * it only to try renewals out.
+   */
+  maxWaitPerRequestMs?: number;
+}
+
+/** Told once when a call has to wait (`onWait`): how it waits, and who is in the way as the service last said. */
+export interface WaitNotice {
+  /** "socket": in line on a wait socket; "http": held-open requests (an idempotency key: begin asked again). */
+  channel: "socket" | "http";
+  /** The label of the holder in the way (or of the key's running caller); null when it gave none or the service did not say. */
+  holder: string | null;
+  /** When that holder's lease ends (epoch ms, service time), or null. */
+  expiresAt: number | null;
 }
 
 export interface LockOptions {
   /** The lease's length; the client heartbeats every ttlMs/3 while it is held. */
   ttlMs: number;
-  /** How long to wait in the lock's line (0 .. 60 000 ms, default 0: try once). */
+  /**
+   * How long to wait in the lock's line (ms, default 0: try once), any
+   * length: past a minute the wait renews its place in line (FIFO kept on a
+   * wait socket; docs/API.md).
+   */
   waitMs?: number;
+  /**
+   * Called once if the lock is busy and the call waits for it (then it first
+   * tries once, to learn that and who holds it): a "waiting for ..." line.
+   */
+  onWait?: (wait: WaitNotice) => void;
   /** Stops waiting (the lock is then not acquired). */
   signal?: AbortSignal;
   /** Where the service POSTs a signed notice if this lease lapses without release. */
@@ -61,14 +87,20 @@ export interface BeginOptions {
   /** Who works on the key, in words (as LockOptions.holder): told to callers kept waiting. */
   holder?: string;
   signal?: AbortSignal;
+  /**
+   * How long to wait while another caller runs the key (ms, any length;
+   * default 0: InProgressError at once): its result is pushed when it
+   * completes, and begin starts the key itself if that caller fails or vanishes.
+   */
+  waitMs?: number;
+  /** Called once if the key is being run elsewhere and the call waits (see LockOptions.onWait). */
+  onWait?: (wait: WaitNotice) => void;
 }
 
 export type BeginResult<T = unknown> = { state: "started"; lease: Lease } | { state: "completed"; response: T; completedAt: number; fence: number };
 
-export interface RunOnceOptions extends Omit<BeginOptions, "signal"> {
-  /** How long to wait for another caller's run of the same key to finish (default 0: InProgressError at once). */
-  waitMs?: number;
-}
+/** waitMs: how long to wait for another caller's run of the same key to finish (default 0: InProgressError at once). */
+export type RunOnceOptions = Omit<BeginOptions, "signal">;
 
 /** What a lease-returning call answered (the grants of every kind share these fields). */
 export interface GrantBody {
@@ -79,9 +111,18 @@ export interface GrantBody {
   permits?: number;
 }
 
-/** The acquire body of a lock's options. */
+/** The acquire body of a lock's options (the wait's waitMs is set per request). */
 export function lockBody(options: LockOptions): Record<string, unknown> {
-  return { ttlMs: options.ttlMs, waitMs: options.waitMs ?? 0, onExpire: options.onExpire, holder: options.holder };
+  return { ttlMs: options.ttlMs, onExpire: options.onExpire, holder: options.holder };
+}
+
+/** What a busy answer (409 locked or in_progress) said of who is in the way, as a wait's notice. */
+export function noticeOf(channel: WaitNotice["channel"], busy: Record<string, unknown> | undefined): WaitNotice {
+  return {
+    channel,
+    holder: typeof busy?.holder === "string" ? busy.holder : null,
+    expiresAt: typeof busy?.expiresAt === "number" ? busy.expiresAt : null,
+  };
 }
 
 /** What a lease keeps of a grant's answer. */

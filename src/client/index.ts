@@ -12,6 +12,7 @@ export {
   type BeginOptions,
   type BeginResult,
   type RunOnceOptions,
+  type WaitNotice,
 } from "./HoldfastClient.js";
 export { Lease, type LeaseHandle, type LeaseKind } from "./lease.js";
 export {

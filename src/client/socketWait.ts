@@ -26,8 +26,14 @@ export interface SocketOptions {
 }
 
 export interface SocketWaitOptions extends SocketOptions {
-  /** The acquire body (ttlMs, waitMs, and the kind's fields). */
+  /** The acquire body (ttlMs and the kind's fields; waitMs is set here). */
   body: Record<string, unknown>;
+  /** How long to wait in line in all. */
+  waitMs: number;
+  /** The most one message may ask the service to wait (its bound): a longer wait renews its place before that runs out. */
+  periodMs: number;
+  /** The socket opened and the acquire went out: the wait is under way on it. */
+  opened?(): void;
   /**
    * A grant was offered and acknowledged, but the wait ended before `held`
    * came: the service may have taken the ack, so the lease may be held by
@@ -48,20 +54,45 @@ export interface SocketWaitOptions extends SocketOptions {
  */
 export function waitOverSocket<Grant extends { token: string }>(options: SocketWaitOptions): Promise<{ grant: Grant; kept: KeptSocket }> {
   let offered: Grant | undefined;
-  return exchange<{ grant: Grant; kept: KeptSocket }>(
-    options,
-    { type: "acquire", ...options.body, keep: true },
-    (answer, send, finish, keepOpen) => {
+  const endsAt = Date.now() + options.waitMs;
+  const firstWaitMs = Math.max(1, Math.min(options.periodMs, Math.round(options.waitMs)));
+  let renewal: ReturnType<typeof setTimeout> | undefined;
+  // The service ends a wait at its waitMs: half a period before that, the socket asks for up to a period more, in
+  // the same place in line (`renew`), until the whole wait is covered. A renew that crosses the grant is dropped there.
+  const renewBefore = (serviceEndsAt: number, send: (message: Record<string, unknown>) => void) => {
+    if (serviceEndsAt >= endsAt) return;
+    renewal = setTimeout(
+      () => {
+        if (offered) return;
+        const waitMs = Math.max(1, Math.min(options.periodMs, Math.round(endsAt - Date.now())));
+        try {
+          send({ type: "renew", waitMs });
+        } catch {
+          return; // closing: its close event ends the wait
+        }
+        renewBefore(Date.now() + waitMs, send);
+      },
+      Math.max(0, serviceEndsAt - options.periodMs / 2 - Date.now()),
+    );
+  };
+  return exchange<{ grant: Grant; kept: KeptSocket }>(options, {
+    first: { type: "acquire", ...options.body, waitMs: firstWaitMs, keep: true },
+    opened: (send) => {
+      options.opened?.();
+      renewBefore(Date.now() + firstWaitMs, send);
+    },
+    onAnswer: (answer, send, finish, keepOpen) => {
       if (answer.type === "granted") {
         offered = answer.grant as Grant;
         send({ type: "ack", token: offered.token });
       } else if (answer.type === "held" && offered) finish(undefined, { grant: offered, kept: keepOpen() });
       else if (answer.type === "timeout") finish(new LockedError(answer.retryAfterMs, "not acquired within waitMs", { ...answer }));
     },
-    () => {
+    ended: () => clearTimeout(renewal),
+    abandoned: () => {
       if (offered) options.giveBack(offered.token);
     },
-  );
+  });
 }
 
 /** How a wait for another caller's run of an idempotency key ended. */
@@ -72,13 +103,36 @@ export type KeyWaitEnd = { state: "completed"; response: unknown; completedAt: n
  * (docs/API.md): the stored result is pushed when it completes, `free` when
  * it failed or lapsed (begin it then), `timeout` after waitMs.
  */
-export function watchKeyOverSocket(options: SocketOptions & { waitMs: number }): Promise<KeyWaitEnd> {
-  return exchange<KeyWaitEnd>(options, { type: "watch", waitMs: options.waitMs }, (answer, _send, finish) => {
-    if (answer.type === "completed")
-      finish(undefined, { state: "completed", response: answer.response, completedAt: answer.completedAt, fence: answer.fence });
-    else if (answer.type === "free") finish(undefined, { state: "free" });
-    else if (answer.type === "timeout") finish(undefined, { state: "timeout" });
+export function watchKeyOverSocket(options: SocketOptions & { waitMs: number; opened?(): void }): Promise<KeyWaitEnd> {
+  return exchange<KeyWaitEnd>(options, {
+    first: { type: "watch", waitMs: options.waitMs },
+    opened: () => options.opened?.(),
+    onAnswer: (answer, _send, finish) => {
+      if (answer.type === "completed")
+        finish(undefined, { state: "completed", response: answer.response, completedAt: answer.completedAt, fence: answer.fence });
+      else if (answer.type === "free") finish(undefined, { state: "free" });
+      else if (answer.type === "timeout") finish(undefined, { state: "timeout" });
+    },
   });
+}
+
+/** What one exchange does with its socket (see exchange). */
+interface ExchangeSteps<T> {
+  /** Sent once the socket is open. */
+  first: Record<string, unknown>;
+  /** The first message went out. */
+  opened?: (send: (message: Record<string, unknown>) => void) => void;
+  onAnswer: (
+    answer: SocketAnswer,
+    send: (message: Record<string, unknown>) => void,
+    finish: (err: unknown, value?: T) => void,
+    /** The socket, handed over open (before finish): the exchange no longer closes it. */
+    keepOpen: () => KeptSocket,
+  ) => void;
+  /** The exchange ended, however. */
+  ended?: () => void;
+  /** It ended without a value. */
+  abandoned?: () => void;
 }
 
 /**
@@ -88,18 +142,8 @@ export function watchKeyOverSocket(options: SocketOptions & { waitMs: number }):
  * on the caller's signal, or when the socket closes first (SocketUnavailable
  * when it never opened). `abandoned` runs when it ends without a value.
  */
-function exchange<T>(
-  options: SocketOptions,
-  first: Record<string, unknown>,
-  onAnswer: (
-    answer: SocketAnswer,
-    send: (message: Record<string, unknown>) => void,
-    finish: (err: unknown, value?: T) => void,
-    /** The socket, handed over open (before finish): the exchange no longer closes it. */
-    keepOpen: () => KeptSocket,
-  ) => void,
-  abandoned?: () => void,
-): Promise<T> {
+function exchange<T>(options: SocketOptions, steps: ExchangeSteps<T>): Promise<T> {
+  const { first, onAnswer, abandoned } = steps;
   const url = `${options.baseUrl.replace(/^http/, "ws")}${options.path}`;
   return new Promise<T>((resolve, reject) => {
     let opened = false;
@@ -110,6 +154,7 @@ function exchange<T>(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      steps.ended?.();
       options.signal?.removeEventListener("abort", onAbort);
       if (!handedOver) {
         try {
@@ -130,9 +175,11 @@ function exchange<T>(
     if (options.signal?.aborted) return onAbort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
 
+    const send = (message: Record<string, unknown>) => ws.send(JSON.stringify(message));
     ws.onopen = () => {
       opened = true;
-      ws.send(JSON.stringify(first));
+      send(first);
+      steps.opened?.(send);
     };
     ws.onmessage = (event) => {
       let answer: SocketAnswer;
@@ -142,15 +189,10 @@ function exchange<T>(
         return finish(new UnreachableError("the wait socket sent something that is not JSON"));
       }
       if (answer.type === "error") return finish(errorFromResponse(answer.status, answer, null));
-      onAnswer(
-        answer,
-        (message) => ws.send(JSON.stringify(message)),
-        finish,
-        () => {
-          handedOver = true;
-          return new KeptSocket(ws, options.path);
-        },
-      );
+      onAnswer(answer, send, finish, () => {
+        handedOver = true;
+        return new KeptSocket(ws, options.path);
+      });
     };
     ws.onerror = () => {
       // The close event follows and says which case this is.
