@@ -24,6 +24,14 @@ export interface Caller {
 
 interface KeyEntry extends Caller {
   digest: Uint8Array;
+  /** The key, as sameKey compares it. */
+  key: PaddedKey;
+}
+
+/** A key's length and its UTF-16 code units, zero-padded to a power of two (see sameKey). */
+interface PaddedKey {
+  length: number;
+  codes: Uint16Array;
 }
 
 const KEY_NAME_PATTERN = /^[A-Za-z0-9_.@-]{1,64}$/;
@@ -32,9 +40,9 @@ const parsedKeys = new Map<string, Promise<KeyEntry[]>>();
 
 /**
  * Resolves the caller of the bearer key: its namespace, role and name. Fails
- * closed: no API_KEYS, or a malformed one, refuses every request. Keys are
- * compared as SHA-256 digests in constant time, so timing does not reveal
- * how much of a key matched.
+ * closed: no API_KEYS, or a malformed one, refuses every request. The key
+ * presented is compared with every configured key in constant time
+ * (sameKey), so timing does not reveal how much of a key matched, nor which.
  */
 export async function callerOf(authorization: string | undefined, apiKeys: string | undefined): Promise<Caller> {
   if (!apiKeys?.trim()) throw new ApiKeysNotConfiguredError("API_KEYS is not set");
@@ -50,9 +58,8 @@ export async function callerOf(authorization: string | undefined, apiKeys: strin
   const keys = await entries;
   const presented = bearerKey(authorization);
   if (!presented) throw new UnauthorizedError();
-  const digest = await sha256(presented);
   let found: KeyEntry | undefined;
-  for (const k of keys) if (equalDigests(k.digest, digest)) found = k;
+  for (const k of keys) if (sameKey(presented, k.key)) found = k;
   if (!found) throw new UnauthorizedError();
   return { namespace: found.namespace, role: found.role, keyName: found.keyName };
 }
@@ -102,7 +109,7 @@ async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
     // Unnamed: by its place in API_KEYS. Not by a digest of the key: the name is shown to every key of the
     // namespace (whoami, the audit log), and a digest's bits would help guess a short key offline.
     const keyName = name ?? (twin >= 0 ? entries[twin].keyName : `key-${i + 1}`);
-    entries.push({ namespace, role, keyName, digest });
+    entries.push({ namespace, role, keyName, digest, key: padded(key) });
   }
   if (!entries.length) throw new ApiKeysNotConfiguredError("API_KEYS has no entries");
   return entries;
@@ -120,6 +127,32 @@ export async function apiKeysProblem(apiKeys: string | undefined): Promise<strin
 
 async function sha256(s: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(s)));
+}
+
+/** A key's code units, zero-padded to a power of two, so sameKey can index them with a mask. */
+function padded(key: string): PaddedKey {
+  let size = 1;
+  while (size < key.length) size *= 2;
+  const codes = new Uint16Array(size);
+  for (let i = 0; i < key.length; i++) codes[i] = key.charCodeAt(i);
+  return { length: key.length, codes };
+}
+
+/**
+ * Whether the presented key is this configured one, in constant time: every
+ * code unit of the presented key is compared (no early exit), each with the
+ * configured key's at the same place (index masked into its padded codes, so
+ * never out of bounds), and the lengths' difference is folded in. The work
+ * depends on the presented key's length only, never on the configured key
+ * or on where they differ. Done per request instead of a SHA-256 of the
+ * presented key (an await and a digest each time); the digests stay for
+ * API_KEYS' own checks.
+ */
+function sameKey(presented: string, { length, codes }: PaddedKey): boolean {
+  const mask = codes.length - 1;
+  let diff = presented.length ^ length;
+  for (let i = 0; i < presented.length; i++) diff |= presented.charCodeAt(i) ^ codes[i & mask];
+  return diff === 0;
 }
 
 function equalDigests(a: Uint8Array, b: Uint8Array): boolean {
