@@ -109,7 +109,9 @@ async function main() {
     if (scripts.length) throw new Error(`the package would run scripts on a consumer's install: ${scripts.join("; ")}`);
     const dangling = danglingLinks(path.join(unpacked, "package"), files);
     if (dangling.length) {
-      throw new Error(`relative links to files the tarball does not ship (make them absolute: ${shippedPkg.homepage}): ${dangling.join(", ")}`);
+      throw new Error(
+        `dangling relative links in the shipped Markdown (a file it does not ship is linked absolutely, under ${shippedPkg.homepage}; an anchor names a heading): ${dangling.join(", ")}`,
+      );
     }
 
     step("installing the tarball into a scratch project");
