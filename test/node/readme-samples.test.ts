@@ -181,8 +181,15 @@ async function runSample(bin: string, id: string) {
 
 describe("README.md's samples", () => {
   it("every fenced block is marked, and every marked block is run here or says why not", () => {
-    expect(all.filter((s) => !s.id).map((s) => `${s.section}: ${s.code.split("\n")[0]}`)).toEqual([]);
-    expect(all.map((s) => s.id).filter((id) => !(id in PLAN))).toEqual([]);
+    const how = "put <!-- sample: ID --> on the line above each fenced block of README.md, and give ID a PLAN entry here";
+    expect(
+      all.filter((s) => !s.id).map((s) => `${s.section}: ${s.code.split("\n")[0]}`),
+      how,
+    ).toEqual([]);
+    expect(
+      all.map((s) => s.id).filter((id) => !(id in PLAN)),
+      how,
+    ).toEqual([]);
     expect(Object.keys(PLAN).filter((id) => !byId.has(id))).toEqual([]);
     expect(all.filter((s) => ["ts", "js"].includes(s.lang) && PLAN[s.id] !== "node").map((s) => s.id)).toEqual([]);
   });
