@@ -11,6 +11,7 @@ import { errorResponse } from "./errorResponse.js";
 import { recordMetrics } from "./metrics.js";
 import { notificationKeyRoutes } from "./notificationKey.js";
 import { operatorRoutes } from "./operatorRoutes.js";
+import { watchRoutes } from "./watchRoutes.js";
 import { checkRateLimit } from "../wire/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { callerOfScopedToken, checkTokenScope, isScopedToken } from "./scopedTokens.js";
@@ -95,6 +96,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
 
   for (const api of kinds.apis) app.route(api.path, api.routes);
   app.route("/v1/notifications", notificationKeyRoutes);
+  app.route("/v1", watchRoutes(kinds.apis));
   app.route("/v1/tokens", tokenRoutes);
   app.route("/v1", operatorRoutes(kinds.apis));
 

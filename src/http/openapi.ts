@@ -3,6 +3,7 @@ import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "./requestId.js";
 import type { KindApi } from "./kindApi.js";
 import { notificationKeyResponse } from "./notificationKey.js";
 import { operatorOperations } from "./operatorOpenapi.js";
+import { watchOperations } from "./watchRoutes.js";
 import { tokenOperations } from "./tokenRoutes.js";
 import type { Named, Operations } from "./openapiOps.js";
 import * as shared from "../wire/schemas.js";
@@ -56,6 +57,7 @@ function operationsOf(apis: KindApi[]): { operations: Operations; notOnQuorum: S
     },
   };
   Object.assign(operations, operatorOperations(apis), tokenOperations);
+  Object.assign(operations, watchOperations(apis));
   return { operations, notOnQuorum };
 }
 

@@ -2,6 +2,8 @@ import type { Context } from "hono";
 import { followUpsWith, type ServiceContext } from "../service/ServiceContext.js";
 import { clientRequestIds, randomRequestIds } from "../service/requestIds.js";
 import type { AppEnv } from "./appTypes.js";
+import { noticingChanges } from "../service/changeNotes.js";
+import { lockObjectClient } from "../lockObject/lockObjectClient.js";
 
 /** The service layer's view of one request. */
 export function serviceContext(c: Context<AppEnv>): ServiceContext {
@@ -14,5 +16,8 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
   }
   const clientId = c.var.requestId;
   const ids = clientId === undefined ? randomRequestIds : clientRequestIds(clientId, c.var.apiKey, c.var.ns);
-  return { env: c.env, ns: c.var.ns, store: c.var.store, ids, later: followUpsWith(waitUntil) };
+  const later = followUpsWith(waitUntil);
+  // On Redis the lock object hears of each write that changed a lock, for its watch sockets (changeNotes.ts).
+  const store = noticingChanges(c.var.store, (kind, ref) => later("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange()));
+  return { env: c.env, ns: c.var.ns, store, ids, later };
 }

@@ -13,7 +13,16 @@ import { tierOf } from "../wire/rateLimit.js";
  * which speaks the wait protocol (src/wire/socketProtocol.ts) with
  * the client; the Worker takes no part in the wait, so a grant is one hop.
  */
-export async function openWaitSocket(c: Context<AppEnv>, kind: SocketAt["kind"], mode?: "read" | "write"): Promise<Response> {
+export function openWaitSocket(c: Context<AppEnv>, kind: SocketAt["kind"], mode?: "read" | "write"): Promise<Response> {
+  return socketToObject(c, kind, mode ? { mode } : {});
+}
+
+/** GET /v1/<kind>/<name>/watch as a WebSocket: the same checks and the same hop; the object pushes the lock's state. */
+export function openWatchSocket(c: Context<AppEnv>, kind: SocketAt["kind"]): Promise<Response> {
+  return socketToObject(c, kind, { watch: true });
+}
+
+async function socketToObject(c: Context<AppEnv>, kind: SocketAt["kind"], what: Pick<SocketAt, "mode" | "watch">): Promise<Response> {
   const name = lockName(c, kind === "idempotency" ? "key" : "name");
   if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError();
   kindOps(c.var.store, kind); // a kind this store lacks is a 501 here, before any socket
@@ -25,8 +34,8 @@ export async function openWaitSocket(c: Context<AppEnv>, kind: SocketAt["kind"],
     protocol: protocols.includes(SOCKET_PROTOCOL),
     // The object counts every message against this budget, as the Worker counted the handshake.
     tier: tierOf(c.env.RATE_LIMIT_TIERS, c.var.ns),
+    ...what,
   };
-  if (mode) at.mode = mode;
   const object = lockObjectOf(c.env.LOCK_OBJECT, kind, at.ref);
   // Only what the object needs: never the client's headers (its key among them).
   return object.fetch("https://lock-object/wait-socket", { headers: { upgrade: "websocket", [SOCKET_AT_HEADER]: JSON.stringify(at) } });

@@ -15,6 +15,7 @@ import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 import { AlarmTimers } from "./timers.js";
 import { SocketCaps } from "./socketCaps.js";
 import { WaitSockets } from "./WaitSockets.js";
+import { LockWatchers } from "./LockWatchers.js";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
 
 /**
@@ -43,7 +44,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   /** The caps on waiters per lock and sockets per namespace (socketCaps.ts). */
   private readonly caps = new SocketCaps(
     this.env,
-    () => this.sockets.liveCount,
+    () => this.sockets.liveCount + this.watchers.liveCount,
     () => this.httpWaiting,
   );
   /** Waiters on WebSockets (WaitSockets.ts): in the same line as HTTP waiters. */
@@ -54,6 +55,14 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     afterWait: (at, result) => this.afterWait(at, result),
     acquire: (call, ask, signal) => this.kinds.socketAcquire(call, ask, signal),
     storeOf: (kind) => this.storeOf(kind),
+    timers: this.timers,
+    caps: this.caps,
+  });
+  /** Watch sockets (LockWatchers.ts): the lock's state pushed when it changes; under the same caps. */
+  private readonly watchers: LockWatchers = new LockWatchers({
+    ctx: this.ctx,
+    env: this.env,
+    state: (at) => this.kinds.watchedState(at.kind, this.storeOf(at.store), at.ref, () => this.part(at.kind).waiterCount),
     timers: this.timers,
     caps: this.caps,
   });
@@ -98,9 +107,11 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
       },
       dropWatch: (id) => dropWatch(this.kv, id),
       timers: this.timers,
+      lineChanged: () => this.watchers.changed(),
     };
     // Woken from hibernation with sockets still waiting: they take their places in the line again.
     this.sockets.restore();
+    this.watchers.restore();
   }
 
   private get kv(): SyncKvStorage {
@@ -132,7 +143,8 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
    * the Worker (WaitSockets.ts).
    */
   async fetch(request: Request): Promise<Response> {
-    if (WaitSockets.isSocketRequest(request)) return await this.sockets.accept(request);
+    if (WaitSockets.isSocketRequest(request))
+      return await (LockWatchers.isWatchRequest(request) ? this.watchers.accept(request) : this.sockets.accept(request));
     const parsed = this.kinds.waitRequest.safeParse(await request.json().catch(() => undefined));
     if (!parsed.success)
       return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
@@ -164,11 +176,13 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   }
 
   webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
-    this.sockets.message(ws, message);
+    if (this.watchers.has(ws)) this.watchers.message(ws, message);
+    else this.sockets.message(ws, message);
   }
 
   webSocketClose(ws: WebSocket): void {
-    this.sockets.closed(ws);
+    if (this.watchers.has(ws)) this.watchers.closed(ws);
+    else this.sockets.closed(ws);
     // The runtime does not answer a client's Close frame for a hibernatable socket: answered here, or the
     // client waits in CLOSING for a close that never completes (1005, 1006 and 1015 may not be sent: 1000).
     try {
@@ -179,11 +193,13 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   }
 
   webSocketError(ws: WebSocket): void {
-    this.sockets.closed(ws);
+    if (this.watchers.has(ws)) this.watchers.closed(ws);
+    else this.sockets.closed(ws);
   }
 
   /** On the Durable store a wait may have written here (a grant, a begun key): clean-up and the listing follow it. */
   private afterWait(at: { store: StoreKind; kind: KindName; ref: LockRef }, result: unknown): void {
+    this.watchers.changed();
     if (at.store !== "durable") {
       this.schedule();
       return;
@@ -195,7 +211,13 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   /** Redis store: the Worker's note of a write it made there (a release, a key given up). */
   noteWrite<K extends KindName>(kind: K, note: KindWriteNote[K]): void {
     this.part(kind).noteWrite(note);
+    this.watchers.changed();
     this.schedule();
+  }
+
+  /** Redis store: the Worker changed the lock there (an acquire, a heartbeat, a release): its watchers are told. */
+  noteChange(_kind: KindName): void {
+    this.watchers.changed();
   }
 
   /** The Worker delivered a queued grant's answer to its client. */
@@ -206,6 +228,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   /** The Worker could not deliver a queued grant's answer: its client was gone. */
   takeBack(kind: KindName, token: string): void {
     this.part(kind).takeBack(token);
+    this.watchers.changed();
   }
 
   waiterCount(kind: KindName): number {
@@ -217,7 +240,10 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     const fn = this.part(kind).durableOps[op] as unknown as ((...a: unknown[]) => Promise<unknown>) | undefined;
     if (typeof fn !== "function") throw new InternalError(`the ${kind} has no operation ${op}`);
     const result = await fn(...args);
-    if (op !== "inspect") this.listing.after(kind, args[0] as LockRef, args, result);
+    if (op !== "inspect") {
+      this.listing.after(kind, args[0] as LockRef, args, result);
+      this.watchers.changed();
+    }
     return this.afterWrite(result);
   }
 

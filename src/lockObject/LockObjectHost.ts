@@ -32,4 +32,6 @@ export interface LockObjectHost {
   dropWatch(id: number | string): void;
   /** Timers that let the object hibernate (timers.ts): the lines' deadlines and wake-ups. */
   readonly timers: ObjectTimers;
+  /** A waiter joined or left the line: the waiters count a watcher sees moved (LockWatchers.ts). */
+  lineChanged?(): void;
 }

@@ -8,6 +8,8 @@ import type { KindName, KindWriteNote, KindOps } from "../kinds/registry/ops.js"
 export interface LockObjectRpc extends Rpc.DurableObjectBranded {
   /** Redis store: the Worker's note of a write it made there (a release, a key given up). */
   noteWrite<K extends KindName>(kind: K, note: KindWriteNote[K]): void;
+  /** Redis store: the Worker changed the lock there; the object's watchers read its state again. */
+  noteChange(kind: KindName): void;
   /** The Worker delivered a queued grant's answer to its client. */
   pickedUp(kind: KindName, token: string): void;
   /** The Worker could not deliver a queued grant's answer (its client was gone): the grant goes back to the line. */

@@ -2,6 +2,7 @@ import type * as z from "zod/mini";
 import type { KindName, KindOps, KindWait } from "../kinds/registry/ops.js";
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
+import type { LockRef } from "../store/LockRef.js";
 import type { SocketAcquire } from "./socketLine.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
@@ -20,6 +21,8 @@ export interface ObjectKinds {
   durableDeadlines: Array<(kv: SyncKvStorage, now: number) => number | undefined>;
   /** The request to a lock object (POST /wait), every kind's, told apart by `kind`. */
   waitRequest: z.ZodMiniType<KindWait[KindName]>;
+  /** The lock's state as its GET answers it (a watch socket's pushes): the kind's inspect, with the line's count where it has one. */
+  watchedState(kind: KindName, store: LockStore, ref: LockRef, waiters: () => number): Promise<Record<string, unknown>>;
   /** The Redis store (or a quorum) from the object's own configuration, with the kinds; undefined when none is set. */
   redisStoreOf(env: Env): LockStore | undefined;
   /**

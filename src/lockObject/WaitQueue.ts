@@ -68,7 +68,7 @@ export class WaitQueue<Req, Grant> {
 
   constructor(
     private readonly policy: QueuePolicy<Req, Grant>,
-    private readonly host: { store(): LockStore; ref: LockRef; timers?: ObjectTimers },
+    private readonly host: { store(): LockStore; ref: LockRef; timers?: ObjectTimers; changed?: () => void },
   ) {}
 
   get length(): number {
@@ -109,6 +109,7 @@ export class WaitQueue<Req, Grant> {
       // Its client left: nobody reads this answer.
       signal?.addEventListener("abort", () => this.leave(waiter, { status: "locked", retryAfterMs: 1 }));
       this.waiters.push(waiter);
+      this.host.changed?.();
       // Only a new head tries the store: the rest are reached through it.
       if (this.waiters.length === 1) this.letHeadTry();
     });
@@ -248,6 +249,7 @@ export class WaitQueue<Req, Grant> {
       return;
     }
     this.waiters.splice(i, 1);
+    this.host.changed?.();
     this.claims.clearPickup(token); // a retried wait granted again: one take-back timer
     if (!pickup) {
       waiter.settle({ status: "granted", grant, pickup: false });
@@ -263,6 +265,7 @@ export class WaitQueue<Req, Grant> {
     const i = this.waiters.findIndex((w) => w.token === token);
     if (i < 0) return;
     const [waiter] = this.waiters.splice(i, 1);
+    this.host.changed?.();
     waiter.settle(outcome);
   }
 
@@ -272,6 +275,7 @@ export class WaitQueue<Req, Grant> {
     waiter.settle(outcome);
     const i = this.waiters.indexOf(waiter);
     if (i >= 0) this.waiters.splice(i, 1);
+    this.host.changed?.();
     if (waiter.admitted) this.claims.departed(waiter.token);
     if (waiter.admitted || i === 0) this.letHeadTry();
   }

@@ -47,6 +47,8 @@ export function lockObjectClient<K extends KindName>(env: Env, kind: K, ref: Loc
     },
     /** Redis store: a note of a write the Worker made there (a release, a key given up). */
     noteWrite: (note: KindWriteNote[K]) => call("noteWrite", () => stub.noteWrite(kind, note as never)),
+    /** Redis store: a write changed the lock (its watchers, if any, are pushed its new state). */
+    noteChange: () => call("noteChange", () => stub.noteChange(kind)),
     pickedUp: (token: string) => call("pickedUp", () => stub.pickedUp(kind, token)),
     /** A grant from the line whose client was gone when its answer was written: back to the line now. */
     takeBack: (token: string) => call("takeBack", () => stub.takeBack(kind, token)),

@@ -17,7 +17,7 @@ export function limitIdle(ws: WebSocket, state: Attachment, timers: ObjectTimers
     timers.after(Math.max(0, since + SOCKET_IDLE_MS - now), () => {
       const s = attachmentOf(ws);
       if (s?.phase !== "open") return;
-      const what = s.at.kind === "idempotency" ? "watch" : "acquire";
+      const what = s.at.kind === "idempotency" || s.at.watch ? "watch" : "acquire";
       fail(ws, new SocketIdleError(`no ${what} came within ${SOCKET_IDLE_MS} ms of opening the socket`));
     });
   } else if (state.phase === "granted") {

@@ -30,6 +30,13 @@
  * waiting leaves the line at once. After `held`, closing changes nothing: a
  * lease ends by release or TTL.
  *
+ * A watch socket (GET /v1/<kind path>/<name>/watch) takes no place in
+ * line: it pushes the lock's state, as its GET answers it, whenever it changes:
+ *
+ *   client -> object  {"type":"watch"}                                once, first
+ *   object -> client  {"type":"state","state":{...the GET body}}     at once, then on every change
+ *   object -> client  {"type":"error",...}                            as above; closes
+ *
  * No schema library here: the client SDK imports this file too (the
  * object's checks are in socketSchemas.ts).
  */
@@ -56,6 +63,8 @@ export interface SocketAt {
   ref: { ns: string; name: string };
   /** The read-write lock's mode, from the path. */
   mode?: "read" | "write";
+  /** A watch socket (GET .../watch): the lock's state pushed on every change, no place in line. */
+  watch?: true;
   /** The client offered SOCKET_PROTOCOL (a browser must be answered with it). */
   protocol: boolean;
   /** The namespace's request budget tier (RATE_LIMIT_TIERS, read by the Worker): every message counts against it. */
@@ -70,10 +79,11 @@ export type SocketAnswer =
   | ({ type: "released" } & Record<string, unknown>)
   | { type: "completed"; response: unknown; completedAt: number; fence: number }
   | { type: "free" }
+  | { type: "state"; state: Record<string, unknown> }
   | { type: "timeout"; retryAfterMs: number }
   | { type: "error"; status: number; error: string; message: string; [field: string]: unknown };
 
-/** A wait socket's handshake: GET .../wait with `Upgrade: websocket` (the only request whose key may come as a subprotocol). */
+/** A wait or watch socket's handshake: GET .../wait or .../watch with `Upgrade: websocket` (the only requests whose key may come as a subprotocol). */
 export function isWaitSocketHandshake(request: Request): boolean {
   return (
     request.method === "GET" &&
@@ -82,8 +92,9 @@ export function isWaitSocketHandshake(request: Request): boolean {
   );
 }
 
-/** The wait socket routes (docs/API.md "Waiting over a WebSocket"); a lock named "wait" is not one. */
-const WAIT_SOCKET_PATH = /^\/v1\/(?:(?:locks|semaphores|idempotency)\/[^/]+|rwlocks\/[^/]+\/(?:read|write))\/wait$/;
+/** The wait and watch socket routes (docs/API.md "Waiting over a WebSocket"); a lock named "wait" or "watch" is not one. */
+const WAIT_SOCKET_PATH =
+  /^\/v1\/(?:(?:(?:locks|semaphores|idempotency)\/[^/]+|rwlocks\/[^/]+\/(?:read|write))\/wait|(?:locks|semaphores|idempotency|rwlocks)\/[^/]+\/watch)$/;
 
 /** The API key carried as a subprotocol, if one was offered (see SOCKET_KEY_PROTOCOL_PREFIX). */
 export function keyFromProtocols(header: string | undefined): string | undefined {

@@ -62,7 +62,14 @@ export function rwLockContract(newStore: NewStore): void {
       queued: false,
       current: { holder: "reader-1", expiresAt },
     });
-    expect(await store.rwlock.inspect(ref)).toEqual({ mode: "read", readers: 2, writer: false, fence, holderLabels: ["reader-1", "reader-2"] });
+    expect(await store.rwlock.inspect(ref)).toEqual({
+      mode: "read",
+      readers: 2,
+      writer: false,
+      fence,
+      holderLabels: ["reader-1", "reader-2"],
+      expiresAt,
+    });
   });
 
   it("a writer excludes readers and writers, and gets a fence larger than the readers' before it", async () => {
@@ -80,7 +87,14 @@ export function rwLockContract(newStore: NewStore): void {
       const busy = await timed(() => store.rwlock.acquire(ref, take(mode, tokenOf(mode))));
       expect(busy.value).toEqual({ status: "busy", retryAfterMs: remainingUntil(current.expiresAt, busy.t0, busy.t1), queued: false, current });
     }
-    expect(await store.rwlock.inspect(ref)).toEqual({ mode: "write", readers: 0, writer: true, fence: write.grant.fence, holderLabels: ["writer"] });
+    expect(await store.rwlock.inspect(ref)).toEqual({
+      mode: "write",
+      readers: 0,
+      writer: true,
+      fence: write.grant.fence,
+      holderLabels: ["writer"],
+      expiresAt: write.grant.expiresAt,
+    });
   });
 
   it("re-entry counts per mode (a retry gets the first answer); a reader asking to write is refused as an upgrade; a stranger is lost", async () => {

@@ -69,7 +69,13 @@ export function semaphoreContract(newStore: NewStore): void {
       queued: false,
       current: { holder: "job-a", expiresAt: first.value.grant.expiresAt },
     });
-    expect(await store.semaphore.inspect(ref)).toEqual({ limit: 3, used: 3, holders: 2, holderLabels: ["job-a", "job-b"] });
+    expect(await store.semaphore.inspect(ref)).toEqual({
+      limit: 3,
+      used: 3,
+      holders: 2,
+      holderLabels: ["job-a", "job-b"],
+      expiresAt: first.value.grant.expiresAt,
+    });
   });
 
   it("while anyone holds, another limit is refused with the holders' limit; once free, the next acquire sets it", async () => {
@@ -79,7 +85,7 @@ export function semaphoreContract(newStore: NewStore): void {
     await store.semaphore.acquire(ref, take(a, 1, 3));
     expect(await store.semaphore.acquire(ref, take(tokenOf("b"), 1, 5))).toEqual({ status: "limit_mismatch", limit: 3 });
     await store.semaphore.release(ref, release(a));
-    expect(await store.semaphore.inspect(ref)).toEqual({ limit: null, used: 0, holders: 0, holderLabels: [] });
+    expect(await store.semaphore.inspect(ref)).toEqual({ limit: null, used: 0, holders: 0, holderLabels: [], expiresAt: null });
     expect(await store.semaphore.acquire(ref, take(tokenOf("c"), 4, 5))).toMatchObject({ status: "granted", grant: { limit: 5, available: 1 } });
   });
 

@@ -14,14 +14,14 @@ describe("Semaphore over @upstash/redis", () => {
   it("accounts for permits per holder: acquire, inspect, release", async () => {
     const name = unique("count");
     const sem = new Semaphore(sharedRedis(), name, { limit: 5 });
-    expect(await sem.inspect()).toEqual({ limit: null, used: 0, holders: 0, holderLabels: [] });
+    expect(await sem.inspect()).toEqual({ limit: null, used: 0, holders: 0, holderLabels: [], expiresAt: null });
     const a = await sem.acquire({ ttlMs: 5000, permits: 2 });
     expect(a).toMatchObject({ name, permits: 2, limit: 5, available: 3, ttlMs: 5000 });
     const b = await sem.acquire({ ttlMs: 5000, permits: 3 });
     expect(b).toMatchObject({ permits: 3, available: 0 });
     expect(b.fence).toBeGreaterThan(a.fence); // every grant gets a new fence
     expect(b.token).not.toBe(a.token);
-    expect(await sem.inspect()).toEqual({ limit: 5, used: 5, holders: 2, holderLabels: [] });
+    expect(await sem.inspect()).toEqual({ limit: 5, used: 5, holders: 2, holderLabels: [], expiresAt: expect.any(Number) });
 
     const err = await sem.acquire({ ttlMs: 5000 }).catch((e) => e);
     expect(err).toBeInstanceOf(LockedError);
@@ -29,7 +29,7 @@ describe("Semaphore over @upstash/redis", () => {
     expect(err.retryAfterMs).toBeLessThanOrEqual(5000);
 
     expect(await sem.release(a.token)).toEqual({ released: true, permits: 2, available: 2 });
-    expect(await sem.inspect()).toEqual({ limit: 5, used: 3, holders: 1, holderLabels: [] });
+    expect(await sem.inspect()).toEqual({ limit: 5, used: 3, holders: 1, holderLabels: [], expiresAt: expect.any(Number) });
     await expect(sem.acquire({ ttlMs: 5000, permits: 3 })).rejects.toBeInstanceOf(LockedError);
     const c = await sem.acquire({ ttlMs: 5000, permits: 2 });
     expect(c.available).toBe(0);
@@ -63,7 +63,7 @@ describe("Semaphore over @upstash/redis", () => {
       expect(err.message).toContain("limit 3");
       expect(Date.now() - started).toBeLessThan(1000);
     }
-    expect(await three.inspect()).toEqual({ limit: 3, used: 1, holders: 1, holderLabels: [] });
+    expect(await three.inspect()).toEqual({ limit: 3, used: 1, holders: 1, holderLabels: [], expiresAt: expect.any(Number) });
     await three.release(held.token);
     expect(await four.acquire({ ttlMs: 5000, permits: 4 })).toMatchObject({ limit: 4, available: 0 });
     expect((await three.acquire({ ttlMs: 5000 }).catch((e) => e)).code).toBe("limit_mismatch");
@@ -81,7 +81,7 @@ describe("Semaphore over @upstash/redis", () => {
     }
     expect(calls).toEqual([]);
     expect(await semKeys(sharedRedis(), name)).toEqual([]);
-    expect(await sem.inspect()).toEqual({ limit: null, used: 0, holders: 0, holderLabels: [] });
+    expect(await sem.inspect()).toEqual({ limit: null, used: 0, holders: 0, holderLabels: [], expiresAt: null });
     expect((await sem.acquire({ ttlMs: 5000, permits: 5 })).available).toBe(0);
   });
 
@@ -112,7 +112,7 @@ describe("Semaphore over @upstash/redis", () => {
     const started = Date.now();
     await expect(sem.acquire({ ttlMs: 5000, waitMs: 300 })).rejects.toBeInstanceOf(LockedError);
     expect(Date.now() - started).toBeGreaterThanOrEqual(280);
-    expect(await sem.inspect()).toEqual({ limit: 1, used: 1, holders: 1, holderLabels: [] });
+    expect(await sem.inspect()).toEqual({ limit: 1, used: 1, holders: 1, holderLabels: [], expiresAt: expect.any(Number) });
   });
 
   it("each holder's permits lapse at its own TTL", async () => {

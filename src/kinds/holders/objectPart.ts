@@ -78,7 +78,12 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
 
   private line(ref: LockRef, store: StoreKind): WaitQueue<Req, Grant> {
     this.storeKind = store;
-    this.queue ??= new WaitQueue(this.spec.policy, { store: () => this.host.storeOf(this.storeKind), ref, timers: this.host.timers });
+    this.queue ??= new WaitQueue(this.spec.policy, {
+      store: () => this.host.storeOf(this.storeKind),
+      ref,
+      timers: this.host.timers,
+      changed: () => this.host.lineChanged?.(),
+    });
     return this.queue;
   }
 

@@ -41,7 +41,12 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
 
   private line(ref: LockRef, store: StoreKind): WaitQueue<MutexWaitRequest, MutexGrant> {
     this.storeKind = store;
-    this.queue ??= new WaitQueue(mutexQueuePolicy, { store: () => this.host.storeOf(this.storeKind), ref, timers: this.host.timers });
+    this.queue ??= new WaitQueue(mutexQueuePolicy, {
+      store: () => this.host.storeOf(this.storeKind),
+      ref,
+      timers: this.host.timers,
+      changed: () => this.host.lineChanged?.(),
+    });
     return this.queue;
   }
 

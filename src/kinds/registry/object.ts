@@ -12,6 +12,8 @@ import { semaphoreObjectPart } from "../semaphore/objectPart.js";
 import type { ObjectKinds } from "../../lockObject/ObjectKinds.js";
 import type { KindName, KindOps } from "./ops.js";
 import { redisStoreOf } from "./stores.js";
+import { kindOps, type LockStore } from "../../store/types.js";
+import type { LockRef } from "../../store/LockRef.js";
 import { waitRequestSchema } from "./waits.js";
 
 /** The kind registry: what each kind brings to its lock object (its part: line, notes of writes, Durable operations). */
@@ -35,6 +37,15 @@ export const durableDeadlines: Array<(kv: SyncKvStorage, now: number) => number 
 ];
 
 /**
+ * The lock's state as its GET answers it, for a watch socket's pushes: an idempotency key's as stored, a lock's
+ * with its name and its line's count (as src/kinds/registry/routes.ts' inspect and the routes add them).
+ */
+export async function watchedState(kind: KindName, store: LockStore, ref: LockRef, waiters: () => number): Promise<Record<string, unknown>> {
+  const state = await kindOps(store, kind).inspect(ref);
+  return kind === "idempotency" ? { ...state } : { name: ref.name, ...state, waiters: waiters() };
+}
+
+/**
  * What the Worker's entry point hands its lock objects (src/worker.ts): the kinds, as the object's core reaches them,
  * but for the sockets' acquire (./service.ts), which sits in the service layer above this one.
  */
@@ -44,4 +55,5 @@ export const objectKinds: Omit<ObjectKinds, "socketAcquire"> = {
   durableDeadlines,
   waitRequest: waitRequestSchema as ObjectKinds["waitRequest"],
   redisStoreOf,
+  watchedState,
 };

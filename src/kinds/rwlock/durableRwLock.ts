@@ -184,6 +184,7 @@ export function inspect(kv: SyncKvStorage, now: number): RwState {
     writer,
     fence: holders[0]?.fence ?? lastFence(kv, FENCE, now) ?? null,
     holderLabels: labelsOf(set),
+    expiresAt: firstEnd(set) ?? null,
   };
 }
 

@@ -81,6 +81,7 @@ export function redisRwLock(scripts: ScriptRunner): RwLockOps {
         writer: r.writer === "1",
         fence: optionalNumberField(r, "fence"),
         holderLabels: labelsOf(r),
+        expiresAt: optionalNumberField(r, "expiresAt"),
       };
     },
   };

@@ -29,5 +29,7 @@ export const rwStateResponse = z.object({
   fence: z.nullable(z.int()),
   /** The labels of the first holders to end (at most 10; holders without one left out). */
   holderLabels: z.array(z.string()),
+  /** When the first holder's lease ends (null when nobody holds). */
+  expiresAt: z.nullable(z.int()),
   waiters: z.int(),
 });

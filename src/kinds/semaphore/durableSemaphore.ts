@@ -150,6 +150,7 @@ export function inspect(kv: SyncKvStorage, now: number): SemaphoreState {
     used: usedOf(set),
     holders: Object.keys(set.holders).length,
     holderLabels: labelsOf(set),
+    expiresAt: firstEnd(set) ?? null,
   };
 }
 

@@ -78,7 +78,13 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
 
     async inspect(ref) {
       const r = await scripts.run("semaphore_inspect", [semaphoreKeys(ref).lock], []);
-      return { limit: optionalNumberField(r, "limit"), used: numberField(r, "used"), holders: numberField(r, "holders"), holderLabels: labelsOf(r) };
+      return {
+        limit: optionalNumberField(r, "limit"),
+        used: numberField(r, "used"),
+        holders: numberField(r, "holders"),
+        holderLabels: labelsOf(r),
+        expiresAt: optionalNumberField(r, "expiresAt"),
+      };
     },
   };
 }

@@ -39,5 +39,7 @@ export const semaphoreStateResponse = z.object({
   holders: z.int(),
   /** The labels of the first holders to end (at most 10; holders without one left out). */
   holderLabels: z.array(z.string()),
+  /** When the first holder's lease ends (null when nobody holds). */
+  expiresAt: z.nullable(z.int()),
   waiters: z.int(),
 });

@@ -46,6 +46,8 @@ export interface SemaphoreState {
   holders: number;
   /** The labels of the first holders to end (at most 10; holders without one left out). */
   holderLabels: string[];
+  /** When the first holder's lease ends (null when nobody holds). */
+  expiresAt: number | null;
 }
 
 /** Heartbeat, withdraw, watch and ungate are the many-holder kinds' own (HolderOps). */

@@ -64,7 +64,7 @@ export function rwLockConformance(kind: StoreKind) {
     const name = uniqueName("rw-free");
     const res = await get(path(name));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ name, mode: "free", readers: 0, writer: false, fence: null, holderLabels: [], waiters: 0 });
+    expect(res.body).toEqual({ name, mode: "free", readers: 0, writer: false, fence: null, holderLabels: [], expiresAt: null, waiters: 0 });
   });
 
   it("grants a read lock with a token, mode, fence, the store's expiry and count 1", async () => {
@@ -78,7 +78,16 @@ export function rwLockConformance(kind: StoreKind) {
     expect(Number.isSafeInteger(res.body.fence)).toBe(true);
     expect(res.body.expiresAt).toBeGreaterThan(before + 4000);
     expect(res.body.expiresAt).toBeLessThan(Date.now() + 6000);
-    expect(await state(name)).toEqual({ name, mode: "read", readers: 1, writer: false, fence: res.body.fence, holderLabels: [], waiters: 0 });
+    expect(await state(name)).toEqual({
+      name,
+      mode: "read",
+      readers: 1,
+      writer: false,
+      fence: res.body.fence,
+      holderLabels: [],
+      expiresAt: expect.any(Number),
+      waiters: 0,
+    });
   });
 
   it("grants a write lock with mode write and count 1", async () => {
@@ -88,7 +97,16 @@ export function rwLockConformance(kind: StoreKind) {
     expect(Object.keys(res.body).sort()).toEqual(["count", "expiresAt", "fence", "mode", "name", "token", "ttlMs"]);
     expect(res.body).toMatchObject({ name, mode: "write", ttlMs: 5000, count: 1 });
     expect(res.body.token).toMatch(/^hf_[A-Za-z0-9_-]{24}$/);
-    expect(await state(name)).toEqual({ name, mode: "write", readers: 0, writer: true, fence: res.body.fence, holderLabels: [], waiters: 0 });
+    expect(await state(name)).toEqual({
+      name,
+      mode: "write",
+      readers: 0,
+      writer: true,
+      fence: res.body.fence,
+      holderLabels: [],
+      expiresAt: expect.any(Number),
+      waiters: 0,
+    });
   });
 
   it("readers share the lock: each gets its own token, all the same fence", async () => {
@@ -136,7 +154,16 @@ export function rwLockConformance(kind: StoreKind) {
       expect(res.body.retryAfterMs).toBeLessThanOrEqual(3000);
       expect(res.headers.get("retry-after")).toBe(String(Math.ceil(res.body.retryAfterMs / 1000)));
     }
-    expect(await state(name)).toEqual({ name, mode: "write", readers: 0, writer: true, fence: writer.fence, holderLabels: [], waiters: 0 });
+    expect(await state(name)).toEqual({
+      name,
+      mode: "write",
+      readers: 0,
+      writer: true,
+      fence: writer.fence,
+      holderLabels: [],
+      expiresAt: expect.any(Number),
+      waiters: 0,
+    });
   });
 
   it("readers exclude a writer until the last of them releases", async () => {
@@ -350,7 +377,7 @@ export function rwLockConformance(kind: StoreKind) {
     const b = (await acquire(name, "read", { ttlMs: 5000 })).body;
     const readState = await get(path(name));
     expect(readState.status).toBe(200);
-    expect(Object.keys(readState.body).sort()).toEqual(["fence", "holderLabels", "mode", "name", "readers", "waiters", "writer"]);
+    expect(Object.keys(readState.body).sort()).toEqual(["expiresAt", "fence", "holderLabels", "mode", "name", "readers", "waiters", "writer"]);
     for (const t of [a.token, b.token]) expect(JSON.stringify(readState.body)).not.toContain(t);
     await post(path(name, "release"), { token: a.token });
     await post(path(name, "release"), { token: b.token });

@@ -50,7 +50,7 @@ export function semaphoreConformance(kind: StoreKind) {
     const name = uniqueName("sem-free");
     const res = await get(path(name));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ name, limit: null, used: 0, holders: 0, holderLabels: [], waiters: 0 });
+    expect(res.body).toEqual({ name, limit: null, used: 0, holders: 0, holderLabels: [], expiresAt: null, waiters: 0 });
   });
 
   it("grants permits with a token, a fence, the store's expiry and what is left available", async () => {
@@ -64,7 +64,7 @@ export function semaphoreConformance(kind: StoreKind) {
     expect(Number.isSafeInteger(res.body.fence)).toBe(true);
     expect(res.body.expiresAt).toBeGreaterThan(before + 4000);
     expect(res.body.expiresAt).toBeLessThan(Date.now() + 6000);
-    expect(await state(name)).toEqual({ name, limit: 5, used: 2, holders: 1, holderLabels: [], waiters: 0 });
+    expect(await state(name)).toEqual({ name, limit: 5, used: 2, holders: 1, holderLabels: [], expiresAt: expect.any(Number), waiters: 0 });
   });
 
   it("permits default to 1", async () => {
@@ -88,7 +88,7 @@ export function semaphoreConformance(kind: StoreKind) {
     expect(full.body.retryAfterMs).toBeGreaterThan(0);
     expect(full.body.retryAfterMs).toBeLessThanOrEqual(5000);
     expect(full.headers.get("retry-after")).toBe(String(Math.ceil(full.body.retryAfterMs / 1000)));
-    expect(await state(name)).toEqual({ name, limit: 5, used: 5, holders: 2, holderLabels: [], waiters: 0 });
+    expect(await state(name)).toEqual({ name, limit: 5, used: 5, holders: 2, holderLabels: [], expiresAt: expect.any(Number), waiters: 0 });
 
     const rel = await post(path(name, "release"), { token: a.token });
     expect(rel.status).toBe(200);
@@ -213,8 +213,8 @@ export function semaphoreConformance(kind: StoreKind) {
     const b = (await acquire(name, { limit: 4, permits: 2, ttlMs: 5000 })).body;
     const res = await get(path(name));
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(["holderLabels", "holders", "limit", "name", "used", "waiters"]);
-    expect(res.body).toEqual({ name, limit: 4, used: 3, holders: 2, holderLabels: [], waiters: 0 });
+    expect(Object.keys(res.body).sort()).toEqual(["expiresAt", "holderLabels", "holders", "limit", "name", "used", "waiters"]);
+    expect(res.body).toEqual({ name, limit: 4, used: 3, holders: 2, holderLabels: [], expiresAt: expect.any(Number), waiters: 0 });
     for (const t of [a.token, b.token]) expect(JSON.stringify(res.body)).not.toContain(t);
   });
 
@@ -277,7 +277,7 @@ export function semaphoreConformance(kind: StoreKind) {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ permits: 2, limit: 2, available: 0 });
     expect(res.body.fence).toBeGreaterThan(b.fence);
-    expect(await state(name)).toEqual({ name, limit: 2, used: 2, holders: 1, holderLabels: [], waiters: 0 });
+    expect(await state(name)).toEqual({ name, limit: 2, used: 2, holders: 1, holderLabels: [], expiresAt: expect.any(Number), waiters: 0 });
   });
 
   it("FIFO: a later small request does not overtake an earlier big one, even with a permit free", async () => {
@@ -307,7 +307,7 @@ export function semaphoreConformance(kind: StoreKind) {
     expect(smallRes.status).toBe(200);
     // Granted in line order: the big request first.
     expect(smallRes.body.fence).toBeGreaterThan(bigRes.body.fence);
-    expect(await state(name)).toEqual({ name, limit: 4, used: 4, holders: 2, holderLabels: [], waiters: 0 });
+    expect(await state(name)).toEqual({ name, limit: 4, used: 4, holders: 2, holderLabels: [], expiresAt: expect.any(Number), waiters: 0 });
   });
 
   it("a waiter whose wait runs out while the line's store step grants it holds nothing: the grant is taken back", async () => {
@@ -388,7 +388,7 @@ export function semaphoreConformance(kind: StoreKind) {
     expect(checker.violations).toEqual([]);
     expect(checker.grants).toBe(32);
     expect(checker.maxInUse).toBeLessThanOrEqual(limit);
-    expect(await state(name)).toEqual({ name, limit: null, used: 0, holders: 0, holderLabels: [], waiters: 0 });
+    expect(await state(name)).toEqual({ name, limit: null, used: 0, holders: 0, holderLabels: [], expiresAt: null, waiters: 0 });
   });
 
   // ---- expiry notifications ----------------------------------------------------------------
@@ -474,7 +474,7 @@ export function semaphoreConformance(kind: StoreKind) {
     ]) {
       expect((await post(path(name, "acquire"), body)).status).toBe(400);
     }
-    expect(await state(name)).toEqual({ name, limit: null, used: 0, holders: 0, holderLabels: [], waiters: 0 });
+    expect(await state(name)).toEqual({ name, limit: null, used: 0, holders: 0, holderLabels: [], expiresAt: null, waiters: 0 });
   });
 
   it("broken JSON is 400 invalid_body and changes nothing", async () => {

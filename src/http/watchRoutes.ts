@@ -1,0 +1,39 @@
+import { Hono } from "hono";
+import type { AppEnv } from "./appTypes.js";
+import type { KindApi } from "./kindApi.js";
+import { type Operations, SOCKET_ERRORS } from "./openapiOps.js";
+import { openWatchSocket } from "./waitSocket.js";
+
+/** The path parameter of a kind's name: an idempotency key is a key. */
+const paramOf = (api: KindApi) => (api.kind === "idempotency" ? "key" : "name");
+
+/**
+ * GET /v1/<kind path>/<name>/watch, for every kind alike (docs/API.md,
+ * "Watching a lock"): a WebSocket that pushes the lock's state as its GET
+ * answers it, whenever it changes, without a place in line.
+ */
+export function watchRoutes(apis: KindApi[]): Hono<AppEnv> {
+  const routes = new Hono<AppEnv>();
+  for (const api of apis) routes.get(`${api.path.replace(/^\/v1/, "")}/:${paramOf(api)}/watch`, (c) => openWatchSocket(c, api.kind));
+  return routes;
+}
+
+/** The watch sockets in the OpenAPI document, by full path. */
+export function watchOperations(apis: KindApi[]): Operations {
+  const ops: Operations = {};
+  for (const api of apis) {
+    const state = Object.values(api.operations).find((byMethod) => byMethod.get?.operationId.endsWith("Inspect"))?.get?.ok?.[1];
+    ops[`${api.path}/{${paramOf(api)}}/watch`] = {
+      get: {
+        operationId: `${api.kind}Watch`,
+        summary: `Watch ${api.kind === "idempotency" ? "an idempotency key" : "a lock"}'s state over a WebSocket`,
+        socket:
+          'Switching Protocols: a watch socket (subprotocol holdfast.v1). The client sends {"type":"watch"}; the service answers ' +
+          `{"type":"state","state":...} at once and again whenever the state changes (the state as GET answers it${state ? `: ${state}` : ""}), ` +
+          'or {"type":"error",...} and closes. It takes no place in line. The messages are specified in docs/API.md, "Watching a lock".',
+        errors: SOCKET_ERRORS,
+      },
+    };
+  }
+  return ops;
+}
