@@ -27,7 +27,7 @@ export class KeptSocket {
     private readonly path: string,
   ) {
     ws.onmessage = (event) => this.answered(event.data);
-    ws.onclose = () => this.break(new KeptSocketBrokenError(`the kept socket ${path} closed`));
+    ws.onclose = () => this.break("closed");
     ws.onerror = () => {
       // The close event follows.
     };
@@ -74,7 +74,7 @@ export class KeptSocket {
   /** One message out and its answer in (or the socket broken, or no answer by the deadline). */
   private exchange(message: Record<string, unknown>, expect: Pending["expect"], deadline: number): Promise<Record<string, unknown>> {
     return new Promise<Record<string, unknown>>((resolve, reject) => {
-      if (this.broken) return reject(new KeptSocketBrokenError(`the kept socket ${this.path} is closed`));
+      if (this.broken) return reject(this.brokenError("is closed"));
       let timer: ReturnType<typeof setTimeout> | undefined;
       this.pending = {
         expect,
@@ -90,45 +90,49 @@ export class KeptSocket {
       try {
         this.ws.send(JSON.stringify(message));
       } catch {
-        this.break(new KeptSocketBrokenError(`the kept socket ${this.path} could not send`));
+        this.break("could not send");
         return;
       }
       // Armed after the send, so the message is out first; no answer can come before this runs.
-      timer = setTimeout(
-        () => this.break(new KeptSocketBrokenError(`no answer on the kept socket ${this.path} in time`)),
-        Math.max(0, deadline - Date.now()),
-      );
+      timer = setTimeout(() => this.break("gave no answer in time"), Math.max(0, deadline - Date.now()));
     });
   }
 
   private answered(data: unknown): void {
-    const pending = this.pending;
-    this.pending = undefined;
     let answer: SocketAnswer & Record<string, unknown>;
     try {
       answer = JSON.parse(String(data));
     } catch {
-      this.break(new KeptSocketBrokenError(`the kept socket ${this.path} sent something that is not JSON`));
+      this.break("sent something that is not JSON");
       return;
     }
+    const pending = this.pending;
     if (!pending) return;
     // An error answer (a lost lease, a refusal) is the one HTTP would give; the service closes the socket after it.
     if (answer.type === "error") {
+      this.pending = undefined;
       this.broken = true;
       pending.reject(errorFromResponse(answer.status, answer, null));
       return;
     }
     if (answer.type === pending.expect) {
+      this.pending = undefined;
       pending.resolve(answer);
       return;
     }
-    this.break(new KeptSocketBrokenError(`the kept socket ${this.path} answered ${String(answer.type)}, not ${pending.expect}`));
+    this.break(`answered ${String(answer.type)}, not ${pending.expect}`);
   }
 
-  private break(err: unknown): void {
+  /** Broken for good; the message waiting for an answer, if any, fails with why. */
+  private break(why: string): void {
     const pending = this.pending;
     this.pending = undefined;
     if (!this.broken) this.close();
-    pending?.reject(err);
+    // The error only for someone waiting: every kept socket closes at its end (the service closes it after `released`).
+    if (pending) pending.reject(this.brokenError(why));
+  }
+
+  private brokenError(why: string): KeptSocketBrokenError {
+    return new KeptSocketBrokenError(`the kept socket ${this.path} ${why}`);
   }
 }
