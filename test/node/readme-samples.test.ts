@@ -9,7 +9,9 @@
 // sample leaves to the reader (buildReport, queue...) and what it is seen to do
 // come from support/readmeSamples/fixtures.mjs; a sample that needs newer
 // syntax is marked `node 24+`, says so, follows one that does not, and is shown
-// to fail on Node 20.
+// to fail on Node 20. The TypeScript samples are also type-checked as written
+// (strict, NodeNext) against the package's declarations, with what they leave
+// to the reader declared in support/readmeSamples/globals.d.ts.
 import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -111,6 +113,22 @@ const NODES: Array<{ major: 20 | 24; bin: string | Error }> = [
   { major: 24, bin: repoNode() },
 ];
 
+/** The strict consumer's settings of check:package (tools/package-check/consumers/ts-nodenext), with Node's types. */
+const TYPED_SAMPLES = {
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    lib: ["ES2022", "DOM", "ESNext.Disposable"],
+    types: ["node"],
+    strict: true,
+    exactOptionalPropertyTypes: true,
+    noUncheckedIndexedAccess: true,
+    noEmit: true,
+  },
+  include: ["typed"],
+};
+
 let scratch: string;
 let worker: WorkerServer;
 let env: NodeJS.ProcessEnv;
@@ -134,7 +152,14 @@ async function scratchProject(): Promise<string> {
   }
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ private: true, type: "module" }));
   for (const file of fs.readdirSync(SUPPORT)) fs.copyFileSync(path.join(SUPPORT, file), path.join(dir, file));
+  // The samples as TypeScript too, to be checked against the package's declarations.
+  fs.mkdirSync(path.join(dir, "typed"));
+  fs.renameSync(path.join(dir, "globals.d.ts"), path.join(dir, "typed/globals.d.ts"));
+  fs.mkdirSync(path.join(dir, "node_modules/@types"));
+  fs.symlinkSync(path.join(ROOT, "node_modules/@types/node"), path.join(dir, "node_modules/@types/node"));
+  fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify(TYPED_SAMPLES));
   for (const s of all.filter((s) => PLAN[s.id] === "node")) {
+    fs.writeFileSync(path.join(dir, `typed/${s.id}.ts`), s.code);
     const js = ts.transpileModule(s.code, { compilerOptions: { target: ts.ScriptTarget.ESNext, module: ts.ModuleKind.ESNext } }).outputText;
     fs.writeFileSync(path.join(dir, `${s.id}.mjs`), js);
   }
@@ -204,6 +229,15 @@ describe("README.md's samples", () => {
         `a sample before ${s.id} in "${s.section}" without it`,
       ).not.toEqual([]);
     }
+  });
+
+  it("the TypeScript samples type-check as written against the package's declarations (strict, NodeNext)", async () => {
+    const tsc = path.join(ROOT, "node_modules/typescript/bin/tsc");
+    const checked = await run(process.execPath, [tsc, "-p", "."], { cwd: scratch }).then(
+      () => "",
+      (err: { stdout?: string }) => err.stdout ?? String(err),
+    );
+    expect(checked).toBe("");
   });
 
   it("the curl sample answers as shown", async () => {
