@@ -4,7 +4,9 @@
  * number when a signal ended it), unless the lease was lost under it.
  */
 export const EXIT = {
-  /** Bad usage: an unknown flag, a bad duration, a missing CMD. */
+  /** release: the token does not hold the lock; force-release: it is not held. Nothing changed. */
+  notHeld: 1,
+  /** Bad usage: an unknown flag, a bad duration, a missing CMD, an option this Node cannot do. */
   usage: 64,
   /** The service could not be reached, or its store did not answer. */
   unavailable: 69,
@@ -16,4 +18,10 @@ export const EXIT = {
   config: 78,
   /** The lease was lost while CMD ran: CMD was stopped (SIGTERM, then SIGKILL). */
   leaseLost: 79,
+  /** Something holdfast did not expect (a bug, or a service answer it does not know): the message says what. */
+  software: 70,
+  /** CMD was found but could not be run (not executable). */
+  cannotExecute: 126,
+  /** CMD was not found. */
+  notFound: 127,
 } as const;

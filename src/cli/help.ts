@@ -26,7 +26,9 @@ run --once KEY
   that exits 0 marks KEY done for --retain; a later run prints that it was
   done and exits 0 without running CMD. A run that fails frees KEY again.
 
-status NAME      Shows a lock's state (never its token).
+status NAME      Shows a lock's state (never its token) as JSON, with the kind
+                 it looked at: the mutex NAME, or when no mutex NAME is in
+                 use, the --once key NAME if one was begun (--kind to choose).
 release NAME     Releases a lease by its token (for operators).
 list             The namespace's held (or waited-on) locks of --kind, one JSON
                  object per line.
@@ -39,12 +41,15 @@ audit            The audit log of force releases, newest first.
 
 Options:
   --ttl D        lease length, renewed every third of it (default 30s)
-  --wait D       how long to wait for the lock (default 0: try once)
+  --wait D       how long to wait for the lock (default 0: try once), any
+                 length, keeping its place in line; when it has to wait,
+                 holdfast says once on stderr whom for and how
   --wait-channel auto|socket|http
                  how to wait: over a WebSocket to the lock (leaves the line
                  at once if holdfast dies), or a held-open HTTP request; auto
                  (default) takes the socket where this Node has WebSocket
-                 (22+) (default: $HOLDFAST_WAIT_CHANNEL or auto)
+                 (22+) (default: $HOLDFAST_WAIT_CHANNEL or auto); socket
+                 on a Node without WebSocket is a usage error
   --grace D      between SIGTERM and SIGKILL when the lease is lost (default
                  10s, at most a quarter of --ttl; under half of it)
   --retain D     how long a --once result is remembered (default 1d)
@@ -53,15 +58,25 @@ Options:
   --url URL      the service (default: $HOLDFAST_URL)
   --api-key KEY  the API key (default: $HOLDFAST_API_KEY; prefer the variable:
                  flags show in the process list)
-  -q, --quiet    no messages of holdfast's own
+  -q, --quiet    none of holdfast's own messages (the waiting line among
+                 them); errors still show
   -h, --help     this text
   Durations: 500ms, 30s, 5m, 2h, 1d, or a number of seconds.
 
 Exit status:
-  CMD's own status when it ran (128+N when signal N ended it), and
-  ${EXIT.usage}  bad usage            ${EXIT.unavailable}  service unreachable or unavailable
-  ${EXIT.notAcquired}  lock not acquired    ${EXIT.noPermission}  API key refused
-  ${EXIT.config}  no URL or API key    ${EXIT.leaseLost}  lease lost: CMD was stopped
+  run: CMD's own status when it ran (128+N when signal N ended it), else
+  0    done (status, list, ...; run --once: done already)
+  ${EXIT.notHeld}    release: the token does not hold it; force-release: not held
+  ${EXIT.usage}   bad usage (the message says what to pass instead)
+  ${EXIT.unavailable}   service unreachable, or its store unavailable
+  ${EXIT.software}   unexpected error (the message says what)
+  ${EXIT.notAcquired}   lock not acquired within --wait (--once: run elsewhere)
+  ${EXIT.noPermission}   API key refused, or not an admin key for force-release
+  ${EXIT.config}   no URL or API key configured
+  ${EXIT.leaseLost}   lease lost while CMD ran: CMD was stopped
+  ${EXIT.cannotExecute}  CMD could not be run (not executable)
+  ${EXIT.notFound}  CMD not found
+  128+N  signal N reached holdfast before CMD ran
 
 Examples:
   holdfast run --lock nightly-report --ttl 1m -- ./report.sh

@@ -6,11 +6,13 @@ import {
   InProgressError,
   InvalidRequestError,
   type Lease,
+  type LeaseKind,
   LeaseLostError,
   LockedError,
   StoreUnavailableError,
   UnauthorizedError,
   UnreachableError,
+  type WaitNotice,
 } from "../client/index.js";
 import { constants, hostname, userInfo } from "node:os";
 import { formatDuration } from "./durations.js";
@@ -18,9 +20,6 @@ import { EXIT } from "./exitCodes.js";
 import { HELP } from "./help.js";
 import { CliError, type Command, parseCommand } from "./parseCommand.js";
 import { runUnderLease } from "./runUnderLease.js";
-
-/** The longest wait one acquire may ask for (the contract's waitMs bound); longer --wait asks again. */
-const MAX_WAIT_PER_ACQUIRE_MS = 60_000;
 
 async function main(argv: string[]): Promise<number> {
   let quiet = false;
@@ -74,7 +73,7 @@ for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
 async function execute(client: HoldfastClient, command: Command, say: (line: string) => void): Promise<number> {
   switch (command.name) {
     case "run-lock": {
-      const lease = await lockWithin(client, command.lock, command.ttlMs, command.waitMs, command.holder ?? defaultHolder());
+      const lease = await lockWithin(client, command.lock, command.ttlMs, command.waitMs, command.holder ?? defaultHolder(), say);
       try {
         if (interrupted.signal.aborted) throw interrupted.signal.reason;
         if (lease.signal.aborted) return EXIT.leaseLost;
@@ -108,12 +107,19 @@ async function execute(client: HoldfastClient, command: Command, say: (line: str
         if (run?.status !== 0 || run.leaseLost) await lease.release().catch(() => undefined);
       }
     }
-    case "status":
-      process.stdout.write(`${JSON.stringify(await client.inspect(command.kind, command.target), null, 2)}\n`);
+    case "status": {
+      const shown = await statusOf(client, command.target, command.kind);
+      process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+      if (!command.kind && shown.kind === "mutex" && !shown.held && !shown.waiters)
+        say(
+          `no mutex ${JSON.stringify(command.target)} is held or waited on (nor an idempotency key begun); another kind? --kind rwlock or semaphore`,
+        );
       return 0;
+    }
     case "release": {
       const r = await client.release({ kind: command.kind, name: command.target, token: command.token, mode: command.mode }).catch((err) => {
-        if (err instanceof LeaseLostError) throw new CliError(`that token does not hold ${command.target} (released already, or its lease ended)`, 1);
+        if (err instanceof LeaseLostError)
+          throw new CliError(`that token does not hold ${command.target} (released already, or its lease ended)`, EXIT.notHeld);
         throw err;
       });
       process.stdout.write(`${JSON.stringify(r)}\n`);
@@ -131,7 +137,7 @@ async function execute(client: HoldfastClient, command: Command, say: (line: str
         if (err instanceof ForbiddenError)
           throw new CliError("this API key may not force-release: it needs an admin key (API_KEYS role admin)", EXIT.noPermission);
         if (err instanceof ConflictError && err.code === "not_held")
-          throw new CliError(`${JSON.stringify(target)} is not held (${err.message}); nothing changed`, 1);
+          throw new CliError(`${JSON.stringify(target)} is not held (${err.message}); nothing changed`, EXIT.notHeld);
         throw err;
       });
       process.stdout.write(`${JSON.stringify(r)}\n`);
@@ -154,60 +160,69 @@ function defaultHolder(): string {
   return `${user}@${hostname()} pid ${process.pid}`.replace(/[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu, "?").slice(0, 256);
 }
 
-/** "someone else", or the holder's label and its lease's end, when the 409 said (labels are printable text, checked by the service). */
-function heldBy(err: LockedError): string {
-  const { holder, expiresAt } = err.body as { holder?: unknown; expiresAt?: unknown };
-  if (typeof holder !== "string") return "someone else";
-  const until = typeof expiresAt === "number" ? ` until ${new Date(expiresAt).toISOString()}` : "";
-  return `${JSON.stringify(holder)}${until}`;
+/**
+ * What status shows: the lock's state as GET answers it, named by kind. With
+ * no --kind, the mutex NAME; when no mutex of that name is held or waited
+ * on, the idempotency key NAME if one was begun (a `run --once` key).
+ */
+async function statusOf(client: HoldfastClient, name: string, kind: LeaseKind | undefined): Promise<Record<string, unknown>> {
+  const state = await client.inspect(kind ?? "mutex", name);
+  if (kind || state.held || state.waiters) return { kind: kind ?? "mutex", ...state };
+  const key = await client.inspect("idempotency", name);
+  return key.state !== "absent" ? { kind: "idempotency", ...key } : { kind: "mutex", ...state };
 }
 
-/** Takes the mutex, waiting up to waitMs (asking again every minute, the most one acquire may wait). */
-async function lockWithin(client: HoldfastClient, name: string, ttlMs: number, waitMs: number, holder: string): Promise<Lease> {
-  const until = Date.now() + waitMs;
-  for (;;) {
-    const wait = Math.min(MAX_WAIT_PER_ACQUIRE_MS, Math.max(0, until - Date.now()));
-    try {
-      return await client.lock(name, { ttlMs, waitMs: wait, signal: interrupted.signal, holder });
-    } catch (err) {
-      if (interrupted.signal.aborted) throw interrupted.signal.reason;
-      if (err instanceof LockedError && Date.now() < until) continue;
-      if (err instanceof LockedError) {
-        const hint = waitMs ? `within --wait ${formatDuration(waitMs)}` : "(use --wait 1m to wait for it)";
-        throw new CliError(`${name} is held by ${heldBy(err)}; not acquired ${hint}; not running the command`, EXIT.notAcquired);
-      }
-      throw err;
+/** "someone else", or the holder's label (JSON-quoted: it is user text, checked printable by the service), and its lease's end. */
+function heldBy(holder: string | null | undefined, expiresAt: number | null | undefined): string {
+  const who = typeof holder === "string" ? JSON.stringify(holder) : "someone else";
+  return typeof expiresAt === "number" ? `${who} until ${new Date(expiresAt).toISOString()}` : who;
+}
+
+/** The line `run` prints once when it has to wait: whom for, and how. */
+function waitingLine(name: string, busy: "held" | "being run", notice: WaitNotice): string {
+  return `waiting for ${name} (${busy} by ${heldBy(notice.holder, notice.expiresAt)}, over ${notice.channel === "socket" ? "a socket" : "HTTP"})`;
+}
+
+/** Takes the mutex, waiting up to waitMs, however long (the client keeps its place in line past the service's minute). */
+async function lockWithin(client: HoldfastClient, name: string, ttlMs: number, waitMs: number, holder: string, say: (line: string) => void) {
+  try {
+    const onWait = (notice: WaitNotice) => say(waitingLine(name, "held", notice));
+    return await client.lock(name, { ttlMs, waitMs, signal: interrupted.signal, holder, onWait });
+  } catch (err) {
+    if (interrupted.signal.aborted) throw interrupted.signal.reason;
+    if (err instanceof LockedError) {
+      const { holder: label, expiresAt } = err.body as { holder?: string | null; expiresAt?: number | null };
+      const hint = waitMs ? `within --wait ${formatDuration(waitMs)}` : "(use --wait 1m to wait for it)";
+      throw new CliError(`${name} is held by ${heldBy(label, expiresAt)}; not acquired ${hint}; not running the command`, EXIT.notAcquired);
     }
+    throw err;
   }
 }
 
-/** Begins the --once key: a lease to run under, or undefined when it was done already. */
+/** Begins the --once key, waiting up to waitMs for another run of it: a lease to run under, or undefined when it was done already. */
 async function beginWithin(
   client: HoldfastClient,
   key: string,
   options: { ttlMs: number; retainMs: number; waitMs: number; holder?: string },
   say: (line: string) => void,
 ): Promise<Lease | undefined> {
-  const until = Date.now() + options.waitMs;
-  for (;;) {
-    try {
-      const r = await client.begin(key, {
-        ttlMs: options.ttlMs,
-        retainMs: options.retainMs,
-        signal: interrupted.signal,
-        holder: options.holder ?? defaultHolder(),
-      });
-      if (r.state === "started") return r.lease;
-      say(`${key} was done already (at ${new Date(r.completedAt).toISOString()}); not running the command`);
-      return undefined;
-    } catch (err) {
-      if (interrupted.signal.aborted) throw interrupted.signal.reason;
-      if (!(err instanceof InProgressError)) throw err;
-      if (Date.now() >= until) {
-        throw new CliError(`${key} is being run elsewhere right now; not running the command (use --wait to wait for its outcome)`, EXIT.notAcquired);
-      }
-      await new Promise((r) => setTimeout(r, Math.min(err.retryAfterMs, 500, Math.max(1, until - Date.now()))));
-    }
+  try {
+    const r = await client.begin(key, {
+      ttlMs: options.ttlMs,
+      retainMs: options.retainMs,
+      signal: interrupted.signal,
+      holder: options.holder ?? defaultHolder(),
+      waitMs: options.waitMs,
+      onWait: (notice) => say(waitingLine(key, "being run", notice)),
+    });
+    if (r.state === "started") return r.lease;
+    say(`${key} was done already (at ${new Date(r.completedAt).toISOString()}); not running the command`);
+    return undefined;
+  } catch (err) {
+    if (interrupted.signal.aborted) throw interrupted.signal.reason;
+    if (!(err instanceof InProgressError)) throw err;
+    const hint = options.waitMs ? `within --wait ${formatDuration(options.waitMs)}` : "(use --wait to wait for its outcome)";
+    throw new CliError(`${key} is being run elsewhere right now; not running the command ${hint}`, EXIT.notAcquired);
   }
 }
 
@@ -218,7 +233,7 @@ function explain(err: unknown): [number, string] {
   if (err instanceof StoreUnavailableError) return [EXIT.unavailable, `the service's store did not answer (${err.message}); try again shortly`];
   if (err instanceof UnauthorizedError) return [EXIT.noPermission, "the API key was refused: check HOLDFAST_API_KEY"];
   if (err instanceof InvalidRequestError) return [EXIT.usage, `the service refused the request: ${err.message} (${err.code})`];
-  return [70, `unexpected error: ${err instanceof Error ? err.message : String(err)}`];
+  return [EXIT.software, `unexpected error: ${err instanceof Error ? err.message : String(err)}`];
 }
 
 main(process.argv.slice(2)).then((status) => {

@@ -25,7 +25,8 @@ export type Command =
   | { name: "help" }
   | { name: "run-lock"; lock: string; ttlMs: number; waitMs: number; graceMs: number; cmd: string[]; holder?: string }
   | { name: "run-once"; key: string; ttlMs: number; waitMs: number; retainMs: number; graceMs: number; cmd: string[]; holder?: string }
-  | { name: "status"; target: string; kind: LeaseKind }
+  /** kind: from --kind; without it, the mutex, or the idempotency key when no mutex of that name is in use. */
+  | { name: "status"; target: string; kind?: LeaseKind }
   | { name: "release"; target: string; kind: LeaseKind; token: string; mode?: "read" | "write" }
   | { name: "list"; kind: LeaseKind; prefix?: string }
   | { name: "force-release"; target: string; kind: Exclude<LeaseKind, "idempotency">; reason: string; holder?: string; fence?: number }
@@ -125,15 +126,20 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
         );
       }
       const common = { ttlMs, waitMs: duration("wait", 0), graceMs, cmd, ...(str("holder") === undefined ? {} : { holder: str("holder") }) };
+      const conn = connection();
+      if (conn.waitChannel === "socket" && !(globalThis as { WebSocket?: unknown }).WebSocket) {
+        const asked = str("wait-channel") === undefined ? "HOLDFAST_WAIT_CHANNEL=socket" : "--wait-channel socket";
+        throw new CliError(`${asked}: this Node (${process.version}) has no WebSocket (Node 22 and later have one): use --wait-channel auto or http`);
+      }
       const command: Command =
         lock !== undefined
           ? { name: "run-lock", lock, ...common }
           : { name: "run-once", key: once as string, retainMs: duration("retain", 86_400_000), ...common };
-      return { command, quiet, connection: connection() };
+      return { command, quiet, connection: conn };
     }
     case "status":
       if (!target) throw new CliError("status needs a NAME: holdfast status NAME");
-      return { command: { name: "status", target, kind: kind() }, quiet, connection: connection() };
+      return { command: { name: "status", target, ...(str("kind") === undefined ? {} : { kind: kind() }) }, quiet, connection: connection() };
     case "release": {
       if (!target) throw new CliError("release needs a NAME: holdfast release NAME --token TOKEN");
       const token = str("token");

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import type { Lease } from "../client/index.js";
 import { formatDuration } from "./durations.js";
+import { EXIT } from "./exitCodes.js";
 import { CliError } from "./parseCommand.js";
 
 export interface RunResult {
@@ -71,7 +72,7 @@ export function runUnderLease(lease: Lease, cmd: string[], graceMs: number, say:
     child.on("error", (err: NodeJS.ErrnoException) => {
       done();
       const why = err.code === "ENOENT" ? "not found (is it on PATH?)" : err.code === "EACCES" ? "not executable" : err.message;
-      reject(new CliError(`cannot run ${JSON.stringify(cmd[0])}: ${why}`, err.code === "ENOENT" ? 127 : 126));
+      reject(new CliError(`cannot run ${JSON.stringify(cmd[0])}: ${why}`, err.code === "ENOENT" ? EXIT.notFound : EXIT.cannotExecute));
     });
     child.on("exit", (code, signal) => {
       done();

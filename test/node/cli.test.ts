@@ -19,9 +19,9 @@ interface Run {
   done: Promise<{ status: number | null; stderr: string; stdout: string }>;
 }
 
-/** Starts `holdfast ARGS` with HOLDFAST_URL and HOLDFAST_API_KEY set for `url`. */
-function holdfast(url: string, args: string[], env: Record<string, string> = {}): Run {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, ...args], {
+/** Starts `holdfast ARGS` with HOLDFAST_URL and HOLDFAST_API_KEY set for `url` (nodeFlags: flags for node itself). */
+function holdfast(url: string, args: string[], env: Record<string, string> = {}, nodeFlags: string[] = []): Run {
+  const child = spawn(process.execPath, [...nodeFlags, "--import", "tsx", MAIN, ...args], {
     env: { ...process.env, HOLDFAST_URL: url, HOLDFAST_API_KEY: KEY, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -114,6 +114,37 @@ for (const kind of ["redis", "durable"] as const) {
       await held.release();
       expect((await overHttp.done).status).toBe(0);
       expect(fs.existsSync(marker)).toBe(true);
+    });
+
+    it("run --lock --wait says once on stderr whom it waits for and how, nothing when the lock is free, and nothing with --quiet", async () => {
+      const name = unique("says");
+      const held = await client().lock(name, { ttlMs: 30_000, holder: "nightly report" });
+      const waiting = holdfast(url(), ["run", "--lock", name, "--wait", "30s", "--wait-channel", "socket", "--", "true"]);
+      const quiet = holdfast(url(), ["run", "--lock", name, "--wait", "30s", "--quiet", "--", "true"]);
+      await until(
+        () => client().inspect("mutex", name),
+        (s) => s.waiters === 2,
+      );
+      await held.release();
+      const [said, silent] = await Promise.all([waiting.done, quiet.done]);
+      expect([said.status, silent.status]).toEqual([0, 0]);
+      const until_ = new Date(held.expiresAt).toISOString();
+      expect(said.stderr).toBe(`holdfast: waiting for ${name} (held by "nightly report" until ${until_}, over a socket)\n`);
+      expect(silent.stderr).toBe("");
+      const free = await holdfast(url(), ["run", "--lock", name, "--wait", "30s", "--", "true"]).done;
+      expect([free.status, free.stderr]).toEqual([0, ""]);
+    });
+
+    it("status says which kind it shows: a --once key's state when no mutex of that name is in use, else the mutex and a --kind hint", async () => {
+      const key = unique("status-once");
+      expect((await holdfast(url(), ["run", "--once", key, "--", "true"]).done).status).toBe(0);
+      const once = await holdfast(url(), ["status", key]).done;
+      expect(JSON.parse(once.stdout)).toMatchObject({ kind: "idempotency", state: "completed" });
+      const unused = await holdfast(url(), ["status", unique("nothing")]).done;
+      expect(JSON.parse(unused.stdout)).toMatchObject({ kind: "mutex", held: false });
+      expect(unused.stderr).toMatch(/--kind rwlock or semaphore/);
+      const asked = await holdfast(url(), ["status", key, "--kind", "mutex"]).done;
+      expect(JSON.parse(asked.stdout)).toMatchObject({ kind: "mutex", held: false });
     });
 
     it("run --lock stops CMD (SIGTERM) when the lease is lost, and exits with the lease-lost status", async () => {
@@ -259,5 +290,36 @@ describe("usage", () => {
     expect(channel.stderr).toMatch(/--wait-channel "pigeon": use auto, socket, http/);
     const badKey = await holdfast(servers.durable.url, ["status", "x"], { HOLDFAST_API_KEY: "wrong-key-123" }).done;
     expect(badKey.status).toBe(EXIT.noPermission);
+  });
+
+  it("--wait-channel socket on a Node without WebSocket is bad usage that names the channels that work", async () => {
+    // Node 22+ without its WebSocket, as Node 20 is.
+    const noSocket = await holdfast(servers.durable.url, ["run", "--lock", "x", "--wait-channel", "socket", "--", "true"], {}, [
+      "--no-experimental-websocket",
+    ]).done;
+    expect(noSocket.status).toBe(EXIT.usage);
+    expect(noSocket.stderr).toMatch(/--wait-channel socket: this Node \(v[\d.]+\) has no WebSocket .*: use --wait-channel auto or http/);
+  });
+
+  it("every exit status is in --help and in the README's command-line section", async () => {
+    const { stdout } = await holdfast("http://127.0.0.1:1", ["--help"]).done;
+    const readme = fs.readFileSync("README.md", "utf8");
+    const section = readme.slice(readme.indexOf("## The command line"), readme.indexOf("\n## ", readme.indexOf("## The command line") + 1));
+    for (const code of Object.values(EXIT)) {
+      expect(stdout).toMatch(new RegExp(`^  ${code} `, "m"));
+      expect(section).toMatch(new RegExp(`\\b${code}\\b`));
+    }
+    expect(section).toMatch(/128\+N/);
+  });
+
+  it("npm run holdfast -- ARGS runs it from the clone", async () => {
+    const child = spawn("npm", ["run", "-s", "holdfast", "--", "--help"], { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.on("data", (d) => {
+      stdout += d;
+    });
+    const status = await new Promise((resolve) => child.on("close", resolve));
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^Usage:\n\s+holdfast run --lock NAME/);
   });
 });
