@@ -30,9 +30,24 @@ export class LocalStore {
    */
   nextCleanup(now: number, scanAnswers: boolean): number | undefined {
     const answers = scanAnswers ? forgetExpired(this.kv, now) : now + REQUEST_MEMORY_MS;
-    const kept = [...this.kinds.durableDeadlines.map((next) => next(this.kv, now)), answers].filter((t): t is number => t !== undefined);
-    return kept.length ? Math.min(...kept) : undefined;
+    let next = answers;
+    for (const deadline of scanAnswers || !this.ownDeadline ? this.kinds.durableDeadlines : [this.ownDeadline]) {
+      const due = deadline(this.kv, now);
+      if (due === undefined) continue;
+      this.ownDeadline ??= deadline;
+      next = next === undefined ? due : Math.min(next, due);
+    }
+    return next;
   }
+
+  /**
+   * The kind's deadline that has answered here, once one has: a lock object
+   * keeps one kind's state (one object per kind, namespace and name:
+   * src/store/durable/lockObjectOf.ts), so after a write only its kind is
+   * asked, not every kind's storage read on every write. The alarm
+   * (scanAnswers) still asks them all.
+   */
+  private ownDeadline: DurableKinds["durableDeadlines"][number] | undefined;
 }
 
 // Every kind's operations, one member per kind (handed in: ObjectKinds.durable), assigned in the constructor.
