@@ -4,6 +4,7 @@
  * socket to the lock's object, and the two speak these JSON messages:
  *
  *   client -> object  {"type":"acquire", ...the kind's acquire body}   once, first
+ *   client -> object  {"type":"renew","waitMs":n}                     while waiting: the wait now ends n ms from now, same place
  *   object -> client  {"type":"granted","grant":{...}}                the lock is offered
  *   client -> object  {"type":"ack","token":"..."}                     it is taken
  *   object -> client  {"type":"held"}                                  it is the client's; the object closes (1000)
