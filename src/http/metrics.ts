@@ -29,7 +29,7 @@ export function recordMetrics(apis: KindApi[]): MiddlewareHandler<AppEnv> {
     if (!dataset) return next();
     const started = Date.now();
     await next();
-    const { pathname } = new URL(c.req.url);
+    const pathname = c.req.path; // Hono's, already taken from the URL (no second parse)
     const kind = kindOfSegment.get(pathname.split("/")[2] ?? "");
     if (!kind) return;
     // An error answer's code: the typed error the app's error handler turned into it (Hono keeps it as c.error).
