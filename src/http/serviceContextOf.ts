@@ -14,10 +14,12 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
   } catch {
     waitUntil = (p) => void p; // no execution context: the follow-up still runs
   }
-  const clientId = c.var.requestId;
-  const ids = clientId === undefined ? randomRequestIds : clientRequestIds(clientId, c.var.apiKey, c.var.ns);
+  // c.get, not c.var: Hono builds a new object of every variable on each read of c.var.
+  const ns = c.get("ns");
+  const clientId = c.get("requestId");
+  const ids = clientId === undefined ? randomRequestIds : clientRequestIds(clientId, c.get("apiKey"), ns);
   const later = followUpsWith(waitUntil);
   // On Redis the lock object hears of each write that changed a lock, for its watch sockets (changeNotes.ts).
-  const store = noticingChanges(c.var.store, (kind, ref) => later("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange()));
-  return { env: c.env, ns: c.var.ns, store, ids, later };
+  const store = noticingChanges(c.get("store"), (kind, ref) => later("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange()));
+  return { env: c.env, ns, store, ids, later };
 }
