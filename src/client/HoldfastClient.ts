@@ -8,6 +8,8 @@ import { KIND_PATHS, Lease, type LeaseHandle, type LeaseHost, leasePath } from "
 import { Operator } from "./operator.js";
 import { Transport } from "./transport.js";
 import { SocketChannel } from "./waitChannel.js";
+import { runtimeWebSocket } from "./socketWait.js";
+import { LockWatch, type LockState } from "./watch.js";
 
 export type {
   BeginOptions,
@@ -54,6 +56,21 @@ export class HoldfastClient {
     this.operator = new Operator(this.host.transport, this.host.timeoutMs);
     const periodMs = Math.max(1, Math.min(MAX_WAIT_PER_REQUEST_MS, options.maxWaitPerRequestMs ?? MAX_WAIT_PER_REQUEST_MS));
     this.grants = { host: this.host, sockets: new SocketChannel(options), periodMs };
+    this.options = options;
+  }
+
+  private readonly options: HoldfastClientOptions;
+
+  /**
+   * A lock's state pushed on every change, the first at once (docs/API.md, "Watching a lock"):
+   * `for await (const state of client.watch("mutex", name))`, or onState; close() ends it.
+   */
+  watch(kind: LeaseHandle["kind"], name: string, onState?: (state: LockState) => void): LockWatch {
+    const WebSocket = this.options.WebSocket ?? runtimeWebSocket();
+    if (!WebSocket) throw new TypeError("watch needs a WebSocket: this runtime has none (pass one as WebSocket)");
+    const { baseUrl, apiKey } = this.options;
+    const probe = () => this.inspect(kind, name);
+    return new LockWatch({ baseUrl, apiKey, WebSocket, path: path(KIND_PATHS[kind], name), onState, probe });
   }
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */

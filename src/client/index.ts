@@ -25,6 +25,7 @@ export {
 } from "./operator.js";
 export { REQUEST_ID_HEADER } from "./transport.js";
 export type { WaitChannel } from "./socketWait.js";
+export { LockWatch, type LockState } from "./watch.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "../wire/signature.js";
 export { signScopedToken, type SignScopedTokenOptions, type TokenOperation, TOKEN_OPERATIONS } from "../wire/scopedToken.js";
 export {
