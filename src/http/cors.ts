@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { ForbiddenError } from "../errors.js";
 import { NAMESPACE_PATTERN } from "../limits.js";
 import type { AppEnv } from "./appTypes.js";
@@ -66,10 +66,15 @@ function isOrigin(text: string): boolean {
  * its namespace lists that origin. Everything else passes as if this were
  * not here (an unlisted origin's preflight is refused 401 as before).
  */
-export const cors: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const cors: MiddlewareHandler<AppEnv> = (c, next) => {
+  // Not async: a server's request (no Origin) passes on without a promise of this layer's own.
   const origin = c.req.header("origin");
   const listedBy = origin === undefined ? undefined : originsOf(c.env.CORS_ORIGINS).get(origin);
   if (!origin || !listedBy) return next();
+  return corsFor(c, next, origin, listedBy);
+};
+
+async function corsFor(c: Context<AppEnv>, next: Next, origin: string, listedBy: Set<string>): Promise<Response | undefined> {
   if (c.req.method === "OPTIONS" && c.req.header("access-control-request-method")) {
     return c.body(null, 204, {
       "Access-Control-Allow-Origin": origin,
@@ -94,7 +99,8 @@ export const cors: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   headers.set("Access-Control-Expose-Headers", EXPOSE_HEADERS);
   headers.append("Vary", "Origin");
-};
+  return undefined;
+}
 
 /**
  * A wait socket from a browser (it sends Origin; a server's socket does not)

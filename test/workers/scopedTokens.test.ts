@@ -75,6 +75,20 @@ describe("minting", () => {
   });
 });
 
+describe("the offline helper", () => {
+  it("refuses what POST /v1/tokens refuses, and a short secret", async () => {
+    const ok = { secret: SECRET_A, namespace: "tenant-a", prefix: "p-", operations: ["acquire" as const], ttlMs: 60_000 };
+    await expect(signScopedToken({ ...ok, ttlMs: 86_400_001 })).rejects.toThrow(/ttlMs/);
+    await expect(signScopedToken({ ...ok, ttlMs: 999 })).rejects.toThrow(/ttlMs/);
+    await expect(signScopedToken({ ...ok, operations: ["list" as "acquire"] })).rejects.toThrow(/operations/);
+    await expect(signScopedToken({ ...ok, operations: [] })).rejects.toThrow(/operations/);
+    await expect(signScopedToken({ ...ok, prefix: "" })).rejects.toThrow(/prefix/);
+    await expect(signScopedToken({ ...ok, namespace: "a b" })).rejects.toThrow(/namespace/);
+    await expect(signScopedToken({ ...ok, secret: "short" })).rejects.toThrow(/32 characters/);
+    await expect(signScopedToken(ok)).resolves.toMatchObject({ token: expect.stringMatching(/^hfs1\./) });
+  });
+});
+
 describe("a token in its scope", () => {
   it("acquires, heartbeats, inspects and releases names under its prefix", async () => {
     const name = uniqueName("cart-");
@@ -106,6 +120,12 @@ describe("a token in its scope", () => {
       expect(expiresAt).toBeGreaterThan(Date.now());
       expect((await server.get(`/v1/locks/${uniqueName("off-")}`, { key: token })).status).toBe(200);
     }
+  });
+
+  it("watches a lock (inspect) over a watch socket, and may not without inspect", async () => {
+    const name = uniqueName("cart-");
+    expect((await openSocket(`/v1/locks/${name}/watch`, await mint("cart-", ["inspect"]))).status).toBe(101);
+    expect((await openSocket(`/v1/locks/${name}/watch`, await mint("cart-", ["acquire", "wait"]))).status).toBe(403);
   });
 
   it("opens a lock's wait socket (wait and acquire) with the token as its key subprotocol", async () => {
