@@ -50,34 +50,41 @@ local function arg_one_of(i, name, allowed)
 end
 
 -- The caller's clock in microseconds, as text: ScriptRunner appends it to
--- every script's ARGV, and it is taken off here, so each script's own ARGV is
--- as its header says. It is only ever a floor for fences, read by redis_now.
+-- the ARGV of every script that issues fences (the ones that call
+-- fence_floor; tools/gen-lua-scripts.mjs includes this block in just those
+-- and says which), and it is taken off here, so each script's own ARGV is as
+-- its header says. It is only ever a floor for fences, read by fence_floor.
 local CALLER_CLOCK = ARGV[#ARGV] or ''
 ARGV[#ARGV] = nil
 
--- Redis's clock, never the client's, for leases: milliseconds. And a floor
--- for new fences, as text (issue_fence's argument): Redis's clock in
--- microseconds, or the caller's when that is ahead (by at most a day), so
--- that fences keep rising when Redis lost its last fence AND its clock went
--- back (see docs/guarantees.md). Digit texts of one length compare as their
--- numbers do, so the usual case (the caller's clock not ahead) converts one
--- number and formats none; only a caller's clock ahead (or of another
--- length) is read as a number, and checked: scripts call this before their
--- first write.
+-- Redis's clock, never the client's, for leases: milliseconds, and the same
+-- instant as microsecond digits (text: the floor fence_floor starts from).
 local function redis_now()
   local t = redis.call('TIME')
   local us = t[2]
   if #us < 6 then us = string.sub('00000', #us) .. us end
   local now_text = t[1] .. us
   local now_us = tonumber(now_text)
-  if #CALLER_CLOCK ~= #now_text or CALLER_CLOCK > now_text then
-    local c = tonumber(CALLER_CLOCK)
-    if not c or c % 1 ~= 0 or c < 0 or c > 9007199254740991 then
-      bad_arg("caller clock", "must be the caller's time in microseconds")
-    end
-    if c > now_us then now_text = fmt(math.min(c, now_us + 86400000000)) end
-  end
   return (now_us - now_us % 1000) / 1000, now_text
+end
+
+-- The floor for new fences, as text (issue_fence's argument): Redis's clock
+-- in microseconds (redis_now's text), or the caller's when that is ahead (by
+-- at most a day), so that fences keep rising when Redis lost its last fence
+-- AND its clock went back (see docs/guarantees.md). Digit texts of one length
+-- compare as their numbers do, so the usual case (the caller's clock not
+-- ahead) converts nothing; only a caller's clock ahead (or of another length)
+-- is read as a number, and checked: scripts call this before their first
+-- write.
+local function fence_floor(now_text)
+  if #CALLER_CLOCK == #now_text and CALLER_CLOCK <= now_text then return now_text end
+  local c = tonumber(CALLER_CLOCK)
+  if not c or c % 1 ~= 0 or c < 0 or c > 9007199254740991 then
+    bad_arg("caller clock", "must be the caller's time in microseconds")
+  end
+  local now_us = tonumber(now_text)
+  if c > now_us then return fmt(math.min(c, now_us + 86400000000)) end
+  return now_text
 end
 
 -- A lease's end as it stands on a store clock that may have gone back.
@@ -117,12 +124,12 @@ end
 local function remember(request_key, reply)
   local text = reply
   if type(reply) ~= 'string' then text = cjson.encode(reply) end
-  redis.call('SET', request_key, text, 'PX', REQUEST_MEMORY_MS_ARG)
+  redis.call('PSETEX', request_key, REQUEST_MEMORY_MS_ARG, text)
   return text
 end
 
 -- The next fence of a lock, as text: max(last + 1, floor), floor being
--- redis_now's (text), stored back as the last (kept FENCE_KEEP_MS). One
+-- fence_floor's (text), stored back as the last (kept FENCE_KEEP_MS). One
 -- SET ... GET on the usual path, where the floor is past the last fence: our
 -- fences are digits, and digit texts of one length compare as their numbers
 -- do, so that path converts nothing. A second SET only when it is not (grants

@@ -43,6 +43,7 @@ local seen = redis.call('GET', KEYS[3])
 if seen then return seen end
 
 local now_ms, now_us = redis_now()
+local floor = fence_floor(now_us) -- before the first write: it checks the caller's clock
 
 local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'deadline', 'fence', 'response', 'completedAt', 'ttl', 'lt', 'holder')
 local state, old_fp = rec[1], rec[2] or ''
@@ -69,7 +70,7 @@ end
 -- The first fingerprint sticks: a start without one keeps the vanished owner's.
 if fp == '' then fp = old_fp end
 
-local fence = issue_fence(KEYS[2], now_us)
+local fence = issue_fence(KEYS[2], floor)
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'state', 'started', 'token', token, 'fence', fence, 'fp', fp,
   'deadline', fmt(now_ms + ttl), 'ttl', fmt(ttl), 'retain', fmt(retain))

@@ -53,7 +53,8 @@
 -- (the lease's end), builds no table and checks its arguments inline. A fresh
 -- grant writes no count (absent: 1) and no watch (absent: "0").
 
--- Arguments, checked before the first write.
+-- Arguments, checked before the first write. The usual try-lock sends only
+-- the first two: the rest are their defaults, set without a check.
 local token = ARGV[1]
 if not token or #token < 1 or #token > 256 then bad_arg('token', 'must be 1 to 256 bytes') end
 local ttl_text = ARGV[2]
@@ -61,28 +62,30 @@ local ttl = tonumber(ttl_text)
 if not ttl or ttl % 1 ~= 0 or ttl < 1 or ttl > 86400000 then
   bad_arg('ttlMs', 'must be an integer from 1 to 86400000, got ' .. tostring(ttl_text))
 end
-local mode = ARGV[3] or 'new'
-if mode ~= 'new' and mode ~= 'reenter' and mode ~= 'queue' then
-  bad_arg('mode', 'must be one of new, reenter, queue, got ' .. tostring(mode))
-end
-local watch = ARGV[4] or '0'
-if watch ~= '0' and watch ~= '1' then bad_arg('watch', 'must be 0 or 1, got ' .. watch) end
-local more = ARGV[5] or '0'
-if more ~= '0' and more ~= '1' then bad_arg('more', 'must be 0 or 1, got ' .. more) end
-local mark_pickup = ARGV[6] or '0'
-if mark_pickup ~= '0' and mark_pickup ~= '1' then bad_arg('mark_pickup', 'must be 0 or 1, got ' .. mark_pickup) end
-local holder = ARGV[7] or ''
-if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
--- "0" (the usual) without a conversion.
-local lock_delay = 0
-if ARGV[8] and ARGV[8] ~= '0' then
-  lock_delay = tonumber(ARGV[8])
-  if not lock_delay or lock_delay % 1 ~= 0 or lock_delay < 0 or lock_delay > 60000 then
-    bad_arg('lock_delay', 'must be an integer from 0 to 60000, got ' .. ARGV[8])
+local mode, watch, more, mark_pickup, holder, lock_delay = 'new', '0', '0', '0', '', 0
+if ARGV[3] then
+  mode = ARGV[3]
+  if mode ~= 'new' and mode ~= 'reenter' and mode ~= 'queue' then
+    bad_arg('mode', 'must be one of new, reenter, queue, got ' .. mode)
+  end
+  watch = ARGV[4] or '0'
+  if watch ~= '0' and watch ~= '1' then bad_arg('watch', 'must be 0 or 1, got ' .. watch) end
+  more = ARGV[5] or '0'
+  if more ~= '0' and more ~= '1' then bad_arg('more', 'must be 0 or 1, got ' .. more) end
+  mark_pickup = ARGV[6] or '0'
+  if mark_pickup ~= '0' and mark_pickup ~= '1' then bad_arg('mark_pickup', 'must be 0 or 1, got ' .. mark_pickup) end
+  holder = ARGV[7] or ''
+  if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
+  -- "0" (the usual) without a conversion.
+  if ARGV[8] and ARGV[8] ~= '0' then
+    lock_delay = tonumber(ARGV[8])
+    if not lock_delay or lock_delay % 1 ~= 0 or lock_delay < 0 or lock_delay > 60000 then
+      bad_arg('lock_delay', 'must be an integer from 0 to 60000, got ' .. ARGV[8])
+    end
   end
 end
 
-local now_ms, floor = redis_now()
+local now_ms, now_us = redis_now()
 
 -- A free lock (no owner), asked for anew or by the object's head: granted
 -- unless a lapsed lease's lock-delay holds everyone off, or (a try-lock) a
@@ -111,7 +114,8 @@ if mode ~= 'reenter' then
     end
   end
   if free then
-    local fence = issue_fence(KEYS[2], floor)
+    -- The caller's clock is checked (fence_floor) before this branch's first write, the fence's.
+    local fence = issue_fence(KEYS[2], fence_floor(now_us))
     local exp_ms = now_ms + ttl
     local exp = fmt(exp_ms)
     redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)

@@ -106,7 +106,8 @@ end
 -- prelude below: the prelude functions only the handoff uses (tools/gen-lua-scripts.mjs)
 
 -- The handoff: the clock first, before any write (its check comes first).
-local now_ms, floor = redis_now()
+local now_ms, now_us = redis_now()
+local floor = fence_floor(now_us)
 redis.call('DEL', KEYS[1])
 if lock[7] then redis.call('DEL', KEYS[6]) end
 redis.call('SADD', KEYS[5], lease_fence)

@@ -40,6 +40,7 @@ for i = 1, k do
 end
 
 local now_ms, now_us = redis_now()
+local floor = fence_floor(now_us) -- before the first write: it checks the caller's clock
 local live, n, dead = holders_load(KEYS[1], now_ms, true)
 local granted, stopped = {}, nil
 
@@ -68,7 +69,7 @@ for _, w in ipairs(waiters) do
     if n > 0 then
       for _, rec in pairs(live) do fence = rec.f end -- readers share one fence
     else
-      fence = issue_fence(KEYS[2], now_us)
+      fence = issue_fence(KEYS[2], floor)
     end
     local rec = {w = 0, r = 0, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = fence, wt = w.watch}
     if w.mode == 'write' then rec.w = 1 else rec.r = 1 end

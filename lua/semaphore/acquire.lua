@@ -31,6 +31,7 @@ local holder = ARGV[6] or ''
 if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
 
 local now_ms, now_us = redis_now()
+local floor = fence_floor(now_us) -- before the first write: it checks the caller's clock
 local live, n, dead, other = holders_load(KEYS[1], now_ms, true)
 local held_limit = tonumber(other.limit) or limit
 local used = 0
@@ -56,7 +57,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
 end
 
 held_limit = limit
-local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = issue_fence(KEYS[2], now_us), wt = watch}
+local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = issue_fence(KEYS[2], floor), wt = watch}
 if holder ~= '' then rec.hl = holder end
 live[token] = rec
 used = used + permits

@@ -44,6 +44,7 @@ for i = 1, k do
 end
 
 local now_ms, now_us = redis_now()
+local floor = fence_floor(now_us) -- before the first write: it checks the caller's clock
 local live, n, dead, other = holders_load(KEYS[1], now_ms, true)
 local held_limit = tonumber(other.limit)
 local used = 0
@@ -68,7 +69,7 @@ for _, w in ipairs(waiters) do
     break
   else
     held_limit = w.limit
-    local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = issue_fence(KEYS[2], now_us), wt = w.watch}
+    local rec = {p = w.permits, ttl = fmt(w.ttl), exp = fmt(now_ms + w.ttl), f = issue_fence(KEYS[2], floor), wt = w.watch}
     if w.mark_pickup == '1' then rec.pk = fmt(now_ms + PICKUP_MS) end
     if w.holder ~= '' then rec.hl = w.holder end
     live[w.token] = rec

@@ -42,6 +42,8 @@ export interface AcquireOptions {
 export class Mutex {
   private readonly store: LockStore;
   private readonly ref: LockRef;
+  /** Set once an acquire asked for a lock-delay: its releases go straight to the full release script. */
+  private lockDelayAsked = false;
 
   constructor(redisOrStore: Redis | LockStore, name: string, options: MutexOptions = {}) {
     this.ref = { ns: checkNamespace(options.namespace ?? "default"), name: checkName(name) };
@@ -61,6 +63,7 @@ export class Mutex {
     const holder = options.holder === undefined ? undefined : checkHolder(options.holder);
     const lockDelayMs =
       options.lockDelayMs === undefined ? undefined : checkInt("invalid_lock_delay", "lockDelayMs", options.lockDelayMs, 0, LOCK_DELAY_MAX_MS);
+    if (lockDelayMs) this.lockDelayAsked = true;
     const tryOnce = async () => {
       // Only a re-entry is remembered by request id; a new acquire's retry is recognised by its token.
       const requestId = reenter ? newRequestId() : "";
@@ -96,7 +99,12 @@ export class Mutex {
 
   /** Drops one level of a re-entrant hold; the lock is free when `released` is true. */
   async release(token: string) {
-    const r = await kindOps(this.store, "mutex").release(this.ref, { token: checkToken(token), requestId: newRequestId() });
+    // No lock object waits behind a library's lease unless a Worker shares the database (the store then runs the full release).
+    const r = await kindOps(this.store, "mutex").release(this.ref, {
+      token: checkToken(token),
+      requestId: newRequestId(),
+      expectUnwatched: !this.lockDelayAsked,
+    });
     if (r.status === "lost") throw new LeaseLostError();
     return { released: r.released, count: r.count, fence: r.fence };
   }

@@ -123,6 +123,9 @@ describe("the gateway enforces Upstash's key rule", () => {
     const forced = ref("mx");
     await store.mutex.acquire(forced, { token: "t3", mode: "new", ttlMs: 5000, requestId: requestId(), watch: true });
     expect((await store.mutex.release(forced, { token: "", requestId: requestId(), force: {} })).status).toBe("ok");
+    const alone = ref("mx");
+    await store.mutex.acquire(alone, { token: "t4", mode: "new", ttlMs: 5000, requestId: requestId(), watch: false });
+    expect((await store.mutex.release(alone, { token: "t4", requestId: requestId(), expectUnwatched: true })).status).toBe("ok");
 
     for (const [kind, ops] of [
       ["rw", store.rwlock],
@@ -203,7 +206,7 @@ describe("stock Redis behind a REST proxy refuses the flag", () => {
       await lock.release(grant.token);
       await new Mutex(redis, unique("plain")).acquire({ ttlMs: 5000 });
       expect(rec.sent).toEqual([
-        `evalsha ${plainScriptSha1.mutex_release.slice(0, 8)}`,
+        `evalsha ${plainScriptSha1.mutex_release_unwatched.slice(0, 8)}`,
         "eval ",
         `evalsha ${plainScriptSha1.mutex_acquire.slice(0, 8)}`,
       ]);
@@ -211,7 +214,10 @@ describe("stock Redis behind a REST proxy refuses the flag", () => {
       rec.sent.length = 0;
       const again = new Mutex(redis, unique("plain"));
       await again.release((await again.acquire({ ttlMs: 5000 })).token);
-      expect(rec.sent).toEqual([`evalsha ${plainScriptSha1.mutex_acquire.slice(0, 8)}`, `evalsha ${plainScriptSha1.mutex_release.slice(0, 8)}`]);
+      expect(rec.sent).toEqual([
+        `evalsha ${plainScriptSha1.mutex_acquire.slice(0, 8)}`,
+        `evalsha ${plainScriptSha1.mutex_release_unwatched.slice(0, 8)}`,
+      ]);
     } finally {
       rec.restore();
     }

@@ -57,8 +57,13 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
     async release(ref, input): Promise<MutexReleaseResult> {
       const k = mutexKeys(ref);
       const { force } = input;
-      const args = force ? ["", "force", force.fence === undefined ? "" : String(force.fence)] : [input.token];
-      const r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, k.request(input.requestId), k.ended, k.delay], args);
+      const request = k.request(input.requestId);
+      // Two keys where nobody is expected to watch the lease; the full release (six) when it says it needs them.
+      let r = input.expectUnwatched && !force ? await scripts.run("mutex_release_unwatched", [k.lock, request], [input.token]) : undefined;
+      if (!r || r.status === "defer") {
+        const args = force ? ["", "force", force.fence === undefined ? "" : String(force.fence)] : [input.token];
+        r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, request, k.ended, k.delay], args);
+      }
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
       return {

@@ -76,6 +76,12 @@ export interface MutexReleaseInput {
    * once; with a fence, only the lease of that fence (lost otherwise).
    */
   force?: { fence?: number };
+  /**
+   * The caller expects no lock object waiting behind the lease and no lock-delay on it (the library):
+   * the Redis store then tries the release that passes two keys instead of six
+   * (lua/mutex/release_unwatched.lua), and runs the full one only for a lease that needs it.
+   */
+  expectUnwatched?: boolean;
 }
 
 /** Taking a queued waiter out of line (see lua/mutex/withdraw.lua). */

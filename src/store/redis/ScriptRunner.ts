@@ -2,7 +2,7 @@ import type { Redis } from "@upstash/redis";
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import { InternalError } from "../../errors.js";
 import { classifyRedisFault } from "./redisFaults.js";
-import { luaScriptSha1, luaScripts, plainScript, plainScriptSha1, type LuaScriptName } from "./scripts.generated.js";
+import { luaScriptSha1, luaScripts, luaScriptTakesCallerClock, plainScript, plainScriptSha1, type LuaScriptName } from "./scripts.generated.js";
 
 /** A script's reply: its name/value pairs (see lua/prelude.lua). */
 export type ScriptReply = Readonly<Record<string, string>>;
@@ -36,8 +36,9 @@ export class ScriptRunner {
 
   async run(name: LuaScriptName, keys: string[], args: Array<string | number>): Promise<ScriptReply> {
     const argv = args.map(String);
-    // The caller's clock goes last: a floor for fences, taken off by the prelude (lua/prelude.lua).
-    argv.push(String(Date.now() * 1000));
+    // The caller's clock goes last, for the scripts that issue fences: a floor for them, taken off by the
+    // prelude (lua/prelude.lua, fence_floor); the others do without the argument.
+    if (luaScriptTakesCallerClock[name]) argv.push(String(Date.now() * 1000));
     let reply: unknown;
     try {
       reply = await withDeadline(name, this.timeoutMs, () => this.evalsha(name, keys, argv));
