@@ -85,7 +85,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
     const caller = isScopedToken(bearer) ? await callerOfScopedToken(bearer, c.env.TOKEN_SECRETS) : await callerOf(authorization, c.env.API_KEYS);
     c.set("caller", caller);
     c.set("ns", caller.namespace);
-    await checkRateLimit(c.env, c.var.ns);
+    await checkRateLimit(c.env, caller.namespace);
     if (caller.scope) checkTokenScope(c.req.method, c.req.url, caller.scope, kinds.apis);
     if (socket) checkSocketOrigin(c.req.raw, c.env.CORS_ORIGINS, caller.namespace);
     c.set("apiKey", bearer ?? "");
