@@ -9,6 +9,7 @@ import path from "node:path";
 import { measureCeiling, CEILING_CLIENTS, CEILING_REQUESTS } from "./ceiling";
 import { upstashRedis, WorkerApi } from "./clients";
 import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContendedRows, type ContendedRow, type ContendedShape } from "./contended";
+import { cycleFloorSection } from "./cycleFloor";
 import { FLOOR_HEADER, floorTableRows, measureFloors } from "./floor";
 import { measureVanished, VANISHED_HEADER, type VanishedRow, vanishedTableRows } from "./vanished";
 import { PICKUP_MS } from "../src/limits";
@@ -59,7 +60,7 @@ const MARKET_SECONDS = QUICK ? 1 : 3;
 const RESULTS_DIR = path.join(ROOT, "bench", "results");
 const WATCHDOG_MS = 600_000;
 
-/** `BENCH_ONLY=1,5 npm run bench` runs only those sections (table 0, the floors, always runs). */
+/** `BENCH_ONLY=1,5 npm run bench` runs only those sections (table 0, the floors, always runs; 1c: table 1c alone). */
 const only = process.env.BENCH_ONLY?.split(",").map((x) => x.trim());
 const wanted = (section: string) => !only || only.includes(section);
 
@@ -124,6 +125,8 @@ async function main(): Promise<number> {
   printTable("0. Floors and ceiling (same run)", FLOOR_HEADER, rows0, notes0);
 
   if (wanted("1")) await cyclesSection(gw, redis, workers, run, floors, ceiling);
+  // 1c. The uncontended cycle through the Worker over a bare Worker doing the same store round trips.
+  if (wanted("1") || wanted("1c")) await cycleFloorSection(gw, workers, run, QUICK);
   if (wanted("2")) await handoffSection(gw, redis, workers, run, floors, relay);
   // 3 and 4. Contended throughput, without and with work under the lock.
   if (wanted("3")) await contendedSection("3", CONTENDED, gw, redis, workers, run);
