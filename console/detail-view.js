@@ -1,12 +1,17 @@
-// The detail panel of one lock: its state from the kind's GET, the audit
-// log's entries for it, and, for an admin key on a kind that has it, the
-// force-release form. Refreshed with the list while it is open.
+// The detail panel of one lock: its state, pushed by the service as it
+// changes (watch.js; read with the kind's GET only while no watch socket is
+// up), the audit log's entries for it, refreshed with the list, and, for an
+// admin key on a kind that has it, the force-release form while the lock is held.
 import { ApiError, api, lockPath } from "./api.js";
 import { byId, countdown, el, say } from "./dom.js";
 import { plural, text, time } from "./format.js";
+import { currentKey } from "./session.js";
+import { watchLock } from "./watch.js";
 
 /** How much of the audit log the panel searches for this lock's entries (newest first). */
 const AUDIT_SCAN = 100;
+/** A watch socket that went down is opened again this much later (meanwhile the state is read each refresh). */
+const REWATCH_MS = 5000;
 
 /**
  * @param {{ isAdmin: () => boolean, onChanged: () => void, onClosed: (opener?: HTMLElement) => void, onUnauthorized: () => void }} hooks
@@ -33,6 +38,49 @@ export function createDetailView({ isAdmin, onChanged, onClosed, onUnauthorized 
   // screen reader's place in the panel is not lost every second (the countdowns tick on their own).
   let shownFields = "";
   let shownEvents = "";
+  /** The open lock's watch socket, and whether it has pushed a state since it opened (then nothing polls the state). */
+  let watch;
+  let watched = false;
+  let rewatch;
+
+  function startWatch() {
+    stopWatch();
+    if (!current) return;
+    const { def, name } = current;
+    const asked = generation;
+    let path;
+    try {
+      path = lockPath(def.path, name);
+    } catch {
+      return; // refresh reports the name
+    }
+    watch = watchLock(path, currentKey() ?? "", {
+      onState: (state) => {
+        if (asked !== generation) return;
+        watched = true;
+        showState(def, state);
+      },
+      onDown: () => {
+        if (asked !== generation) return;
+        watched = false;
+        rewatch = setTimeout(() => asked === generation && startWatch(), REWATCH_MS);
+      },
+    });
+  }
+
+  function stopWatch() {
+    clearTimeout(rewatch);
+    watch?.close();
+    watch = undefined;
+    watched = false;
+  }
+
+  function showState(def, state) {
+    shownState = state ?? {};
+    renderFields(def, shownState);
+    // Force release is offered only for a lock someone holds: one freed meanwhile has nothing to release.
+    releaseBox.hidden = !(def.releasable && isAdmin() && def.held?.(shownState));
+  }
 
   async function refresh() {
     if (!current) return;
@@ -40,14 +88,13 @@ export function createDetailView({ isAdmin, onChanged, onClosed, onUnauthorized 
     const asked = generation;
     const [state, audit] = await Promise.allSettled([
       // lockPath may refuse the name: inside the promise, so it is reported like any failed read.
-      Promise.resolve().then(() => api(lockPath(def.path, name))),
+      watched ? Promise.resolve(undefined) : Promise.resolve().then(() => api(lockPath(def.path, name))),
       api(`/v1/audit?limit=${AUDIT_SCAN}`),
     ]);
     if (asked !== generation) return;
     if ([state, audit].some((r) => r.status === "rejected" && r.reason instanceof ApiError && r.reason.status === 401)) return onUnauthorized();
     if (state.status === "fulfilled") {
-      shownState = state.value ?? {};
-      renderFields(def, shownState);
+      if (!watched && state.value !== undefined) showState(def, state.value);
     } else {
       shownFields = "";
       fields.replaceChildren(el("div", {}, el("dt", {}, "State"), el("dd", { class: "error" }, `Could not read: ${state.reason.message}`)));
@@ -144,6 +191,7 @@ export function createDetailView({ isAdmin, onChanged, onClosed, onUnauthorized 
     const opener = current?.opener;
     current = undefined;
     generation++;
+    stopWatch();
     panel.hidden = true;
     onClosed(opener);
   }
@@ -160,10 +208,12 @@ export function createDetailView({ isAdmin, onChanged, onClosed, onUnauthorized 
       shownFields = shownEvents = "";
       form.reset();
       formError.textContent = "";
-      releaseBox.hidden = !(def.releasable && isAdmin());
+      // Shown once the state says the lock is held (showState).
+      releaseBox.hidden = true;
       holderField.hidden = !def.manyHolders;
       panel.hidden = false;
       panel.focus();
+      startWatch();
       return refresh();
     },
     refresh,
@@ -172,6 +222,7 @@ export function createDetailView({ isAdmin, onChanged, onClosed, onUnauthorized 
     reset() {
       current = undefined;
       generation++;
+      stopWatch();
       panel.hidden = true;
       fields.replaceChildren();
       events.replaceChildren();

@@ -3,7 +3,9 @@
 // fields (the detail panel), read from the kind's GET answer (docs/API.md).
 // A field is { label, value } (text), { label, list } (one line per entry,
 // e.g. holder labels), or { label, at } (a store time: a countdown in the
-// list, the time and a countdown in the panel).
+// list, the time and a countdown in the panel). `held` says whether anyone
+// holds it: the panel offers force release only then. A `whole` column's
+// text never wraps (a fence); neither do names: a narrow table scrolls.
 import { NONE, plural, text, time } from "./format.js";
 
 const mutexState = (i) => {
@@ -30,17 +32,18 @@ export const KINDS = [
     path: "/v1/locks",
     releasable: true,
     manyHolders: false,
+    held: (i) => i.held === true,
     columns: [
       { label: "State", value: mutexState },
       { label: "Holder", value: (i) => text(i.holder) },
-      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Fence", value: (i) => text(i.fence), whole: true },
       { label: "Expires in", at: (i) => i.expiresAt },
       { label: "Waiters", value: (i) => text(i.waiters) },
     ],
     fields: [
       { label: "State", value: mutexState },
       { label: "Holder", value: (i) => text(i.holder) },
-      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Fence", value: (i) => text(i.fence), whole: true },
       { label: "Expires at", at: (i) => i.expiresAt },
       { label: "Waiters", value: (i) => text(i.waiters) },
       { label: "Delayed until", at: (i) => i.delayedUntil },
@@ -53,12 +56,14 @@ export const KINDS = [
     path: "/v1/rwlocks",
     releasable: true,
     manyHolders: true,
+    held: (i) => i.mode === "read" || i.mode === "write",
     columns: [
       { label: "Mode", value: (i) => text(i.mode) },
       { label: "Readers", value: (i) => text(i.readers) },
       { label: "Writer", value: (i) => text(i.writer) },
       { label: "Holders", value: (i) => text(labels(i)) },
-      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Fence", value: (i) => text(i.fence), whole: true },
+      { label: "Expires in", at: (i) => i.expiresAt },
       { label: "Waiters", value: (i) => text(i.waiters) },
     ],
     fields: [
@@ -66,7 +71,8 @@ export const KINDS = [
       { label: "Readers", value: (i) => text(i.readers) },
       { label: "Writer", value: (i) => text(i.writer) },
       { label: "Holders (first to end, labelled ones)", list: labels },
-      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Fence", value: (i) => text(i.fence), whole: true },
+      { label: "First lease ends at", at: (i) => i.expiresAt },
       { label: "Waiters", value: (i) => text(i.waiters) },
     ],
   },
@@ -77,16 +83,19 @@ export const KINDS = [
     path: "/v1/semaphores",
     releasable: true,
     manyHolders: true,
+    held: (i) => typeof i.holders === "number" && i.holders > 0,
     columns: [
       { label: "Permits used", value: permits },
       { label: "Holders", value: (i) => (typeof i.holders === "number" ? plural(i.holders, "holder") : NONE) },
       { label: "Holder labels", value: (i) => text(labels(i)) },
+      { label: "Expires in", at: (i) => i.expiresAt },
       { label: "Waiters", value: (i) => text(i.waiters) },
     ],
     fields: [
       { label: "Permits used", value: permits },
       { label: "Holders", value: (i) => text(i.holders) },
       { label: "Holder labels (first to end, labelled ones)", list: labels },
+      { label: "First lease ends at", at: (i) => i.expiresAt },
       { label: "Waiters", value: (i) => text(i.waiters) },
     ],
   },
@@ -100,14 +109,14 @@ export const KINDS = [
     columns: [
       { label: "State", value: (i) => text(i.state ?? i.status) },
       { label: "Holder", value: (i) => text(i.holder) },
-      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Fence", value: (i) => text(i.fence), whole: true },
       { label: "Expires in", at: (i) => i.expiresAt },
       { label: "Completed at (UTC)", value: (i) => time(i.completedAt) },
     ],
     fields: [
       { label: "State", value: (i) => text(i.state ?? i.status) },
       { label: "Holder", value: (i) => text(i.holder) },
-      { label: "Fence", value: (i) => text(i.fence) },
+      { label: "Fence", value: (i) => text(i.fence), whole: true },
       { label: "Expires at", at: (i) => i.expiresAt },
       { label: "Completed at (UTC)", value: (i) => time(i.completedAt) },
       { label: "Stored response", value: storedResponse },

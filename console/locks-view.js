@@ -141,7 +141,7 @@ function buildSection(def, onOpen, onMore) {
   function makeRow(item) {
     const button = el("button", { type: "button", class: "link", "aria-controls": "detail", "aria-expanded": "false" }, item.name);
     button.addEventListener("click", () => onOpen(def, item.name, button));
-    const cells = def.columns.map((c) => el("td", {}, c.at ? countdown(c.at(item)) : ""));
+    const cells = def.columns.map((c) => el("td", c.whole ? { class: "whole" } : {}, c.at ? countdown(c.at(item)) : ""));
     return el("tr", {}, el("th", { scope: "row" }, button), ...cells);
   }
 

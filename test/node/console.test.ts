@@ -42,8 +42,8 @@ interface Session {
   close: () => Promise<void>;
 }
 
-async function openConsole(base: string, key: string): Promise<Session> {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+async function openConsole(base: string, key: string, width = 1400): Promise<Session> {
+  const context = await browser.newContext({ viewport: { width, height: 900 } });
   const page = await context.newPage();
   const problems = await watchProblems(page);
   await page.goto(`${base}/console`);
@@ -238,6 +238,9 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
       expect(await cell(s.page, "Semaphores", sem, "Holders")).toBe("2 holders");
       expect(await cell(s.page, "Read-write locks", rw, "Mode")).toBe("read");
       expect(await cell(s.page, "Read-write locks", rw, "Holders")).toBe("reader-1");
+      // The many-holder kinds say when their first lease ends, as the mutex does.
+      expect(await cell(s.page, "Read-write locks", rw, "Expires in")).toMatch(/^\d+\.\d s$/);
+      expect(await cell(s.page, "Semaphores", sem, "Expires in")).toMatch(/^\d+\.\d s$/);
       expect(await cell(s.page, "Idempotency keys", idem, "State")).toBe("started");
       expect(await cell(s.page, "Idempotency keys", idem, "Holder")).toBe("webhook-7");
 
@@ -259,6 +262,68 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
       await s.page.getByRole("button", { name: "Force release" }).click();
       await expect.poll(() => s.page.locator("#fr-error").textContent(), SEEN).toMatch(/^Not released: ./);
       s.problems.splice(0, s.problems.length, ...s.problems.filter((p) => !/status of 409/.test(p)));
+      expectNoProblems(s);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("follows the open lock over its watch socket, and stops offering force release once the lock was freed meanwhile", async () => {
+    const name = unique("console-watched");
+    const held = await user().post(`/v1/locks/${name}/acquire`, { ttlMs: 60_000, holder: "watched <i>job</i>" });
+    const s = await openConsole(base(), ADMIN_KEY);
+    const lockReads: string[] = [];
+    const auditReads: string[] = [];
+    s.page.on("request", (r) => {
+      const { pathname } = new URL(r.url());
+      if (pathname === `/v1/locks/${name}`) lockReads.push(pathname);
+      if (pathname === "/v1/audit") auditReads.push(pathname);
+    });
+    try {
+      await filterBy(s.page, name);
+      await rowButton(s.page, "Mutexes", name).click();
+      await expect.poll(() => field(s.page, "Holder"), SEEN).toBe("watched <i>job</i>");
+      const forceRelease = s.page.getByRole("button", { name: "Force release" });
+      expect(await forceRelease.isVisible()).toBe(true);
+      // The panel refreshes the audit log each second; the lock's state comes over its watch socket, not read again.
+      const auditBefore = auditReads.length;
+      await expect.poll(() => auditReads.length - auditBefore, SEEN).toBeGreaterThanOrEqual(2);
+      expect(lockReads.length).toBeLessThanOrEqual(1);
+      // Freed by its holder meanwhile: the panel says so and no longer offers a force release.
+      expect((await user().post(`/v1/locks/${name}/release`, { token: held.body.token })).status).toBe(200);
+      await expect.poll(() => field(s.page, "State"), SEEN).toBe("free");
+      expect(await forceRelease.isVisible()).toBe(false);
+      expect(await s.page.locator("i").count()).toBe(0);
+      expectNoProblems(s);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("keeps names and fences whole at 400 px wide (the table scrolls instead)", async () => {
+    const prefix = unique("console-narrow-lock-name");
+    const [mx, rw, sem] = [`${prefix}.mx`, `${prefix}.rw`, `${prefix}.sem`];
+    await user().post(`/v1/locks/${mx}/acquire`, { ttlMs: 30_000, holder: "narrow" });
+    await user().post(`/v1/rwlocks/${rw}/write/acquire`, { ttlMs: 30_000 });
+    await user().post(`/v1/semaphores/${sem}/acquire`, { limit: 2, ttlMs: 30_000 });
+    const s = await openConsole(base(), USER_KEY, 400);
+    try {
+      await filterBy(s.page, prefix);
+      await expect.poll(() => cell(s.page, "Mutexes", mx, "Holder"), SEEN).toBe("narrow");
+      await expect.poll(() => cell(s.page, "Semaphores", sem, "Permits used"), SEEN).toBe("1 of 2");
+      // The lines each name's and fence's text is laid out on: one, or the word was broken.
+      const lines: Array<{ text: string; lines: number }> = await s.page.evaluate(`
+        [...document.querySelectorAll("section.kind tbody tr")].flatMap((row) => {
+          const heads = [...row.closest("table").tHead.rows[0].cells].map((c) => c.textContent);
+          const fence = heads.indexOf("Fence");
+          return [row.querySelector("th button"), fence >= 0 ? row.cells[fence] : null].filter(Boolean).map((c) => {
+            const range = document.createRange();
+            range.selectNodeContents(c);
+            return { text: c.textContent, lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size };
+          });
+        })`);
+      expect(lines.length).toBeGreaterThanOrEqual(5);
+      for (const l of lines) expect(l).toEqual({ text: l.text, lines: 1 });
       expectNoProblems(s);
     } finally {
       await s.close();

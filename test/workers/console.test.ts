@@ -14,6 +14,8 @@ it("serves the console's pages through the ASSETS binding as configured for depl
     ["/console", /^text\/html/],
     ["/console/", /^text\/html/],
     ["/console/console.js", /^text\/javascript/],
+    // The lock panel's watch socket client (the console follows one lock over it).
+    ["/console/watch.js", /^text\/javascript/],
     ["/console/console.css", /^text\/css/],
   ] as const) {
     const res = await call("GET", path, undefined, { key: null });
