@@ -20,6 +20,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "@upstash/redis";
 import { startGateway } from "../tools/upstash-gateway/server.mjs";
+import { instructionSteps } from "./instructionSteps";
 import { directCycleTargets } from "./uncontended";
 
 const run = promisify(execFile);
@@ -30,9 +31,19 @@ export interface InstructionsRow {
   perCycle: number[];
 }
 
-export type InstructionsResult = { ok: true; cycles: number; rows: InstructionsRow[]; valgrind: string } | { ok: false; reason: string };
+/** Instructions per call of one script (instructionSteps.ts), one figure per round. */
+export interface StepRow {
+  label: string;
+  floor?: string;
+  perCall: number[];
+}
 
-export async function measureInstructions(cycles = 1000, rounds = 2): Promise<InstructionsResult> {
+export type InstructionsResult =
+  | { ok: true; cycles: number; rows: InstructionsRow[]; steps: StepRow[]; valgrind: string }
+  | { ok: false; reason: string };
+
+/** `steps`: also count each script alone (instructionSteps.ts), `cycles` calls each per round. */
+export async function measureInstructions(cycles = 1000, rounds = 2, { steps = false } = {}): Promise<InstructionsResult> {
   let valgrind: string;
   try {
     valgrind = (await run("valgrind", ["--version"])).stdout.trim();
@@ -70,23 +81,46 @@ export async function measureInstructions(cycles = 1000, rounds = 2): Promise<In
     const targets = directCycleTargets({ url: gateway.url, token, redisPort: port }, redis);
     const rows: InstructionsRow[] = targets.map((t) => ({ label: t.label, perCycle: [] }));
     let dumps = 0;
+    /** Instructions Redis spent on what `counted` sends (the counters zeroed before, dumped after). */
+    const count = async (counted: () => Promise<void>) => {
+      await run("callgrind_control", ["-z", String(server.pid)]);
+      await counted();
+      await run("callgrind_control", ["-d", String(server.pid)]);
+      dumps++;
+      return totalOf(path.join(dir, `cg.out.${dumps}`));
+    };
     for (let round = 0; round < rounds; round++) {
       for (const [i, target] of (round % 2 === 0 ? targets : [...targets].reverse()).entries()) {
         const acquire = target.acquirer(`instructions-${round}-${i}-${target.label.length}`);
         for (let w = 0; w < 20; w++) await (await acquire())?.();
-        await run("callgrind_control", ["-z", String(server.pid)]);
-        for (let c = 0; c < cycles; c++) {
-          const release = await acquire();
-          if (!release) throw new Error(`${target.label}: an uncontended try-lock was refused`);
-          await release();
-        }
-        await run("callgrind_control", ["-d", String(server.pid)]);
-        dumps++;
-        const total = totalOf(path.join(dir, `cg.out.${dumps}`));
+        const total = await count(async () => {
+          for (let c = 0; c < cycles; c++) {
+            const release = await acquire();
+            if (!release) throw new Error(`${target.label}: an uncontended try-lock was refused`);
+            await release();
+          }
+        });
         rows.find((r) => r.label === target.label)?.perCycle.push(total / cycles);
       }
     }
-    return { ok: true, cycles, rows, valgrind };
+    const stepRows: StepRow[] = [];
+    for (let round = 0; steps && round < rounds; round++) {
+      for (const step of await instructionSteps(redis, `instructions-steps-${round}`)) {
+        // Warm: the step's scripts loaded and its code paths taken, on names of their own.
+        for (let w = cycles; w < cycles + 20; w++) {
+          await step.setup(w);
+          await step.run(w);
+        }
+        for (let i = 0; i < cycles; i++) await step.setup(i);
+        const total = await count(async () => {
+          for (let i = 0; i < cycles; i++) await step.run(i);
+        });
+        const row =
+          stepRows.find((r) => r.label === step.label) ?? stepRows[stepRows.push({ label: step.label, floor: step.floor, perCall: [] }) - 1];
+        row.perCall.push(total / cycles);
+      }
+    }
+    return { ok: true, cycles, rows, steps: stepRows, valgrind };
   } finally {
     await gateway?.close();
     server.kill("SIGTERM");
@@ -149,10 +183,21 @@ export function instructionsTableRows(result: Extract<InstructionsResult, { ok: 
 
 export const INSTRUCTIONS_HEADER = ["client", "Redis instructions per cycle", "per round", "vs @upstash/lock"];
 
+/** Rows for the per-script table: instructions per call (k), and the ratio to its floor row where it has one. */
+export function stepTableRows(steps: StepRow[]): string[][] {
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  return steps.map((r) => {
+    const floor = steps.find((f) => f.label === r.floor);
+    return [r.label, `${(mean(r.perCall) / 1000).toFixed(1)}k`, floor ? `${(mean(r.perCall) / mean(floor.perCall)).toFixed(2)}x` : ""];
+  });
+}
+
+export const STEP_HEADER = ["script call", "Redis instructions per call", "vs its floor"];
+
 // `npm run bench:instructions [cycles]`
 if (import.meta.url === `file://${process.argv[1]}`) {
   const cycles = Number(process.argv[2] ?? 1000);
-  const result = await measureInstructions(cycles);
+  const result = await measureInstructions(cycles, 2, { steps: true });
   if (!result.ok) {
     console.error(`bench:instructions: ${result.reason}`);
     process.exit(1);
@@ -161,4 +206,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   printTable(`Redis instructions per acquire+release (callgrind, ${cycles} cycles per round)`, INSTRUCTIONS_HEADER, instructionsTableRows(result), [
     `${result.valgrind}; redis-server at 1 Hz cron behind the gateway (key-rule check off); deterministic to within ~2 %.`,
   ]);
+  printTable(
+    `Redis instructions per script call (callgrind, ${cycles} calls per round, mean of 2 rounds)`,
+    STEP_HEADER,
+    stepTableRows(result.steps),
+    [
+      "Each call on a name of its own, set up uncounted (bench/instructionSteps.ts); the floors send the same commands with the",
+      "same keys and arguments as the library's mutex, with no checks and no other logic.",
+    ],
+  );
 }

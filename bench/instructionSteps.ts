@@ -1,0 +1,141 @@
+/**
+ * The per-script rows of `npm run bench:instructions`: what Redis spends on
+ * each script call the library makes (and the Worker's full mutex release),
+ * with the hand-written minimal scripts that send the same commands with the
+ * same keys and arguments as the mutex's floor.
+ *
+ * Each step runs over `n` names of its own: a setup (not counted) brings
+ * every name to the state the step needs, then the step's one call per name
+ * is counted. Names are used once per step; their fence keys exist (as in
+ * a steady cycle on one name) because the setup acquired and released them.
+ * Steps run in order: a release step counts the releases of the grants its
+ * acquire step made.
+ */
+import type { Redis } from "@upstash/redis";
+import { LockedError, Mutex, RedisStore, RwLock, Semaphore } from "../src/index";
+import { mutexKeys } from "../src/kinds/mutex/keys";
+import { newOwnerToken, newRequestId } from "../src/tokens";
+
+const NS = "bench";
+// Long enough to outlast a step of 1,000 calls under valgrind.
+const TTL_MS = 300_000;
+
+export interface Step {
+  label: string;
+  /** The floor row this row is read against (a label of FLOOR_STEPS), if any. */
+  floor?: string;
+  /** Brings name i to the state the step needs (not counted). */
+  setup(i: number): Promise<void>;
+  /** The counted call for name i. */
+  run(i: number): Promise<void>;
+}
+
+/** The mutex's floors: its usual grant and release as the fewest commands, no checks, no logic. */
+const FLOOR_ACQUIRE = `local t = redis.call('TIME')
+if redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4]) == 0 then
+  local f = t[1] .. t[2]
+  redis.call('SET', KEYS[2], f, 'PX', '604800000', 'GET')
+  local exp = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[2]))
+  redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', f, 'ttl', ARGV[2], 'exp', exp)
+  redis.call('PEXPIREAT', KEYS[1], exp)
+  return '["status","granted","fence","' .. f .. '","ttlMs","' .. ARGV[2] .. '","expiresAt","' .. exp .. '","count","1"]'
+end
+return 'busy'`;
+const FLOOR_RELEASE = `if redis.call('HLEN', KEYS[1]) == 4 then
+  local l = redis.call('HMGET', KEYS[1], 'owner', 'fence')
+  if l[1] == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+    local a = '["status","ok","released","1","count","0","fence","' .. l[2] .. '","watched","0"]'
+    redis.call('PSETEX', KEYS[2], '120000', a)
+    return a
+  end
+end
+return 'lost'`;
+
+export const FLOORS = {
+  acquire: "floor: mutex acquire (TIME, EXISTS, SET GET, HSET, PEXPIREAT; same KEYS and ARGV)",
+  release: "floor: mutex release (HLEN, HMGET, DEL, PSETEX; same KEYS and ARGV)",
+};
+
+/** The steps, over names under `prefix`; loads the floor scripts first (they run by EVALSHA, as the library's do). */
+export async function instructionSteps(redis: Redis, prefix: string): Promise<Step[]> {
+  const store = new RedisStore(redis);
+  const [floorAcquire, floorRelease] = [await redis.scriptLoad(FLOOR_ACQUIRE), await redis.scriptLoad(FLOOR_RELEASE)];
+  const name = (step: string, i: number) => `${prefix}-${step}-${i}`;
+  const tokens: string[] = [];
+  const mutex = (step: string, i: number) => new Mutex(store, name(step, i), { namespace: NS });
+  const ref = (step: string, i: number) => ({ ns: NS, name: name(step, i) });
+  /** A fresh grant of name i for step (its fence key then exists), its token kept. */
+  const grant = async (step: string, i: number) => {
+    tokens[i] = (await mutex(step, i).acquire({ ttlMs: TTL_MS })).token;
+  };
+  const cycle = async (step: string, i: number) => {
+    await grant(step, i);
+    await mutex(step, i).release(tokens[i]);
+  };
+  const floorKeys = (step: string, i: number) => {
+    const k = mutexKeys(ref(step, i));
+    return { acquire: [k.lock, k.fence, k.next, k.delay], release: [k.lock, k.request(newRequestId())] };
+  };
+  const floorGrant = async (step: string, i: number) => {
+    tokens[i] = newOwnerToken();
+    await redis.evalsha(floorAcquire, floorKeys(step, i).acquire, [tokens[i], String(TTL_MS), clock()]);
+  };
+  const rw = (i: number) => new RwLock(store, name("rw", i), { namespace: NS });
+  const sem = (i: number) => new Semaphore(store, name("sem", i), { namespace: NS, limit: 3 });
+  return [
+    { label: "mutex acquire (try-lock of a free lock)", floor: FLOORS.acquire, setup: (i) => cycle("a", i), run: (i) => grant("a", i) },
+    {
+      label: "mutex release (library: release_unwatched)",
+      floor: FLOORS.release,
+      setup: (i) => grant("r", i),
+      run: async (i) => void (await mutex("r", i).release(tokens[i])),
+    },
+    {
+      label: "mutex release (Worker: the full script)",
+      floor: FLOORS.release,
+      setup: (i) => grant("f", i),
+      run: async (i) => void (await store.mutex.release(ref("f", i), { token: tokens[i], requestId: newRequestId() })),
+    },
+    { label: "mutex heartbeat", setup: (i) => grant("h", i), run: async (i) => void (await mutex("h", i).heartbeat(tokens[i])) },
+    {
+      label: "mutex acquire, busy (held by another)",
+      setup: (i) => grant("b", i),
+      run: async (i) => {
+        const refused = await mutex("b", i)
+          .acquire({ ttlMs: TTL_MS })
+          .catch((err) => err);
+        if (!(refused instanceof LockedError)) throw new Error("a held lock was granted again");
+      },
+    },
+    {
+      label: "rwlock write acquire",
+      setup: async (i) => void (await rw(i).release((await rw(i).writeLock({ ttlMs: TTL_MS })).token)),
+      run: async (i) => {
+        tokens[i] = (await rw(i).writeLock({ ttlMs: TTL_MS })).token;
+      },
+    },
+    { label: "rwlock release", setup: async () => {}, run: async (i) => void (await rw(i).release(tokens[i])) },
+    {
+      label: "semaphore acquire",
+      setup: async (i) => void (await sem(i).release((await sem(i).acquire({ ttlMs: TTL_MS })).token)),
+      run: async (i) => {
+        tokens[i] = (await sem(i).acquire({ ttlMs: TTL_MS })).token;
+      },
+    },
+    { label: "semaphore release", setup: async () => {}, run: async (i) => void (await sem(i).release(tokens[i])) },
+    {
+      label: FLOORS.acquire,
+      setup: (i) => cycle("fa", i),
+      run: (i) => floorGrant("fa", i),
+    },
+    {
+      label: FLOORS.release,
+      setup: (i) => floorGrant("fr", i),
+      run: async (i) => void (await redis.evalsha(floorRelease, floorKeys("fr", i).release, [tokens[i]])),
+    },
+  ];
+}
+
+/** The caller's clock as ScriptRunner sends it (the floor acquire takes it as the library's acquire does). */
+const clock = () => String(Date.now() * 1000);
