@@ -3,7 +3,7 @@
 // how soon they come is measured by the bench-style run described in docs/API.md, not asserted here.
 import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import worker from "../../src/worker";
+import worker, { LockObject } from "../../src/worker";
 import { api, envFor, KEY_A, KEY_ADMIN, type StoreKind, uniqueName } from "./support/api";
 import { eventually, lockObject } from "./support/lockObjectHelpers";
 
@@ -167,6 +167,26 @@ describe.each<StoreKind>(["redis", "durable"])("watching the other kinds (%s sto
     rw.ws.close();
     k.ws.close();
   });
+});
+
+// Woken from hibernation: stood in for by a second LockObject on the same state (see hibernation.test.ts).
+it("woken, the object finds its watchers by their sockets and pushes only what changed since it last did (Durable store)", async () => {
+  const name = uniqueName("watch-woken");
+  const ref = { ns: "tenant-a", name };
+  const w = await watch("durable", `/v1/locks/${name}`);
+  await w.next((s) => s.held === false, "free at first");
+  const woken = await inObject(lockObject(name), (_o: unknown, state: DurableObjectState) => {
+    const o = new LockObject(state, env as never);
+    return { o, live: (o as any).watchers.liveCount };
+  });
+  expect(woken.live).toBe(1);
+  // The same state again is not pushed again (the digest kept with the socket); the acquire is.
+  await inObject(lockObject(name), () =>
+    woken.o.run("mutex", "acquire", [ref, { token: "woken-holder-token", mode: "new", ttlMs: 30_000, requestId: "rq-watch-woken", watch: false }]),
+  );
+  await w.next((s) => s.held === true, "held, pushed by the woken object");
+  expect(w.states.map((s) => s.held)).toEqual([false, true]);
+  w.ws.close();
 });
 
 describe("a watch socket's limits", () => {
