@@ -5,6 +5,7 @@
 -- ARGV[1]  token
 -- ARGV[2]  ttlMs (1 .. 86400000), or "" for the ttl of the last acquire
 --
+-- replies: JSON text on every path, so the body runs at the script's top level (tools/gen-lua-scripts.mjs)
 -- Returns name/value pairs: status ok, expiresAt, ttlMs, fence (and quorumFence
 -- on a quorum's database, see raise_fence.lua); or status lost.
 --
@@ -15,29 +16,37 @@
 -- line (a restart) must lapse, or the release would hand the lock to a waiter
 -- that is gone, for that waiter's whole ttl.
 -- Safe to run twice: a repeat only sets the same expiry again from Redis's now.
+-- The usual heartbeat is TIME, HMGET, HSET, PEXPIREAT: pk is deleted only where
+-- the read found it, the new end is formatted once, and the ttl is kept and
+-- answered as sent (the library and the Worker send decimal digits).
 
-local token = arg_str(1, 'token', 256)
-local ttl_arg = nil
-if ARGV[2] ~= '' then ttl_arg = arg_int(2, 'ttlMs', 1, 86400000) end
+local token = ARGV[1]
+if not token or #token < 1 or #token > 256 then bad_arg('token', 'must be 1 to 256 bytes') end
+local ttl_text = ARGV[2]
+local ttl = nil
+if ttl_text ~= '' then
+  ttl = tonumber(ttl_text)
+  if not ttl or ttl % 1 ~= 0 or ttl < 1 or ttl > 86400000 then
+    bad_arg('ttlMs', 'must be an integer from 1 to 86400000, got ' .. tostring(ttl_text))
+  end
+end
 
 local now_ms = redis_now()
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'qf', 'ld')
-if lock[1] ~= token then return {'status', 'lost'} end
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'qf', 'ld', 'pk')
+if lock[1] ~= token then return '["status","lost"]' end
 
-local ttl = ttl_arg or tonumber(lock[2])
-local exp = now_ms + ttl
+if not ttl then ttl, ttl_text = tonumber(lock[2]), lock[2] end
+local exp_ms = now_ms + ttl
+local exp = fmt(exp_ms)
 -- lt: the lease's length as of this write (lease_end in lua/prelude.lua).
-redis.call('HSET', KEYS[1], 'exp', fmt(exp), 'lt', fmt(ttl))
-redis.call('HDEL', KEYS[1], 'pk')
-redis.call('PEXPIREAT', KEYS[1], fmt(exp))
+redis.call('HSET', KEYS[1], 'exp', exp, 'lt', ttl_text)
+if lock[6] then redis.call('HDEL', KEYS[1], 'pk') end
+redis.call('PEXPIREAT', KEYS[1], exp)
 if lock[5] then
-  local delayed_until = fmt(exp + tonumber(lock[5]))
+  local delayed_until = fmt(exp_ms + tonumber(lock[5]))
   redis.call('SET', KEYS[2], delayed_until, 'XX', 'PXAT', delayed_until)
 end
-local r = {'status', 'ok', 'expiresAt', fmt(exp), 'ttlMs', fmt(ttl), 'fence', lock[3]}
-if lock[4] then
-  r[#r + 1] = 'quorumFence'
-  r[#r + 1] = lock[4]
-end
-return r
+local tail = ']'
+if lock[4] then tail = ',"quorumFence","' .. lock[4] .. '"]' end
+return '["status","ok","expiresAt","' .. exp .. '","ttlMs","' .. ttl_text .. '","fence","' .. lock[3] .. '"' .. tail
