@@ -161,6 +161,25 @@ export function waitingConformance(kind: StoreKind) {
     expect(served.body).toMatchObject({ namespace: "tenant-a", key, header: "x-lock-signature" });
   });
 
+  it("a lock object that already woke for a waiter wakes at a later holder's watch too", async () => {
+    const name = uniqueName("notify-later");
+    const first = (await post(path(name, "acquire"), { ttlMs: 60_000 })).body;
+    // A waiter's long wait puts the object's alarm at the wait's end: the object has looked at its watches (none).
+    const waiting = post(path(name, "acquire"), { ttlMs: 5000, waitMs: 30_000 });
+    await untilWaiters(name, 1);
+    await post(path(name, "release"), { token: first.token });
+    const second = (await waiting).body;
+    expect((await post(path(name, "release"), { token: second.token })).status).toBe(200);
+    const receiver = await newReceiver();
+    const watched = (await post(path(name, "acquire"), { ttlMs: 300, onExpire: receiver.url })).body;
+    expect(Math.abs(((await objectAlarm(name)) ?? 0) - watched.expiresAt)).toBeLessThan(250);
+    await runAlarmsUntilQuiet(name, "mutex");
+    await eventually(
+      () => deliveries(receiver.id),
+      (d) => d.length === 1,
+    );
+  });
+
   it("sends nothing for a lease that was released", async () => {
     const name = uniqueName("no-notify");
     const receiver = await newReceiver();
