@@ -2,6 +2,12 @@
 export const TTL_MIN_MS = 100;
 export const TTL_MAX_MS = 86_400_000;
 export const WAIT_MAX_MS = 60_000;
+/**
+ * The library's bound on waitMs: it polls Redis from the caller, with no
+ * request to outlast, so any wait a timer can hold (2^31 - 1 ms, ~24.8 days);
+ * one rule with the SDK, which renews its place past the service's 60 s.
+ */
+export const LIBRARY_WAIT_MAX_MS = 2_147_483_647;
 export const LIMIT_MAX = 10_000;
 export const BODY_MAX_BYTES = 64 * 1024;
 /** The contract's name pattern, less "." and "..", which no URL can reach (clients resolve them as path steps). */

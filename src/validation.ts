@@ -1,5 +1,5 @@
 import { InvalidInputError } from "./errors.js";
-import { HOLDER_MAX_CHARS, NAME_PATTERN, NAMESPACE_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, WAIT_MAX_MS } from "./limits.js";
+import { HOLDER_MAX_CHARS, NAME_PATTERN, NAMESPACE_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, LIBRARY_WAIT_MAX_MS } from "./limits.js";
 
 /**
  * The library's checks, with the HTTP contract's bounds and error codes: bad
@@ -14,7 +14,7 @@ export function checkInt(code: string, field: string, value: unknown, min: numbe
 }
 
 export const checkTtl = (value: unknown, field = "ttlMs") => checkInt("invalid_ttl", field, value, TTL_MIN_MS, TTL_MAX_MS);
-export const checkWait = (value: unknown) => checkInt("invalid_wait", "waitMs", value, 0, WAIT_MAX_MS);
+export const checkWait = (value: unknown) => checkInt("invalid_wait", "waitMs", value, 0, LIBRARY_WAIT_MAX_MS);
 
 export function checkName(value: unknown, what = "names"): string {
   if (typeof value !== "string" || !NAME_PATTERN.test(value)) {
