@@ -14,6 +14,7 @@ import { libraryLock, type Release, sdkAcquire, upstashLock, type UpstashRetry, 
 import { sleep, until, withTimeout } from "./loop";
 import { answeredFrom, requestsTo } from "./roundTrips";
 import type { Floors } from "./floor";
+import { clockedApi, clockedWebSocket, type SocketClock } from "./socketClock";
 import type { Gateway } from "./stack";
 import { ms, ratio, summarize, type Summary } from "./stats";
 
@@ -34,8 +35,8 @@ export interface HandoffTarget {
   releaseRequests?: number;
   /** Resolves once the waiter is waiting; `answeredBefore` = answers from origin before the waiter started. */
   untilWaiting(name: string, answeredBefore: number): Promise<void>;
-  /** Socket clients: when the last `granted` message arrived (the waiter's is the only one after the release is sent). */
-  grantedAt?(): number;
+  /** Socket clients: when their messages came and went (after the release is sent, the waiter's `granted` and `held` are the only ones). */
+  clock?: SocketClock;
   /** Measured in alternating rounds with the other targets that say so (measureHandoffs), for a fair ratio between them. */
   takesTurns?: boolean;
 }
@@ -59,17 +60,17 @@ export function handoffTargets(
   relay?: WorkerApi,
 ): HandoffTarget[] {
   const worker = (label: string, plainApi: WorkerApi, floorP50: number, channel: "HTTP" | "socket"): HandoffTarget => {
-    const clock = channel === "socket" ? grantClocked(plainApi) : undefined;
-    const api = clock?.api ?? plainApi;
+    const clocked = channel === "socket" ? clockedApi(plainApi) : undefined;
+    const api = clocked?.api ?? plainApi;
     return {
       ...workerTarget(label, api, floorP50, channel),
-      ...(clock && { grantedAt: clock.lastGrantedAt, takesTurns: true }),
+      ...(clocked && { clock: clocked.clock, takesTurns: true }),
     };
   };
   // The SDK: client.lock() waits on a wait socket and the lease keeps it (release over it), as the raw socket rows do.
   const sdk = (store: "Redis" | "Durable", api: WorkerApi, floorP50: number): HandoffTarget => {
-    const clock = grantClockedWebSocket();
-    const client = api.sdk(clock.WebSocket);
+    const clocked = clockedWebSocket();
+    const client = api.sdk(clocked.WebSocket);
     return {
       label: sdkLabel(store),
       settings: SDK_SETTINGS,
@@ -79,7 +80,7 @@ export function handoffTargets(
       hold: async (name) => (await sdkAcquire(client, name, WAIT_MS))!,
       wait: (name) => sdkAcquire(client, name, WAIT_MS),
       untilWaiting: (name) => until(async () => (await api.waiters(name)) >= 1, 5000, "the waiter to be queued"),
-      grantedAt: clock.lastGrantedAt,
+      clock: clocked.clock,
       takesTurns: true,
     };
   };
@@ -125,40 +126,6 @@ export function handoffTargets(
   ];
 }
 
-const GRANTED = '{"type":"granted"';
-
-/**
- * The same client, its sockets also noting when a `granted` message arrives (a listener added
- * before the client's own handler, so the time is taken before the client parses it and acks).
- */
-function grantClocked(api: WorkerApi): { api: WorkerApi; lastGrantedAt: () => number } {
-  let at = Number.NaN;
-  const clocked = Object.create(api) as WorkerApi; // everything else is api's own
-  clocked.openSocket = (path) => {
-    const ws = api.openSocket(path);
-    ws.addEventListener("message", (e) => {
-      if (typeof e.data === "string" && e.data.startsWith(GRANTED)) at = performance.now();
-    });
-    return ws;
-  };
-  return { api: clocked, lastGrantedAt: () => at };
-}
-
-/** The runtime's WebSocket, noting when a `granted` arrives as grantClocked does, for a client that takes a WebSocket class (the SDK). */
-function grantClockedWebSocket(): { WebSocket: typeof WebSocket; lastGrantedAt: () => number } {
-  let at = Number.NaN;
-  class Clocked extends WebSocket {
-    constructor(url: string | URL, protocols?: string | string[]) {
-      super(url, protocols);
-      // Added in the constructor: before the client sets onmessage, so it runs first.
-      this.addEventListener("message", (e) => {
-        if (typeof e.data === "string" && e.data.startsWith(GRANTED)) at = performance.now();
-      });
-    }
-  }
-  return { WebSocket: Clocked, lastGrantedAt: () => at };
-}
-
 /** @upstash/lock's holder uses @upstash/lock too (same key scheme as its waiter). */
 function ulHold(redis: Redis) {
   return async (name: string) => (await upstashLock(redis, name).acquire())!;
@@ -171,9 +138,12 @@ export interface HandoffRow {
   summary: Summary;
   /** Release sent -> the waiter's `granted` message (socket rows; `summary` is to `held`, when the waiter may act). */
   toGranted?: Summary;
+  /** Socket rows: the client's own time per handoff, release() -> its frame sent + `held` in -> acquire resolved (socketClock.ts). */
+  clientTime?: Summary;
   /** The handoffs (ms), to merge rounds. */
   samples: number[];
   grantedSamples: number[];
+  clientSamples: number[];
   gaveUp: number;
   attempts: number;
   waiterRequests: number;
@@ -183,6 +153,7 @@ export interface HandoffRow {
 export async function measureHandoff(target: HandoffTarget, name: string, bounds: { count: number; ms: number }): Promise<HandoffRow> {
   const latencies: number[] = [];
   const toGranted: number[] = [];
+  const clientTime: number[] = [];
   let gaveUp = 0;
   let attempts = 0;
   let waiterRequests = 0;
@@ -223,8 +194,9 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
         continue;
       }
       latencies.push(t1 - t0);
-      const grantedAt = target.grantedAt?.() ?? Number.NaN;
-      if (grantedAt > t0) toGranted.push(grantedAt - t0);
+      const clock = target.clock;
+      if (clock && clock.grantedAt() > t0) toGranted.push(clock.grantedAt() - t0);
+      if (clock && clock.releaseSentAt() >= t0 && clock.heldAt() > t0) clientTime.push(clock.releaseSentAt() - t0 + (t1 - clock.heldAt()));
       waiterRequests += sentAtGrant - sentBefore - (target.releaseRequests ?? 1); // minus the holder's release
       await granted();
     } catch (err) {
@@ -243,9 +215,11 @@ export async function measureHandoff(target: HandoffTarget, name: string, bounds
     settings: target.settings,
     floorP50: target.floorP50,
     summary: summarize(latencies),
-    toGranted: target.grantedAt ? summarize(toGranted) : undefined,
+    toGranted: target.clock ? summarize(toGranted) : undefined,
+    clientTime: target.clock ? summarize(clientTime) : undefined,
     samples: latencies,
     grantedSamples: toGranted,
+    clientSamples: clientTime,
     gaveUp,
     attempts,
     waiterRequests: latencies.length ? waiterRequests / latencies.length : NaN,
@@ -283,13 +257,16 @@ function mergeRounds(before: HandoffRow | undefined, round: HandoffRow): Handoff
   if (!before) return round;
   const samples = [...before.samples, ...round.samples];
   const grantedSamples = [...before.grantedSamples, ...round.grantedSamples];
+  const clientSamples = [...before.clientSamples, ...round.clientSamples];
   const n = (r: HandoffRow) => (r.samples.length ? r.samples.length * r.waiterRequests : 0);
   return {
     ...before,
     summary: summarize(samples),
     toGranted: before.toGranted && summarize(grantedSamples),
+    clientTime: before.clientTime && summarize(clientSamples),
     samples,
     grantedSamples,
+    clientSamples,
     gaveUp: before.gaveUp + round.gaveUp,
     attempts: before.attempts + round.attempts,
     waiterRequests: samples.length ? (n(before) + n(round)) / samples.length : Number.NaN,

@@ -7,7 +7,7 @@
  */
 import type { ContendedRow } from "./contended";
 import { type HandoffRow, sdkLabel } from "./handoff";
-import { ratio } from "./stats";
+import { ms, ratio } from "./stats";
 
 export const SDK_TARGET = 0.1;
 
@@ -18,11 +18,21 @@ const raw = <R extends Row>(rows: R[], store: string) =>
   rows.find((r) => r.label === `holdfast Worker API, ${store} store` && r.settings.startsWith("wait socket"));
 const sdk = <R extends Row>(rows: R[], store: (typeof STORES)[number]) => rows.find((r) => r.label === sdkLabel(store));
 
-/** Each store's SDK handoff over the raw socket's: p50 and p99 to `held`. */
-export function sdkHandoffOverSocket(rows: HandoffRow[]): { store: string; p50: number; p99: number }[] {
+/**
+ * Each store's SDK handoff over the raw socket's: p50 and p99 to `held`; and the client's own time per
+ * handoff (socketClock.ts), p50 of each, and what the SDK adds as a share of the raw handoff's p50.
+ */
+export function sdkHandoffOverSocket(
+  rows: HandoffRow[],
+): { store: string; p50: number; p99: number; ownSdk: number; ownRaw: number; ownAdded: number }[] {
   return STORES.flatMap((store) => {
     const [s, r] = [sdk(rows, store), raw(rows, store)];
-    return s && r ? [{ store, p50: s.summary.p50 / r.summary.p50, p99: s.summary.p99 / r.summary.p99 }] : [];
+    if (!s || !r) return [];
+    const ownSdk = s.clientTime?.p50 ?? Number.NaN;
+    const ownRaw = r.clientTime?.p50 ?? Number.NaN;
+    return [
+      { store, p50: s.summary.p50 / r.summary.p50, p99: s.summary.p99 / r.summary.p99, ownSdk, ownRaw, ownAdded: (ownSdk - ownRaw) / r.summary.p50 },
+    ];
   });
 }
 
@@ -39,11 +49,17 @@ const x = (v: number) => `${ratio(v)}x`;
 
 /** Table 2's note on the SDK rows. */
 export function sdkHandoffNotes(rows: HandoffRow[]): string[] {
-  const parts = sdkHandoffOverSocket(rows).map((o) => `${o.store} store p50 ${x(o.p50)}, p99 ${x(o.p99)}`);
-  if (!parts.length) return [];
+  const ratios = sdkHandoffOverSocket(rows);
+  if (!ratios.length) return [];
+  const parts = ratios.map((o) => `${o.store} store p50 ${x(o.p50)}, p99 ${x(o.p99)}`);
+  const own = ratios.map(
+    (o) => `${o.store} store SDK ${ms(o.ownSdk)} ms, raw ${ms(o.ownRaw)} ms (+${ratio(100 * o.ownAdded, 1)} % of the raw handoff p50)`,
+  );
   return [
     "SDK rows: holdfast/client's client.lock() (waitChannel socket) holding over the socket it waited on, its lease's release sent there;",
     `the same hold pattern, taking turns with the socket rows. SDK / raw socket handoff to held: ${parts.join("; ")}; target <= ${x(1 + SDK_TARGET)}.`,
+    "The client's own time per handoff (release() -> its frame sent, + `held` in -> acquire resolved; the server's part left out), p50:",
+    `  ${own.join("; ")}.`,
   ];
 }
 
