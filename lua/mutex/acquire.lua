@@ -180,13 +180,16 @@ if owner == token then
   return granted(rest[2], lease[3], exp, rest[1] or '1', rest[3])
 end
 
--- Held by another.
-local exp = tonumber(lease[2])
+-- Held by another. The busy answer formats only what it must: the stored end
+-- as it is (unless the clock rule moves it), no label as "".
+local exp_text = lease[2]
+local exp = tonumber(exp_text)
 local stands = lease_end(exp, tonumber(lease[4] or lease[3]), now_ms)
 if stands < exp then
   exp = stands
-  redis.call('HSET', KEYS[1], 'exp', fmt(exp))
-  redis.call('PEXPIREAT', KEYS[1], fmt(exp))
+  exp_text = fmt(exp)
+  redis.call('HSET', KEYS[1], 'exp', exp_text)
+  redis.call('PEXPIREAT', KEYS[1], exp_text)
 end
 if mode == 'queue' then
   -- The object's head waiter: the release hands the lock straight to it.
@@ -196,5 +199,7 @@ if mode == 'queue' then
   redis.call('HSET', KEYS[1], 'watch', '1')
 end
 -- The label is any text the caller chose: JSON-encoded, not spliced.
-return '["status","busy","retryAfterMs","' .. fmt(math.max(exp - now_ms, 1)) .. '","queued","0","holder",'
-  .. cjson.encode(lease[5] or '') .. ',"expiresAt","' .. fmt(exp) .. '"]'
+local label = '""'
+if lease[5] then label = cjson.encode(lease[5]) end
+return '["status","busy","retryAfterMs","' .. fmt(math.max(exp - now_ms, 1)) .. '","queued","0","holder",' .. label
+  .. ',"expiresAt","' .. exp_text .. '"]'
