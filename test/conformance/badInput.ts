@@ -51,7 +51,7 @@ export function badInputConformance(kind: StoreKind) {
 
   it("a body sent with its Content-Length, as HTTP clients send it, is checked the same: UTF-8, JSON, 64 KiB", async () => {
     const name = uniqueName("sized");
-    const send = async (bytes: Uint8Array, declared = bytes.byteLength) => {
+    const send = async (bytes: Uint8Array<ArrayBuffer>, declared = bytes.byteLength) => {
       const ctx = createExecutionContext();
       const res = await worker.fetch(
         new Request(`http://holdfast.test/v1/locks/${name}/acquire`, {
