@@ -12,7 +12,7 @@
  * acquire step made.
  */
 import type { Redis } from "@upstash/redis";
-import { LockedError, Mutex, RedisStore, RwLock, Semaphore } from "../src/index";
+import { Idempotency, LockedError, Mutex, RedisStore, RwLock, Semaphore } from "../src/index";
 import { mutexKeys } from "../src/kinds/mutex/keys";
 import { newOwnerToken, newRequestId } from "../src/tokens";
 
@@ -81,6 +81,7 @@ export async function instructionSteps(redis: Redis, prefix: string): Promise<St
     tokens[i] = newOwnerToken();
     await redis.evalsha(floorAcquire, floorKeys(step, i).acquire, [tokens[i], String(TTL_MS), clock()]);
   };
+  const idem = new Idempotency(store, { namespace: NS });
   const rw = (i: number) => new RwLock(store, name("rw", i), { namespace: NS });
   const sem = (i: number) => new Semaphore(store, name("sem", i), { namespace: NS, limit: 3 });
   return [
@@ -124,6 +125,15 @@ export async function instructionSteps(redis: Redis, prefix: string): Promise<St
       },
     },
     { label: "semaphore release", setup: async () => {}, run: async (i) => void (await sem(i).release(tokens[i])) },
+    {
+      label: "idempotency begin (a new key)",
+      setup: async () => {},
+      run: async (i) => {
+        const begun = await idem.begin(name("id", i), { ttlMs: TTL_MS });
+        if (begun.state === "started") tokens[i] = begun.token;
+      },
+    },
+    { label: "idempotency complete", setup: async () => {}, run: async (i) => void (await idem.complete(name("id", i), tokens[i], { ok: true })) },
     {
       label: FLOORS.acquire,
       setup: (i) => cycle("fa", i),
