@@ -9,11 +9,21 @@ import type { Hono } from "hono";
 export function allowedMethodsOf(app: Hono<any>): (pathname: string) => string[] {
   let routes: Array<{ method: string; re: RegExp }> | undefined;
   return (pathname) => {
-    routes ??= app.routes.filter((r) => r.method !== "ALL" && !r.path.includes("*")).map((r) => ({ method: r.method, re: patternOf(r.path) }));
+    routes ??= app.routes.filter(answersWrongMethod).map((r) => ({ method: r.method, re: patternOf(r.path) }));
     const methods = new Set(routes.filter((r) => r.re.test(pathname)).map((r) => r.method));
     if (methods.has("GET")) methods.add("HEAD"); // Hono answers HEAD for every GET route
     return [...methods].sort();
   };
+}
+
+/**
+ * Routes whose path gets a 405 for another method: not middleware ("ALL",
+ * "/v1/*"), and not the console's files below "/console/", which have
+ * answered 404 to any other method since their route was "/console/:file{.*}"
+ * (a "*" this filter left out); "/console" itself answers 405.
+ */
+function answersWrongMethod(r: { method: string; path: string }): boolean {
+  return r.method !== "ALL" && !r.path.includes("*") && !r.path.startsWith("/console/");
 }
 
 function patternOf(path: string): RegExp {

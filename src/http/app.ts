@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+import type { Hono } from "hono";
+import { honoApp } from "./honoApp.js";
 import { NotConfiguredError } from "../errors.js";
 import type { LockStore } from "../store/types.js";
 import { allowedMethodsOf } from "./allowedMethods.js";
@@ -24,7 +25,7 @@ import { isWaitSocketHandshake, keyFromProtocols } from "../wire/socketProtocol.
  * choice) by the Worker's entry point, src/worker.ts; it names none.
  */
 export function createApp(kinds: HttpKinds): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  const app = honoApp();
 
   app.onError((err, c) => errorResponse(c, err));
   const allowedMethods = allowedMethodsOf(app);
@@ -68,7 +69,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
   });
 
   app.get("/openapi.json", (c) => c.json(kinds.openApiDocument(new URL(c.req.url).origin)));
-  app.route("/console", consoleRoutes);
+  app.route("/", consoleRoutes);
 
   // Before the key: a browser's preflight carries none (cors.ts).
   app.use("/v1/*", cors);

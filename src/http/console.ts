@@ -1,6 +1,5 @@
-import { Hono } from "hono";
+import { honoApp } from "./honoApp.js";
 import { NotConfiguredError } from "../errors.js";
-import type { AppEnv } from "./appTypes.js";
 
 /**
  * The operator console's static files (console/), mounted at /console. They
@@ -37,12 +36,15 @@ const TYPES: Record<string, string> = {
 /** A console file's name: one segment, lower-case words, a known extension. */
 const FILE = /^[a-z][a-z0-9-]*\.([a-z]+)$/;
 
-export const consoleRoutes = new Hono<AppEnv>();
+/** Mounted at "/": its paths are whole, as "/console/" cannot be written relative to a mount at "/console". */
+export const consoleRoutes = honoApp();
 
-// "/console" and "/console/" both open the page (its links are absolute). Hono's strict routing tells the two
-// apart, and "/" mounted here matches only the first; ".*" matches the empty name after "/console/" too.
-consoleRoutes.get("/", (c) => serve(c.env.ASSETS, c.req.raw, "index.html"));
-consoleRoutes.get("/:file{.*}", (c) => serve(c.env.ASSETS, c.req.raw, c.req.param("file") || "index.html"));
+// "/console" and "/console/" both open the page (its links are absolute); Hono's strict routing tells the two
+// apart. The file is ".+", not ".*" with the empty name: Hono's RegExpRouter refuses a pattern that matches
+// nothing, and the app would fall back to its slower TrieRouter (test/node/router.test.ts).
+consoleRoutes.get("/console", (c) => serve(c.env.ASSETS, c.req.raw, "index.html"));
+consoleRoutes.get("/console/", (c) => serve(c.env.ASSETS, c.req.raw, "index.html"));
+consoleRoutes.get("/console/:file{.+}", (c) => serve(c.env.ASSETS, c.req.raw, c.req.param("file")));
 
 async function serve(assets: Fetcher | undefined, request: Request, file: string): Promise<Response> {
   const type = TYPES[FILE.exec(file)?.[1] ?? ""];

@@ -1,7 +1,6 @@
-import { Hono } from "hono";
+import { honoApp } from "./honoApp.js";
 import * as z from "zod/mini";
 import { namespaceKey, SIGNATURE_HEADER } from "../wire/signature.js";
-import type { AppEnv } from "./appTypes.js";
 import { NotConfiguredError } from "../errors.js";
 
 export const notificationKeyResponse = z.object({
@@ -17,7 +16,7 @@ export const notificationKeyResponse = z.object({
  * expiry notifications. Each namespace has its own (derived from
  * WEBHOOK_SECRET), so a tenant can verify its own and forge no one else's.
  */
-export const notificationKeyRoutes = new Hono<AppEnv>();
+export const notificationKeyRoutes = honoApp();
 
 notificationKeyRoutes.get("/key", async (c) => {
   const secret = c.env.WEBHOOK_SECRET;

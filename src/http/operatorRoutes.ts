@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+import type { Hono } from "hono";
+import { honoApp } from "./honoApp.js";
 import type { KindApi } from "./kindApi.js";
 import { forceRelease } from "../operator/forceRelease.js";
 import { listLocks } from "../operator/listing.js";
@@ -25,7 +26,7 @@ import { serviceContext } from "./serviceContextOf.js";
  * key like every /v1 route.
  */
 export function operatorRoutes(apis: KindApi[]): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
+  const routes = honoApp();
 
   routes.get("/whoami", (c) => c.json(c.var.caller, 200));
 

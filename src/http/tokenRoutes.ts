@@ -1,8 +1,7 @@
-import { Hono } from "hono";
+import { honoApp } from "./honoApp.js";
 import * as z from "zod/mini";
 import { intFrom } from "../wire/schemas.js";
 import { SCOPED_TOKEN_MAX_TTL_MS, SCOPED_TOKEN_MIN_TTL_MS, signClaims, TOKEN_OPERATIONS } from "../wire/scopedToken.js";
-import type { AppEnv } from "./appTypes.js";
 import type { Operations } from "./openapiOps.js";
 import { WRITE_ERRORS } from "./openapiOps.js";
 import { readBody } from "./readBody.js";
@@ -32,7 +31,7 @@ export const tokenResponse = z.object({
  * tokens"), signed with the namespace's first TOKEN_SECRETS secret. A token
  * cannot mint another (src/http/scopedTokens.ts refuses it this path).
  */
-export const tokenRoutes = new Hono<AppEnv>();
+export const tokenRoutes = honoApp();
 
 tokenRoutes.post("/", async (c) => {
   const body = await readBody(c, tokenBody);

@@ -1,4 +1,5 @@
-import { Hono } from "hono";
+import type { Hono } from "hono";
+import { honoApp } from "./honoApp.js";
 import type { AppEnv } from "./appTypes.js";
 import type { KindApi } from "./kindApi.js";
 import { type Operations, SOCKET_ERRORS } from "./openapiOps.js";
@@ -13,7 +14,7 @@ const paramOf = (api: KindApi) => (api.kind === "idempotency" ? "key" : "name");
  * answers it, whenever it changes, without a place in line.
  */
 export function watchRoutes(apis: KindApi[]): Hono<AppEnv> {
-  const routes = new Hono<AppEnv>();
+  const routes = honoApp();
   for (const api of apis) routes.get(`${api.path.replace(/^\/v1/, "")}/:${paramOf(api)}/watch`, (c) => openWatchSocket(c, api.kind));
   return routes;
 }

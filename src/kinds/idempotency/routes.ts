@@ -1,5 +1,4 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../../http/appTypes.js";
+import { honoApp } from "../../http/honoApp.js";
 import { lockName } from "../../http/lockName.js";
 import { readBody } from "../../http/readBody.js";
 import { heartbeatBody } from "../../wire/schemas.js";
@@ -9,7 +8,7 @@ import { idempotencyBeginBody, idempotencyCompleteBody, idempotencyFailBody } fr
 import { beginIdempotency, completeIdempotency, failIdempotency, heartbeatIdempotency, inspectIdempotency } from "./service.js";
 
 /** /v1/idempotency/{key}: webhook deduplication and run-once jobs. Validation here, everything else in ./service. */
-export const idempotencyRoutes = new Hono<AppEnv>();
+export const idempotencyRoutes = honoApp();
 
 idempotencyRoutes.post("/:key/begin", async (c) => {
   const key = lockName(c, "key");

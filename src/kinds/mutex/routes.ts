@@ -1,5 +1,4 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../../http/appTypes.js";
+import { honoApp } from "../../http/honoApp.js";
 import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
 import { readBody } from "../../http/readBody.js";
@@ -10,7 +9,7 @@ import { mutexAcquireBody } from "./schemas.js";
 import { acquireMutex, heartbeatMutex, inspectMutex, releaseMutex } from "./service.js";
 
 /** /v1/locks/{name}: the re-entrant mutex with fencing tokens. Validation here, everything else in ./service. */
-export const mutexRoutes = new Hono<AppEnv>();
+export const mutexRoutes = honoApp();
 
 mutexRoutes.post("/:name/acquire", async (c) => {
   const name = lockName(c);

@@ -1,5 +1,4 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../../http/appTypes.js";
+import { honoApp } from "../../http/honoApp.js";
 import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
 import { readBody } from "../../http/readBody.js";
@@ -15,21 +14,25 @@ import type { RwMode } from "./types.js";
  * the mode; heartbeat and release also work without it (the token says
  * which holder). Validation here, everything else in ./service.
  */
-export const rwLockRoutes = new Hono<AppEnv>();
+export const rwLockRoutes = honoApp();
 
-const modeOf = (m: string): RwMode => (m === "write" ? "write" : "read");
+// Each mode is its own literal path, not one `:mode{read|write}` pattern: a pattern beside the literal
+// `/:name/heartbeat` (or the watch route's `/:name/watch`) is a route Hono's RegExpRouter refuses, and the
+// app would fall back to its slower TrieRouter (test/node/router.test.ts).
+for (const mode of ["read", "write"] as const satisfies readonly RwMode[]) {
+  rwLockRoutes.post(`/:name/${mode}/acquire`, async (c) => {
+    const name = lockName(c);
+    const body = await readBody(c, rwAcquireBody);
+    const { grant, delivery } = await acquireRw(serviceContext(c), name, mode, body, c.req.raw.signal);
+    return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
+  });
 
-rwLockRoutes.post("/:name/:mode{read|write}/acquire", async (c) => {
-  const name = lockName(c);
-  const body = await readBody(c, rwAcquireBody);
-  const { grant, delivery } = await acquireRw(serviceContext(c), name, modeOf(c.req.param("mode")), body, c.req.raw.signal);
-  return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
-});
+  // A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
+  rwLockRoutes.get(`/:name/${mode}/wait`, (c) => openWaitSocket(c, "rwlock", mode));
+}
 
-// A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
-rwLockRoutes.get("/:name/:mode{read|write}/wait", (c) => openWaitSocket(c, "rwlock", modeOf(c.req.param("mode"))));
-
-for (const path of ["/:name/:mode{read|write}/heartbeat", "/:name/heartbeat"]) {
+// The token says which holder: the mode in the path changes nothing here.
+for (const path of ["/:name/read/heartbeat", "/:name/write/heartbeat", "/:name/heartbeat"]) {
   rwLockRoutes.post(path, async (c) => {
     const name = lockName(c);
     const body = await readBody(c, heartbeatBody);
@@ -37,12 +40,15 @@ for (const path of ["/:name/:mode{read|write}/heartbeat", "/:name/heartbeat"]) {
   });
 }
 
-for (const path of ["/:name/:mode{read|write}/release", "/:name/release"]) {
+for (const [path, mode] of [
+  ["/:name/read/release", "read"],
+  ["/:name/write/release", "write"],
+  ["/:name/release", "any"],
+] as const) {
   rwLockRoutes.post(path, async (c) => {
     const name = lockName(c);
     const body = await readBody(c, releaseBody);
-    const mode = c.req.param("mode");
-    return c.json(await releaseRw(serviceContext(c), name, body.token, mode ? modeOf(mode) : "any"), 200);
+    return c.json(await releaseRw(serviceContext(c), name, body.token, mode), 200);
   });
 }
 

@@ -1,5 +1,4 @@
-import { Hono } from "hono";
-import type { AppEnv } from "../../http/appTypes.js";
+import { honoApp } from "../../http/honoApp.js";
 import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
 import { readBody } from "../../http/readBody.js";
@@ -10,7 +9,7 @@ import { semaphoreAcquireBody } from "./schemas.js";
 import { acquireSemaphore, heartbeatSemaphore, inspectSemaphore, releaseSemaphore } from "./service.js";
 
 /** /v1/semaphores/{name}: the counting semaphore. Validation here, everything else in ./service. */
-export const semaphoreRoutes = new Hono<AppEnv>();
+export const semaphoreRoutes = honoApp();
 
 semaphoreRoutes.post("/:name/acquire", async (c) => {
   const name = lockName(c);
