@@ -68,7 +68,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
     return c.json({ status: "ok", ...health }, 200);
   });
 
-  app.get("/openapi.json", (c) => c.json(kinds.openApiDocument(new URL(c.req.url).origin)));
+  app.get("/openapi.json", async (c) => c.json(await kinds.openApiDocument(new URL(c.req.url).origin, c.env.ASSETS)));
   app.route("/", consoleRoutes);
 
   // Before the key: a browser's preflight carries none (cors.ts).

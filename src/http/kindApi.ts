@@ -39,8 +39,9 @@ export interface HttpKinds {
   selectStore(env: Env): LockStore;
   /**
    * The OpenAPI document for a service at `origin`: the Worker's is generated
-   * before bundling (tools/gen-openapi.mts, from src/http/openapi.ts), so the
-   * bundle carries the document, not the code that derives it from the schemas.
+   * before bundling (tools/gen-openapi.mts, from src/http/openapi.ts) into
+   * the static assets, so the bundle carries neither the document nor the
+   * code that derives it from the schemas; `assets` is the ASSETS binding.
    */
-  openApiDocument(origin: string): unknown;
+  openApiDocument(origin: string, assets: Fetcher | undefined): unknown;
 }

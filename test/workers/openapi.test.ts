@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { openApiDocument } from "../../src/http/openapi";
+import { kindApis } from "../../src/kinds/registry/routes";
 import { api } from "./support/api";
 
 describe("service documents", () => {
@@ -45,6 +47,12 @@ describe("service documents", () => {
         "GET /v1/notifications/key",
       ]),
     );
+  });
+
+  it("serves the document the schemas give now, from the static assets (never a stale copy)", async () => {
+    const res = await get("/openapi.json", { key: null });
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(res.body).toEqual(openApiDocument("http://holdfast.test", kindApis));
   });
 
   it("documents the acquire body from the same schema the route enforces", async () => {
