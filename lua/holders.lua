@@ -1,5 +1,6 @@
 -- holders: per-holder leases, shared by the read-write lock and the
--- semaphore (prepended to scripts that say "-- uses: holders").
+-- semaphore (the functions a script calls are prepended to scripts that say
+-- "-- uses: holders", as the prelude's are).
 --
 -- KEYS     none of its own: its functions take the lock's hash and gate keys
 --          from the script, which names them in its KEYS.

@@ -4,10 +4,10 @@
 // prelude (lua/prelude.lua: argument checks, Redis time)
 // prepended (only the prelude functions the script calls, see preludeFor),
 // so the Worker and the library (Node, Bun, Deno...) get the scripts without
-// a file loader. A script with the line "-- uses: holders"
-// also gets lua/holders.lua (the per-holder leases the
-// read-write lock and the semaphore share). The .lua files stay the single
-// source of truth; runs before test, start, bench and build.
+// a file loader. A script with the line "-- uses: holders" also gets the
+// functions it calls of lua/holders.lua (the per-holder leases the read-write
+// lock and the semaphore share), picked the same way. The .lua files stay the
+// single source of truth; runs before test, start, bench and build.
 //
 // Each script's body runs as a function whose reply (a flat list of
 // name/value strings, or that list already as JSON text, say a remembered
@@ -36,7 +36,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const luaDir = join(root, "lua");
 const limits = limitsOf();
 const preludeBlocks = blocksOf(readFileSync(join(luaDir, "prelude.lua"), "utf8"));
-const holdersLib = readFileSync(join(luaDir, "holders.lua"), "utf8");
+const holdersBlocks = blocksOf(readFileSync(join(luaDir, "holders.lua"), "utf8"));
 const out = join(root, "src/store/redis/scripts.generated.ts");
 const PARAGRAPH = "\n\n";
 
@@ -58,12 +58,13 @@ for (const kind of readdirSync(luaDir, { withFileTypes: true })
     const [usual, rest] = splitAtPreludeMark(name, body);
     // Only a script that issues fences takes the caller's clock (fence_floor reads it), and only it gets the
     // block that takes it off ARGV: every other script's ARGV is one shorter (each costs Redis some work).
-    const clock = /\bfence_floor\b/.test(holders ? `${holdersLib}\n${body}` : body);
-    const top = preludeFor(holders ? `${holdersLib}\n${usual}` : usual, undefined, clock);
-    const below = rest === undefined ? "" : preludeFor(rest, new Set(top.taken));
-    const libs = holders ? `${top.text}\n${holdersLib}` : top.text;
+    const clock = /\bfence_floor\b/.test(body); // (holders.lua issues no fences of its own)
+    // holders.lua's functions are picked like the prelude's, after them (they call the prelude's).
+    const blocks = holders ? [...preludeBlocks, ...holdersBlocks] : preludeBlocks;
+    const top = preludeFor(usual, undefined, clock, blocks);
+    const below = rest === undefined ? "" : preludeFor(rest, new Set(top.taken), false, blocks);
     const code = rest === undefined ? body : `${usual}${below.text}\n${rest}`;
-    const shipped = `${shebangOf(name, body)}\n${withoutCommentLines(withLimits(`${libs}\n${bodyOf(name, code)}`))}`;
+    const shipped = `${shebangOf(name, body)}\n${withoutCommentLines(withLimits(`${top.text}\n${bodyOf(name, code)}`))}`;
     shippedByName.push([name, shipped]);
     shas.push(`  ${name}: "${sha1(shipped)}",`);
     clocks.push(`  ${name}: ${clock},`);
@@ -156,22 +157,23 @@ function blocksOf(text) {
  * Every local function is a closure made anew on each call of the script,
  * which Redis's Lua pays for whether it is used or not.
  */
-function preludeFor(code, have = undefined, clock = false) {
-  const calls = (text, fn) => new RegExp(`\\b${fn}\\b`).test(text);
+function preludeFor(code, have = undefined, clock = false, blocks = preludeBlocks) {
+  // Comment lines do not count: a comment naming a function must not make every script carry it.
+  const calls = (text, fn) => new RegExp(`\\b${fn}\\b`).test(withoutCommentLines(text));
   const below = have !== undefined;
   const taken = new Set();
   let grew = true;
   while (grew) {
     grew = false;
-    const reach = [code, ...preludeBlocks.filter((b) => taken.has(b.defines)).map((b) => b.text)].join("\n");
-    for (const b of preludeBlocks) {
+    const reach = [code, ...blocks.filter((b) => taken.has(b.defines)).map((b) => b.text)].join("\n");
+    for (const b of blocks) {
       if (b.defines && !taken.has(b.defines) && !have?.has(b.defines) && calls(reach, b.defines)) {
         taken.add(b.defines);
         grew = true;
       }
     }
   }
-  const kept = preludeBlocks.filter((b) => (b.defines ? taken.has(b.defines) : !below && (clock || !/\bCALLER_CLOCK\b/.test(b.text))));
+  const kept = blocks.filter((b) => (b.defines ? taken.has(b.defines) : !below && (clock || !/\bCALLER_CLOCK\b/.test(b.text))));
   return { text: `${kept.map((b) => b.text).join("\n\n")}\n`, taken: [...(have ?? []), ...taken] };
 }
 
