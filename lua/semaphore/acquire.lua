@@ -61,7 +61,7 @@ local rec = {p = permits, ttl = fmt(ttl), exp = fmt(now_ms + ttl), f = issue_fen
 if holder ~= '' then rec.hl = holder end
 live[token] = rec
 used = used + permits
-holders_put(KEYS[1], token, rec)
-redis.call('HSET', KEYS[1], 'limit', fmt(limit))
+-- The record and the limit in one write (holders_put's field, and the limit its holders agree on).
+redis.call('HSET', KEYS[1], 'h:' .. token, cjson.encode(rec), 'limit', fmt(limit))
 holders_settle(KEYS[1], live, dead)
 return granted(rec)
