@@ -6,6 +6,7 @@ import type { KindName, KindWriteNote, KindOps } from "../kinds/registry/ops.js"
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { ListingNotes } from "./listingNotes.js";
+import { KeptKv } from "./KeptKv.js";
 import { LocalStore } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
@@ -76,6 +77,8 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   private alarmAt: number | undefined;
   /** On the Durable store: a lazy bound on when stored state next needs cleaning up. */
   private cleanupAt: number | undefined;
+  /** This object's storage.kv, what it read and wrote kept in memory (KeptKv.ts): every read and write of it goes through here. */
+  private readonly kv: KeptKv;
 
   /**
    * @param kinds  what the kinds bring (ObjectKinds.ts): handed in by the Worker's entry point
@@ -87,8 +90,9 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     private readonly kinds: ObjectKinds,
   ) {
     super(ctx, env);
+    this.kv = new KeptKv(ctx.storage.kv);
     this.host = {
-      ownStore: new LocalStore(ctx.storage.kv, kinds),
+      ownStore: new LocalStore(this.kv, kinds),
       storeOf: (kind) => this.storeOf(kind),
       watchLease: (l) => {
         // Looked at again when the lease would end by our clock (the store's ttl, not its clock).
@@ -112,10 +116,6 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     // Woken from hibernation with sockets still waiting: they take their places in the line again.
     this.sockets.restore();
     this.watchers.restore();
-  }
-
-  private get kv(): SyncKvStorage {
-    return this.ctx.storage.kv;
   }
 
   private get ownStore(): LocalStore {
@@ -268,7 +268,9 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     this.cleanupAt = this.ownStore.nextCleanup(Date.now(), true);
     const waiting = this.timers.next() !== undefined || this.ctx.getWebSockets().length > 0;
     if (this.cleanupAt === undefined && !watchCount(this.kv) && !waiting) {
+      this.kv.forget();
       await this.ctx.storage.deleteAll(); // nothing left to keep, not even a fence
+      this.kv.forget();
       return;
     }
     this.schedule();

@@ -32,10 +32,12 @@ export function addWatch(kv: SyncKvStorage, lease: WatchedLease): void {
 
 /** The lease of this watch id (fence or token) ended on purpose (released, completed, failed): no notification. */
 export function dropWatch(kv: SyncKvStorage, id: number | string): void {
-  kv.delete(WATCH + id);
+  // Known to have no watch and no notification at all (looked, and none written since): nothing to drop.
+  if (nextTimes.has(kv) && nextTimes.get(kv) === undefined) return;
+  let dropped = kv.delete(WATCH + id);
   const pending = kv.get<PendingNotification>(NOTIFY + id);
-  if (pending && pending.attempts === 0) kv.delete(NOTIFY + id);
-  watchesChanged(kv);
+  if (pending && pending.attempts === 0) dropped = kv.delete(NOTIFY + id) || dropped;
+  if (dropped) watchesChanged(kv);
 }
 
 export function watchCount(kv: SyncKvStorage): number {

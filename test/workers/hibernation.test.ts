@@ -3,7 +3,7 @@
 // the wake-up is stood in for by a second LockObject built on the same state, as the runtime
 // builds one when a hibernated object gets an event: its constructor must find the waiting
 // sockets and put them back in line, in order, with their tokens. (The first instance stays
-// alive meanwhile; nothing in these tests lets it act.)
+// alive meanwhile; nothing in these tests lets it act, nor asks it what the woken one changed.)
 import { env, runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { REGISTRATION_GRACE_MS } from "../../src/limits";
@@ -79,8 +79,9 @@ it("woken from hibernation, the object puts its waiting sockets back in line, in
   const releasedAt = Date.now();
   await runInDurableObject(lockObject(name), () => woken.run("mutex", "release", [ref, { token: first.token, requestId: "rq-hibernation-test-2" }]));
   const second = await nextGrant("b", ["d"], releasedAt);
-  expect((await get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, fence: second.fence });
-  // (The GET above is answered by the first instance, whose line nothing here moved; the woken one's is down to two.)
+  // Asked of the woken instance: the first one, which the runtime would have dropped, keeps its own memory of the
+  // lock (its KeptKv) and its line, which nothing here moved; the woken line is down to two.
+  expect(await runInDurableObject(lockObject(name), () => woken.run("mutex", "inspect", [ref]))).toMatchObject({ held: true, fence: second.fence });
   expect(await runInDurableObject(lockObject(name), () => woken.waiterCount("mutex"))).toBe(2);
   for (const s of Object.values(accepted)) s.ws.close();
 });

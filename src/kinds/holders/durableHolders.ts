@@ -58,7 +58,8 @@ export function load<H extends HolderLease>(kv: SyncKvStorage, now: number): Hol
     if (exp !== h.exp) moved = true;
     if (exp > now) holders[token] = exp === h.exp ? h : { ...h, exp };
   }
-  if (moved) save(kv, { ...set, holders });
+  // A copy is stored: what is put is frozen (the lock object's KeptKv), and the caller changes the set it gets.
+  if (moved) save(kv, { ...set, holders: { ...holders } });
   return { ...set, holders };
 }
 

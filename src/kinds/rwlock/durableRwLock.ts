@@ -97,7 +97,9 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
   // A retry of this very acquire finds its own token; its client is alive, so the grant is picked up.
   if (mine) {
     if (mine.pickupBy !== undefined) {
-      delete mine.pickupBy;
+      // A new holder record: the one read is the stored value, read-only (the lock object's KeptKv).
+      const { pickupBy: _, ...picked } = mine;
+      set.holders[input.token] = picked;
       save(kv, set);
     }
     return { status: "granted", grant: rwGrantOfHolder(name, input.token, input.mode, mine) };

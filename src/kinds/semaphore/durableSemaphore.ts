@@ -66,7 +66,9 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Sem
   // A retry of this very acquire finds its own token; its client is alive, so the grant is picked up.
   if (mine) {
     if (mine.pickupBy !== undefined) {
-      delete mine.pickupBy;
+      // A new holder record: the one read is the stored value, read-only (the lock object's KeptKv).
+      const { pickupBy: _, ...picked } = mine;
+      set.holders[input.token] = picked;
       save(kv, set);
     }
     return { status: "granted", grant: semaphoreGrantOfHolder(name, input.token, mine, limit, limit - usedOf(set)) };
