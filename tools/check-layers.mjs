@@ -34,6 +34,8 @@ export const LAYERS = [
       "src/jsonDepth.ts",
       "src/validation.ts",
       "src/env.ts",
+      // holdfast/fence: the resource's side, for the library and clients alike; nothing of the Worker.
+      "src/fence/",
     ],
   },
   { layer: "core", paths: ["src/store/", "src/lockObject/", "src/namespaceObject/", "src/metrics.ts"] },
