@@ -73,22 +73,31 @@ describe("RedisFence", () => {
     expect(fenceKeyOf("{orders}:42")).toBe("holdfast:fence:{orders}:42");
   });
 
-  it.each([
-    ["a fence at 2^53", () => fenced.set(unique("fence:bad"), 2 ** 53, "v"), "invalid_fence"],
-    ["a negative fence", () => fenced.claim(unique("fence:bad"), -1), "invalid_fence"],
-    ["a fractional fence", () => fenced.incrby(unique("fence:bad"), 1.5, 1), "invalid_fence"],
-    ["an empty resource", () => fenced.set("", 1, "v"), "invalid_resource"],
-    ["a resource over 200 bytes", () => fenced.set("é".repeat(101), 1, "v"), "invalid_resource"],
-    ["an object value", () => fenced.set(unique("fence:bad"), 1, { a: 1 } as never), "invalid_value"],
-    ["an increment past 2^53", () => fenced.incrby(unique("fence:bad"), 1, 2 ** 53), "invalid_value"],
-    ["no fields", () => fenced.hset(unique("fence:bad"), 1, {}), "invalid_value"],
-    ["an empty script", () => fenced.eval(unique("fence:bad"), 1, " "), "invalid_value"],
-  ])("refuses %s before sending anything", async (_, write, code) => {
-    const before = await redis.dbsize();
-    const err = await write().catch((e) => e);
+  it.each<[string, (key: string) => Promise<unknown>, string]>([
+    ["a fence at 2^53", (key) => fenced.set(key, 2 ** 53, "v"), "invalid_fence"],
+    ["a fence past 2^53 as text", (key) => fenced.claim(key, "9007199254740993" as never), "invalid_fence"],
+    ["a negative fence", (key) => fenced.claim(key, -1), "invalid_fence"],
+    ["a fractional fence", (key) => fenced.incrby(key, 1.5, 1), "invalid_fence"],
+    ["an object value", (key) => fenced.set(key, 1, { a: 1 } as never), "invalid_value"],
+    ["an increment past 2^53", (key) => fenced.incrby(key, 1, 2 ** 53), "invalid_value"],
+    ["no fields", (key) => fenced.hset(key, 1, {}), "invalid_value"],
+    ["a field value that is not text", (key) => fenced.hset(key, 1, { a: "ok", b: null as never }), "invalid_value"],
+    ["an empty script", (key) => fenced.eval(key, 1, " ", [key]), "invalid_value"],
+  ])("refuses %s before writing anything", async (_, write, code) => {
+    const key = unique("fence:bad");
+    const err = (await write(key).catch((e: unknown) => e)) as FenceInputError;
     expect(err).toBeInstanceOf(FenceInputError);
     expect(err.code).toBe(code);
-    expect(await redis.dbsize()).toBe(before);
+    expect(await redis.exists(key, fenceKeyOf(key))).toBe(0);
+  });
+
+  it.each([
+    ["empty", ""],
+    ["over 200 UTF-8 bytes", "é".repeat(101)],
+  ])("refuses a resource name %s before writing anything", async (_, name) => {
+    const err = await fenced.set(name, 1, "v").catch((e) => e);
+    expect(err).toMatchObject({ code: "invalid_resource", field: "resource" });
+    expect(await redis.exists(fenceKeyOf(name || "x"))).toBe(0);
   });
 
   it("refuses a resource whose stored fence is corrupt, and leaves it as it is", async () => {
