@@ -10,3 +10,4 @@ export { StaleFenceError, FenceInputError, type FenceInputCode } from "./errors.
 export { checkFence, checkResource, checkStoredFence, MAX_RESOURCE_BYTES } from "./check.js";
 export type { FenceClaimer } from "./types.js";
 export { RedisFence, fenceKeyOf, MAX_HSET_FIELDS, type FenceRedis } from "./redis.js";
+export { DurableObjectFence, type FenceStorage, type FenceTransaction } from "./durableObject.js";

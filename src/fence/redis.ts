@@ -34,6 +34,14 @@ export function fenceKeyOf(resource: string): string {
   return `holdfast:fence=${resource}`;
 }
 
+/** A resource's key, checked: any name but one the fences' keys could have. */
+function resourceKey(resource: string): string {
+  const r = checkResource(resource);
+  if (r.startsWith("holdfast:fence"))
+    throw new FenceInputError("invalid_resource", "resource", 'keys starting with "holdfast:fence" are the fences\' own');
+  return r;
+}
+
 /** Redis Cluster's hash tag: between the first "{" and the first "}" after it, if not empty. */
 function hashTagOf(key: string): string | undefined {
   const open = key.indexOf("{");
@@ -60,26 +68,26 @@ export class RedisFence implements FenceClaimer {
 
   /** Record that `fence` owns `resource` (see FenceClaimer); answers the fence it had before, or null. */
   async claim(resource: string, fence: number): Promise<{ previous: number | null }> {
-    const r = checkResource(resource);
+    const r = resourceKey(resource);
     const reply = await this.run(CLAIM, r, [fenceKeyOf(r)], [String(checkFence(fence))]);
     return { previous: reply === "" || reply === null ? null : checkStoredFence(String(reply), r) };
   }
 
   /** SET resource value, if `fence` holds. The value: a string, or a finite number (stored as its text). */
   async set(resource: string, fence: number, value: string | number): Promise<void> {
-    const r = checkResource(resource);
+    const r = resourceKey(resource);
     await this.run(SET, r, [fenceKeyOf(r), r], [String(checkFence(fence)), valueText(value, "value")]);
   }
 
   /** DEL resource, if `fence` holds; answers how many keys went (0 or 1). The fence key stays. */
   async del(resource: string, fence: number): Promise<number> {
-    const r = checkResource(resource);
+    const r = resourceKey(resource);
     return Number(await this.run(DEL, r, [fenceKeyOf(r), r], [String(checkFence(fence))]));
   }
 
   /** HSET resource field value ..., if `fence` holds; answers how many fields are new. */
   async hset(resource: string, fence: number, fields: Record<string, string | number>): Promise<number> {
-    const r = checkResource(resource);
+    const r = resourceKey(resource);
     const f = String(checkFence(fence));
     const pairs = fieldPairs(fields);
     return Number(await this.run(HSET, r, [fenceKeyOf(r), r], [f, ...pairs]));
@@ -87,7 +95,7 @@ export class RedisFence implements FenceClaimer {
 
   /** INCRBY resource by, if `fence` holds; answers the new value. `by`: a safe integer. */
   async incrby(resource: string, fence: number, by: number): Promise<number> {
-    const r = checkResource(resource);
+    const r = resourceKey(resource);
     const f = String(checkFence(fence));
     if (!Number.isSafeInteger(by)) throw new FenceInputError("invalid_value", "by", `by must be a safe integer, got ${describe(by)}`);
     return Number(await this.run(INCRBY, r, [fenceKeyOf(r), r], [f, String(by)]));
@@ -100,7 +108,7 @@ export class RedisFence implements FenceClaimer {
    * what it returns, as your client decodes an EVAL's reply.
    */
   async eval(resource: string, fence: number, script: string, keys: string[] = [], args: Array<string | number> = []): Promise<unknown> {
-    const r = checkResource(resource);
+    const r = resourceKey(resource);
     const f = String(checkFence(fence));
     if (typeof script !== "string" || script.trim() === "" || script.startsWith("#!")) {
       throw new FenceInputError("invalid_value", "script", "script must be a Lua body (not empty, no #! line: the flags are the fence's)");

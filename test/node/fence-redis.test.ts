@@ -94,10 +94,11 @@ describe("RedisFence", () => {
   it.each([
     ["empty", ""],
     ["over 200 UTF-8 bytes", "é".repeat(101)],
+    ["that is a fence's key", fenceKeyOf("orders:42")],
   ])("refuses a resource name %s before writing anything", async (_, name) => {
     const err = await fenced.set(name, 1, "v").catch((e) => e);
     expect(err).toMatchObject({ code: "invalid_resource", field: "resource" });
-    expect(await redis.exists(fenceKeyOf(name || "x"))).toBe(0);
+    expect(await redis.exists(fenceKeyOf(name || "x"), fenceKeyOf("orders:42"))).toBe(0);
   });
 
   it("refuses a resource whose stored fence is corrupt, and leaves it as it is", async () => {
