@@ -1,5 +1,6 @@
 import { REQUEST_MEMORY_MS } from "../limits.js";
 import { forgetExpired } from "../store/durable/answerMemory.js";
+import { earliest } from "../store/durable/records.js";
 import type { EveryKindStore } from "../store/types.js";
 import type { DurableKinds } from "./ObjectKinds.js";
 
@@ -30,12 +31,13 @@ export class LocalStore {
    */
   nextCleanup(now: number, scanAnswers: boolean): number | undefined {
     const answers = scanAnswers ? forgetExpired(this.kv, now) : now + REQUEST_MEMORY_MS;
+    if (!scanAnswers && this.ownDeadline) return earliest(answers, this.ownDeadline(this.kv, now));
     let next = answers;
-    for (const deadline of scanAnswers || !this.ownDeadline ? this.kinds.durableDeadlines : [this.ownDeadline]) {
+    for (const deadline of this.kinds.durableDeadlines) {
       const due = deadline(this.kv, now);
       if (due === undefined) continue;
       this.ownDeadline ??= deadline;
-      next = next === undefined ? due : Math.min(next, due);
+      next = earliest(next, due);
     }
     return next;
   }

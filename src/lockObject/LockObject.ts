@@ -6,6 +6,7 @@ import type { KindName, KindWriteNote, KindOps } from "../kinds/registry/ops.js"
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
 import { ListingNotes } from "./listingNotes.js";
+import { earliest } from "../store/durable/records.js";
 import { KeptKv } from "./KeptKv.js";
 import { LocalStore } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
@@ -64,6 +65,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     ctx: this.ctx,
     env: this.env,
     state: (at) => this.kinds.watchedState(at.kind, this.storeOf(at.store), at.ref, () => this.part(at.kind).waiterCount),
+    storeOf: (kind) => this.storeOf(kind),
     timers: this.timers,
     caps: this.caps,
   });
@@ -291,9 +293,8 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
    * not pay a storage write per request.
    */
   private schedule(): void {
-    const times = [nextWatchTime(this.kv), this.cleanupAt, this.timers.next()].filter((t): t is number => t !== undefined);
-    if (!times.length) return;
-    const next = Math.min(...times);
+    const next = earliest(earliest(nextWatchTime(this.kv), this.cleanupAt), this.timers.next());
+    if (next === undefined) return;
     if (this.alarmAt !== undefined && this.alarmAt <= next && this.alarmAt > Date.now()) return;
     this.alarmAt = next;
     void this.ctx.storage.setAlarm(next);

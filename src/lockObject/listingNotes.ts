@@ -35,17 +35,18 @@ export class ListingNotes {
   }
 }
 
-/** The latest end a result names: a grant's or lease's expiresAt (a handoff's grant included), a kept result's keptUntil. */
-function endOf(result: unknown): number {
+/**
+ * The latest end a result names: a grant's or lease's expiresAt (a handoff's grant included), a kept result's
+ * keptUntil; nested results are looked into two levels deep. Read on every write: a plain walk, no arrays made.
+ */
+function endOf(result: unknown, depth = 0): number {
   let end = 0;
-  const look = (v: unknown, depth: number): void => {
-    if (!v || typeof v !== "object" || depth > 2) return;
-    for (const [k, x] of Object.entries(v)) {
-      if ((k === "expiresAt" || k === "keptUntil") && typeof x === "number") end = Math.max(end, x);
-      else if (typeof x === "object") look(x, depth + 1);
-    }
-  };
-  look(result, 0);
+  if (!result || typeof result !== "object" || depth > 2) return end;
+  for (const k in result) {
+    const x = (result as Record<string, unknown>)[k];
+    if ((k === "expiresAt" || k === "keptUntil") && typeof x === "number") end = Math.max(end, x);
+    else if (typeof x === "object") end = Math.max(end, endOf(x, depth + 1));
+  }
   return end;
 }
 

@@ -103,6 +103,27 @@ export function mutexContract(newStore: NewStore): void {
     expect(await store.mutex.inspect(ref)).toEqual({ held: false, fence, count: 0, ttlMs: 0, expiresAt: null, holder: null, delayedUntil: null });
   });
 
+  it("a retried release (same request id) gets its first answer: an inner one takes no second level, a final one is not lost", async () => {
+    const store = newStore();
+    const ref = freshRef("mx-release-retry");
+    const a = tokenOf("a");
+    const first = await store.mutex.acquire(ref, tryLock(a));
+    if (first.status !== "granted") throw new Error(`not granted: ${JSON.stringify(first)}`);
+    await store.mutex.acquire(ref, tryLock(a, 5000, { mode: "reenter" }));
+    const fence = first.grant.fence;
+    const inner = { token: a, requestId: requestId() };
+    const innerAnswer = { status: "ok", released: false, count: 1, fence, watched: false };
+    expect(await store.mutex.release(ref, inner)).toEqual(innerAnswer);
+    expect(await store.mutex.release(ref, inner)).toEqual(innerAnswer);
+    expect((await store.mutex.inspect(ref)).count).toBe(1);
+    const last = { token: a, requestId: requestId() };
+    const lastAnswer = { status: "ok", released: true, count: 0, fence, watched: false };
+    expect(await store.mutex.release(ref, last)).toEqual(lastAnswer);
+    expect(await store.mutex.release(ref, last)).toEqual(lastAnswer);
+    // A new release of the freed lock is no retry: lost.
+    expect(await store.mutex.release(ref, { token: a, requestId: requestId() })).toEqual({ status: "lost" });
+  });
+
   it("a heartbeat renews by its ttl, or by the last acquire's without one; a wrong token is lost", async () => {
     const store = newStore();
     const ref = freshRef("mx-heartbeat");

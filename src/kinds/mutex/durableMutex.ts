@@ -1,6 +1,6 @@
 import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
-import { fenceKeptUntil, issueFence, lastFence, leaseEnd, live } from "../../store/durable/records.js";
+import { earliest, fenceKeptUntil, issueFence, lastFence, leaseEnd, live } from "../../store/durable/records.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type {
@@ -36,6 +36,8 @@ interface Lease {
   holder?: string;
   /** Its lock-delay: nobody is granted the lock for this long after it lapses. */
   lockDelay?: number;
+  /** The request id of its last inner release (one level of a re-entered hold), as lua/mutex/release.lua's field rl. */
+  rl?: string;
 }
 
 /** The lock object's head waiter: a release hands the lock straight to it. */
@@ -203,15 +205,20 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
 }
 
 export function release(kv: SyncKvStorage, now: number, name: string, input: MutexReleaseInput): MutexReleaseResult {
-  const seen = recall<MutexReleaseResult>(kv, input.requestId, now);
-  if (seen) return seen;
   const { force } = input;
   const lease = liveLease(kv, now);
+  // The answers are read only when this may be a retry, as lua/mutex/release.lua does: a forced release, a lease
+  // that is not (or no longer) this token's (a retried final release finds it gone), or one this very request
+  // already took a level off (its id on the lease). The usual release holds its own lease: nothing to read.
+  if (force || lease?.owner !== input.token || lease.rl === input.requestId) {
+    const seen = recall<MutexReleaseResult>(kv, input.requestId, now);
+    if (seen) return seen;
+  }
   if (!lease || (force ? force.fence !== undefined && force.fence !== lease.fence : lease.owner !== input.token)) return { status: "lost" };
   const label = force ? { holder: lease.holder ?? null } : {};
   const answer = (r: MutexReleaseResult) => remember(kv, input.requestId, { ...r, ...label }, now + REQUEST_MEMORY_MS);
   if (lease.count > 1 && !force) {
-    kv.put<Lease>(LEASE, { ...lease, count: lease.count - 1 });
+    kv.put<Lease>(LEASE, { ...lease, count: lease.count - 1, rl: input.requestId });
     return answer({ status: "ok", released: false, count: lease.count - 1, fence: lease.fence, watched: lease.watch });
   }
   kv.delete(LEASE);
@@ -268,10 +275,8 @@ export function watch(kv: SyncKvStorage, now: number, fence: number): WatchState
 
 /** When this object next has something of the mutex to clean up (lease end, registration, fence horizon). */
 export function nextMutexDeadline(kv: SyncKvStorage, now: number): number | undefined {
-  const times = [liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until, liveDelay(kv, now)?.until, fenceKeptUntil(kv, FENCE, now)].filter(
-    (t): t is number => t !== undefined,
-  );
-  return times.length ? Math.min(...times) : undefined;
+  const held = earliest(liveLease(kv, now)?.expiresAt, liveNext(kv, now)?.until);
+  return earliest(earliest(held, liveDelay(kv, now)?.until), fenceKeptUntil(kv, FENCE, now));
 }
 
 /** The mutex's operations on one lock object's storage, by the object's clock (the Durable store). */

@@ -39,10 +39,16 @@ export class DurableStore {
 
   /** A kind's operations, each one RPC to the lock's object: `store.<kind>.<op>(ref, ...args)`. */
   private opsOf<K extends KindName>(kind: K): KindOps[K] {
-    const call =
-      (op: string) =>
-      (ref: LockRef, ...args: unknown[]) =>
-        this.call(kind, ref, op, async (o) => (await o.run(kind, op as never, [ref, ...args])) as unknown);
+    // Each operation's function made once, at its first call, not on every call (the store lives as long as the isolate).
+    const made = new Map<string, (ref: LockRef, ...args: unknown[]) => Promise<unknown>>();
+    const call = (op: string) => {
+      let fn = made.get(op);
+      if (!fn) {
+        fn = (ref, ...args) => this.call(kind, ref, op, (o) => o.run(kind, op as never, [ref, ...args]) as Promise<unknown>);
+        made.set(op, fn);
+      }
+      return fn;
+    };
     return new Proxy({} as KindOps[K], {
       // Only operation names (strings): not `then`, so the object is never taken for a promise.
       get: (_target, op) => (typeof op === "string" && op !== "then" ? call(op) : undefined),

@@ -7,5 +7,26 @@ export type LockKindName = KindName | "health";
 
 /** One LockObject per (kind, namespace, name): the same id from anywhere. */
 export function lockObjectOf(objects: DurableObjectNamespace<LockObjectRpc>, kind: LockKindName, ref: LockRef): DurableObjectStub<LockObjectRpc> {
-  return objects.get(objects.idFromName(`${kind}:${ref.ns}:${ref.name}`));
+  return objects.get(idOf(objects, `${kind}:${ref.ns}:${ref.name}`));
+}
+
+/** Ids of the locks used lately, per binding: an id is no I/O object, so it outlives the request that made it (a stub does not). */
+const ids = new WeakMap<DurableObjectNamespace<LockObjectRpc>, Map<string, DurableObjectId>>();
+/** Names kept per binding before the memory starts over. */
+const IDS_KEPT = 1000;
+
+/** idFromName hashes the name every time: a lock used again (its acquire, then its release) reuses its id. */
+function idOf(objects: DurableObjectNamespace<LockObjectRpc>, name: string): DurableObjectId {
+  let known = ids.get(objects);
+  if (!known) {
+    known = new Map();
+    ids.set(objects, known);
+  }
+  let id = known.get(name);
+  if (!id) {
+    if (known.size >= IDS_KEPT) known.clear();
+    id = objects.idFromName(name);
+    known.set(name, id);
+  }
+  return id;
 }

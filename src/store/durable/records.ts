@@ -25,6 +25,11 @@ export function live<T>(kv: SyncKvStorage, key: string, now: number, until: (v: 
   return v;
 }
 
+/** The earlier of two times, either of which may be missing: a deadline's arithmetic on every write, no arrays made. */
+export function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined || (b !== undefined && b < a) ? b : a;
+}
+
 /**
  * A lease's end as it stands on a clock that may have gone back, the rule of
  * lua/prelude.lua's lease_end: a time earlier than the lease's own last write
