@@ -1,3 +1,4 @@
+import type { ClaimOnGrant } from "../fence/claim.js";
 import type { Lease } from "./lease.js";
 import type { WaitChannel } from "./socketWait.js";
 
@@ -71,6 +72,12 @@ export interface LockOptions {
    * (LockedError.body.holder), and carried in expiry notifications.
    */
   holder?: string;
+  /**
+   * Claim on grant (holdfast/fence): these resources are claimed with the new
+   * lease's fence before the call answers, so an older holder's fenced write
+   * is refused from then on. A refused claim gives the lease back and throws.
+   */
+  claim?: ClaimOnGrant;
 }
 
 export interface SemaphoreOptions extends LockOptions {

@@ -1,3 +1,4 @@
+import { checkClaimOnGrant, claimOnGrant } from "../fence/claim.js";
 import { leaseClock } from "../wire/keepLease.js";
 import { type GrantBody, grantFields, type LockOptions, noticeOf, type WaitNotice } from "./clientOptions.js";
 import { LockedError, StoreUnavailableError, UnreachableError } from "./errors.js";
@@ -30,6 +31,14 @@ export function releaseHandle(host: LeaseHost, handle: LockWhat & { token: strin
  * line when one runs out (as a socket does if its renewal came too late).
  */
 export async function acquireLease(ctx: GrantContext, what: LockWhat, lockPath: string, body: Record<string, unknown>, options: LockOptions) {
+  const claim = checkClaimOnGrant(options.claim);
+  const lease = await acquireAny(ctx, what, lockPath, body, options);
+  // Claim on grant: the resources hear of the new fence before its holder gets the lease (given back if they refuse).
+  await claimOnGrant(claim, lease.fence, () => lease.release());
+  return lease;
+}
+
+async function acquireAny(ctx: GrantContext, what: LockWhat, lockPath: string, body: Record<string, unknown>, options: LockOptions) {
   const waitMs = options.waitMs ?? 0;
   const until = Date.now() + waitMs;
   const notice = once(options.onWait);

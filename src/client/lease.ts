@@ -130,6 +130,17 @@ export class Lease {
   }
 
   /**
+   * Claim `resource` with this lease's fence (holdfast/fence): from now on
+   * the resource refuses any write with an older fence, before this holder
+   * has written anything. `store` is the resource's fence helper, e.g.
+   * `await lease.claim(new RedisFence(redis), "orders:42")`. Throws the
+   * store's StaleFenceError if a newer lease already claimed it.
+   */
+  claim<R>(store: { claim(resource: string, fence: number): Promise<R> }, resource: string): Promise<R> {
+    return store.claim(resource, this.fence);
+  }
+
+  /**
    * How its heartbeats and release go: "socket" over the wait socket it was
    * granted on (kept open; a release there hands the lock to the next waiter
    * in one step), "http" otherwise, and for good once that socket broke.

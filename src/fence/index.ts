@@ -11,3 +11,4 @@ export { checkFence, checkResource, checkStoredFence, MAX_RESOURCE_BYTES } from 
 export type { FenceClaimer } from "./types.js";
 export { RedisFence, fenceKeyOf, MAX_HSET_FIELDS, type FenceRedis } from "./redis.js";
 export { DurableObjectFence, type FenceStorage, type FenceTransaction } from "./durableObject.js";
+export { type ClaimOnGrant, checkClaimOnGrant, claimOnGrant } from "./claim.js";

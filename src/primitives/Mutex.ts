@@ -8,6 +8,7 @@ import type { LockStore } from "../store/types.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
 import { LOCK_DELAY_MAX_MS } from "../limits.js";
 import { checkHolder, checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
+import { type ClaimOnGrant, checkClaimOnGrant, claimOnGrant } from "../fence/claim.js";
 import { pollForGrant } from "./pollForGrant.js";
 import { storeOf } from "./storeOf.js";
 import { holding } from "./holding.js";
@@ -31,6 +32,12 @@ export interface AcquireOptions {
   /** If this lease lapses (no release), nobody gets the lock for this long after (0 .. 60 000 ms). */
   lockDelayMs?: number;
   signal?: AbortSignal;
+  /**
+   * Claim on grant (holdfast/fence): these resources are claimed with the
+   * grant's fence before acquire answers, so an older holder's fenced write
+   * is refused from then on. A refused claim gives the grant back and throws.
+   */
+  claim?: ClaimOnGrant;
 }
 
 /**
@@ -63,6 +70,7 @@ export class Mutex {
     const holder = options.holder === undefined ? undefined : checkHolder(options.holder);
     const lockDelayMs =
       options.lockDelayMs === undefined ? undefined : checkInt("invalid_lock_delay", "lockDelayMs", options.lockDelayMs, 0, LOCK_DELAY_MAX_MS);
+    const claim = checkClaimOnGrant(options.claim);
     if (lockDelayMs) this.lockDelayAsked = true;
     const tryOnce = async () => {
       // Only a re-entry is remembered by request id; a new acquire's retry is recognised by its token.
@@ -84,7 +92,9 @@ export class Mutex {
     let current: CurrentHolder | undefined;
     const result = reenter ? await tryOnce() : await pollForGrant(waitMs, tryOnce, options.signal);
     if (!result.done) throw new LockedError(result.retryAfterMs, undefined, current);
-    return result.value;
+    const grant = result.value;
+    await claimOnGrant(claim, grant.fence, () => this.release(grant.token));
+    return grant;
   }
 
   /** Extends the lease to ttlMs (default: the acquire's ttl) from the store's now. */
