@@ -61,6 +61,8 @@ export default defineConfig({
                 TEST_STACK_CONTROL_URL: inject("stackControlUrl"),
                 TEST_RECEIVERS_URL: inject("receiversUrl"),
               },
+              // A D1 database for the SQL fence helpers' tests (test/workers/fence-d1.test.ts); the Worker has none.
+              d1Databases: ["FENCE_DB"],
             },
           })),
         ],

@@ -7,6 +7,8 @@ declare global {
       TEST_UPSTASH_TOKEN: string;
       TEST_STACK_CONTROL_URL: string;
       TEST_RECEIVERS_URL: string;
+      /** test/workers/fence-d1.test.ts' database (vitest.config.ts). */
+      FENCE_DB: D1Database;
     }
   }
 }
