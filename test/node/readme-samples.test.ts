@@ -42,6 +42,7 @@ const PLAN: Record<string, "node" | "curl" | { notRun: string }> = {
   "library-rwlock-semaphore": "node",
   "hono-webhook": "node",
   "library-run-once": "node",
+  "fence-redis": "node",
   deploy: { notRun: "wrangler secret put and deploy need a Cloudflare account" },
 };
 
@@ -301,6 +302,7 @@ describe("README.md's samples", () => {
           { status: 200, replayed: "true", body: { received: true } },
         ],
       }),
+    "fence-redis": (seen) => expect(seen).toMatchObject({ value: "shipped", fence: expect.any(Number), stale: "stale_fence" }),
     "library-run-once": (seen) => {
       runOnceRuns += seen.runs as number;
       expect(seen.state).toBe("completed");

@@ -7,6 +7,7 @@ import http from "node:http";
 import { Redis } from "@upstash/redis";
 import { Hono } from "hono";
 import { Idempotency, Mutex, RwLock, Semaphore } from "holdfast";
+import { fenceKeyOf, RedisFence } from "holdfast/fence";
 
 const env = process.env;
 const unique = (label) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -178,6 +179,15 @@ export const fixtures = {
         deliveries.push({ status: res.status, replayed: res.headers.get("idempotent-replayed"), body: await res.json() });
       }
       return { eventId, deliveries };
+    },
+  },
+  "fence-redis": {
+    async after() {
+      const redis = Redis.fromEnv();
+      const fence = Number(await redis.get(fenceKeyOf("orders:42")));
+      // An older holder's write after the sample: refused, the value kept.
+      const stale = await new RedisFence(redis).set("orders:42", fence - 1, "late").catch((err) => err.code);
+      return { value: await redis.get("orders:42"), fence, stale };
     },
   },
   "library-run-once": {
