@@ -2,20 +2,21 @@ import { checkFence, checkResource } from "./check.js";
 import type { FenceClaimer } from "./types.js";
 import {
   buildFencedUpdate,
-  type FencedUpdate,
+  type FencedRow,
   type FencedUpdateResult,
   judgeFence,
   type SqlDialect,
   type SqlQuery,
   type SqlStatement,
+  type SqlValue,
   sqlIdentifier,
 } from "./sql.js";
 
 /**
  * Fences on Postgres (Neon, Supabase and Hyperdrive are the same SQL), over
  * the caller's own driver. Fences travel as decimal text cast to bigint and
- * come back as `fence::text`: drivers answer a bigint as a string, or (PGlite)
- * as a lossy number, so neither is ever read as a number.
+ * come back as `fence::text`: drivers answer a bigint as a string, a BigInt or
+ * (PGlite) a number that is lossy past 2^53, so none of those is ever read.
  */
 const postgres: SqlDialect = {
   noNul: true,
@@ -34,35 +35,15 @@ const postgres: SqlDialect = {
  */
 const TRIES = 3;
 
-/**
- * The fence column recipe, for a resource that is one row: `UPDATE t SET ...,
- * fence = $f WHERE id = $id AND fence BETWEEN 0 AND $f`, then, only when no
- * row was updated, a read of that row's fence to tell "no such row" (answered)
- * from "a higher fence wrote it" (StaleFenceError with the row's fence) and
- * from a corrupt fence (FenceInputError corrupt_fence: NULL, negative, past
- * 2^53 - 1). The read is a second statement, and may run outside any
- * transaction: a fence only goes up, so a fence read after the refusal is at
- * least the one that refused this write. The usual case is one round trip.
- */
-export async function postgresFencedUpdate(query: SqlQuery, args: FencedUpdate, fence: number): Promise<FencedUpdateResult> {
-  const f = checkFence(fence);
-  const built = buildFencedUpdate(postgres, args, f);
-  for (let i = 0; i < TRIES; i++) {
-    if ((await run(query, built.update)).length > 0) return { status: "updated" };
-    if (judgeFence(await run(query, built.read), built.resource, f) === "absent") return { status: "not_found" };
-  }
-  throw movedError(built.resource);
-}
-
-export interface PostgresFencesOptions {
-  /** Runs one statement outside a transaction (claim, createTable). */
+export interface PostgresFenceOptions {
+  /** Runs one statement outside a transaction (claim, updateRow, createTable). */
   query: SqlQuery;
   /**
    * Runs `work` in one transaction on one connection, committing when it
    * resolves and rolling back when it throws: with PGlite
    * `(work) => db.transaction((tx) => work((sql, params) => tx.query(sql, params).then((r) => r.rows)))`,
    * with postgres.js `sql.begin(...)`, with node-postgres BEGIN/COMMIT on a
-   * client from the pool. Needed only by fencedWrite.
+   * client from the pool. Needed only by write().
    */
   transaction?: <T>(work: (query: SqlQuery) => Promise<T>) => Promise<T>;
   /** The fences table, "holdfast_fences" unless named ("schema.table" allowed). */
@@ -70,70 +51,98 @@ export interface PostgresFencesOptions {
 }
 
 /**
- * The fences table, for a resource that is many rows (or not rows at all):
- * one row per resource name, holding the highest fence it has seen.
+ * Fenced writes on Postgres, two recipes:
+ *
+ * - the fences table, for a resource that is many rows (or no rows): one row
+ *   per resource name holding the highest fence it has seen (claim, write);
+ * - the fence column, for a resource that is one row: the row carries its own
+ *   fence (updateRow; the table option plays no part).
  */
-export interface PostgresFences extends FenceClaimer {
-  /** Creates the table if it is missing: run it once, at deploy or migration time. */
-  createTable(): Promise<void>;
+export class PostgresFence implements FenceClaimer {
+  readonly #query: SqlQuery;
+  readonly #transaction: PostgresFenceOptions["transaction"];
+  readonly #table: string;
+
+  constructor(options: PostgresFenceOptions) {
+    this.#query = options.query;
+    this.#transaction = options.transaction;
+    this.#table = sqlIdentifier(options.table ?? "holdfast_fences", "table", true);
+  }
+
+  /** Creates the fences table if it is missing: run it once, at deploy or migration time. */
+  async createTable(): Promise<void> {
+    await this.#query(`CREATE TABLE IF NOT EXISTS ${this.#table} (resource text PRIMARY KEY, fence bigint NOT NULL)`, []);
+  }
+
   /** Records that `fence` owns `resource` (an equal fence again is accepted); StaleFenceError, nothing recorded, if a higher one already did. */
-  claim(resource: string, fence: number): Promise<void>;
+  async claim(resource: string, fence: number): Promise<void> {
+    const r = checkResource(resource);
+    const f = checkFence(fence);
+    for (let i = 0; i < TRIES; i++) {
+      if ((await run(this.#query, this.#raise(r, f))).length > 0) return;
+      judgeFence(await run(this.#query, this.#read(r)), r, f);
+    }
+    throw movedError(r);
+  }
+
   /**
    * Runs `work` (the caller's statements, through the query function it is
    * handed) in one transaction that first raises the resource's fence to
-   * `fence`, and holds its row locked until the commit; StaleFenceError, and
-   * `work` never runs, if a higher fence has been seen.
+   * `fence` and holds its row locked until the commit; StaleFenceError, and
+   * `work` never runs, if a higher fence has been seen. Answers what `work`
+   * answers; if it throws, its writes and the fence roll back.
    */
-  fencedWrite<T>(resource: string, fence: number, work: (query: SqlQuery) => Promise<T>): Promise<T>;
-}
+  async write<T>(resource: string, fence: number, work: (query: SqlQuery) => Promise<T>): Promise<T> {
+    const r = checkResource(resource);
+    const f = checkFence(fence);
+    if (!this.#transaction) throw new TypeError("PostgresFence: write() needs the transaction option");
+    return this.#transaction(async (query) => {
+      if ((await run(query, this.#raise(r, f))).length === 0) {
+        // The row is ours, locked by the refused upsert: this read is exact.
+        judgeFence(await run(query, this.#read(r)), r, f);
+        throw movedError(r);
+      }
+      return work(query);
+    });
+  }
 
-export function postgresFences(options: PostgresFencesOptions): PostgresFences {
-  const table = sqlIdentifier(options.table ?? "holdfast_fences", "table", true);
+  /**
+   * The fence column recipe: `UPDATE t SET ..., fence = $f WHERE id = $id AND
+   * fence BETWEEN 0 AND $f`, then, only when no row was updated, a read of
+   * that row's fence to tell "no such row" (answered not_found) from "a
+   * higher fence wrote it" (StaleFenceError with the row's fence) and from a
+   * corrupt fence (FenceInputError corrupt_fence: NULL, negative, past 2^53 -
+   * 1). The read is a second statement, outside any transaction: a fence only
+   * goes up, so a fence read after the refusal is at least the one that
+   * refused this write. A write that goes through is one round trip.
+   */
+  async updateRow(row: FencedRow, fence: number, set: Record<string, SqlValue>): Promise<FencedUpdateResult> {
+    const f = checkFence(fence);
+    const built = buildFencedUpdate(postgres, row, f, set);
+    for (let i = 0; i < TRIES; i++) {
+      if ((await run(this.#query, built.update)).length > 0) return { status: "updated" };
+      if (judgeFence(await run(this.#query, built.read), built.resource, f) === "absent") return { status: "not_found" };
+    }
+    throw movedError(built.resource);
+  }
+
   // One statement raises the fence and never lowers it. On a conflict Postgres
   // locks the existing row before it weighs the WHERE, and keeps the lock to
   // the end of the transaction even when the WHERE refuses: the SELECT ... FOR
   // UPDATE of this recipe, which also covers a resource that has no row yet
   // (two first writers meet on the primary key, and the second waits).
-  const raise = (resource: string, f: number): SqlStatement => ({
-    sql: `INSERT INTO ${table} AS held (resource, fence) VALUES ($1, ${postgres.fenceParam(2)})
-      ON CONFLICT (resource) DO UPDATE SET fence = excluded.fence WHERE ${postgres.fenceAtMost("held.fence", 2)}
-      RETURNING 1 AS raised`,
-    params: [resource, String(f)],
-  });
-  const read = (resource: string): SqlStatement => ({
-    sql: `SELECT ${postgres.fenceText("fence")} AS fence FROM ${table} WHERE resource = $1`,
-    params: [resource],
-  });
+  #raise(resource: string, f: number): SqlStatement {
+    return {
+      sql: `INSERT INTO ${this.#table} AS held (resource, fence) VALUES ($1, ${postgres.fenceParam(2)})
+        ON CONFLICT (resource) DO UPDATE SET fence = excluded.fence WHERE ${postgres.fenceAtMost("held.fence", 2)}
+        RETURNING 1 AS raised`,
+      params: [resource, String(f)],
+    };
+  }
 
-  return {
-    async createTable() {
-      await options.query(`CREATE TABLE IF NOT EXISTS ${table} (resource text PRIMARY KEY, fence bigint NOT NULL)`, []);
-    },
-
-    async claim(resource, fence) {
-      const r = checkResource(resource);
-      const f = checkFence(fence);
-      for (let i = 0; i < TRIES; i++) {
-        if ((await run(options.query, raise(r, f))).length > 0) return;
-        judgeFence(await run(options.query, read(r)), r, f);
-      }
-      throw movedError(r);
-    },
-
-    async fencedWrite(resource, fence, work) {
-      const r = checkResource(resource);
-      const f = checkFence(fence);
-      if (!options.transaction) throw new TypeError("postgresFences: fencedWrite needs the transaction option");
-      return options.transaction(async (query) => {
-        if ((await run(query, raise(r, f))).length === 0) {
-          // The row is ours, locked by the refused upsert: this read is exact.
-          judgeFence(await run(query, read(r)), r, f);
-          throw movedError(r);
-        }
-        return work(query);
-      });
-    },
-  };
+  #read(resource: string): SqlStatement {
+    return { sql: `SELECT ${postgres.fenceText("fence")} AS fence FROM ${this.#table} WHERE resource = $1`, params: [resource] };
+  }
 }
 
 function run(query: SqlQuery, s: SqlStatement) {

@@ -90,14 +90,12 @@ export interface SqlDialect {
   fenceText(column: string): string;
 }
 
-/** The single-row recipe's arguments: which row, what to set, and the fence column (`fence` unless named). */
-export interface FencedUpdate {
+/** The row a single-row resource is: its table, its key, and the fence column (`fence` unless named). */
+export interface FencedRow {
   /** The table, "name" or "schema.name". */
   table: string;
   /** The row's key: column -> value, one or more columns (a NULL key matches no row, so it is refused). */
   key: Record<string, SqlValue>;
-  /** The columns to write: column -> value. The fence column is set by the helper. */
-  set: Record<string, SqlValue>;
   /** The fence column's name; "fence" if left out. */
   fenceColumn?: string;
 }
@@ -119,13 +117,13 @@ export interface BuiltUpdate {
  * and quoted, every value a parameter; the fence parameter is the fence's
  * decimal text. Throws FenceInputError before anything is sent.
  */
-export function buildFencedUpdate(d: SqlDialect, args: FencedUpdate, fence: number): BuiltUpdate {
-  if (typeof args !== "object" || args === null)
-    throw new FenceInputError("invalid_value", "update", `the update must be an object, got ${describe(args)}`);
-  const table = sqlIdentifier(args.table, "table", true);
-  const fenceColumn = sqlIdentifier(args.fenceColumn ?? "fence", "fenceColumn");
-  const keys = columnsOf(args.key, "key", d.noNul);
-  const sets = columnsOf(args.set, "set", d.noNul);
+export function buildFencedUpdate(d: SqlDialect, row: FencedRow, fence: number, set: Record<string, SqlValue>): BuiltUpdate {
+  if (typeof row !== "object" || row === null)
+    throw new FenceInputError("invalid_resource", "row", `row must be { table, key }, got ${describe(row)}`);
+  const table = sqlIdentifier(row.table, "table", true);
+  const fenceColumn = sqlIdentifier(row.fenceColumn ?? "fence", "fenceColumn");
+  const keys = columnsOf(row.key, "key", d.noNul);
+  const sets = columnsOf(set, "set", d.noNul);
   if (keys.length === 0) throw new FenceInputError("invalid_value", "key", "key must name at least one column");
   for (const [column, value] of keys) {
     if (value === null) throw new FenceInputError("invalid_value", `key.${column}`, `key.${column} is null, which matches no row`);
@@ -133,7 +131,7 @@ export function buildFencedUpdate(d: SqlDialect, args: FencedUpdate, fence: numb
   if (sets.some(([column]) => `"${column}"` === fenceColumn)) {
     throw new FenceInputError(
       "invalid_value",
-      `set.${args.fenceColumn ?? "fence"}`,
+      `set.${row.fenceColumn ?? "fence"}`,
       "set must not name the fence column: the helper writes the fence",
     );
   }
@@ -144,7 +142,7 @@ export function buildFencedUpdate(d: SqlDialect, args: FencedUpdate, fence: numb
   const setList = sets.map(([c], i) => `"${c}" = ${d.param(i + 2 + keys.length)}`);
   setList.push(`${fenceColumn} = ${d.fenceParam(1)}`);
   return {
-    resource: `${args.table} ${JSON.stringify(Object.fromEntries(keys))}`,
+    resource: `${row.table} ${JSON.stringify(Object.fromEntries(keys))}`,
     update: {
       sql: `UPDATE ${table} SET ${setList.join(", ")} WHERE ${where} AND (${d.fenceAtMost(fenceColumn, 1)}) RETURNING 1 AS updated`,
       params: [fenceText, ...keyParams, ...sets.map(([, v]) => v)],

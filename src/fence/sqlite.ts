@@ -4,12 +4,13 @@ import type { FenceClaimer } from "./types.js";
 import {
   buildFencedUpdate,
   checkStatement,
-  type FencedUpdate,
+  type FencedRow,
   type FencedUpdateResult,
   judgeFence,
   type SqlDialect,
   type SqlRow,
   type SqlStatement,
+  type SqlValue,
   sqlIdentifier,
 } from "./sql.js";
 
@@ -57,36 +58,43 @@ export function d1Batch(db: D1Like): SqliteBatch {
   };
 }
 
-/**
- * The fence column recipe, for a resource that is one row, as one batch: the
- * guarded `UPDATE t SET ..., fence = ?f WHERE id = ?id AND fence BETWEEN 0 AND
- * ?f`, then the row's fence read in the same transaction. After it the row's
- * fence is this fence if the update ran (it sets it), higher if a higher
- * fence wrote the row (StaleFenceError with that fence), not a fence if it is
- * corrupt (FenceInputError corrupt_fence), and there is no row if there is no
- * row (answered `not_found`). One round trip.
- */
-export async function sqliteFencedUpdate(batch: SqliteBatch, args: FencedUpdate, fence: number): Promise<FencedUpdateResult> {
-  const f = checkFence(fence);
-  const built = buildFencedUpdate(sqlite, args, f);
-  const [updated, read] = await batch([built.update, built.read]);
-  if (updated.length > 0) return { status: "updated" };
-  if (judgeFence(read, built.resource, f) === "absent") return { status: "not_found" };
-  throw inconsistent(built.resource);
-}
-
-export interface SqliteFencesOptions {
+export interface SqliteFenceOptions {
   batch: SqliteBatch;
   /** The fences table, "holdfast_fences" unless named. */
   table?: string;
 }
 
-/** The fences table, for a resource that is many rows: one row per resource name, holding the highest fence it has seen. */
-export interface SqliteFences extends FenceClaimer {
-  /** Creates the table if it is missing: run it once (a D1 migration may hold the same statement). */
-  createTable(): Promise<void>;
+/**
+ * Fenced writes on SQLite and D1, two recipes, each one batch:
+ *
+ * - the fences table, for a resource that is many rows (or no rows): one row
+ *   per resource name holding the highest fence it has seen (claim, write);
+ * - the fence column, for a resource that is one row: the row carries its own
+ *   fence (updateRow; the table option plays no part).
+ */
+export class SqliteFence implements FenceClaimer {
+  readonly #batch: SqliteBatch;
+  readonly #table: string;
+
+  constructor(options: SqliteFenceOptions) {
+    this.#batch = options.batch;
+    this.#table = sqlIdentifier(options.table ?? "holdfast_fences", "table", true);
+  }
+
+  /** Creates the fences table if it is missing: run it once (a D1 migration may hold the same statement). */
+  async createTable(): Promise<void> {
+    await this.#batch([{ sql: `CREATE TABLE IF NOT EXISTS ${this.#table} (resource TEXT PRIMARY KEY, fence INTEGER NOT NULL)`, params: [] }]);
+  }
+
   /** Records that `fence` owns `resource` (an equal fence again is accepted); StaleFenceError, nothing recorded, if a higher one already did. */
-  claim(resource: string, fence: number): Promise<void>;
+  async claim(resource: string, fence: number): Promise<void> {
+    const r = checkResource(resource);
+    const f = checkFence(fence);
+    const [, rows] = await this.#batch([this.#upsert(r, f, "leave"), this.#read(r)]);
+    // Read in the same transaction: this fence if the claim took (judged "not_higher"), a higher or corrupt one if not (thrown).
+    if (judgeFence(rows, r, f) === "absent") throw inconsistent(r);
+  }
+
   /**
    * Runs `statements` in one batch behind a statement that raises the
    * resource's fence to `fence`, and fails, rolling the batch back, when a
@@ -94,64 +102,63 @@ export interface SqliteFences extends FenceClaimer {
    * each statement's rows. A statement of the caller's that fails rolls back
    * the fence too, and its error is the one thrown.
    */
-  fencedWrite(resource: string, fence: number, statements: SqlStatement[]): Promise<SqlRow[][]>;
-}
+  async write(resource: string, fence: number, statements: SqlStatement[]): Promise<SqlRow[][]> {
+    const r = checkResource(resource);
+    const f = checkFence(fence);
+    if (!Array.isArray(statements)) {
+      throw new FenceInputError("invalid_value", "statements", `statements must be an array of { sql, params }, got ${describe(statements)}`);
+    }
+    const checked = statements.map((s, i) => checkStatement(s, `statements[${i}]`, false));
+    try {
+      return (await this.#batch([this.#upsert(r, f, "fail"), ...checked])).slice(1);
+    } catch (failed) {
+      // Which statement failed is not told the same way by every driver: the
+      // fence read after the rollback is. A fence only goes up, so a higher
+      // one now means the guard refused (or would have); otherwise it was
+      // one of the caller's statements, and its error is thrown.
+      judgeFence(await this.#batch([this.#read(r)]).then((rs) => rs[0]), r, f);
+      throw failed;
+    }
+  }
 
-export function sqliteFences(options: SqliteFencesOptions): SqliteFences {
-  const table = sqlIdentifier(options.table ?? "holdfast_fences", "table", true);
-  const guard = `typeof(${table}.fence) = 'integer' AND ${table}.fence BETWEEN 0 AND excluded.fence`;
-  // claim: raise the fence or leave it; the read in the same batch tells which.
-  const raise = (resource: string, f: number): SqlStatement => ({
-    sql: `INSERT INTO ${table} (resource, fence) VALUES (?1, CAST(?2 AS INTEGER))
-      ON CONFLICT (resource) DO UPDATE SET fence = excluded.fence WHERE ${guard}`,
-    params: [resource, String(f)],
-  });
-  // fencedWrite: the same upsert, but a refusal sets NULL, which the table's
-  // NOT NULL refuses: the statement fails and the whole batch rolls back. (A
-  // statement cannot raise an error in SQLite outside a trigger; the
-  // constraint is how one refuses conditionally.)
-  const raiseOrFail = (resource: string, f: number): SqlStatement => ({
-    sql: `INSERT INTO ${table} (resource, fence) VALUES (?1, CAST(?2 AS INTEGER))
-      ON CONFLICT (resource) DO UPDATE SET fence = CASE WHEN ${guard} THEN excluded.fence ELSE NULL END`,
-    params: [resource, String(f)],
-  });
-  const read = (resource: string): SqlStatement => ({
-    sql: `SELECT ${sqlite.fenceText("fence")} AS fence FROM ${table} WHERE resource = ?1`,
-    params: [resource],
-  });
+  /**
+   * The fence column recipe as one batch: the guarded `UPDATE t SET ...,
+   * fence = ?f WHERE id = ?id AND fence BETWEEN 0 AND ?f`, then the row's
+   * fence read in the same transaction. Updated, the row answers a row from
+   * its RETURNING; if not, the read tells a higher fence (StaleFenceError
+   * with it), a corrupt one (FenceInputError corrupt_fence) and no row
+   * (answered not_found). One round trip.
+   */
+  async updateRow(row: FencedRow, fence: number, set: Record<string, SqlValue>): Promise<FencedUpdateResult> {
+    const f = checkFence(fence);
+    const built = buildFencedUpdate(sqlite, row, f, set);
+    const [updated, read] = await this.#batch([built.update, built.read]);
+    if (updated.length > 0) return { status: "updated" };
+    if (judgeFence(read, built.resource, f) === "absent") return { status: "not_found" };
+    throw inconsistent(built.resource);
+  }
 
-  return {
-    async createTable() {
-      await options.batch([{ sql: `CREATE TABLE IF NOT EXISTS ${table} (resource TEXT PRIMARY KEY, fence INTEGER NOT NULL)`, params: [] }]);
-    },
+  /**
+   * Raises the fence, never lowers it. A refusal either leaves the row as it
+   * is (claim: the read in the same batch tells) or sets NULL, which the
+   * table's NOT NULL refuses, so the statement fails and the whole batch
+   * rolls back (write: SQLite has no way for a statement to raise an error
+   * outside a trigger; the constraint is how one refuses conditionally).
+   */
+  #upsert(resource: string, f: number, refused: "leave" | "fail"): SqlStatement {
+    const t = this.#table;
+    const holds = `typeof(${t}.fence) = 'integer' AND ${t}.fence BETWEEN 0 AND excluded.fence`;
+    const update =
+      refused === "leave" ? `SET fence = excluded.fence WHERE ${holds}` : `SET fence = CASE WHEN ${holds} THEN excluded.fence ELSE NULL END`;
+    return {
+      sql: `INSERT INTO ${t} (resource, fence) VALUES (?1, ${sqlite.fenceParam(2)}) ON CONFLICT (resource) DO UPDATE ${update}`,
+      params: [resource, String(f)],
+    };
+  }
 
-    async claim(resource, fence) {
-      const r = checkResource(resource);
-      const f = checkFence(fence);
-      const [, rows] = await options.batch([raise(r, f), read(r)]);
-      // Read in the same transaction: this fence if the claim took (judged "not_higher"), a higher or corrupt one if not (thrown).
-      if (judgeFence(rows, r, f) === "absent") throw inconsistent(r);
-    },
-
-    async fencedWrite(resource, fence, statements) {
-      const r = checkResource(resource);
-      const f = checkFence(fence);
-      if (!Array.isArray(statements)) {
-        throw new FenceInputError("invalid_value", "statements", `statements must be an array of { sql, params }, got ${describe(statements)}`);
-      }
-      const checked = statements.map((s, i) => checkStatement(s, `statements[${i}]`, false));
-      try {
-        return (await options.batch([raiseOrFail(r, f), ...checked])).slice(1);
-      } catch (failed) {
-        // Which statement failed is not told the same way by every driver: the
-        // fence read after the rollback is. A fence only goes up, so a higher
-        // one now means the guard refused (or would have); otherwise it was
-        // one of the caller's statements, and its error is thrown.
-        judgeFence(await options.batch([read(r)]).then((rs) => rs[0]), r, f);
-        throw failed;
-      }
-    },
-  };
+  #read(resource: string): SqlStatement {
+    return { sql: `SELECT ${sqlite.fenceText("fence")} AS fence FROM ${this.#table} WHERE resource = ?1`, params: [resource] };
+  }
 }
 
 /** Within one transaction the read cannot disagree with the guarded statement before it, unless the batch is not one transaction. */

@@ -4,7 +4,7 @@
 import { PGlite } from "@electric-sql/pglite";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { FenceInputError, StaleFenceError } from "../../src/fence/errors";
-import { postgresFencedUpdate, postgresFences } from "../../src/fence/postgres";
+import { PostgresFence } from "../../src/fence/postgres";
 import type { SqlQuery, SqlValue } from "../../src/fence/sql";
 
 const MAX = Number.MAX_SAFE_INTEGER; // 2^53 - 1, the highest fence
@@ -19,7 +19,7 @@ const counted =
     return (await on.query<Record<string, unknown>>(sql, params)).rows;
   };
 const query: SqlQuery = (sql, params) => counted(db)(sql, params);
-const fences = () => postgresFences({ query, transaction: (work) => db.transaction((tx) => work(counted(tx))) });
+const fences = () => new PostgresFence({ query, transaction: (work) => db.transaction((tx) => work(counted(tx))) });
 
 /** What the database holds, read behind the helpers' backs (not counted). */
 async function rows(sql: string, params: SqlValue[] = []) {
@@ -53,13 +53,13 @@ beforeEach(async () => {
 
 const writeEntry = (resource: string, entry: string) => (q: SqlQuery) => q("INSERT INTO ledger (resource, entry) VALUES ($1, $2)", [resource, entry]);
 
-describe("fences table (postgresFences)", () => {
+describe("fences table (PostgresFence claim, write)", () => {
   it("a claim refuses an older holder's write: StaleFenceError names both fences, its statements never run, nothing written", async () => {
     const f = fences();
     await f.claim("orders", 7);
     let ran = false;
     const err = await refusal(
-      f.fencedWrite("orders", 5, async (q) => {
+      f.write("orders", 5, async (q) => {
         ran = true;
         return writeEntry("orders", "old")(q);
       }),
@@ -77,8 +77,8 @@ describe("fences table (postgresFences)", () => {
     const f = fences();
     await f.claim("orders", 7);
     await f.claim("orders", 7);
-    await f.fencedWrite("orders", 7, writeEntry("orders", "a"));
-    await f.fencedWrite("fresh", 3, writeEntry("fresh", "b"));
+    await f.write("orders", 7, writeEntry("orders", "a"));
+    await f.write("fresh", 3, writeEntry("fresh", "b"));
     expect(await rows("SELECT resource, entry FROM ledger ORDER BY entry")).toEqual([
       { resource: "orders", entry: "a" },
       { resource: "fresh", entry: "b" },
@@ -88,8 +88,8 @@ describe("fences table (postgresFences)", () => {
 
   it("answers what the statements answer, and a statement that fails rolls the fence back with it", async () => {
     const f = fences();
-    expect(await f.fencedWrite("orders", 4, (q) => q("SELECT 41 + 1 AS n", []))).toEqual([{ n: 42 }]);
-    await expect(f.fencedWrite("orders", 9, (q) => q("INSERT INTO ledger (resource) VALUES ($1)", ["orders"]))).rejects.toThrow(/null value/);
+    expect(await f.write("orders", 4, (q) => q("SELECT 41 + 1 AS n", []))).toEqual([{ n: 42 }]);
+    await expect(f.write("orders", 9, (q) => q("INSERT INTO ledger (resource) VALUES ($1)", ["orders"]))).rejects.toThrow(/null value/);
     expect(await storedFence("orders")).toBe("4");
   });
 
@@ -101,7 +101,7 @@ describe("fences table (postgresFences)", () => {
       await db.exec("TRUNCATE holdfast_fences, ledger");
       const f = fences();
       const write = (fence: number) =>
-        f.fencedWrite("report", fence, (q) => q("DELETE FROM ledger", []).then(() => writeEntry("report", `by ${fence}`)(q)));
+        f.write("report", fence, (q) => q("DELETE FROM ledger", []).then(() => writeEntry("report", `by ${fence}`)(q)));
       // Started together: the first to reach the row locks it; the other waits for its commit.
       const settled = await Promise.allSettled(order.map(write));
       expect(await rows("SELECT entry FROM ledger")).toEqual([{ entry: "by 2" }]);
@@ -116,15 +116,15 @@ describe("fences table (postgresFences)", () => {
     const f = fences();
     await f.claim("big", MAX);
     expect(await storedFence("big")).toBe("9007199254740991");
-    expect(await refusal(f.fencedWrite("big", MAX - 1, writeEntry("big", "x")))).toMatchObject({ fence: MAX - 1, current: MAX });
-    await f.fencedWrite("big", MAX, writeEntry("big", "x"));
+    expect(await refusal(f.write("big", MAX - 1, writeEntry("big", "x")))).toMatchObject({ fence: MAX - 1, current: MAX });
+    await f.write("big", MAX, writeEntry("big", "x"));
   });
 
   it("reads the fence exactly whatever the driver makes of a bigint (here a BigInt, as postgres.js can)", async () => {
     const INT8 = 20;
     const bigints: SqlQuery = async (sql, params) => (await db.query<Record<string, unknown>>(sql, params, { parsers: { [INT8]: BigInt } })).rows;
     expect((await bigints("SELECT 7::bigint AS n", []))[0].n).toBe(7n);
-    const f = postgresFences({ query: bigints });
+    const f = new PostgresFence({ query: bigints });
     await f.claim("big", MAX);
     expect(await refusal(f.claim("big", MAX - 1))).toMatchObject({ fence: MAX - 1, current: MAX });
   });
@@ -136,7 +136,7 @@ describe("fences table (postgresFences)", () => {
       ["neg", "-1"],
       ["huge", "9007199254740993"],
     ]) {
-      for (const attempt of [f.claim(resource, 5), f.fencedWrite(resource, 5, writeEntry(resource, "x"))]) {
+      for (const attempt of [f.claim(resource, 5), f.write(resource, 5, writeEntry(resource, "x"))]) {
         const err = await refusal(attempt);
         expect(err).toBeInstanceOf(FenceInputError);
         expect(err).toMatchObject({ code: "corrupt_fence", field: "resource" });
@@ -153,23 +153,23 @@ describe("fences table (postgresFences)", () => {
       [() => f.claim("r", 1.5), "invalid_fence", "fence"],
       [() => f.claim("r", 2 ** 53), "invalid_fence", "fence"],
       [() => f.claim("r", Number.NaN), "invalid_fence", "fence"],
-      [() => f.fencedWrite("r", "7.0" as unknown as number, writeEntry("r", "x")), "invalid_fence", "fence"],
+      [() => f.write("r", "7.0" as unknown as number, writeEntry("r", "x")), "invalid_fence", "fence"],
       [() => f.claim("", 1), "invalid_resource", "resource"],
-      [() => f.fencedWrite("r".repeat(201), 1, writeEntry("r", "x")), "invalid_resource", "resource"],
+      [() => f.write("r".repeat(201), 1, writeEntry("r", "x")), "invalid_resource", "resource"],
     ];
     for (const [attempt, code, field] of cases) {
       const err = await refusal(attempt());
       expect(err).toBeInstanceOf(FenceInputError);
       expect(err).toMatchObject({ code, field });
     }
-    expect(() => postgresFences({ query, table: 'fences"; DROP TABLE ledger; --' })).toThrow(FenceInputError);
+    expect(() => new PostgresFence({ query, table: 'fences"; DROP TABLE ledger; --' })).toThrow(FenceInputError);
     expect(sent).toBe(0);
   });
 });
 
-describe("fence column recipe (postgresFencedUpdate)", () => {
+describe("fence column recipe (PostgresFence.updateRow)", () => {
   const update = (fence: number, set: Record<string, SqlValue> = { balance: fence * 10 }, id = "acct-1") =>
-    postgresFencedUpdate(query, { table: "accounts", key: { id }, set }, fence);
+    new PostgresFence({ query }).updateRow({ table: "accounts", key: { id } }, fence, set);
   const account = async () => (await rows("SELECT owner, balance, fence::text AS fence FROM accounts WHERE id = 'acct-1'"))[0];
 
   it("writes the row and its fence when the fence is at least the row's, equal included", async () => {
@@ -217,7 +217,9 @@ describe("fence column recipe (postgresFencedUpdate)", () => {
       }
       return answer;
     };
-    expect(await postgresFencedUpdate(racing, { table: "accounts", key: { id: "acct-1" }, set: { balance: 5 } }, 4)).toEqual({ status: "updated" });
+    expect(await new PostgresFence({ query: racing }).updateRow({ table: "accounts", key: { id: "acct-1" } }, 4, { balance: 5 })).toEqual({
+      status: "updated",
+    });
     expect(await account()).toEqual({ owner: "ann", balance: 5, fence: "4" });
     expect(sent).toBe(3); // update, read, update
   });
@@ -236,8 +238,9 @@ describe("fence column recipe (postgresFencedUpdate)", () => {
   });
 
   it("bad input is refused before anything is sent: names that are not plain identifiers, values a column cannot hold", async () => {
-    const attempt = (args: object, fence = 1) =>
-      refusal(postgresFencedUpdate(query, { table: "accounts", key: { id: "a" }, set: { balance: 1 }, ...args }, fence));
+    // args: what to change in the row ({ table, key, fenceColumn }) or the set ({ set }).
+    const attempt = ({ set = { balance: 1 }, ...row }: { set?: object } & object, fence = 1) =>
+      refusal(new PostgresFence({ query }).updateRow({ table: "accounts", key: { id: "a" }, ...row }, fence, set as Record<string, SqlValue>));
     const cases: [object, string, string][] = [
       [{ table: "accounts; DROP TABLE ledger" }, "invalid_resource", "table"],
       [{ table: 'a"b' }, "invalid_resource", "table"],

@@ -5,7 +5,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { FenceInputError, StaleFenceError } from "../../src/fence/errors";
 import type { SqlStatement, SqlValue } from "../../src/fence/sql";
-import { d1Batch, type SqliteBatch, sqliteFencedUpdate, sqliteFences } from "../../src/fence/sqlite";
+import { d1Batch, type SqliteBatch, SqliteFence } from "../../src/fence/sqlite";
 
 const MAX = Number.MAX_SAFE_INTEGER; // 2^53 - 1, the highest fence
 const db = env.FENCE_DB;
@@ -16,7 +16,7 @@ const batch: SqliteBatch = (statements) => {
   sent++;
   return d1(statements);
 };
-const fences = () => sqliteFences({ batch });
+const fences = () => new SqliteFence({ batch });
 
 /** What the database holds, read behind the helpers' backs (not counted). */
 async function rows(sql: string, ...params: SqlValue[]) {
@@ -56,11 +56,11 @@ const entry = (resource: string, text: string): SqlStatement => ({
   params: [resource, text],
 });
 
-describe("fences table on D1 (sqliteFences)", () => {
+describe("fences table on D1 (SqliteFence claim, write)", () => {
   it("a claim refuses an older holder's write: StaleFenceError names both fences, the batch rolled back, nothing written", async () => {
     const f = fences();
     await f.claim("orders", 7);
-    const err = await refusal(f.fencedWrite("orders", 5, [entry("orders", "old")]));
+    const err = await refusal(f.write("orders", 5, [entry("orders", "old")]));
     expect(err).toBeInstanceOf(StaleFenceError);
     expect(err).toMatchObject({ code: "stale_fence", resource: "orders", fence: 5, current: 7 });
     expect(await rows("SELECT * FROM ledger")).toEqual([]);
@@ -73,11 +73,8 @@ describe("fences table on D1 (sqliteFences)", () => {
     const f = fences();
     await f.claim("orders", 7);
     await f.claim("orders", 7);
-    expect(await f.fencedWrite("orders", 7, [entry("orders", "a"), { sql: "SELECT count(*) AS n FROM ledger", params: [] }])).toEqual([
-      [],
-      [{ n: 1 }],
-    ]);
-    await f.fencedWrite("fresh", 3, [entry("fresh", "b")]);
+    expect(await f.write("orders", 7, [entry("orders", "a"), { sql: "SELECT count(*) AS n FROM ledger", params: [] }])).toEqual([[], [{ n: 1 }]]);
+    await f.write("fresh", 3, [entry("fresh", "b")]);
     expect(await rows("SELECT resource, entry FROM ledger ORDER BY entry")).toEqual([
       { resource: "orders", entry: "a" },
       { resource: "fresh", entry: "b" },
@@ -89,9 +86,7 @@ describe("fences table on D1 (sqliteFences)", () => {
   it("a statement of the caller's that fails rolls the fence back with it, and its own error is thrown", async () => {
     const f = fences();
     await f.claim("orders", 4);
-    const err = await refusal(
-      f.fencedWrite("orders", 9, [entry("orders", "a"), { sql: "INSERT INTO ledger (resource) VALUES (?1)", params: ["orders"] }]),
-    );
+    const err = await refusal(f.write("orders", 9, [entry("orders", "a"), { sql: "INSERT INTO ledger (resource) VALUES (?1)", params: ["orders"] }]));
     expect(String(err)).toMatch(/NOT NULL constraint failed: ledger\.entry/);
     expect(await storedFence("orders")).toBe("4");
     expect(await rows("SELECT * FROM ledger")).toEqual([]);
@@ -104,7 +99,7 @@ describe("fences table on D1 (sqliteFences)", () => {
     ]) {
       await db.batch([db.prepare("DELETE FROM holdfast_fences"), db.prepare("DELETE FROM ledger")]);
       const f = fences();
-      const write = (fence: number) => f.fencedWrite("report", fence, [{ sql: "DELETE FROM ledger", params: [] }, entry("report", `by ${fence}`)]);
+      const write = (fence: number) => f.write("report", fence, [{ sql: "DELETE FROM ledger", params: [] }, entry("report", `by ${fence}`)]);
       const settled = await Promise.allSettled(order.map(write));
       expect(await rows("SELECT entry FROM ledger")).toEqual([{ entry: "by 2" }]);
       expect(await storedFence("report")).toBe("2");
@@ -117,8 +112,8 @@ describe("fences table on D1 (sqliteFences)", () => {
     const f = fences();
     await f.claim("big", MAX);
     expect(await storedFence("big")).toBe("9007199254740991");
-    expect(await refusal(f.fencedWrite("big", MAX - 1, [entry("big", "x")]))).toMatchObject({ fence: MAX - 1, current: MAX });
-    await f.fencedWrite("big", MAX, [entry("big", "x")]);
+    expect(await refusal(f.write("big", MAX - 1, [entry("big", "x")]))).toMatchObject({ fence: MAX - 1, current: MAX });
+    await f.write("big", MAX, [entry("big", "x")]);
     expect(await rows("SELECT entry FROM ledger")).toEqual([{ entry: "x" }]);
   });
 
@@ -131,7 +126,7 @@ describe("fences table on D1 (sqliteFences)", () => {
       ["half", "1.5"],
       ["word", "seven"],
     ]) {
-      for (const attempt of [() => f.claim(resource, 5), () => f.fencedWrite(resource, 5, [entry(resource, "x")])]) {
+      for (const attempt of [() => f.claim(resource, 5), () => f.write(resource, 5, [entry(resource, "x")])]) {
         const err = await refusal(attempt());
         expect(err).toBeInstanceOf(FenceInputError);
         expect(err).toMatchObject({ code: "corrupt_fence", field: "resource" });
@@ -146,13 +141,13 @@ describe("fences table on D1 (sqliteFences)", () => {
     const cases: [() => Promise<unknown>, string, string][] = [
       [() => f.claim("r", -1), "invalid_fence", "fence"],
       [() => f.claim("r", 2 ** 53), "invalid_fence", "fence"],
-      [() => f.fencedWrite("r", 0.5, [entry("r", "x")]), "invalid_fence", "fence"],
+      [() => f.write("r", 0.5, [entry("r", "x")]), "invalid_fence", "fence"],
       [() => f.claim("", 1), "invalid_resource", "resource"],
-      [() => f.fencedWrite("r".repeat(201), 1, [entry("r", "x")]), "invalid_resource", "resource"],
-      [() => f.fencedWrite("r", 1, entry("r", "x") as unknown as SqlStatement[]), "invalid_value", "statements"],
-      [() => f.fencedWrite("r", 1, [{ sql: "", params: [] }]), "invalid_value", "statements[0]"],
+      [() => f.write("r".repeat(201), 1, [entry("r", "x")]), "invalid_resource", "resource"],
+      [() => f.write("r", 1, entry("r", "x") as unknown as SqlStatement[]), "invalid_value", "statements"],
+      [() => f.write("r", 1, [{ sql: "", params: [] }]), "invalid_value", "statements[0]"],
       [
-        () => f.fencedWrite("r", 1, [entry("r", "x"), { sql: "SELECT ?1", params: [undefined as unknown as SqlValue] }]),
+        () => f.write("r", 1, [entry("r", "x"), { sql: "SELECT ?1", params: [undefined as unknown as SqlValue] }]),
         "invalid_value",
         "statements[1].params[0]",
       ],
@@ -162,14 +157,14 @@ describe("fences table on D1 (sqliteFences)", () => {
       expect(err).toBeInstanceOf(FenceInputError);
       expect(err).toMatchObject({ code, field });
     }
-    expect(() => sqliteFences({ batch, table: "holdfast_fences WHERE 1" })).toThrow(FenceInputError);
+    expect(() => new SqliteFence({ batch, table: "holdfast_fences WHERE 1" })).toThrow(FenceInputError);
     expect(sent).toBe(0);
   });
 });
 
-describe("fence column recipe on D1 (sqliteFencedUpdate)", () => {
+describe("fence column recipe on D1 (SqliteFence.updateRow)", () => {
   const update = (fence: number, set: Record<string, SqlValue> = { balance: fence * 10 }, id = "acct-1") =>
-    sqliteFencedUpdate(batch, { table: "accounts", key: { id }, set }, fence);
+    new SqliteFence({ batch }).updateRow({ table: "accounts", key: { id } }, fence, set);
   const account = async () => (await rows("SELECT owner, balance, CAST(fence AS TEXT) AS fence FROM accounts WHERE id = 'acct-1'"))[0];
 
   it("writes the row and its fence when the fence is at least the row's, equal included, in one batch", async () => {
@@ -233,18 +228,19 @@ describe("fence column recipe on D1 (sqliteFencedUpdate)", () => {
     await rows("CREATE TABLE IF NOT EXISTS loose (id TEXT PRIMARY KEY, note TEXT, fence)");
     await rows("DELETE FROM loose");
     await rows("INSERT INTO loose VALUES ('k', 'kept', '3')");
-    const err = await refusal(sqliteFencedUpdate(batch, { table: "loose", key: { id: "k" }, set: { note: "new" } }, 5));
+    const err = await refusal(new SqliteFence({ batch }).updateRow({ table: "loose", key: { id: "k" } }, 5, { note: "new" }));
     expect(err).toMatchObject({ code: "corrupt_fence" });
     expect(await rows("SELECT note, fence, typeof(fence) AS type FROM loose")).toEqual([{ note: "kept", fence: "3", type: "text" }]);
     // Repaired to an integer, it takes the write, and the fence written is an integer too (sent as text, cast in SQL).
     await rows("UPDATE loose SET fence = 3");
-    expect(await sqliteFencedUpdate(batch, { table: "loose", key: { id: "k" }, set: { note: "new" } }, 5)).toEqual({ status: "updated" });
+    expect(await new SqliteFence({ batch }).updateRow({ table: "loose", key: { id: "k" } }, 5, { note: "new" })).toEqual({ status: "updated" });
     expect(await rows("SELECT note, fence, typeof(fence) AS type FROM loose")).toEqual([{ note: "new", fence: 5, type: "integer" }]);
   });
 
   it("bad input is refused before anything is sent", async () => {
-    const attempt = (args: object, fence = 1) =>
-      refusal(sqliteFencedUpdate(batch, { table: "accounts", key: { id: "a" }, set: { balance: 1 }, ...args }, fence));
+    // args: what to change in the row ({ table, key, fenceColumn }) or the set ({ set }).
+    const attempt = ({ set = { balance: 1 }, ...row }: { set?: object } & object, fence = 1) =>
+      refusal(new SqliteFence({ batch }).updateRow({ table: "accounts", key: { id: "a" }, ...row }, fence, set as Record<string, SqlValue>));
     const cases: [object, string, string][] = [
       [{ table: "accounts; DROP TABLE ledger" }, "invalid_resource", "table"],
       [{ fenceColumn: "fence`" }, "invalid_resource", "fenceColumn"],
