@@ -12,3 +12,6 @@ export type { FenceClaimer } from "./types.js";
 export { RedisFence, fenceKeyOf, MAX_HSET_FIELDS, type FenceRedis } from "./redis.js";
 export { DurableObjectFence, type FenceStorage, type FenceTransaction } from "./durableObject.js";
 export { type ClaimOnGrant, checkClaimOnGrant, claimOnGrant } from "./claim.js";
+export { PostgresFence, type PostgresFenceOptions } from "./postgres.js";
+export { SqliteFence, type SqliteFenceOptions, type SqliteBatch, d1Batch, type D1Like, type D1StatementLike } from "./sqlite.js";
+export type { SqlQuery, SqlStatement, SqlValue, SqlRow, FencedRow, FencedUpdateResult } from "./sql.js";
