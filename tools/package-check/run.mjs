@@ -10,6 +10,7 @@
 //                noUncheckedIndexedAccess, skipLibCheck off: compiled by the
 //                repo's TypeScript 5.x and by TypeScript 7, then run
 //   worker       a Worker bundled by wrangler (no nodejs_compat), served by workerd
+// Each also makes a fenced write with holdfast/fence and has an older fence's refused.
 // The Node consumers run under every Node a user may have that is here: the
 // repo's own (the `node` devDependency, first on an npm script's PATH) and the
 // machine's (the first other `node` on PATH, e.g. Debian's Node 20), since the
@@ -48,6 +49,8 @@ const REQUIRED = [
   "dist/hono.js",
   "dist/client/index.js",
   "dist/client/index.d.ts",
+  "dist/fence/index.js",
+  "dist/fence/index.d.ts",
   "dist/cli/main.js",
   "dist/store/redis/scripts.generated.js",
 ];
@@ -171,6 +174,8 @@ async function main() {
 
     for (const r of results) {
       if (!(r.fence > 0)) throw new Error(`${r.consumer} got no fence: ${JSON.stringify(r)}`);
+      // holdfast/fence: each consumer's older-fence write was refused (StaleFenceError).
+      if (r.staleRefused !== true) throw new Error(`${r.consumer}: a stale fenced write was not refused: ${JSON.stringify(r)}`);
       step(`ok  ${JSON.stringify(r)}`);
     }
   } finally {

@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process";
 import { Redis } from "@upstash/redis";
 import { LockedError, Mutex, RwLock, Semaphore } from "holdfast";
 import { HoldfastClient } from "holdfast/client";
+import { RedisFence, StaleFenceError } from "holdfast/fence";
 import { idempotency } from "holdfast/hono";
 
 const redis = new Redis({ url: process.env.UPSTASH_REDIS_REST_URL, token: process.env.UPSTASH_REDIS_REST_TOKEN, enableTelemetry: false });
@@ -22,6 +23,12 @@ const sem = new Semaphore(redis, name, { limit: 2 });
 const permit = await sem.acquire({ ttlMs: 5000 });
 await sem.release(permit.token);
 
+// holdfast/fence: a fenced write goes through, an older fence's is refused.
+const fenced = new RedisFence(redis);
+await fenced.set(`${name}:fenced`, grant.fence + 1, "newer");
+const stale = await fenced.set(`${name}:fenced`, grant.fence, "older").catch((err) => err);
+if (!(stale instanceof StaleFenceError)) throw new Error(`an older fence's write should be StaleFenceError, got ${stale}`);
+
 if (typeof idempotency !== "function") throw new Error("holdfast/hono has no idempotency middleware");
 
 // The client and the bin, against the service (HOLDFAST_URL, HOLDFAST_API_KEY).
@@ -37,4 +44,4 @@ const printed = execFileSync(
   },
 );
 if (!(Number(printed.trim()) > fence)) throw new Error(`holdfast run printed ${JSON.stringify(printed)}, not a fence above ${fence}`);
-console.log(JSON.stringify({ consumer: "node-esm", fence: grant.fence, released: released.released }));
+console.log(JSON.stringify({ consumer: "node-esm", fence: grant.fence, released: released.released, staleRefused: true }));

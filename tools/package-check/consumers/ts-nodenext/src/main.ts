@@ -16,6 +16,7 @@ import {
   type SemaphoreGrant,
 } from "holdfast";
 import { HoldfastClient, type Lease, type LeaseHandle, LockedError as ClientLockedError } from "holdfast/client";
+import { type ClaimOnGrant, FenceInputError, RedisFence, StaleFenceError } from "holdfast/fence";
 import { fromHeader, idempotency, type IdempotencyMiddlewareOptions } from "holdfast/hono";
 
 declare const process: { env: Record<string, string | undefined>; exitCode?: number };
@@ -39,6 +40,14 @@ const busy = await client.lock(`${name}-client`, { ttlMs: 5000 }).catch((err: un
 if (!(busy instanceof ClientLockedError)) throw new Error("a second client lock should be LockedError");
 await (await client.resume(handle)).release();
 lease.detach();
+const fenced = new RedisFence(redis);
+const claim: ClaimOnGrant = { store: fenced, resources: [`${name}-fenced`] };
+const claimed: Lease = await client.lock(`${name}-claimed`, { ttlMs: 5000, claim });
+const stale = await fenced.set(`${name}-fenced`, claimed.fence - 1, "older").catch((err: unknown) => err);
+if (!(stale instanceof StaleFenceError) || stale.current !== claimed.fence) throw new Error("an older fence's write should be StaleFenceError");
+const bad = await fenced.set("", 1, "v").catch((err: unknown) => err);
+if (!(bad instanceof FenceInputError && bad.code === "invalid_resource")) throw new Error("an empty resource should be invalid_resource");
+await claimed.release();
 
 console.log(
   JSON.stringify({
@@ -50,5 +59,6 @@ console.log(
     errors,
     middleware: typeof middleware,
     state,
+    staleRefused: true,
   }),
 );

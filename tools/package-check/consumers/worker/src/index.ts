@@ -4,6 +4,7 @@
 // client (holdfast/client) against the service.
 import { Redis } from "@upstash/redis/cloudflare";
 import { Mutex } from "holdfast";
+import { RedisFence, StaleFenceError } from "holdfast/fence";
 import { HoldfastClient } from "holdfast/client";
 
 interface Env {
@@ -20,7 +21,16 @@ export default {
     const grant = await mutex.acquire({ ttlMs: 5000 });
     const released = await mutex.release(grant.token);
     const client = new HoldfastClient({ baseUrl: env.HOLDFAST_URL, apiKey: env.HOLDFAST_API_KEY });
-    const clientFence = await client.withLock(`worker-client-${Date.now()}`, { ttlMs: 5000 }, (lease) => lease.fence);
-    return Response.json({ consumer: "worker", fence: grant.fence, released: released.released, clientFence });
+    const fenced = new RedisFence(redis);
+    const resource = `worker-fenced-${Date.now()}`;
+    // Claim on grant: the resource hears the lease's fence before the work; an older fence is then refused.
+    const clientFence = await client.withLock(
+      `worker-client-${Date.now()}`,
+      { ttlMs: 5000, claim: { store: fenced, resources: [resource] } },
+      (lease) => lease.fence,
+    );
+    const stale = await fenced.set(resource, clientFence - 1, "older").catch((err: unknown) => err);
+    const staleRefused = stale instanceof StaleFenceError;
+    return Response.json({ consumer: "worker", fence: grant.fence, released: released.released, clientFence, staleRefused });
   },
 };
