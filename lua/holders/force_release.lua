@@ -5,6 +5,8 @@
 -- KEYS[2]  request  hf:{<rw|sem>:<ns>:<name>}:rq:<id>
 -- KEYS[3]  ended    hf:{<rw|sem>:<ns>:<name>}:ended   tokens of watched holders that ended on purpose, kept ENDED_KEEP_MS
 -- KEYS[4]  gate     hf:{<rw|sem>:<ns>:<name>}:gate
+-- KEYS[5]  watchers hf:{<rw|sem>:<ns>:<name>}:watchers  passed only by the Worker: exists while the lock
+--                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  which    'all' or 'label'
 -- ARGV[2]  label    the holder label to free ('' with all)
 --
@@ -13,6 +15,7 @@
 -- tokens), waiters ("1": the lock object has a line), and holder (the label
 -- of the first freed holder to end) when one had a label; or status lost when
 -- no holder matched.
+-- An ok answer also has watchers "1" when KEYS[5] was passed and exists.
 --
 -- Safe to run twice: the answer is remembered under the request id, so a
 -- retry answers the same and frees nobody who came since.
@@ -49,5 +52,9 @@ local r = {'status', 'ok', 'released', fmt(freed), 'fence', tostring(fence), 'en
 if first then
   r[#r + 1] = 'holder'
   r[#r + 1] = first
+end
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  r[#r + 1] = 'watchers'
+  r[#r + 1] = '1'
 end
 return remember(KEYS[2], r)

@@ -4,6 +4,8 @@
 --                                                   and once completed: response, completedAt
 -- KEYS[2]  last fence hf:{id:<ns>:<key>}:fence     kept FENCE_KEEP_MS after every start
 -- KEYS[3]  request    hf:{id:<ns>:<key>}:rq:<id>   this request's "started" answer, for retries
+-- KEYS[4]  watchers hf:{id:<ns>:<key>}:watchers  passed only by the Worker: exists while the lock
+--                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token: the new owner token, used only if this begin starts the work
 -- ARGV[2]  ttlMs: the owner must complete or heartbeat within this
 -- ARGV[3]  retainMs: how long the record (its fingerprint, later its response) is kept
@@ -11,7 +13,8 @@
 -- ARGV[5]  holder: the owner's label, or "" for none
 --
 -- Returns name/value pairs (every value a string, so big numbers survive JSON):
---   status started, token, fence, ttlMs, expiresAt        you own the work now
+--   status started, token, fence, ttlMs, expiresAt        you own the work now (and watchers "1"
+--                                                         when KEYS[4] was passed and exists)
 --   status completed, response ("json:" .. text), completedAt, fence
 --   status in_progress, retryAfterMs, expiresAt, holder   another owner is within its deadline (holder: its label);
 --                                                         the record is marked w (someone waited), so
@@ -79,4 +82,8 @@ if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
 redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + math.max(ttl, retain)))
 
 local r = {'status', 'started', 'token', token, 'fence', fence, 'ttlMs', fmt(ttl), 'expiresAt', fmt(now_ms + ttl)}
+if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 1 then
+  r[#r + 1] = 'watchers'
+  r[#r + 1] = '1'
+end
 return remember(KEYS[3], r)

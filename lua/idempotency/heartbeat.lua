@@ -1,10 +1,13 @@
 -- idempotency_heartbeat: move the in-progress deadline of the current owner.
 --
 -- KEYS[1]  record hf:{id:<ns>:<key>}
+-- KEYS[2]  watchers hf:{id:<ns>:<key>}:watchers  passed only by the Worker: exists while the lock
+--                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token
 -- ARGV[2]  ttlMs, or "" for the ttl of the begin
 --
--- Returns name/value pairs: status ok, expiresAt, ttlMs, fence; or status lost when the token is not
+-- Returns name/value pairs: status ok, expiresAt, ttlMs, fence (and watchers "1" when KEYS[2]
+-- was passed and exists); or status lost when the token is not
 -- the started owner or its deadline already passed (someone may have taken
 -- over, or may at any moment).
 --
@@ -25,4 +28,9 @@ local ttl = ttl_arg or tonumber(rec[4])
 redis.call('HSET', KEYS[1], 'deadline', fmt(now_ms + ttl), 'lt', fmt(ttl))
 -- The record must outlive the deadline; it usually already does (retainMs).
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIREAT', KEYS[1], fmt(now_ms + ttl)) end
-return {'status', 'ok', 'expiresAt', fmt(now_ms + ttl), 'ttlMs', fmt(ttl), 'fence', rec[5]}
+local r = {'status', 'ok', 'expiresAt', fmt(now_ms + ttl), 'ttlMs', fmt(ttl), 'fence', rec[5]}
+if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then
+  r[#r + 1] = 'watchers'
+  r[#r + 1] = '1'
+end
+return r

@@ -13,6 +13,9 @@
 --                                                   granted (a release or take-back deletes it)
 -- KEYS[5]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries (only
 --                                                   passed, and only read, in mode "reenter")
+-- KEYS[5]  watchers  hf:{mx:<ns>:<name>}:watchers  (KEYS[6] in mode "reenter") passed only by the
+--                                                   Worker: exists while the lock object has watch
+--                                                   sockets (lua/FIELDS.md); the library passes none
 -- ARGV[1]  token: the new owner token, or the held token when re-entering
 -- ARGV[2]  ttlMs of the lease (1 .. 86400000)
 --          (kept and answered as sent: the library sends decimal digits)
@@ -32,7 +35,8 @@
 -- Returns name/value pairs:
 --   status granted, fence, ttlMs, expiresAt, count, and quorumFence when the lease's
 --     hash has a quorum's agreed fence (qf; only ever on a grant already held); the
---     token is always ARGV[1], so it is not echoed
+--     token is always ARGV[1], so it is not echoed; and watchers "1" when the
+--     watchers key was passed and exists (the Worker then tells the lock object)
 --   status busy, retryAfterMs, queued ("1" when the lock is free but a waiter is first),
 --     and when held: holder (its label, "" for none) and expiresAt; when free but in a
 --     lapsed lease's lock-delay: delayedUntil
@@ -129,7 +133,10 @@ if mode ~= 'reenter' then
       if mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
     end
     -- Fences are digits we stored, so the JSON text is built directly.
-    return '["status","granted","fence","' .. fence .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp .. '","count","1"]'
+    local reply = '["status","granted","fence","' .. fence .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp .. '","count","1"]'
+    -- Only the Worker passes the watchers key; the library's grant pays one table read for it.
+    if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then reply = string.sub(reply, 1, -2) .. ',"watchers","1"]' end
+    return reply
   end
 end
 
@@ -141,6 +148,12 @@ local function granted(fence, ttl_text, exp_text, count_text, qf)
   if qf then tail = ',"quorumFence","' .. qf .. '"]' end
   return '["status","granted","fence","' .. fence .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp_text
     .. '","count","' .. count_text .. '"' .. tail
+end
+
+-- A grant's answer with watchers "1" when the Worker passed the watchers key (KEYS[i]) and it exists.
+local function noted(reply, i)
+  if KEYS[i] and redis.call('EXISTS', KEYS[i]) == 1 then return string.sub(reply, 1, -2) .. ',"watchers","1"]' end
+  return reply
 end
 
 if mode == 'reenter' then
@@ -157,7 +170,7 @@ if mode == 'reenter' then
   redis.call('HDEL', KEYS[1], 'pk', 'lt') -- the holder is alive: its grant is picked up; the lease is ttl long again
   redis.call('PEXPIREAT', KEYS[1], exp)
   set_lock_delay(KEYS[1], KEYS[4], lock_delay, exp_ms)
-  return remember(KEYS[5], granted(lock[3], ttl_text, exp, count, lock[4]))
+  return remember(KEYS[5], noted(granted(lock[3], ttl_text, exp, count, lock[4]), 6))
 end
 
 if owner == token then
@@ -177,7 +190,7 @@ if owner == token then
     redis.call('HDEL', KEYS[1], 'lt')
     redis.call('PEXPIREAT', KEYS[1], exp)
   end
-  return granted(rest[2], lease[3], exp, rest[1] or '1', rest[3])
+  return noted(granted(rest[2], lease[3], exp, rest[1] or '1', rest[3]), 5)
 end
 
 -- Held by another. The busy answer formats only what it must: the stored end

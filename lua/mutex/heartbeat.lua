@@ -2,12 +2,15 @@
 --
 -- KEYS[1]  lock  hf:{mx:<ns>:<name>}
 -- KEYS[2]  delay hf:{mx:<ns>:<name>}:delay   the lease's lock-delay, moved to the new end plus the delay
+-- KEYS[3]  watchers hf:{mx:<ns>:<name>}:watchers   passed only by the Worker: exists while the lock
+--                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token
 -- ARGV[2]  ttlMs (1 .. 86400000), or "" for the ttl of the last acquire
 --
 -- replies: JSON text on every path, so the body runs at the script's top level (tools/gen-lua-scripts.mjs)
 -- Returns name/value pairs: status ok, expiresAt, ttlMs, fence (and quorumFence
--- on a quorum's database, see raise_fence.lua); or status lost.
+-- on a quorum's database, see raise_fence.lua; and watchers "1" when KEYS[3] was
+-- passed and exists); or status lost.
 --
 -- A heartbeat is the holder's sign of life: it also marks a handed-over grant
 -- as picked up (pk), so the lock object will not take it back. It does not
@@ -49,4 +52,5 @@ if lock[5] then
 end
 local tail = ']'
 if lock[4] then tail = ',"quorumFence","' .. lock[4] .. '"]' end
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then tail = ',"watchers","1"' .. tail end
 return '["status","ok","expiresAt","' .. exp .. '","ttlMs","' .. ttl_text .. '","fence","' .. lock[3] .. '"' .. tail

@@ -8,6 +8,8 @@
 -- KEYS[4]  request  hf:{mx:<ns>:<name>}:rq:<id>
 -- KEYS[5]  ended    hf:{mx:<ns>:<name>}:ended   set of watched fences released on purpose, kept ENDED_KEEP_MS
 -- KEYS[6]  delay    hf:{mx:<ns>:<name>}:delay   the lease's lock-delay: a release has none, so it goes
+-- KEYS[7]  watchers hf:{mx:<ns>:<name>}:watchers   passed only by the Worker: exists while the lock
+--                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token ('' with force)
 -- ARGV[2]  'force': an operator's force release: whoever holds it, every re-entered level at once
 -- ARGV[3]  with force: the fence the operator saw ('' for any); another lease's is left alone
@@ -18,6 +20,7 @@
 --     quorum's database (see raise_fence.lua)
 --     and when handed over: handedTo (token), handedFence, handedTtlMs, handedExpiresAt
 --   with force also holder (the freed lease's label, JSON) when it had one
+--   and watchers "1" when KEYS[7] was passed and exists (the Worker then tells the lock object)
 --   status lost (with force: nobody holds it, or not the lease of that fence)
 --
 -- Handing over inside the release costs the next waiter no round trip of its
@@ -77,6 +80,7 @@ local function answer(released, count, handed)
   local tail = handed or ''
   if label then tail = tail .. ',"holder",' .. cjson.encode(label) end
   if lock[4] then tail = tail .. ',"quorumFence","' .. lock[4] .. '"' end
+  if KEYS[7] and redis.call('EXISTS', KEYS[7]) == 1 then tail = tail .. ',"watchers","1"' end
   return remember(KEYS[4], '["status","ok","released","' .. released .. '","count","' .. count .. '","fence","' .. lock[2]
     .. '","watched","' .. watched .. '"' .. tail .. ']')
 end

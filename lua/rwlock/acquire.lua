@@ -6,6 +6,8 @@
 -- KEYS[2]  fence    hf:{rw:<ns>:<name>}:fence     the last fence, kept FENCE_KEEP_MS after a grant
 -- KEYS[3]  gate     hf:{rw:<ns>:<name>}:gate      the lock object's first waiter (no barging)
 -- KEYS[4]  request  hf:{rw:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries
+-- KEYS[5]  watchers hf:{rw:<ns>:<name>}:watchers  passed only by the Worker: exists while the lock
+--                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token: a new holder's token, or the held token when re-entering
 -- ARGV[2]  mode: read | write
 -- ARGV[3]  how: new (a try-lock) | reenter
@@ -14,7 +16,8 @@
 -- ARGV[6]  holder: its label ("" for none; a re-entry's replaces the label)
 --
 -- Returns name/value pairs:
---   status granted, token, mode, fence, ttlMs, expiresAt, count
+--   status granted, token, mode, fence, ttlMs, expiresAt, count, and watchers "1" when KEYS[5]
+--     was passed and exists (the Worker then tells the lock object)
 --   status busy, retryAfterMs, queued ("1": it could be granted, but waiters are first), and
 --     when a holder is in the way: holder (the first to end's label) and expiresAt
 --   status lost      re-entry with a token that holds nothing
@@ -47,7 +50,12 @@ local mine = live[token]
 
 local function granted(rec)
   local count = mode == 'write' and rec.w or rec.r
-  return {'status', 'granted', 'token', token, 'mode', mode, 'fence', rec.f, 'ttlMs', rec.ttl, 'expiresAt', rec.exp, 'count', fmt(count)}
+  local r = {'status', 'granted', 'token', token, 'mode', mode, 'fence', rec.f, 'ttlMs', rec.ttl, 'expiresAt', rec.exp, 'count', fmt(count)}
+  if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+    r[#r + 1] = 'watchers'
+    r[#r + 1] = '1'
+  end
+  return r
 end
 
 if how == 'reenter' then

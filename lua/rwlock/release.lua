@@ -5,13 +5,16 @@
 -- KEYS[2]  request  hf:{rw:<ns>:<name>}:rq:<id>
 -- KEYS[3]  ended    hf:{rw:<ns>:<name>}:ended   tokens of watched holders that released, kept ENDED_KEEP_MS
 -- KEYS[4]  gate     hf:{rw:<ns>:<name>}:gate
+-- KEYS[5]  watchers hf:{rw:<ns>:<name>}:watchers  passed only by the Worker: exists while the lock
+--                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token
 -- ARGV[2]  mode: read | write | any (the write hold if the token has one, else a read hold)
 --
 -- Returns name/value pairs: status ok, released ("1": the token holds
 -- nothing any more), mode, count (holds left in that mode), watched,
 -- waiters ("1": the lock object has a line and must hear of this); or
--- status lost (the token holds nothing in that mode).
+-- status lost (the token holds nothing in that mode). An ok answer also has watchers "1"
+-- when KEYS[5] was passed and exists (the Worker then tells the lock object).
 --
 -- A writer that also reads keeps its read when it releases the write (a
 -- downgrade): readers may join it, writers still wait. Safe to run twice:
@@ -47,4 +50,8 @@ holders_settle(KEYS[1], live, dead)
 local r = {'status', 'ok', 'released', released and '1' or '0', 'mode', mode,
   'count', fmt(mode == 'write' and mine.w or mine.r), 'watched', mine.wt or '0',
   'waiters', fmt(redis.call('EXISTS', KEYS[4]))}
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  r[#r + 1] = 'watchers'
+  r[#r + 1] = '1'
+end
 return remember(KEYS[2], r)

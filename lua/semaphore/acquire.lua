@@ -4,6 +4,8 @@
 -- KEYS[1]  lock   hf:{sem:<ns>:<name>}         hash of holders (see holders.lua): p; and limit
 -- KEYS[2]  fence  hf:{sem:<ns>:<name>}:fence    the last fence, kept FENCE_KEEP_MS after a grant
 -- KEYS[3]  gate   hf:{sem:<ns>:<name>}:gate     the lock object's first waiter (no barging)
+-- KEYS[4]  watchers hf:{sem:<ns>:<name>}:watchers  passed only by the Worker: exists while the lock
+--                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token (new, one per acquire)
 -- ARGV[2]  limit (1 .. 10000)
 -- ARGV[3]  permits (1 .. limit)
@@ -12,7 +14,8 @@
 -- ARGV[6]  holder: its label ("" for none)
 --
 -- Returns name/value pairs:
---   status granted, token, permits, limit, fence, ttlMs, expiresAt, available
+--   status granted, token, permits, limit, fence, ttlMs, expiresAt, available, and watchers "1"
+--     when KEYS[4] was passed and exists (the Worker then tells the lock object)
 --   status busy, retryAfterMs, queued ("1": the permits are free, but waiters are first), and
 --     when holders are in the way: holder (the first to end's label) and expiresAt
 --   status limit_mismatch, limit (holders exist with this other limit)
@@ -38,8 +41,13 @@ local used = 0
 for _, rec in pairs(live) do used = used + rec.p end
 
 local function granted(rec)
-  return {'status', 'granted', 'token', token, 'permits', fmt(rec.p), 'limit', fmt(held_limit), 'fence', rec.f,
+  local r = {'status', 'granted', 'token', token, 'permits', fmt(rec.p), 'limit', fmt(held_limit), 'fence', rec.f,
     'ttlMs', rec.ttl, 'expiresAt', rec.exp, 'available', fmt(held_limit - used)}
+  if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 1 then
+    r[#r + 1] = 'watchers'
+    r[#r + 1] = '1'
+  end
+  return r
 end
 
 if live[token] then

@@ -5,11 +5,13 @@
 -- KEYS[2]  request  hf:{sem:<ns>:<name>}:rq:<id>
 -- KEYS[3]  ended    hf:{sem:<ns>:<name>}:ended   tokens of watched holders that released, kept ENDED_KEEP_MS
 -- KEYS[4]  gate     hf:{sem:<ns>:<name>}:gate
+-- KEYS[5]  watchers hf:{sem:<ns>:<name>}:watchers  passed only by the Worker: exists while the lock
+--                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token
 --
 -- Returns name/value pairs: status ok, permits (given back), available,
--- watched, waiters ("1": the lock object has a line and must hear of this);
--- or status lost.
+-- watched, waiters ("1": the lock object has a line and must hear of this),
+-- and watchers "1" when KEYS[5] was passed and exists; or status lost.
 --
 -- Safe to run twice: the answer is remembered under the request id, so a
 -- retry answers ok rather than lost.
@@ -36,4 +38,8 @@ for _, rec in pairs(live) do used = used + rec.p end
 
 local r = {'status', 'ok', 'permits', fmt(mine.p), 'available', fmt(tonumber(other.limit or '0') - used),
   'watched', mine.wt or '0', 'waiters', fmt(redis.call('EXISTS', KEYS[4]))}
+if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then
+  r[#r + 1] = 'watchers'
+  r[#r + 1] = '1'
+end
 return remember(KEYS[2], r)

@@ -12,6 +12,8 @@ import { limitIdle } from "./socketIdleLimits.js";
 import { socketAtOf, watchStartMessage } from "./socketSchemas.js";
 import type { ObjectTimers } from "./timers.js";
 import type { StoreKind } from "./waitProtocol.js";
+import { WatchMarker } from "./watchMarker.js";
+import type { LockStore } from "../store/types.js";
 
 /** The runtime's tag on watch sockets, so a woken object finds them among its wait sockets. */
 const WATCH_TAG = "watch";
@@ -28,6 +30,8 @@ export interface LockWatchersHost {
   state(at: SocketAt): Promise<Record<string, unknown>>;
   timers: ObjectTimers;
   caps: SocketCaps;
+  /** The store a watcher's key is kept in (watchMarker.ts: Redis). */
+  storeOf(kind: StoreKind): LockStore;
 }
 
 /**
@@ -49,8 +53,12 @@ export class LockWatchers {
   private reading = false;
   private again = false;
   private cancelRecheck: (() => void) | undefined;
+  /** The lock's watchers key in Redis, so the Worker tells this object of its writes only while someone watches. */
+  private readonly marker: WatchMarker;
 
-  constructor(private readonly host: LockWatchersHost) {}
+  constructor(private readonly host: LockWatchersHost) {
+    this.marker = new WatchMarker(host);
+  }
 
   /** GET .../watch from the Worker (its at says watch). */
   static isWatchRequest(request: Request): boolean {
@@ -79,6 +87,7 @@ export class LockWatchers {
     this.live.add(server);
     const state: Attachment = { at, phase: "open", since: Date.now() };
     keepAttachment(server, state);
+    this.marker.update(this.live);
     this.limitIdle(server, state);
     return new Response(null, { status: 101, webSocket: client, headers: at.protocol ? { "Sec-WebSocket-Protocol": SOCKET_PROTOCOL } : {} });
   }
@@ -92,6 +101,7 @@ export class LockWatchers {
       this.live.add(ws);
       if (state.phase === "open") this.limitIdle(ws, state);
     }
+    this.marker.update(this.live);
     this.changed();
   }
 
@@ -143,6 +153,7 @@ export class LockWatchers {
   }
 
   private async push(): Promise<void> {
+    await this.marker.settled; // a change written after the key is set is told: the state is read after it
     const byStore = new Map<StoreKind, { at: SocketAt; sockets: WebSocket[] }>();
     for (const ws of this.live) {
       const s = attachmentOf(ws);
@@ -198,6 +209,7 @@ export class LockWatchers {
     const state = attachmentOf(ws);
     keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
     this.live.delete(ws);
+    this.marker.update(this.live);
     if (!this.live.size) this.recheckIn(undefined);
     if (state && state.phase !== "done") this.host.caps.tell(state.at);
   }

@@ -2,6 +2,7 @@ import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import { InternalError } from "../../errors.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
+import { withWatcherNote } from "../../store/redis/watcherNotes.js";
 import type { WatchState } from "../../store/WatchState.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { HolderKeys } from "./keys.js";
@@ -12,10 +13,15 @@ import type { HolderForceInput, HolderForceResult, HolderHeartbeatResult, Holder
 export function redisHolders(scripts: ScriptRunner) {
   return {
     async heartbeat(k: HolderKeys, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult> {
-      const r = await scripts.run("holders_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""]);
+      const r = await scripts.run("holders_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("holders_heartbeat", r);
-      return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
+      return withWatcherNote(r, {
+        status: "ok",
+        expiresAt: numberField(r, "expiresAt"),
+        ttlMs: numberField(r, "ttlMs"),
+        fence: numberField(r, "fence"),
+      });
     },
 
     async withdraw(k: HolderKeys, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult> {
@@ -32,17 +38,17 @@ export function redisHolders(scripts: ScriptRunner) {
 
     async forceRelease(k: HolderKeys, input: HolderForceInput): Promise<HolderForceResult> {
       const which = input.holder === undefined ? ["all", ""] : ["label", input.holder];
-      const r = await scripts.run("holders_force_release", [k.lock, k.request(input.requestId), k.ended, k.gate], which);
+      const r = await scripts.run("holders_force_release", [k.lock, k.request(input.requestId), k.ended, k.gate], which, k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("holders_force_release", r);
-      return {
+      return withWatcherNote(r, {
         status: "ok",
         released: numberField(r, "released"),
         fence: numberField(r, "fence"),
         holder: r.holder || null,
         endedTokens: listField(r, "ended").map((t) => String(t)),
         waiters: r.waiters === "1",
-      };
+      });
     },
 
     async watch(k: HolderKeys, token: string): Promise<WatchState> {

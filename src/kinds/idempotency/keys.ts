@@ -1,8 +1,8 @@
 import type { LockRef } from "../../store/LockRef.js";
 import { lockKeyBase } from "../../store/redis/lockKeyBase.js";
 
-/** An idempotency key's record, its last fence, its ended fences and its remembered answers. */
+/** An idempotency key's record, its last fence, its ended fences, its remembered answers and watchers marker. */
 export function idempotencyKeys(ref: LockRef) {
   const k = lockKeyBase("id", ref);
-  return { record: k.base, fence: k.fence, ended: k.ended, request: k.request };
+  return { record: k.base, fence: k.fence, ended: k.ended, request: k.request, watchers: k.watchers };
 }

@@ -1,5 +1,6 @@
 import { InternalError } from "../../errors.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
+import { withWatcherNote } from "../../store/redis/watcherNotes.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { idempotencyKeys } from "./keys.js";
 import type {
@@ -20,16 +21,17 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
         "idempotency_begin",
         [k.record, k.fence, k.request(input.requestId)],
         [input.token, input.ttlMs, input.retainMs, input.fingerprint ?? "", input.holder ?? ""],
+        k.watchers,
       );
       switch (r.status) {
         case "started":
-          return {
+          return withWatcherNote(r, {
             status: "started",
             token: r.token,
             fence: numberField(r, "fence"),
             ttlMs: numberField(r, "ttlMs"),
             expiresAt: numberField(r, "expiresAt"),
-          };
+          });
         case "completed":
           return {
             status: "completed",
@@ -52,18 +54,29 @@ export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
     },
 
     async heartbeat(ref, input): Promise<IdempotencyHeartbeatResult> {
-      const r = await scripts.run("idempotency_heartbeat", [idempotencyKeys(ref).record], [input.token, input.ttlMs ?? ""]);
+      const k = idempotencyKeys(ref);
+      const r = await scripts.run("idempotency_heartbeat", [k.record], [input.token, input.ttlMs ?? ""], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_heartbeat", r);
-      return { status: "ok", expiresAt: numberField(r, "expiresAt"), ttlMs: numberField(r, "ttlMs"), fence: numberField(r, "fence") };
+      return withWatcherNote(r, {
+        status: "ok",
+        expiresAt: numberField(r, "expiresAt"),
+        ttlMs: numberField(r, "ttlMs"),
+        fence: numberField(r, "fence"),
+      });
     },
 
     async complete(ref, input): Promise<IdempotencyCompleteResult> {
       const k = idempotencyKeys(ref);
-      const r = await scripts.run("idempotency_complete", [k.record, k.request(input.requestId)], [input.token, input.responseJson]);
+      const r = await scripts.run("idempotency_complete", [k.record, k.request(input.requestId)], [input.token, input.responseJson], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_complete", r);
-      return { status: "ok", completedAt: numberField(r, "completedAt"), fence: numberField(r, "fence"), waited: r.waited === "1" };
+      return withWatcherNote(r, {
+        status: "ok",
+        completedAt: numberField(r, "completedAt"),
+        fence: numberField(r, "fence"),
+        waited: r.waited === "1",
+      });
     },
 
     async fail(ref, input): Promise<IdempotencyFailResult> {

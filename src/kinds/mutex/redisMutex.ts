@@ -1,4 +1,5 @@
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
+import { withWatcherNote } from "../../store/redis/watcherNotes.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { mutexKeys } from "./keys.js";
@@ -23,9 +24,10 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         // Only a re-entry reads its request key: a new or queued acquire's retry is recognised by its token.
         input.mode === "reenter" ? [k.lock, k.fence, k.next, k.delay, k.request(input.requestId)] : [k.lock, k.fence, k.next, k.delay],
         acquireArgs(input),
+        k.watchers,
       );
       // A grant is always to the token sent (the script does not echo it).
-      if (r.status === "granted") return { status: "granted", grant: grantOfReply(ref, r, "", input.token) };
+      if (r.status === "granted") return withWatcherNote(r, { status: "granted", grant: grantOfReply(ref, r, "", input.token) });
       if (r.status === "busy") {
         const current = r.expiresAt === undefined ? undefined : { holder: r.holder || null, expiresAt: numberField(r, "expiresAt") };
         return {
@@ -42,31 +44,32 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
 
     async heartbeat(ref, input): Promise<MutexHeartbeatResult> {
       const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_heartbeat", [k.lock, k.delay], [input.token, input.ttlMs ?? ""]);
+      const r = await scripts.run("mutex_heartbeat", [k.lock, k.delay], [input.token, input.ttlMs ?? ""], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
-      return {
+      return withWatcherNote(r, {
         status: "ok",
         expiresAt: numberField(r, "expiresAt"),
         ttlMs: numberField(r, "ttlMs"),
         fence: numberField(r, "fence"),
         ...agreedFence(r),
-      };
+      });
     },
 
     async release(ref, input): Promise<MutexReleaseResult> {
       const k = mutexKeys(ref);
       const { force } = input;
       const request = k.request(input.requestId);
-      // Two keys where nobody is expected to watch the lease; the full release (six) when it says it needs them.
+      // Two keys where nobody is expected to watch the lease (the library's); the full release (six, and the
+      // watchers key from the Worker) when it says it needs them.
       let r = input.expectUnwatched && !force ? await scripts.run("mutex_release_unwatched", [k.lock, request], [input.token]) : undefined;
       if (!r || r.status === "defer") {
         const args = force ? ["", "force", force.fence === undefined ? "" : String(force.fence)] : [input.token];
-        r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, request, k.ended, k.delay], args);
+        r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, request, k.ended, k.delay], args, k.watchers);
       }
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
-      return {
+      return withWatcherNote(r, {
         status: "ok",
         released: r.released === "1",
         count: numberField(r, "count"),
@@ -75,7 +78,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         ...agreedFence(r),
         ...(r.handedTo ? { handedTo: grantOfReply(ref, r, "handed", r.handedTo) } : {}),
         ...(force ? { holder: r.holder || null } : {}),
-      };
+      });
     },
 
     async withdraw(ref, input): Promise<MutexWithdrawResult> {

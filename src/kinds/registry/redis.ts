@@ -40,5 +40,18 @@ const kindListedSuffixes: Record<KindName, string[]> = {
   idempotency: [""],
 };
 
+/** The kind registry: each kind's watchers key (lua/FIELDS.md), kept by the lock object while it has watch sockets. */
+const kindWatcherKeys: Record<KindName, (ref: LockRef) => string> = {
+  mutex: (ref) => mutexKeys(ref).watchers,
+  rwlock: (ref) => rwLockKeys(ref).watchers,
+  semaphore: (ref) => semaphoreKeys(ref).watchers,
+  idempotency: (ref) => idempotencyKeys(ref).watchers,
+};
+
 /** What the Redis store is handed (RedisStoreCore): the kinds' scripts and keys. */
-export const redisKinds: RedisKinds = { ops: redisOps, mainKeys: kindMainKeys, listedSuffixes: kindListedSuffixes };
+export const redisKinds: RedisKinds = {
+  ops: redisOps,
+  mainKeys: kindMainKeys,
+  listedSuffixes: kindListedSuffixes,
+  watcherKeys: kindWatcherKeys,
+};

@@ -1,4 +1,5 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { withWatcherNote } from "../../store/redis/watcherNotes.js";
 import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../holders/redisHolders.js";
 import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
@@ -13,10 +14,11 @@ export function redisRwLock(scripts: ScriptRunner): RwLockOps {
         "rwlock_acquire",
         [k.lock, k.fence, k.gate, k.request(input.requestId)],
         [input.token, input.mode, input.reenter ? "reenter" : "new", input.ttlMs, input.watch ? "1" : "0", input.holder ?? ""],
+        k.watchers,
       );
       switch (r.status) {
         case "granted":
-          return {
+          return withWatcherNote(r, {
             status: "granted",
             grant: {
               name: ref.name,
@@ -27,7 +29,7 @@ export function redisRwLock(scripts: ScriptRunner): RwLockOps {
               expiresAt: numberField(r, "expiresAt"),
               count: numberField(r, "count"),
             },
-          };
+          });
         case "busy":
           return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1", ...currentOf(r) };
         case "lost":
@@ -58,17 +60,17 @@ export function redisRwLock(scripts: ScriptRunner): RwLockOps {
 
     async release(ref, input) {
       const k = rwLockKeys(ref);
-      const r = await scripts.run("rwlock_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, input.mode]);
+      const r = await scripts.run("rwlock_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, input.mode], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("rwlock_release", r);
-      return {
+      return withWatcherNote(r, {
         status: "ok",
         released: r.released === "1",
         mode: modeOf(r.mode),
         count: numberField(r, "count"),
         watched: r.watched === "1",
         waiters: r.waiters === "1",
-      };
+      });
     },
 
     async inspect(ref) {

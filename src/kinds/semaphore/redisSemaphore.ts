@@ -1,4 +1,5 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { withWatcherNote } from "../../store/redis/watcherNotes.js";
 import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../holders/redisHolders.js";
 import { semaphoreKeys } from "./keys.js";
 import type { SemaphoreGrant, SemaphoreOps } from "./types.js";
@@ -13,10 +14,11 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
         "semaphore_acquire",
         [k.lock, k.fence, k.gate],
         [input.token, input.limit, input.permits, input.ttlMs, input.watch ? "1" : "0", input.holder ?? ""],
+        k.watchers,
       );
       switch (r.status) {
         case "granted":
-          return {
+          return withWatcherNote(r, {
             status: "granted",
             grant: {
               name: ref.name,
@@ -28,7 +30,7 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
               expiresAt: numberField(r, "expiresAt"),
               available: numberField(r, "available"),
             },
-          };
+          });
         case "busy":
           return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1", ...currentOf(r) };
         case "limit_mismatch":
@@ -64,16 +66,16 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
 
     async release(ref, input) {
       const k = semaphoreKeys(ref);
-      const r = await scripts.run("semaphore_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token]);
+      const r = await scripts.run("semaphore_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("semaphore_release", r);
-      return {
+      return withWatcherNote(r, {
         status: "ok",
         permits: numberField(r, "permits"),
         available: numberField(r, "available"),
         watched: r.watched === "1",
         waiters: r.waiters === "1",
-      };
+      });
     },
 
     async inspect(ref) {

@@ -10,4 +10,6 @@ export interface RedisKinds {
   mainKeys: Record<KindName, (ref: LockRef) => string>;
   /** Which keys of a lock (after its main key's closing brace) say a listing shows it. */
   listedSuffixes: Record<KindName, string[]>;
+  /** Each kind's watchers key: exists while the lock object has watch sockets (markWatchers). */
+  watcherKeys: Record<KindName, (ref: LockRef) => string>;
 }

@@ -1,4 +1,6 @@
 import type { Redis } from "@upstash/redis";
+import type { KindName } from "../../kinds/registry/ops.js";
+import type { LockRef } from "../LockRef.js";
 import type { EveryKindStore } from "../types.js";
 import type { OperatorOps } from "../OperatorOps.js";
 import type { RedisKinds } from "./RedisKinds.js";
@@ -24,15 +26,46 @@ export class RedisStoreCore {
   readonly kind = "redis" as const;
   private readonly scripts: ScriptRunner;
   readonly operator: OperatorOps;
+  /** This store as the Worker's requests use it (watcherNotes): made at the first ask, then kept. */
+  private noting: RedisStoreCore | undefined;
 
-  constructor(redis: Redis, kinds: RedisKinds, options: RedisStoreOptions = {}) {
-    this.scripts = new ScriptRunner(redis, options.timeoutMs);
+  constructor(
+    redis: Redis,
+    private readonly kinds: RedisKinds,
+    options: RedisStoreOptions = {},
+    notesWatchers = false,
+  ) {
+    this.scripts = new ScriptRunner(redis, options.timeoutMs, notesWatchers);
     this.operator = redisOperator(this.scripts, kinds);
     Object.assign(this, kinds.ops(this.scripts));
   }
 
+  /**
+   * The same database, whose writes also pass each lock's watchers key and
+   * mark a result whose lock has watch sockets (watcherNotes.ts): the
+   * Worker's (src/service/changeNotes.ts). The library's and the lock
+   * objects' writes pass no such key (the object sees its own writes).
+   */
+  notingWatchers(): RedisStoreCore {
+    if (this.scripts.notesWatchers) return this;
+    this.noting ??= new RedisStoreCore(this.scripts.redis, this.kinds, { timeoutMs: this.scripts.timeoutMs }, true);
+    return this.noting;
+  }
+
   ping(): Promise<void> {
     return this.scripts.ping();
+  }
+
+  /**
+   * The lock object's: sets the lock's watchers key to live `ms` (renewed
+   * while it has watch sockets), or deletes it (`ms` undefined) when the last
+   * one left. While it exists the Worker's writes of the lock answer that it
+   * does (notingWatchers), and the Worker tells the object.
+   */
+  async markWatchers(kind: KindName, ref: LockRef, ms: number | undefined): Promise<void> {
+    const key = this.kinds.watcherKeys[kind](ref);
+    if (ms === undefined) await this.scripts.command("watchers key", (redis) => redis.del(key));
+    else await this.scripts.command("watchers key", (redis) => redis.set(key, "1", { px: ms }));
   }
 }
 

@@ -27,14 +27,21 @@ const refusesKeyLocking = new WeakSet<Redis>();
 export class ScriptRunner {
   readonly timeoutMs: number;
 
+  /**
+   * @param notesWatchers  the Worker's runner: a write handed its lock's watchers key passes it as
+   *   the script's last key, and the script answers watchers "1" while it exists (watcherNotes.ts)
+   */
   constructor(
     readonly redis: Redis,
     timeoutMs?: number,
+    readonly notesWatchers = false,
   ) {
     this.timeoutMs = timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   }
 
-  async run(name: LuaScriptName, keys: string[], args: Array<string | number>): Promise<ScriptReply> {
+  /** Runs a script; `watchers`, a write's lock's watchers key, goes last in KEYS only on the Worker's runner. */
+  async run(name: LuaScriptName, keys: string[], args: Array<string | number>, watchers?: string): Promise<ScriptReply> {
+    if (watchers !== undefined && this.notesWatchers) keys = [...keys, watchers];
     const argv = args.map(String);
     // The caller's clock goes last, for the scripts that issue fences: a floor for them, taken off by the
     // prelude (lua/prelude.lua, fence_floor); the others do without the argument.

@@ -1,0 +1,21 @@
+import type { ScriptReply } from "./ScriptRunner.js";
+
+/**
+ * Results of the Worker's writes whose script answered watchers "1": the
+ * lock's watchers key (lua/FIELDS.md) exists, so its lock object has watch
+ * sockets to push the change to (src/service/changeNotes.ts tells it). A
+ * mark beside the result rather than a field in it: results are spread into
+ * HTTP answers, and the library's never carry it.
+ */
+const watched = new WeakSet<object>();
+
+/** The result, marked when its script's reply says the lock has watchers. */
+export function withWatcherNote<T extends object>(reply: ScriptReply, result: T): T {
+  if (reply.watchers === "1") watched.add(result);
+  return result;
+}
+
+/** Whether the write that answered this result found watchers on its lock. */
+export function foundWatchers(result: unknown): boolean {
+  return typeof result === "object" && result !== null && watched.has(result);
+}
