@@ -19,7 +19,7 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
   const clientId = c.get("requestId");
   const ids = clientId === undefined ? randomRequestIds : clientRequestIds(clientId, c.get("apiKey"), ns);
   const later = followUpsWith(waitUntil);
-  // On Redis the lock object hears of each write that changed a lock, for its watch sockets (changeNotes.ts).
+  // On Redis the lock object hears of a write that changed a lock it has watch sockets on (changeNotes.ts).
   const store = noticingChanges(c.get("store"), (kind, ref) => later("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange()));
   return { env: c.env, ns, store, ids, later };
 }

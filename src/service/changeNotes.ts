@@ -1,46 +1,112 @@
 import type { KindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
+import { RedisStoreCore } from "../store/redis/RedisStore.js";
+import { foundWatchers } from "../store/redis/watcherNotes.js";
 import type { LockStore } from "../store/types.js";
 import { KIND_NAMES } from "../wire/kindNames.js";
+
+/** Tells a lock's object that a write changed the lock (its noteChange, after the answer). */
+export type TellChange = (kind: KindName, ref: LockRef) => void;
 
 /** The kinds' operations that only read: nothing to tell. */
 const READS = new Set(["inspect", "inspectWaiting", "watch"]);
 /** Answers of a write that changed the lock (a busy, lost or replayed answer changed nothing). */
 const CHANGED = new Set(["granted", "ok", "started"]);
-const KINDS = new Set<string>(KIND_NAMES);
 
 /**
- * The Redis store as the Worker's requests use it: after each of its writes
- * that changed a lock, `tell` (the lock object's noteChange, after the
- * answer), so the lock's watch sockets (src/lockObject/LockWatchers.ts) are
- * pushed its new state. One place for every kind's every write. The Durable
- * store's writes run in the lock object, which sees them itself; writes the
- * library makes on Redis directly reach no lock object (docs/API.md, "Watching a lock").
+ * The writes whose service already tells the lock object by noteWrite, which
+ * pushes its watchers too (LockObject.noteWrite): not told twice. Each line
+ * is its service's own condition (src/kinds/<kind>/service.ts,
+ * src/kinds/holders/forceRelease.ts).
  */
-export function noticingChanges(store: LockStore, tell: (kind: KindName, ref: LockRef) => void): LockStore {
+type Result = Record<string, unknown>;
+const TOLD_BY_NOTE_WRITE: Partial<Record<string, (r: Result) => boolean>> = {
+  "mutex.release": (r) => r.released === true && r.watched === true,
+  "rwlock.release": (r) => r.waiters === true || (r.released === true && r.watched === true),
+  "semaphore.release": (r) => r.waiters === true || r.watched === true,
+  "rwlock.forceRelease": (r) => r.waiters === true || (r.endedTokens as unknown[]).length > 0,
+  "semaphore.forceRelease": (r) => r.waiters === true || (r.endedTokens as unknown[]).length > 0,
+  "idempotency.complete": (r) => r.waited === true,
+  "idempotency.fail": () => true,
+};
+
+/**
+ * The Redis store as the Worker's requests use it: after a write whose
+ * lock has watch sockets, `tell` (the lock object's noteChange, after the
+ * answer), so they are pushed its new state (src/lockObject/LockWatchers.ts).
+ * The object keeps the lock's watchers key in Redis while it has watchers
+ * (src/lockObject/watchMarker.ts); the Worker's writes pass that key, and
+ * their scripts answer whether it exists (watcherNotes.ts), so a lock that
+ * nobody watches costs no object call. On a quorum (no such key on its
+ * databases) every write that changed a lock is told. The Durable store's
+ * writes run in the lock object, which sees them itself; writes the library
+ * makes on Redis reach no lock object (docs/API.md, "Watching a lock").
+ *
+ * Per request this is two small objects: the kinds' telling operations are
+ * made once per isolate and store, and find the request's `tell` on `this`.
+ */
+export function noticingChanges(store: LockStore, tell: TellChange): LockStore {
   if (store.kind !== "redis") return store;
-  const wrapped = new Map<string, unknown>();
-  return new Proxy(store, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target);
-      if (typeof prop !== "string" || !KINDS.has(prop) || !value) return typeof value === "function" ? value.bind(target) : value;
-      if (!wrapped.has(prop)) wrapped.set(prop, telling(prop as KindName, value as object, tell));
-      return wrapped.get(prop);
-    },
-  });
+  let proto = viewOf.get(store);
+  if (!proto) {
+    proto = viewPrototype(store);
+    viewOf.set(store, proto);
+  }
+  const view = Object.create(proto) as LockStore & Telling;
+  view.tell = tell;
+  return view;
 }
 
-function telling(kind: KindName, ops: object, tell: (kind: KindName, ref: LockRef) => void): object {
-  return new Proxy(ops, {
-    get(target, op) {
-      const fn = Reflect.get(target, op, target);
-      if (typeof fn !== "function" || typeof op !== "string" || READS.has(op)) return typeof fn === "function" ? fn.bind(target) : fn;
-      return async (ref: LockRef, ...rest: unknown[]) => {
-        const result = await fn.call(target, ref, ...rest);
-        const status = (result as { status?: unknown } | undefined)?.status;
-        if (status === undefined || CHANGED.has(String(status))) tell(kind, ref);
-        return result;
-      };
-    },
-  });
+/** What a view (and each kind's operations in it) carries of its request. */
+interface Telling {
+  tell: TellChange;
+}
+
+const viewOf = new WeakMap<LockStore, object>();
+
+/** The store's view, made once: its kinds' operations on the store that notes watchers, each telling after a write. */
+function viewPrototype(store: LockStore): object {
+  const base = store instanceof RedisStoreCore ? store.notingWatchers() : store;
+  const told = store instanceof RedisStoreCore ? foundWatchers : (r: unknown) => changed(r);
+  const proto: Record<string, unknown> = {};
+  for (const key of ["kind", "offers", "operator"] as const) proto[key] = base[key];
+  proto.ping = () => base.ping();
+  for (const kind of KIND_NAMES) {
+    const ops = base[kind] as Record<string, unknown> | undefined;
+    if (!ops) continue;
+    const opsProto = tellingOps(kind, ops, told);
+    const own = `${kind}Ops`;
+    Object.defineProperty(proto, kind, {
+      get(this: Telling & Record<string, unknown>) {
+        if (!this[own]) this[own] = Object.assign(Object.create(opsProto), { tell: this.tell });
+        return this[own];
+      },
+    });
+  }
+  return proto;
+}
+
+/** One kind's operations: reads as they are; each write tells when its result says to. */
+function tellingOps(kind: KindName, ops: Record<string, unknown>, told: (result: unknown) => boolean): object {
+  const out: Record<string, unknown> = {};
+  for (const [op, fn] of Object.entries(ops)) {
+    if (typeof fn !== "function") continue;
+    if (READS.has(op)) {
+      out[op] = fn.bind(ops);
+      continue;
+    }
+    const byNoteWrite = TOLD_BY_NOTE_WRITE[`${kind}.${op}`];
+    out[op] = async function (this: Telling, ref: LockRef, ...rest: unknown[]) {
+      const result = await fn.call(ops, ref, ...rest);
+      if (told(result) && !byNoteWrite?.(result as Result)) this.tell(kind, ref);
+      return result;
+    };
+  }
+  return out;
+}
+
+/** A quorum's write that changed the lock: a status among CHANGED, or none (a write with no answer). */
+function changed(result: unknown): boolean {
+  const status = (result as { status?: unknown } | undefined)?.status;
+  return status === undefined || CHANGED.has(String(status));
 }
