@@ -1,6 +1,6 @@
 /**
  * The per-script rows of `npm run bench:instructions`: what Redis spends on
- * each script call the library makes (and the Worker's full mutex release),
+ * each script call the library makes (and the Worker's mutex acquire, full release and heartbeat),
  * with the hand-written minimal scripts that send the same commands with the
  * same keys and arguments as the mutex's floor.
  *
@@ -60,6 +60,8 @@ export const FLOORS = {
 /** The steps, over names under `prefix`; loads the floor scripts first (they run by EVALSHA, as the library's do). */
 export async function instructionSteps(redis: Redis, prefix: string): Promise<Step[]> {
   const store = new RedisStore(redis);
+  /** The Worker's store: its writes pass each lock's watchers key (src/service/changeNotes.ts). */
+  const worker = store.notingWatchers();
   const [floorAcquire, floorRelease] = [await redis.scriptLoad(FLOOR_ACQUIRE), await redis.scriptLoad(FLOOR_RELEASE)];
   const name = (step: string, i: number) => `${prefix}-${step}-${i}`;
   const tokens: string[] = [];
@@ -93,12 +95,26 @@ export async function instructionSteps(redis: Redis, prefix: string): Promise<St
       run: async (i) => void (await mutex("r", i).release(tokens[i])),
     },
     {
-      label: "mutex release (Worker: the full script)",
+      label: "mutex acquire (Worker: its watchers key passed, absent)",
+      floor: FLOORS.acquire,
+      setup: (i) => cycle("wa", i),
+      run: async (i) => {
+        tokens[i] = newOwnerToken();
+        await worker.mutex.acquire(ref("wa", i), { token: tokens[i], mode: "new", ttlMs: TTL_MS, requestId: newRequestId(), watch: false });
+      },
+    },
+    {
+      label: "mutex release (Worker: the full script, its watchers key passed, absent)",
       floor: FLOORS.release,
       setup: (i) => grant("f", i),
-      run: async (i) => void (await store.mutex.release(ref("f", i), { token: tokens[i], requestId: newRequestId() })),
+      run: async (i) => void (await worker.mutex.release(ref("f", i), { token: tokens[i], requestId: newRequestId() })),
     },
     { label: "mutex heartbeat", setup: (i) => grant("h", i), run: async (i) => void (await mutex("h", i).heartbeat(tokens[i])) },
+    {
+      label: "mutex heartbeat (Worker: its watchers key passed, absent)",
+      setup: (i) => grant("wh", i),
+      run: async (i) => void (await worker.mutex.heartbeat(ref("wh", i), { token: tokens[i] })),
+    },
     {
       label: "mutex acquire, busy (held by another)",
       setup: (i) => grant("b", i),
