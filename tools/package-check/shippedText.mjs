@@ -25,7 +25,7 @@ function slug(heading) {
     .replace(/\s/g, "-");
 }
 
-/** The anchors of a Markdown text's headings (a repeated heading's get -1, -2...). @param {string} text */
+/** The anchors of a Markdown text: its headings' (a repeated heading's get -1, -2...) and explicit ones. @param {string} text */
 function anchors(text) {
   const found = new Set();
   for (const [, heading] of text.matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
@@ -34,6 +34,8 @@ function anchors(text) {
     for (let n = 1; found.has(anchor); n++) anchor = `${base}-${n}`;
     found.add(anchor);
   }
+  // An explicit anchor (`<a id="x"></a>` or name=), which GitHub and the registry keep, for a point inside a section.
+  for (const [, , id] of text.matchAll(/<a\s+(id|name)="([^"]+)"/g)) found.add(id);
   return found;
 }
 
