@@ -89,7 +89,8 @@ function viewPrototype(store: LockStore): object {
 /** One kind's operations: reads as they are; each write tells when its result says to. */
 function tellingOps(kind: KindName, ops: Record<string, unknown>, told: (result: unknown) => boolean): object {
   const out: Record<string, unknown> = {};
-  for (const [op, fn] of Object.entries(ops)) {
+  for (const op of operationNames(ops)) {
+    const fn = ops[op];
     if (typeof fn !== "function") continue;
     if (READS.has(op)) {
       out[op] = fn.bind(ops);
@@ -103,6 +104,15 @@ function tellingOps(kind: KindName, ops: Record<string, unknown>, told: (result:
     };
   }
   return out;
+}
+
+/** The names of a kind's operations: an object literal's own, and a class's on its prototypes too. */
+function operationNames(ops: object): Set<string> {
+  const names = new Set<string>();
+  for (let o: object | null = ops; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) if (name !== "constructor") names.add(name);
+  }
+  return names;
 }
 
 /** A quorum's write that changed the lock: a status among CHANGED, or none (a write with no answer). */
