@@ -9,7 +9,7 @@ import { mutexKeys } from "../../src/kinds/mutex/keys";
 import { WATCHERS_KEY_MS } from "../../src/lockObject/watchMarker";
 import worker, { LockObject } from "../../src/worker";
 import { api, envFor, KEY_A, uniqueName } from "./support/api";
-import { eventually, lockObject } from "./support/lockObjectHelpers";
+import { eventually, lockObject, newReceiver } from "./support/lockObjectHelpers";
 
 /** runInDurableObject, untyped: its inference on these stubs runs too deep for the compiler. */
 const inObject = runInDurableObject as unknown as (stub: unknown, fn: (o: any, state: DurableObjectState) => unknown) => Promise<any>;
@@ -63,6 +63,27 @@ describe("the Worker's change notes on the Redis store", () => {
     const again = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
     await post(`/v1/locks/${name}/release`, { token: again.token });
     expect(callsTo(name)).toBe(2);
+    ws.close();
+  });
+
+  it("a release its service already tells the object of (a watched lease's) is not told again, and still pushed", async () => {
+    const name = uniqueName("told-once");
+    const ws = await watching(name);
+    const states: Array<{ held: boolean }> = [];
+    ws.addEventListener("message", (e) => states.push(JSON.parse(String(e.data)).state));
+    const receiver = await newReceiver();
+    // With onExpire the acquire runs in the lock object (which sees it); the release's answer says watched: noteWrite.
+    const held = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000, onExpire: receiver.url })).body;
+    await eventually(
+      () => states.some((s) => s.held),
+      (seen) => seen,
+    );
+    expect((await post(`/v1/locks/${name}/release`, { token: held.token })).status).toBe(200);
+    await eventually(
+      () => states.at(-1)?.held,
+      (h) => h === false,
+    );
+    expect(callsTo(name)).toBe(0);
     ws.close();
   });
 
