@@ -36,6 +36,8 @@ async function socketToObject(c: Context<AppEnv>, kind: SocketAt["kind"], what: 
     tier: tierOf(c.env.RATE_LIMIT_TIERS, c.var.ns),
     ...what,
   };
+  const tokenExpiresAt = c.get("caller").scope?.expiresAt;
+  if (tokenExpiresAt !== undefined) at.until = tokenExpiresAt;
   const object = lockObjectOf(c.env.LOCK_OBJECT, kind, at.ref);
   // Only what the object needs: never the client's headers (its key among them).
   return object.fetch("https://lock-object/wait-socket", { headers: { upgrade: "websocket", [SOCKET_AT_HEADER]: JSON.stringify(at) } });

@@ -7,6 +7,7 @@ import { jsonOf, validated } from "../wire/parse.js";
 import { checkRateLimit, tierOf } from "../wire/rateLimit.js";
 import { SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../wire/socketProtocol.js";
 import type { SocketCaps } from "./socketCaps.js";
+import { checkTokenLife } from "./tokenLife.js";
 import { type Attachment, attachmentOf, keepAttachment, sendAnswer } from "./socketAttachment.js";
 import { limitIdle } from "./socketIdleLimits.js";
 import { socketAtOf, watchStartMessage } from "./socketSchemas.js";
@@ -116,6 +117,7 @@ export class LockWatchers {
   }
 
   private async start(ws: WebSocket, state: Attachment, data: string | ArrayBuffer): Promise<void> {
+    checkTokenLife(state.at);
     await checkRateLimit(this.host.env, state.at.ref.ns, state.at.tier ?? tierOf(this.host.env.RATE_LIMIT_TIERS, state.at.ref.ns));
     if (typeof data !== "string") throw new InvalidInputError("invalid_body", "watch socket messages are JSON text, not binary");
     if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
@@ -155,14 +157,24 @@ export class LockWatchers {
   private async push(): Promise<void> {
     await this.marker.settled; // a change written after the key is set is told: the state is read after it
     const byStore = new Map<StoreKind, { at: SocketAt; sockets: WebSocket[] }>();
+    let nextEnd = Infinity;
     for (const ws of this.live) {
       const s = attachmentOf(ws);
       if (s?.phase !== "watching") continue;
+      if (s.at.until !== undefined) {
+        // A token's watcher ends when its token does: nothing is pushed to it after (tokenLife.ts).
+        try {
+          checkTokenLife(s.at);
+        } catch (err) {
+          this.fail(ws, err);
+          continue;
+        }
+        nextEnd = Math.min(nextEnd, s.at.until);
+      }
       const group = byStore.get(s.at.store) ?? { at: s.at, sockets: [] };
       group.sockets.push(ws);
       byStore.set(s.at.store, group);
     }
-    let nextEnd = Infinity;
     for (const { at, sockets } of byStore.values()) {
       const state = await this.host.state(at);
       const seen = await digest(state);

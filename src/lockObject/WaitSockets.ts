@@ -14,6 +14,7 @@ import type { LockStore } from "../store/types.js";
 import type { StoreKind } from "./waitProtocol.js";
 import { acknowledge, holdOnSocket, type SocketHolderHost } from "./socketHolder.js";
 import { limitIdle } from "./socketIdleLimits.js";
+import { checkTokenLife } from "./tokenLife.js";
 import type { SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "./timers.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../wire/socketProtocol.js";
@@ -38,13 +39,11 @@ export interface WaitSocketsHost {
 }
 
 /**
- * The lock object's wait sockets (socketProtocol.ts): accepted with the
- * hibernation API, one wait each, in the same line as HTTP waiters. The
- * wait in progress is this instance's (to withdraw it when the socket
- * closes); where the socket is in its wait, and what it takes to wait
- * again, is kept in its attachment, so when the object wakes from
- * hibernation (or restarts with its sockets open) restore() puts every
- * waiting socket back in the line, in order.
+ * The lock object's wait sockets (socketProtocol.ts): accepted with the hibernation API, one wait each,
+ * in the same line as HTTP waiters. The wait in progress is this instance's (to withdraw it when the socket
+ * closes); where the socket is in its wait, and what it takes to wait again, is kept in its attachment, so
+ * when the object wakes from hibernation (or restarts with its sockets open) restore() puts every waiting
+ * socket back in the line, in order.
  */
 export class WaitSockets {
   /** The waits in progress on this instance: closing the socket aborts its wait (it leaves the line). */
@@ -147,6 +146,7 @@ export class WaitSockets {
   private async handle(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     const before = attachmentOf(ws);
     if (!before || before.phase === "done") return;
+    checkTokenLife(before.at);
     await checkRateLimit(this.host.env, before.at.ref.ns, before.at.tier ?? tierOf(this.host.env.RATE_LIMIT_TIERS, before.at.ref.ns));
     // Read again: the socket may have moved on (or ended) while the budget was asked.
     const state = attachmentOf(ws);

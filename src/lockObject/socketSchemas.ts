@@ -17,6 +17,8 @@ export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
   protocol: z.boolean(),
   /** The namespace's budget tier: the socket's messages count against it. */
   tier: z.optional(z.enum(["low", "standard", "high", "off"])),
+  /** A scoped token's expiry (epoch ms): the socket lives no longer (tokenLife.ts). */
+  until: z.optional(z.number()),
 });
 
 /** An idempotency key's wait: for how long to wait for another caller's run to end. */

@@ -70,6 +70,12 @@ export interface SocketAt {
   protocol: boolean;
   /** The namespace's request budget tier (RATE_LIMIT_TIERS, read by the Worker): every message counts against it. */
   tier?: "low" | "standard" | "high" | "off";
+  /**
+   * A socket opened with a scoped token: when the token expires (epoch ms).
+   * From then on the object answers its messages 401 `token_expired` and
+   * ends it (a watch socket, at that time), as the Worker refuses its requests.
+   */
+  until?: number;
 }
 
 /** What the object sends. */

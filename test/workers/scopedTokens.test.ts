@@ -7,6 +7,7 @@ import worker from "../../src/worker";
 import { signScopedToken } from "../../src/index";
 import { signClaims } from "../../src/wire/scopedToken";
 import { keyAsProtocol, SOCKET_PROTOCOL } from "../../src/wire/socketProtocol";
+import { pollUntil } from "../support/pollUntil";
 import { api, KEY_ADMIN, KEY_B, uniqueName } from "./support/api";
 
 const SECRET_A = "tenant-a-token-secret-0123456789abcdef";
@@ -33,6 +34,32 @@ async function openSocket(path: string, token: string, origin?: string): Promise
     res.webSocket.close(1000, "done");
   }
   return res;
+}
+
+/** A socket opened with `token` and kept open: send, and wait for the next message of a type. */
+async function liveSocket(path: string, token: string) {
+  const headers = { upgrade: "websocket", "sec-websocket-protocol": `${SOCKET_PROTOCOL}, ${keyAsProtocol(token)}` };
+  const res = await worker.fetch(new Request(`http://holdfast.test${path}`, { headers }), server.env, createExecutionContext());
+  expect(res.status).toBe(101);
+  const ws = res.webSocket as WebSocket;
+  ws.accept();
+  const seen: any[] = [];
+  ws.addEventListener("message", (e) => void seen.push(JSON.parse(String(e.data))));
+  let read = 0;
+  return {
+    send: (message: Record<string, unknown>) => ws.send(JSON.stringify(message)),
+    /** The next message not yet read, which must be of `type`. */
+    next: async (type: string) => {
+      await pollUntil(
+        () => seen.length,
+        (n) => n > read,
+        5000,
+      );
+      const message = seen[read++];
+      expect(message.type, JSON.stringify(message)).toBe(type);
+      return message;
+    },
+  };
 }
 
 describe("minting", () => {
@@ -197,6 +224,28 @@ describe("a token that is not good", () => {
     expect([res.status, res.body.error, res.body.reason]).toEqual([401, "unauthorized", "token_expired"]);
     expect(res.body.message).toMatch(/expired at \d{4}-/);
     expect((await openSocket(`/v1/locks/${uniqueName("cart-")}/wait`, expired)).status).toBe(401);
+  });
+
+  it("ends the sockets it opened when it expires: a kept socket's heartbeat and a watch are refused 401 token_expired", async () => {
+    const expiresAt = Date.now() + 1500;
+    const token = await signClaims(SECRET_A, { ...claims(), expiresAt });
+    const kept = await liveSocket(`/v1/locks/${uniqueName("cart-")}/wait`, token);
+    kept.send({ type: "acquire", ttlMs: 30_000, waitMs: 1000, keep: true });
+    const granted = await kept.next("granted");
+    kept.send({ type: "ack", token: granted.grant.token });
+    await kept.next("held");
+    kept.send({ type: "heartbeat" });
+    expect((await kept.next("heartbeat")).ttlMs).toBe(30_000); // alive while the token is
+    const watch = await liveSocket(`/v1/locks/${uniqueName("cart-")}/watch`, token);
+    watch.send({ type: "watch" });
+    await watch.next("state");
+    // Nothing changes on the watched lock: its socket is ended by the token's expiry alone.
+    const watchEnd = await watch.next("error");
+    expect([watchEnd.status, watchEnd.reason]).toEqual([401, "token_expired"]);
+    expect(Date.now()).toBeGreaterThanOrEqual(expiresAt);
+    kept.send({ type: "heartbeat" });
+    const keptEnd = await kept.next("error");
+    expect([keptEnd.status, keptEnd.reason]).toEqual([401, "token_expired"]);
   });
 
   it("is 401 with a bad signature, an altered scope, an unknown secret, or a lifetime over a day", async () => {
