@@ -1,0 +1,137 @@
+// The apps in examples/, run as a user who copied one out would run them: in
+// a scratch project whose node_modules/holdfast is the package as built for
+// users (tsconfig.build.json and tsconfig.cli.json, its `holdfast` bin), beside
+// its dependencies, against the Worker served as `npm start` serves it and the
+// test stack's Redis (`npm run start:redis`'s). Each test asserts what the
+// app's README says a user sees.
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { Redis } from "@upstash/redis";
+import ts from "typescript";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { LOCAL_API_KEY } from "../../tools/dev/local.mjs";
+import { startWorkerServer, type WorkerServer } from "../../tools/serve-worker/serve.mjs";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(".");
+const TSC = path.join(ROOT, "node_modules/typescript/bin/tsc");
+const SIGNING_SECRET = "whsec_examples_test";
+
+let scratch: string;
+let service: WorkerServer;
+let receiver: WorkerServer;
+let env: NodeJS.ProcessEnv;
+
+/** The package as a user's node_modules has it, its dependencies beside it, and each example copied in. */
+async function scratchProject(): Promise<string> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-examples-"));
+  const pkg = path.join(dir, "node_modules/holdfast");
+  fs.mkdirSync(pkg, { recursive: true });
+  fs.copyFileSync(path.join(ROOT, "package.json"), path.join(pkg, "package.json"));
+  await Promise.all(
+    ["tsconfig.build.json", "tsconfig.cli.json"].map((config) =>
+      run(process.execPath, [TSC, "-p", config, "--outDir", path.join(pkg, "dist")], { cwd: ROOT }),
+    ),
+  );
+  fs.mkdirSync(path.join(dir, "node_modules/.bin"));
+  fs.chmodSync(path.join(pkg, "dist/cli/main.js"), 0o755);
+  fs.symlinkSync(path.join(pkg, "dist/cli/main.js"), path.join(dir, "node_modules/.bin/holdfast"));
+  for (const dep of ["@upstash/redis", "hono", "zod", "@electric-sql/pglite"]) {
+    fs.mkdirSync(path.dirname(path.join(dir, "node_modules", dep)), { recursive: true });
+    fs.symlinkSync(path.join(ROOT, "node_modules", dep), path.join(dir, "node_modules", dep));
+  }
+  fs.cpSync(path.join(ROOT, "examples"), dir, { recursive: true });
+  // The Node scripts are TypeScript, as `npx tsx` runs them; here their types are stripped once
+  // (a Worker's, beside its wrangler.toml, are wrangler's to bundle).
+  for (const app of fs.readdirSync(dir).filter((f) => fs.existsSync(path.join(dir, f, "README.md")))) {
+    if (fs.existsSync(path.join(dir, app, "wrangler.toml"))) continue;
+    for (const file of fs.readdirSync(path.join(dir, app)).filter((f) => f.endsWith(".ts"))) {
+      const source = fs.readFileSync(path.join(dir, app, file), "utf8");
+      const js = ts.transpileModule(source, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext } }).outputText;
+      fs.writeFileSync(path.join(dir, app, file.replace(/\.ts$/, ".mjs")), js);
+    }
+  }
+  return dir;
+}
+
+beforeAll(async () => {
+  scratch = await scratchProject();
+  const upstash = { UPSTASH_REDIS_REST_URL: inject("upstashUrl"), UPSTASH_REDIS_REST_TOKEN: inject("upstashToken") };
+  [service, receiver] = await Promise.all([
+    // As `npm start` serves it: the Durable store and its local key.
+    startWorkerServer({ vars: { API_KEYS: `default:admin:local-dev=${LOCAL_API_KEY}`, WEBHOOK_SECRET: "examples-test" } }),
+    // As `wrangler deploy` would bundle the example, with its secrets.
+    startWorkerServer({ projectDir: path.join(scratch, "webhook-receiver"), vars: { ...upstash, WEBHOOK_SIGNING_SECRET: SIGNING_SECRET } }),
+  ]);
+  env = {
+    ...process.env,
+    ...upstash,
+    HOLDFAST_URL: service.url,
+    HOLDFAST_API_KEY: LOCAL_API_KEY,
+    PATH: `${path.join(scratch, "node_modules/.bin")}${path.delimiter}${process.env.PATH}`,
+  };
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([service?.stop(), receiver?.stop()]);
+  if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+describe("examples/webhook-receiver", () => {
+  const redis = () => new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") });
+
+  /** A Stripe-style signature header for `body`, as the sender makes it. */
+  async function sign(body: string, secret = SIGNING_SECRET, t = Math.floor(Date.now() / 1000)) {
+    const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${t}.${body}`)));
+    return `t=${t},v1=${Buffer.from(mac).toString("hex")}`;
+  }
+
+  async function deliver(body: string, signature: string | undefined) {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (signature !== undefined) headers["webhook-signature"] = signature;
+    const res = await fetch(`${receiver.url}/webhooks/payments`, { method: "POST", headers, body });
+    return { status: res.status, replayed: res.headers.get("idempotent-replayed"), body: (await res.json()) as Record<string, unknown> };
+  }
+
+  const eventBody = (id: string) => JSON.stringify({ id, type: "payment_intent.succeeded", data: { object: { id: "pi_1", amount: 2000 } } });
+  const processedCount = async (id: string) => Number((await redis().hget("webhook-receiver:processed", id)) ?? 0);
+
+  it("processes a signed event once and replays the stored response on redelivery", async () => {
+    const id = `evt_${crypto.randomUUID()}`;
+    const body = eventBody(id);
+    const first = await deliver(body, await sign(body));
+    // The redelivery is signed afresh, as a sender's retry is.
+    const again = await deliver(body, await sign(body));
+    expect(first).toEqual({ status: 200, replayed: null, body: { received: true, event: id, processed: 1 } });
+    expect(again).toEqual({ status: 200, replayed: "true", body: first.body });
+    expect(await processedCount(id)).toBe(1);
+  });
+
+  it("send-event.mjs (the README's try-it command) prints a first answer and its replay", async () => {
+    const { stdout } = await run(process.execPath, ["send-event.mjs", receiver.url], {
+      cwd: path.join(scratch, "webhook-receiver"),
+      env: { ...env, WEBHOOK_SIGNING_SECRET: SIGNING_SECRET },
+    });
+    const [first, again] = stdout.trim().split("\n");
+    expect(first).toMatch(/^200 replayed=no \{"received":true,"event":"evt_\d+","processed":1\}$/);
+    expect(again).toBe(first?.replace("replayed=no", "replayed=true"));
+  });
+
+  it("refuses a forged, stale or missing signature with 400 and processes nothing", async () => {
+    const id = `evt_${crypto.randomUUID()}`;
+    const body = eventBody(id);
+    const forged = await deliver(body, await sign(body, "not-the-secret"));
+    const stale = await deliver(body, await sign(body, SIGNING_SECRET, Math.floor(Date.now() / 1000) - 3600));
+    const tampered = await deliver(eventBody(`${id}x`), await sign(body));
+    const missing = await deliver(body, undefined);
+    for (const answer of [forged, stale, tampered, missing]) expect(answer).toMatchObject({ status: 400, body: { error: "invalid_signature" } });
+    expect(await processedCount(id)).toBe(0);
+    expect(await processedCount(`${id}x`)).toBe(0);
+    // The refused deliveries took no idempotency key: the genuine one is processed.
+    expect(await deliver(body, await sign(body))).toMatchObject({ status: 200, replayed: null, body: { processed: 1 } });
+  });
+});
