@@ -13,6 +13,8 @@ const redis = new Redis({ url: inject("upstashUrl"), token: inject("upstashToken
 const raw = new Redis({ url: inject("upstashUrl"), token: inject("upstashToken"), automaticDeserialization: false });
 const fenced = new RedisFence(redis);
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+/** A resource of this file's own: the stack's Redis is shared with other files (the README's sample writes orders:42). */
+const NAMED = unique("orders");
 
 describe("RedisFence", () => {
   it("refuses an older fence after a claim, naming both, and writes nothing", async () => {
@@ -94,11 +96,11 @@ describe("RedisFence", () => {
   it.each([
     ["empty", ""],
     ["over 200 UTF-8 bytes", "é".repeat(101)],
-    ["that is a fence's key", fenceKeyOf("orders:42")],
+    ["that is a fence's key", fenceKeyOf(NAMED)],
   ])("refuses a resource name %s before writing anything", async (_, name) => {
     const err = await fenced.set(name, 1, "v").catch((e) => e);
     expect(err).toMatchObject({ code: "invalid_resource", field: "resource" });
-    expect(await redis.exists(fenceKeyOf(name || "x"), fenceKeyOf("orders:42"))).toBe(0);
+    expect(await redis.exists(fenceKeyOf(name || "x"), fenceKeyOf(NAMED))).toBe(0);
   });
 
   it("refuses a resource whose stored fence is corrupt, and leaves it as it is", async () => {
