@@ -11,7 +11,8 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "@upstash/redis";
 import ts from "typescript";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { EXIT } from "../../src/cli/exitCodes.js";
 import { LOCAL_API_KEY } from "../../tools/dev/local.mjs";
 import { startWorkerServer, type WorkerServer } from "../../tools/serve-worker/serve.mjs";
 
@@ -133,5 +134,66 @@ describe("examples/webhook-receiver", () => {
     expect(await processedCount(`${id}x`)).toBe(0);
     // The refused deliveries took no idempotency key: the genuine one is processed.
     expect(await deliver(body, await sign(body))).toMatchObject({ status: 200, replayed: null, body: { processed: 1 } });
+  });
+});
+
+describe("examples/nightly-job", () => {
+  const HOSTS = 4;
+
+  /** One host's cron run of nightly-report.sh: its exit status and stderr. */
+  function host(dir: string, key: string): Promise<{ status: number; stdout: string; stderr: string }> {
+    return run(path.join(dir, "nightly-report.sh"), [], { env: { ...env, JOB_KEY: key }, timeout: 15_000 }).then(
+      ({ stdout, stderr }) => ({ status: 0, stdout, stderr }),
+      (err: { code?: number; stdout?: string; stderr?: string }) => ({
+        status: err.code ?? -1,
+        stdout: err.stdout ?? "",
+        stderr: err.stderr ?? String(err),
+      }),
+    );
+  }
+
+  it("nightly-report.sh runs the example's report.sh with its fence, as the README shows", async () => {
+    const ran = await host(path.join(scratch, "nightly-job"), `nightly-readme-${crypto.randomUUID()}`);
+    expect(ran).toMatchObject({ status: 0, stderr: "" });
+    expect(ran.stdout).toMatch(/^report for \d{4}-\d\d-\d\d built on \S+, fence \d+\n$/);
+  });
+
+  it(`of ${HOSTS} hosts at once exactly one runs the job, the others exit ${EXIT.notAcquired}; a late one runs nothing and exits 0`, async () => {
+    const dir = path.join(scratch, "nightly-job");
+    // The job, in place of the example's report.sh: it notes that it ran, then runs on until the
+    // test says (the file "go"), so every other host asks while it is running.
+    fs.writeFileSync(
+      path.join(dir, "report.sh"),
+      '#!/bin/sh\necho "ran, fence $HOLDFAST_FENCE" >> ran.log\nwhile [ ! -f go ]; do sleep 0.05; done\n',
+      { mode: 0o755 },
+    );
+    const key = `nightly-test-${crypto.randomUUID()}`;
+    const settled: Array<{ status: number; stderr: string }> = [];
+    const hosts = Array.from({ length: HOSTS }, () =>
+      host(dir, key).then((r) => {
+        settled.push(r);
+        return r;
+      }),
+    );
+    try {
+      await vi.waitFor(
+        () => {
+          expect(settled.length).toBe(HOSTS - 1);
+          expect(fs.existsSync(path.join(dir, "ran.log"))).toBe(true);
+        },
+        { timeout: 10_000, interval: 50 },
+      );
+    } finally {
+      fs.writeFileSync(path.join(dir, "go"), ""); // the running job ends, pass or fail
+    }
+    const statuses = (await Promise.all(hosts)).map((r) => r.status).sort();
+    expect(statuses).toEqual([0, ...Array(HOSTS - 1).fill(EXIT.notAcquired)]);
+    for (const r of settled.slice(0, HOSTS - 1)) expect(r.stderr).toMatch(/is being run elsewhere right now; not running the command/);
+    expect(fs.readFileSync(path.join(dir, "ran.log"), "utf8")).toMatch(/^ran, fence \d+\n$/);
+
+    // After the run: done already, for --retain.
+    const late = await host(dir, key);
+    expect(late).toMatchObject({ status: 0, stderr: expect.stringMatching(/was done already/) });
+    expect(fs.readFileSync(path.join(dir, "ran.log"), "utf8").split("\n").filter(Boolean)).toHaveLength(1);
   });
 });
