@@ -22,9 +22,12 @@
  *   own time; this column shows what the holders lived through then, and
  *   fences at the resource are what protect them.
  * - Stale writes accepted: a write the resource took from a holder whose
- *   fence is below that of a grant that had already come back. Fencing
- *   refuses such a write only once the newer holder has written; this
- *   figure is what it did not stop.
+ *   fence is below that of a grant that had already come back when the write
+ *   was sent. A grant comes back only once its fence has claimed the
+ *   resources (claim on grant), so each such write is one the resource should
+ *   have refused. Counted per resource, as is:
+ * - Accepted out of fence order: in the order the resource applied them, an
+ *   accepted write whose fence is below one it had accepted before.
  */
 import type { Write } from "./fencedResource";
 import type { History, Op, Outcome } from "./history";
@@ -43,15 +46,19 @@ export interface Report {
   fenceRepeats: number;
   writesAccepted: number;
   writesRefused: number;
-  /** Accepted writes whose fence is below that of a grant already answered when they were made. */
+  /** Accepted writes whose fence is below that of a grant already answered when they were sent. */
   staleWritesAccepted: number;
   acceptedOutOfOrder: number;
+  /** The four write counts above, for each resource on its own (the key: Write.resource, "" when unnamed); the totals are their sums. */
+  resources: Record<string, WriteCounts>;
   unavailable: number;
   unavailableP99Ms: number;
   errors: number;
   firstError?: string;
   hung: number;
 }
+
+export type WriteCounts = Pick<Report, "writesAccepted" | "writesRefused" | "staleWritesAccepted" | "acceptedOutOfOrder">;
 
 interface Hold {
   client: number;
@@ -112,13 +119,14 @@ export function check(history: History, writes: Write[], window?: { start: numbe
     else if (before.some((a) => a.fence === b.fence)) fenceRepeats++;
   }
 
-  let highest = 0;
-  let acceptedOutOfOrder = 0;
-  for (const w of writes.filter((w) => w.accepted)) {
-    if (w.fence < highest) acceptedOutOfOrder++;
-    highest = Math.max(highest, w.fence);
+  const resources: Record<string, WriteCounts> = {};
+  for (const name of new Set(writes.map((w) => w.resource ?? ""))) {
+    resources[name] = countWrites(
+      holds,
+      writes.filter((w) => (w.resource ?? "") === name),
+    );
   }
-  const staleWritesAccepted = writes.filter((w) => w.accepted && holds.some((h) => h.fence > w.fence && h.grantedAt < w.at)).length;
+  const sum = (k: keyof WriteCounts) => Object.values(resources).reduce((n, c) => n + c[k], 0);
 
   const failed = (kind: Outcome["kind"]) => history.ops.filter((o) => o.outcome.kind === kind);
   const unavailable = failed("unavailable");
@@ -135,16 +143,56 @@ export function check(history: History, writes: Write[], window?: { start: numbe
     clientOverlapMaxMs,
     fenceBackwards,
     fenceRepeats,
-    writesAccepted: writes.filter((w) => w.accepted).length,
-    writesRefused: writes.filter((w) => !w.accepted).length,
-    staleWritesAccepted,
-    acceptedOutOfOrder,
+    writesAccepted: sum("writesAccepted"),
+    writesRefused: sum("writesRefused"),
+    staleWritesAccepted: sum("staleWritesAccepted"),
+    acceptedOutOfOrder: sum("acceptedOutOfOrder"),
+    resources,
     unavailable: unavailable.length,
     unavailableP99Ms: p99(unavailable.map((o) => o.completedAt - o.invokedAt)),
     errors: errors.length,
     firstError: errors[0] && (errors[0].outcome as { message: string }).message,
     hung: failed("hung").length,
   };
+}
+
+/**
+ * One resource's writes, in the order it applied them: accepted below a fence
+ * it had already accepted (out of order), and accepted from a holder whose
+ * fence is below that of a grant already answered when the write was sent
+ * (stale: with claim on grant, that grant's fence had reached the resource).
+ */
+function countWrites(holds: Hold[], writes: Write[]): WriteCounts {
+  let highest = 0;
+  let acceptedOutOfOrder = 0;
+  const accepted = writes.filter((w) => w.accepted);
+  for (const w of accepted) {
+    if (w.fence < highest) acceptedOutOfOrder++;
+    highest = Math.max(highest, w.fence);
+  }
+  return {
+    writesAccepted: accepted.length,
+    writesRefused: writes.length - accepted.length,
+    staleWritesAccepted: accepted.filter((w) => holds.some((h) => h.fence > w.fence && h.grantedAt < w.at)).length,
+    acceptedOutOfOrder,
+  };
+}
+
+/** What holds under every fault, and without data loss. */
+export function promisesBroken(r: Report, dataLoss: boolean): string[] {
+  const out: string[] = [];
+  for (const [name, w] of Object.entries(r.resources)) {
+    const at = name ? ` by ${name}` : "";
+    if (w.staleWritesAccepted)
+      out.push(`${w.staleWritesAccepted} stale writes accepted${at} (from a holder whose fence was below an answered grant's)`);
+    if (w.acceptedOutOfOrder) out.push(`${w.acceptedOutOfOrder} writes accepted out of fence order${at}`);
+  }
+  if (r.fenceBackwards) out.push(`${r.fenceBackwards} fences went backwards`);
+  if (r.fenceRepeats) out.push(`${r.fenceRepeats} fences repeated`);
+  if (!dataLoss && r.overlaps) out.push(`${r.overlaps} overlapping holds without data loss`);
+  if (r.hung) out.push(`${r.hung} requests hung`);
+  if (r.grants === 0) out.push("no grant at all");
+  return out;
 }
 
 function describe(h: Hold): string {

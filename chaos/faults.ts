@@ -32,6 +32,8 @@ export interface FaultRun {
   window: { from: number; to: number };
   /** The clock step-back rows' own scenario, on a lock of its own (clockStepBack.ts). */
   stepBack?: StepBackRun;
+  /** The same writes judged at the in-memory resource, which no grant claims (set before verify). */
+  unclaimed?: Report;
 }
 
 export interface Fault {
@@ -350,7 +352,14 @@ export const FAULTS: Fault[] = [
     heal: async (run) => {
       run.pausing = false;
     },
-    verify: (r) => (r.writesRefused === 0 ? ["no stale write was refused: the pauses did not happen?"] : []),
+    // A paused holder wakes as the next grant comes back: without claim on grant its write is
+    // taken (the in-memory resource); the real resources, claimed on grant, must refuse it.
+    verify: (r, run) => [
+      ...(r.writesRefused === 0 ? ["no stale write was refused: the pauses did not happen?"] : []),
+      ...(run.unclaimed?.staleWritesAccepted
+        ? []
+        : ["no late write came before the next holder's first (the in-memory resource took none): the gap claim on grant closes was not tried"]),
+    ],
   },
   {
     name: "waiters that hang up (3 loops, 50-300 ms each) for 4 s",

@@ -9,6 +9,8 @@ export interface Write {
   fence: number;
   at: number;
   accepted: boolean;
+  /** Which resource took or refused it (resources.ts), when there are several: each is checked on its own order. */
+  resource?: string;
 }
 
 export class FencedResource {

@@ -22,6 +22,11 @@ export type Outcome =
   | { kind: "ok"; expiresAt?: number; ttlMs?: number }
   | { kind: "busy" }
   | { kind: "lost" }
+  /**
+   * The store granted, but a resource refused the grant's claim (it had seen a higher fence):
+   * the grant was given back and its holder never held (claim on grant).
+   */
+  | { kind: "claimRefused"; fence: number }
   /** 503: the store did not answer (or a majority did not). */
   | { kind: "unavailable" }
   /** Anything else: a connection refused (the Worker restarting), a 5xx, a bug. */

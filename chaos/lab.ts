@@ -2,7 +2,9 @@
  * Everything the faults act on: three redis-servers (A is the single Redis
  * store; A, B and C the quorum), each behind a gateway and a fault proxy, and
  * the Worker served by workerd twice (Redis store on A, Durable store), each
- * restartable with its Durable Object storage kept on disk.
+ * restartable with its Durable Object storage kept on disk. Beside them, what
+ * no fault touches: the guarded resources (resources.ts), on a fourth
+ * redis-server of their own and in PGlite.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -13,6 +15,7 @@ import { startWorkerServer, type WorkerServer } from "../tools/serve-worker/serv
 import { type IdempotencyClient, libraryIdempotency, workerIdempotency } from "./idempotencyClients";
 import { type LockClient, libraryClient, workerClient } from "./lockClients";
 import { type RedisNode, startRedisNode } from "./redisNode";
+import { type Resources, startResources } from "./resources";
 
 export const API_KEY = "chaos-suite-key-0123456789";
 /** The flood rows' other namespace ("flood"), which floods while the suite's ("chaos") is timed (flood.ts). */
@@ -30,6 +33,8 @@ export interface RestartableWorker {
 
 export interface Lab {
   nodes: RedisNode[];
+  /** The resources the lock guards, on a redis-server that is not in `nodes` (no fault reaches it). */
+  resources: Resources;
   workers: { redis: RestartableWorker; durable: RestartableWorker };
   client(target: TargetName): LockClient;
   /** Idempotency keys on the target's store; none on the quorum (mutex only). */
@@ -42,7 +47,8 @@ export interface Lab {
 const upstash = (node: RedisNode) => new Redis({ url: node.url, token: node.token, retry: { retries: 2, backoff: (n) => 25 * 2 ** n } });
 
 export async function startLab(): Promise<Lab> {
-  const nodes = await Promise.all(["a", "b", "c"].map((l) => startRedisNode(l)));
+  const [resourceNode, ...nodes] = await Promise.all(["resource", "a", "b", "c"].map((l) => startRedisNode(l)));
+  const resources = await startResources(resourceNode);
   const vars = { API_KEYS: `chaos=${API_KEY},flood=${FLOOD_API_KEY}`, STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) };
   const [redis, durable] = await Promise.all([
     restartableWorker({ ...vars, UPSTASH_REDIS_REST_URL: nodes[0].url, UPSTASH_REDIS_REST_TOKEN: nodes[0].token }),
@@ -62,6 +68,7 @@ export async function startLab(): Promise<Lab> {
   };
   return {
     nodes,
+    resources,
     workers: { redis, durable },
     client: (target) => clients[target](),
     idempotency: (target) => idempotency[target](),
@@ -75,7 +82,8 @@ export async function startLab(): Promise<Lab> {
     },
     async close() {
       await Promise.all([redis.stop(), durable.stop()]);
-      await Promise.all(nodes.map((n) => n.close()));
+      await resources.close();
+      await Promise.all([resourceNode, ...nodes].map((n) => n.close()));
     },
   };
 }

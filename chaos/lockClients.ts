@@ -4,11 +4,13 @@
  * (on either of its stores). Each answer becomes an Outcome; nothing throws.
  */
 import { keyAsProtocol, SOCKET_PROTOCOL } from "../src/wire/socketProtocol";
+import { type ClaimOnGrant, claimOnGrant, StaleFenceError } from "../src/fence/index";
 import { LeaseLostError, LockedError, type LockStore, Mutex, QuorumStore, StoreUnavailableError } from "../src/index";
 import type { Outcome } from "./history";
 
 export interface LockClient {
-  acquire(name: string, ttlMs: number, waitMs: number, signal?: AbortSignal): Promise<Outcome>;
+  /** `claim`: claim on grant, the grant answered only once its fence has claimed these resources. */
+  acquire(name: string, ttlMs: number, waitMs: number, signal?: AbortSignal, claim?: ClaimOnGrant): Promise<Outcome>;
   /**
    * The Worker's wait socket, for a waiter that goes away: waits, and closes its socket after
    * `goneAfterMs`, or as soon as a grant is offered (never acknowledging it). Answers whether the
@@ -38,9 +40,10 @@ export function libraryClient(store: LockStore): LockClient {
   // A quorum's times are the caller's clock, and its expiresAt is not a grant's time plus ttlMs (history.ts).
   const quorum = store instanceof QuorumStore;
   return {
-    acquire: (name, ttlMs, waitMs, signal) =>
+    acquire: (name, ttlMs, waitMs, signal, claim) =>
       bounded(async () => {
-        const g = await lock(name).acquire({ ttlMs, waitMs, signal });
+        // The library's own claim-on-grant option.
+        const g = await lock(name).acquire({ ttlMs, waitMs, signal, claim });
         const storeStart = quorum ? Date.now() : undefined;
         return { kind: "granted", token: g.token, fence: g.fence, ttlMs: g.ttlMs, expiresAt: g.expiresAt, storeStart };
       }),
@@ -122,14 +125,19 @@ export function workerClient(baseUrl: () => string, apiKey: string): LockClient 
       const json = res?.ok ? ((await res.json()) as { waiters?: unknown }) : undefined;
       return typeof json?.waiters === "number" ? json.waiters : undefined;
     },
-    acquire: async (name, ttlMs, waitMs, signal) =>
-      answer(await post(path(name, "acquire"), { ttlMs, waitMs }, signal), (j) => ({
+    acquire: async (name, ttlMs, waitMs, signal, claim) => {
+      const got = answer(await post(path(name, "acquire"), { ttlMs, waitMs }, signal), (j) => ({
         kind: "granted",
         token: String(j.token),
         fence: Number(j.fence),
         ttlMs: Number(j.ttlMs),
         expiresAt: Number(j.expiresAt),
-      })),
+      }));
+      if (got.kind !== "granted" || !claim) return got;
+      // Claim on grant as the HTTP client's option does it (src/client/grants.ts): the same helper, a refusal gives the lease back.
+      const claimed = await bounded(() => claimOnGrant(claim, got.fence, () => post(path(name, "release"), { token: got.token })));
+      return claimed === undefined ? got : claimed;
+    },
     heartbeat: async (name, token, ttlMs) =>
       answer(await post(path(name, "heartbeat"), { token, ttlMs }), (j) => ({ kind: "ok", expiresAt: Number(j.expiresAt), ttlMs: Number(j.ttlMs) })),
     release: async (name, token) => answer(await post(path(name, "release"), { token }), () => ({ kind: "ok" })),
@@ -145,6 +153,7 @@ async function bounded<T>(call: () => Promise<T>): Promise<T | Outcome> {
   try {
     return await Promise.race([call(), hung]);
   } catch (err) {
+    if (err instanceof StaleFenceError) return { kind: "claimRefused", fence: err.fence };
     if (err instanceof LockedError) return { kind: "busy" };
     if (err instanceof LeaseLostError) return { kind: "lost" };
     if (err instanceof StoreUnavailableError) return { kind: "unavailable" };

@@ -1,11 +1,13 @@
 /**
  * npm run chaos: the fault suite. For each fault and each store it applies
- * to, four clients take one lock over and over and write to a fenced
- * resource while the fault is injected for real and then healed; a checker
- * reads the history and prints a table per fault, and what we promise is
- * checked:
- * - under every fault: 0 writes accepted out of fence order, and fences that
- *   never go backwards or repeat (data loss included);
+ * to, four clients take one lock over and over and write to the resources it
+ * guards (a Redis list and a Postgres table behind holdfast/fence, each grant
+ * claiming both first: resources.ts) while the fault is injected for real and
+ * then healed; a checker reads the history and what the resources accepted
+ * and refused, prints a table per fault, and checks what we promise:
+ * - under every fault: 0 stale writes accepted and 0 accepted out of fence
+ *   order at either resource, and fences that never go backwards or repeat
+ *   (data loss included);
  * - without data loss: 0 overlapping holds (by the store's own expiresAt, or
  *   by the clients' view where a store clock that went back cannot tell);
  * - the fault's own promises (a quorum with one database down: no 503...).
@@ -16,7 +18,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { check, type Report } from "./checker";
+import { check, promisesBroken, type Report } from "./checker";
 import { FencedResource } from "./fencedResource";
 import { FLOOD_ROWS, runFloodRows } from "./flood";
 import { FAULTS, type FaultRun } from "./faults";
@@ -45,7 +47,9 @@ async function main() {
   console.log(
     `holdfast fault suite: ${CLIENTS} clients per run, TTL ${TTL_MS} ms, holds of ${HOLD_MS} ms with ${WRITES_PER_HOLD} fenced writes and a heartbeat, waits up to ${WAIT_MS} ms`,
   );
-  console.log("starting three redis-servers (append-only, fsync always, clock shim), their gateways and the Worker on both stores...");
+  console.log(
+    "starting three redis-servers (append-only, fsync always, clock shim), their gateways and the Worker on both stores, and the guarded resources (a fourth redis-server, PGlite)...",
+  );
   const lab = await startLab();
   const rows: Row[] = [];
   let floods = { runs: 0, broken: 0 };
@@ -59,7 +63,7 @@ async function main() {
         const lockName = `chaos-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
         const history = new History();
         const run: FaultRun = { lab, pausing: false, disconnecting: false, notes: [], failures: [], history, window: { from: 0, to: 0 } };
-        const resource = new FencedResource();
+        const unclaimed = new FencedResource();
         const client = lab.client(target);
         let pausedUntil = 0;
         const startAt = now();
@@ -68,7 +72,7 @@ async function main() {
         const workload = runClients(
           client,
           lockName,
-          resource,
+          { real: lab.resources, unclaimed },
           history,
           {
             clients: CLIENTS,
@@ -92,7 +96,9 @@ async function main() {
         await sleep(BEFORE_MS);
         await fault.inject(run, target);
         run.window.from = now();
-        const waiters = run.disconnecting ? runDisconnectingWaiters(client, lockName, TTL_MS, history, () => !run.disconnecting) : undefined;
+        const waiters = run.disconnecting
+          ? runDisconnectingWaiters(client, lockName, TTL_MS, history, () => !run.disconnecting, lab.resources.claimFor(lockName))
+          : undefined;
         const sockets = run.socketsVanishing ? runVanishingSocketWaiters(client, lockName, TTL_MS, () => !run.socketsVanishing) : undefined;
         await sleep(fault.lastsMs);
         run.window.to = now();
@@ -107,7 +113,9 @@ async function main() {
           run.notes.push(...notes);
           run.failures.push(...failures);
         }
-        const report = check(history, resource.log, { start: startAt, end: Math.max(now(), endAt) });
+        const report = check(history, await lab.resources.log(lockName), { start: startAt, end: Math.max(now(), endAt) });
+        run.unclaimed = check(history, unclaimed.log);
+        run.notes.push(...claimNotes(history, run.unclaimed));
         const delivered = deliveries ? checkDeliveries(await deliveries) : undefined;
         const failures = [
           ...promisesBroken(report, fault.dataLoss),
@@ -139,24 +147,34 @@ async function main() {
   process.exit(broken ? 1 : 0);
 }
 
-/** What holds under every fault, and without data loss. */
-function promisesBroken(r: Report, dataLoss: boolean): string[] {
-  const out: string[] = [];
-  if (r.acceptedOutOfOrder) out.push(`${r.acceptedOutOfOrder} writes accepted out of fence order`);
-  if (r.fenceBackwards) out.push(`${r.fenceBackwards} fences went backwards`);
-  if (r.fenceRepeats) out.push(`${r.fenceRepeats} fences repeated`);
-  if (!dataLoss && r.overlaps) out.push(`${r.overlaps} overlapping holds without data loss`);
-  if (r.hung) out.push(`${r.hung} requests hung`);
-  if (r.grants === 0) out.push("no grant at all");
-  return out;
-}
-
 /** Without data loss, an idempotency key never loses its result and never replays another one. */
 function deliveriesBroken(d: IdempotencyReport): string[] {
   const out: string[] = [];
   if (d.lostResults) out.push(`${d.lostResults} idempotency keys lost their result (work done again)`);
   if (d.wrongReplays) out.push(`${d.wrongReplays} idempotency keys replayed another result`);
   return out;
+}
+
+/**
+ * What claim on grant did in this run: grants given back because a resource
+ * had seen a higher fence, and what the in-memory resource, which no grant
+ * claims, let through under the same history (the gap claim on grant closes).
+ */
+function claimNotes(history: History, unclaimed: Report): string[] {
+  const refused = history.ops.filter((o) => o.outcome.kind === "claimRefused").length;
+  return [
+    ...(refused ? [`${refused} grants given back: a resource refused their claim (it had seen a higher fence)`] : []),
+    `without claim on grant (the in-memory resource, same writes): ${unclaimed.staleWritesAccepted} stale writes accepted, ${unclaimed.writesRefused} refused`,
+  ];
+}
+
+/** A resource's write figures, as the tables show them: "ok / refused / stale accepted", Redis then Postgres. */
+function writeCells(x: Report): { writes: string; outOfOrder: string } {
+  const each = Object.values(x.resources);
+  return {
+    writes: each.map((w) => `${w.writesAccepted} / ${w.writesRefused} / ${w.staleWritesAccepted}`).join("; ") || "0 / 0 / 0",
+    outOfOrder: each.map((w) => String(w.acceptedOutOfOrder)).join("; ") || "0",
+  };
 }
 
 const HEADER = [
@@ -166,8 +184,8 @@ const HEADER = [
   "overlaps (store time, or clients' view across a clock step back)",
   "overlaps (clients' view)",
   "fences back / repeated",
-  "writes ok / refused / stale accepted",
-  "out of order",
+  "writes ok / refused / stale accepted (Redis; Postgres)",
+  "out of order (Redis; Postgres)",
   "503s (p99 ms)",
   "other errors",
   "hung",
@@ -184,8 +202,8 @@ function table(rows: Row[]): string {
       x.overlaps ? `${x.overlaps} (max ${Math.round(x.overlapMaxMs)} ms)` : "0",
       x.clientOverlaps ? `${x.clientOverlaps} (max ${Math.round(x.clientOverlapMaxMs)} ms)` : "0",
       `${x.fenceBackwards} / ${x.fenceRepeats}`,
-      `${x.writesAccepted} / ${x.writesRefused} / ${x.staleWritesAccepted}`,
-      String(x.acceptedOutOfOrder),
+      writeCells(x).writes,
+      writeCells(x).outOfOrder,
       x.unavailable ? `${x.unavailable} (${Math.round(x.unavailableP99Ms)})` : "0",
       String(x.errors),
       String(x.hung),
@@ -236,8 +254,8 @@ function oneTable(rows: Row[], summary: string): string {
     "overlaps (store time, or clients' view across a clock step back)",
     "overlaps (clients' view)",
     "fences back / repeated",
-    "writes ok / refused / stale accepted",
-    "accepted out of order",
+    "writes ok / refused / stale accepted (Redis; Postgres)",
+    "accepted out of order (Redis; Postgres)",
     "503s (p99 ms)",
     "other errors",
     "hung",
@@ -256,8 +274,8 @@ function oneTable(rows: Row[], summary: string): string {
       overlap(x.overlaps, x.overlapMaxMs),
       overlap(x.clientOverlaps, x.clientOverlapMaxMs),
       `${x.fenceBackwards} / ${x.fenceRepeats}`,
-      `${x.writesAccepted} / ${x.writesRefused} / ${x.staleWritesAccepted}`,
-      String(x.acceptedOutOfOrder),
+      writeCells(x).writes,
+      writeCells(x).outOfOrder,
       x.unavailable ? `${x.unavailable} (${Math.round(x.unavailableP99Ms)})` : "0",
       String(x.errors),
       String(x.hung),

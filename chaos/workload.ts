@@ -1,13 +1,17 @@
 /**
- * The clients: each takes the lock (waiting a little), writes to the fenced
- * resource a few times over its hold with one heartbeat in the middle, and
- * releases, over and over, recording every call in the history. A fault may
+ * The clients: each takes the lock (waiting a little; the grant claims the
+ * real resources first, resources.ts), writes to the fenced resources a few
+ * times over its hold with one heartbeat in the middle, and releases, over
+ * and over, recording every call in the history. A fault may
  * ask a holder to pause past its TTL (a long GC pause, a stopped VM): it then
- * writes on without knowing, as a real one would.
+ * writes on without knowing, as a real one would, just as the next holder's
+ * grant comes back.
  */
+import type { ClaimOnGrant } from "../src/fence/index";
 import type { FencedResource } from "./fencedResource";
 import type { History, Outcome } from "./history";
 import type { LockClient } from "./lockClients";
+import type { Resources } from "./resources";
 import { now, sleep } from "./time";
 
 export interface WorkloadOptions {
@@ -20,10 +24,20 @@ export interface WorkloadOptions {
   pauseWhileHolding?: (client: number) => number;
 }
 
+/**
+ * Where the holders write: the real resources (claimed on every grant), and
+ * the in-memory one, which no grant claims: what fencing without claim on
+ * grant lets through, under the same history.
+ */
+export interface Targets {
+  real: Resources;
+  unclaimed: FencedResource;
+}
+
 export async function runClients(
   lock: LockClient,
   name: string,
-  resource: FencedResource,
+  targets: Targets,
   history: History,
   options: WorkloadOptions,
   until: () => boolean,
@@ -38,27 +52,46 @@ export async function runClients(
 
   const loop = async (client: number) => {
     while (!until()) {
-      const got = await call(client, "acquire", undefined, () => lock.acquire(name, options.ttlMs, options.waitMs));
+      const got = await call(client, "acquire", undefined, () =>
+        lock.acquire(name, options.ttlMs, options.waitMs, undefined, targets.real.claimFor(name)),
+      );
       if (got.kind !== "granted") {
         await sleep(got.kind === "busy" ? 2 + Math.random() * 8 : 20 + Math.random() * 30);
         continue;
       }
+      const write = async () => {
+        const at = now();
+        targets.unclaimed.write(client, got.fence, at);
+        await targets.real.write(name, client, got.fence, at);
+      };
       const step = options.holdMs / options.writesPerHold;
+      // Work first, then write, as a holder that reads before it writes: each hold begins with a
+      // step in which only a claim tells the resources of its fence (the gap claim on grant closes).
       for (let w = 0; w < options.writesPerHold; w++) {
-        resource.write(client, got.fence, now());
+        await sleep(step);
+        await write();
         if (w === Math.floor(options.writesPerHold / 2))
           await call(client, "heartbeat", got.token, () => lock.heartbeat(name, got.token, options.ttlMs));
-        await sleep(step);
       }
       const pause = options.pauseWhileHolding?.(client) ?? 0;
       if (pause > 0) {
-        await sleep(pause);
-        resource.write(client, got.fence, now()); // it does not know it paused
+        // It wakes the moment the next holder's grant comes back (its own lease over), or when the
+        // pause ends, and writes before that holder's first write: Kleppmann's late write, in the one
+        // window where only a claim has told the resource of the newer fence.
+        await newerGrant(history, got.fence, now() + pause);
+        await write(); // it does not know it paused
       }
       await call(client, "release", got.token, () => lock.release(name, got.token));
     }
   };
   await Promise.all(Array.from({ length: options.clients }, (_, i) => loop(i)));
+}
+
+/** Resolves as soon as a grant with a fence above `fence` comes back (from now on), or at `deadline`. */
+async function newerGrant(history: History, fence: number, deadline: number): Promise<void> {
+  const from = history.ops.length;
+  const newer = () => history.ops.slice(from).some((o) => o.outcome.kind === "granted" && o.outcome.fence > fence);
+  while (!newer() && now() < deadline) await sleep(1);
 }
 
 /** What the waiters that hang up did: outcomes that happened, not attempts. */
@@ -80,6 +113,8 @@ export async function runDisconnectingWaiters(
   ttlMs: number,
   history: History,
   until: () => boolean,
+  /** Claim on grant, as the workload's holders do: one granted first holds like them. */
+  claim?: ClaimOnGrant,
 ): Promise<HangUps> {
   const counts: HangUps = { hungUp: 0, grantedFirst: 0 };
   const record = (client: number, op: "acquire" | "release", token: string | undefined, invokedAt: number, outcome: Outcome) =>
@@ -89,7 +124,7 @@ export async function runDisconnectingWaiters(
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), 50 + Math.random() * 250);
       const invokedAt = now();
-      const got = await lock.acquire(name, ttlMs, 5000, controller.signal);
+      const got = await lock.acquire(name, ttlMs, 5000, controller.signal, claim);
       clearTimeout(timer);
       if (got.kind === "granted") {
         counts.grantedFirst++;

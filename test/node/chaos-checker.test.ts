@@ -1,12 +1,13 @@
 // The fault suite's checker and fenced resource (chaos/), on histories whose
 // answer is known: a checker that cannot see an overlap would let `npm run
 // chaos` pass whatever the stores do.
-import { describe, expect, it } from "vitest";
-import { check } from "../../chaos/checker";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { check, promisesBroken } from "../../chaos/checker";
 import { type StepBackRun, stepBackVerdict } from "../../chaos/clockStepBack";
 import { FAULTS, type FaultRun } from "../../chaos/faults";
 import { FencedResource } from "../../chaos/fencedResource";
 import { History, type Op } from "../../chaos/history";
+import { type Resources, startResources } from "../../chaos/resources";
 import { checkDeliveries, type IdempotencyEvent } from "../../chaos/idempotencyWorkload";
 import { socketWaitersVerdict } from "../../chaos/workload";
 
@@ -142,6 +143,38 @@ describe("the fault suite's checker", () => {
     expect(repeat.fenceRepeats).toBe(1);
   });
 
+  it("judges each resource on its own order, and a stale or out-of-order write at any one breaks a promise under every fault", () => {
+    const history = historyOf(grant(0, "a", 10, 0, 5, 100_000), grant(1, "b", 11, 1200, 1205, 101_200));
+    const w = (resource: string, client: number, fence: number, at: number, accepted = true) => ({ resource, client, fence, at, accepted });
+    // Each in order on its own; read as one log, Postgres's first write (10) would follow Redis's 11.
+    const inOrder = [
+      w("redis", 0, 10, 100),
+      w("redis", 1, 11, 1400),
+      w("postgres", 0, 10, 100),
+      w("postgres", 1, 11, 1400),
+      w("postgres", 0, 10, 1300, false),
+    ];
+    const fine = check(history, inOrder);
+    expect(fine.resources).toEqual({
+      redis: { writesAccepted: 2, writesRefused: 0, staleWritesAccepted: 0, acceptedOutOfOrder: 0 },
+      postgres: { writesAccepted: 2, writesRefused: 1, staleWritesAccepted: 0, acceptedOutOfOrder: 0 },
+    });
+    expect(fine).toMatchObject({ writesAccepted: 4, writesRefused: 1, staleWritesAccepted: 0, acceptedOutOfOrder: 0 });
+    expect(promisesBroken(fine, true)).toEqual([]);
+    // Postgres took A's write sent after B's grant came back (1300 > 1205), after B's: stale, and out of order.
+    const bad = check(history, [...inOrder.slice(0, 4), w("postgres", 0, 10, 1300)]);
+    expect(bad.resources.postgres).toEqual({ writesAccepted: 3, writesRefused: 0, staleWritesAccepted: 1, acceptedOutOfOrder: 1 });
+    expect(bad.resources.redis.staleWritesAccepted).toBe(0);
+    expect(promisesBroken(bad, true)).toEqual([
+      expect.stringMatching(/^1 stale writes accepted by postgres/),
+      expect.stringMatching(/^1 writes accepted out of fence order by postgres/),
+    ]);
+    // Stale but in order (nobody newer had written yet): still broken, data loss or not.
+    const staleOnly = check(history, [w("redis", 0, 10, 1300), w("redis", 1, 11, 1400)]);
+    expect(staleOnly).toMatchObject({ staleWritesAccepted: 1, acceptedOutOfOrder: 0 });
+    expect(promisesBroken(staleOnly, true)).toEqual([expect.stringMatching(/^1 stale writes accepted by redis/)]);
+  });
+
   it("the resource refuses a write below the highest fence it accepted; the checker counts accepted writes out of order in any log", () => {
     const resource = new FencedResource();
     expect(resource.write(0, 10, 1)).toBe(true);
@@ -194,8 +227,12 @@ describe("the faults' own promises", () => {
     const oneDown = runOf([op(1500, "unavailable")]);
     expect(fault("quorum: one of three")(check(oneDown.history, []), oneDown)).toHaveLength(1);
     const pausing = fault("holders pausing");
-    expect(pausing(check(new History(), [{ client: 0, fence: 1, at: 1, accepted: false }]), runOf([]))).toEqual([]);
-    expect(pausing(check(new History(), []), runOf([]))).toHaveLength(1);
+    const refusedOne = check(new History(), [{ client: 0, fence: 1, at: 1, accepted: false }]);
+    // The late write taken where no grant claims (in memory), refused where each does: what the fault is for.
+    const gapTried = { ...runOf([]), unclaimed: { ...refusedOne, staleWritesAccepted: 1 } };
+    expect(pausing(refusedOne, gapTried)).toEqual([]);
+    expect(pausing(check(new History(), []), gapTried)).toEqual([expect.stringContaining("no stale write was refused")]);
+    expect(pausing(refusedOne, runOf([]))).toEqual([expect.stringContaining("the gap claim on grant closes was not tried")]);
     const hangUp = fault("waiters that hang up");
     expect(hangUp(check(new History(), []), runOf([], ["12 waiters hung up"]))).toEqual([]);
     expect(hangUp(check(new History(), []), runOf([], ["0 waiters hung up"]))).toHaveLength(1);
@@ -313,5 +350,36 @@ describe("the fault suite's idempotency check", () => {
       ev("complete", 40, { kind: "ok" }, "first"),
     ]);
     expect(ok.lostResults).toBe(0);
+  });
+});
+
+describe("the suite's real resources (a Redis list and a Postgres table behind holdfast/fence)", () => {
+  // The stack's Redis behind the Upstash gateway, and PGlite: what `npm run chaos` writes to.
+  let resources: Resources;
+  beforeAll(async () => {
+    resources = await startResources({ url: inject("upstashUrl"), token: inject("upstashToken") });
+  });
+  afterAll(() => resources.close());
+
+  it("claimed on grant, both refuse the paused holder's late write the in-memory resource takes; the checker reads what each accepted", async () => {
+    const name = `chaos-test-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+    const history = historyOf(grant(0, "a", 10, 0, 5, 100_000), grant(1, "b", 11, 1200, 1205, 101_200));
+    const memory = new FencedResource();
+    const write = async (client: number, fence: number, at: number) => {
+      memory.write(client, fence, at);
+      await resources.write(name, client, fence, at);
+    };
+    const claim = resources.claimFor(name);
+    await claim.store.claim(claim.resources[0], 10); // A's grant
+    await write(0, 10, 100); // A, while it held
+    await claim.store.claim(claim.resources[0], 11); // B's grant claims before it is answered (1205)
+    await write(0, 10, 1300); // A, paused past its lease, before B's first write
+    await write(1, 11, 1400);
+    const real = check(history, await resources.log(name));
+    const each = { writesAccepted: 2, writesRefused: 1, staleWritesAccepted: 0, acceptedOutOfOrder: 0 };
+    expect(real.resources).toEqual({ redis: each, postgres: each });
+    expect(promisesBroken(real, false)).toEqual([]);
+    // Without a claim the late write is taken: the gap claim on grant closes.
+    expect(check(history, memory.log)).toMatchObject({ writesAccepted: 3, staleWritesAccepted: 1 });
   });
 });
