@@ -44,6 +44,8 @@ async function scratchProject(): Promise<string> {
     fs.mkdirSync(path.dirname(path.join(dir, "node_modules", dep)), { recursive: true });
     fs.symlinkSync(path.join(ROOT, "node_modules", dep), path.join(dir, "node_modules", dep));
   }
+  fs.mkdirSync(path.join(dir, "node_modules/@types"));
+  fs.symlinkSync(path.join(ROOT, "node_modules/@types/node"), path.join(dir, "node_modules/@types/node"));
   fs.cpSync(path.join(ROOT, "examples"), dir, { recursive: true });
   // The Node scripts are TypeScript, as `npx tsx` runs them; here their types are stripped once
   // (a Worker's, beside its wrangler.toml, are wrangler's to bundle).
@@ -79,6 +81,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([service?.stop(), receiver?.stop()]);
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+it.each(["webhook-receiver", "fenced-leader"])("%s type-checks with its tsconfig.json against the package's declarations", async (app) => {
+  const checked = await run(process.execPath, [TSC, "-p", app], { cwd: scratch }).then(
+    () => "",
+    (err: { stdout?: string }) => err.stdout ?? String(err),
+  );
+  expect(checked).toBe("");
 });
 
 describe("examples/webhook-receiver", () => {
@@ -195,5 +205,31 @@ describe("examples/nightly-job", () => {
     const late = await host(dir, key);
     expect(late).toMatchObject({ status: 0, stderr: expect.stringMatching(/was done already/) });
     expect(fs.readFileSync(path.join(dir, "ran.log"), "utf8").split("\n").filter(Boolean)).toHaveLength(1);
+  });
+});
+
+describe("examples/fenced-leader", () => {
+  it("the paused leader's late write is refused with StaleFenceError and the row holds the new leader's", async () => {
+    const { stdout } = await run(process.execPath, ["leader.mjs"], { cwd: path.join(scratch, "fenced-leader"), env, timeout: 30_000 }).catch(
+      (err: { code?: number; stdout?: string; stderr?: string }) => {
+        throw new Error(`leader.mjs exited ${err.code}:\n${err.stdout}\n${err.stderr}`);
+      },
+    );
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.replace(/^\s*\d+ ms {2}/, ""));
+    const fenceOf = (re: RegExp) => Number(lines.map((l) => re.exec(l)?.[1]).find(Boolean));
+    const a = fenceOf(/^A: leader, fence (\d+); claimed leader_state$/);
+    const b = fenceOf(/^B: leader, fence (\d+), after A's lease ran out; claimed leader_state$/);
+    expect(b).toBeGreaterThan(a);
+    // After B's grant and before B wrote anything: refused by B's claim alone.
+    expect(lines.slice(lines.findIndex((l) => l.startsWith("B: leader")))).toEqual([
+      `B: leader, fence ${b}, after A's lease ran out; claimed leader_state`,
+      "A: wakes up, still believing it leads, and writes",
+      `A: late write refused: StaleFenceError: fence ${a} is stale for resource "leader_state": it has seen fence ${b}`,
+      "B: wrote leader_state = B",
+      `leader_state: leader B, fence ${b}`,
+    ]);
   });
 });
