@@ -46,7 +46,9 @@ async function scratchProject(): Promise<string> {
   }
   fs.mkdirSync(path.join(dir, "node_modules/@types"));
   fs.symlinkSync(path.join(ROOT, "node_modules/@types/node"), path.join(dir, "node_modules/@types/node"));
-  fs.cpSync(path.join(ROOT, "examples"), dir, { recursive: true });
+  // As git has them: not what an `npm install` or `wrangler dev` in an example left there.
+  const untracked = new Set(["node_modules", ".wrangler", ".dev.vars"]);
+  fs.cpSync(path.join(ROOT, "examples"), dir, { recursive: true, filter: (src) => !untracked.has(path.basename(src)) });
   // The Node scripts are TypeScript, as `npx tsx` runs them; here their types are stripped once
   // (a Worker's, beside its wrangler.toml, are wrangler's to bundle).
   for (const app of fs.readdirSync(dir).filter((f) => fs.existsSync(path.join(dir, f, "README.md")))) {
