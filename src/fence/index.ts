@@ -1,5 +1,5 @@
 /**
- * holdfast/fence: fences enforced at the resource (docs/fence.md). A lease's
+ * holdfast/fence: fences enforced at the resource (docs/fencing.md). A lease's
  * fence only goes up; a resource that remembers the highest fence it has seen
  * can refuse a paused holder's late write. Two verbs for every resource kind:
  * claim (this fence now owns the resource) and a fenced write (applied only if
