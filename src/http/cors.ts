@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { ForbiddenError } from "../errors.js";
-import { NAMESPACE_PATTERN } from "../limits.js";
+import { namespaceEntries } from "./namespaceEntries.js";
 import type { AppEnv } from "./appTypes.js";
 import { REQUEST_ID_HEADER } from "./requestId.js";
 
@@ -31,20 +31,14 @@ function originsOf(corsOrigins: string | undefined): Map<string, Set<string>> {
   let origins = parsed.get(text);
   if (origins) return origins;
   origins = new Map();
-  const entries = text
-    .split(",")
-    .map((e) => e.trim())
-    .filter(Boolean);
+  const entries = namespaceEntries(text);
   for (const [i, entry] of entries.entries()) {
-    const eq = entry.indexOf("=");
-    const ns = entry.slice(0, Math.max(eq, 0));
-    const origin = entry.slice(eq + 1);
-    if (eq < 1 || !NAMESPACE_PATTERN.test(ns) || !isOrigin(origin)) {
+    if ("bad" in entry || !isOrigin(entry.value)) {
       console.error(`CORS_ORIGINS entry ${i + 1} of ${entries.length} is not namespace=scheme://host[:port]; CORS_ORIGINS is ignored`);
       origins = new Map();
       break;
     }
-    origins.set(origin, (origins.get(origin) ?? new Set()).add(ns));
+    origins.set(entry.value, (origins.get(entry.value) ?? new Set()).add(entry.ns));
   }
   parsed.set(text, origins);
   return origins;

@@ -1,5 +1,5 @@
 import { ForbiddenError, NotConfiguredError, UnauthorizedError } from "../errors.js";
-import { NAMESPACE_PATTERN } from "../limits.js";
+import { namespaceEntries } from "./namespaceEntries.js";
 import {
   SCOPED_TOKEN_MAX_TTL_MS,
   SCOPED_TOKEN_PREFIX,
@@ -66,20 +66,14 @@ function secretsByNamespace(tokenSecrets: string | undefined): Map<string, strin
   let parsed = parsedSecrets.get(text);
   if (parsed) return parsed;
   parsed = new Map();
-  const entries = text
-    .split(",")
-    .map((e) => e.trim())
-    .filter(Boolean);
+  const entries = namespaceEntries(text);
   for (const [i, entry] of entries.entries()) {
-    const eq = entry.indexOf("=");
-    const ns = entry.slice(0, Math.max(eq, 0));
-    const secret = entry.slice(eq + 1);
-    if (eq < 1 || !NAMESPACE_PATTERN.test(ns) || secret.length < TOKEN_SECRET_MIN_CHARS) {
+    if ("bad" in entry || entry.value.length < TOKEN_SECRET_MIN_CHARS) {
       throw new NotConfiguredError(
         `TOKEN_SECRETS entry ${i + 1} of ${entries.length} is not namespace=secret with a secret of ${TOKEN_SECRET_MIN_CHARS}+ characters`,
       );
     }
-    parsed.set(ns, [...(parsed.get(ns) ?? []), secret]);
+    parsed.set(entry.ns, [...(parsed.get(entry.ns) ?? []), entry.value]);
   }
   parsedSecrets.set(text, parsed);
   return parsed;

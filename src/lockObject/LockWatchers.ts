@@ -8,7 +8,7 @@ import { checkRateLimit, tierOf } from "../wire/rateLimit.js";
 import { SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../wire/socketProtocol.js";
 import type { SocketCaps } from "./socketCaps.js";
 import { checkTokenLife } from "./tokenLife.js";
-import { type Attachment, attachmentOf, keepAttachment, sendAnswer } from "./socketAttachment.js";
+import { type Attachment, attachmentOf, closeWith, errorAsAnswer, keepAttachment, sendAnswer } from "./socketAttachment.js";
 import { limitIdle } from "./socketIdleLimits.js";
 import { socketAtOf, watchStartMessage } from "./socketSchemas.js";
 import type { ObjectTimers } from "./timers.js";
@@ -202,18 +202,12 @@ export class LockWatchers {
   }
 
   private fail(ws: WebSocket, err: unknown): void {
-    const { status, body } = errorAnswer(err);
-    this.end(ws, { type: "error", status, ...body });
+    this.end(ws, errorAsAnswer(err));
   }
 
   private end(ws: WebSocket, answer: SocketAnswer): void {
     this.finish(ws);
-    sendAnswer(ws, answer);
-    try {
-      ws.close(1000, answer.type);
-    } catch {
-      // Already closing: the client went first.
-    }
+    closeWith(ws, answer);
   }
 
   /** Done, whoever ended it: nothing more is pushed to it, and its namespace object hears it is gone. */

@@ -8,7 +8,8 @@ import { BODY_MAX_BYTES } from "../limits.js";
 import { newOwnerToken } from "../tokens.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { MessageGate } from "./messageGate.js";
-import { type Attachment, attachmentOf, keepAttachment, keepWaiting, type Place, type Resume, sendAnswer } from "./socketAttachment.js";
+import { type Attachment, attachmentOf, keepAttachment, keepWaiting, type Place, type Resume } from "./socketAttachment.js";
+import { closeWith, errorAsAnswer, sendAnswer } from "./socketAttachment.js";
 import { renewWait, type SocketAcquire, type SocketAsk, socketLine } from "./socketLine.js";
 import type { LockStore } from "../store/types.js";
 import type { StoreKind } from "./waitProtocol.js";
@@ -259,19 +260,13 @@ export class WaitSockets {
 
   /** A typed error as the socket's last message: the status and body HTTP would answer (errorAnswer). */
   private fail(ws: WebSocket, err: unknown): void {
-    const { status, body } = errorAnswer(err);
-    this.end(ws, { type: "error", status, ...body });
+    this.end(ws, errorAsAnswer(err));
   }
 
   /** The socket's last message, then a normal close. */
   private end(ws: WebSocket, answer: SocketAnswer): void {
     this.finish(ws);
-    sendAnswer(ws, answer);
-    try {
-      ws.close(1000, answer.type);
-    } catch {
-      // Already closing: the client went first.
-    }
+    closeWith(ws, answer);
   }
 
   /**

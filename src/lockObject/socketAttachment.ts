@@ -1,5 +1,6 @@
 import type { KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import type { SocketAnswer, SocketAt } from "../wire/socketProtocol.js";
+import { errorAnswer } from "../wire/errorAnswer.js";
 
 /**
  * Where a socket is in its one wait; kept as the socket's attachment, so it
@@ -52,4 +53,20 @@ export function sendAnswer(ws: WebSocket, answer: SocketAnswer): void {
   } catch {
     // The client is gone.
   }
+}
+
+/** The socket's last message, then a normal close (wait and watch sockets alike; the caller has counted it out). */
+export function closeWith(ws: WebSocket, answer: SocketAnswer): void {
+  sendAnswer(ws, answer);
+  try {
+    ws.close(1000, answer.type);
+  } catch {
+    // Already closing: the client went first.
+  }
+}
+
+/** A typed error as a socket's last message: the status and body HTTP would answer (errorAnswer). */
+export function errorAsAnswer(err: unknown): SocketAnswer {
+  const { status, body } = errorAnswer(err);
+  return { type: "error", status, ...body };
 }
