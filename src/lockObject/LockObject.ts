@@ -13,10 +13,11 @@ import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
 import type { ObjectKinds } from "./ObjectKinds.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
-import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
+import type { StoreKind } from "./waitProtocol.js";
 import { AlarmTimers } from "./timers.js";
 import { SocketCaps } from "./socketCaps.js";
 import { WaitSockets } from "./WaitSockets.js";
+import { HttpWaits } from "./HttpWaits.js";
 import { LockWatchers } from "./LockWatchers.js";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
 
@@ -41,13 +42,11 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   private readonly timers = new AlarmTimers(() => this.schedule());
   /** What a kind's part gets from the core (LockObjectHost.ts), made in the constructor from the kinds handed in. */
   private readonly host: LockObjectHost;
-  /** HTTP waits in this object's line now (for the cap on waiters). */
-  private httpWaiting = 0;
   /** The caps on waiters per lock and sockets per namespace (socketCaps.ts). */
   private readonly caps = new SocketCaps(
     this.env,
     () => this.sockets.liveCount + this.watchers.liveCount,
-    () => this.httpWaiting,
+    () => this.httpWaits.count,
   );
   /** Waiters on WebSockets (WaitSockets.ts): in the same line as HTTP waiters. */
   private readonly sockets: WaitSockets = new WaitSockets({
@@ -71,8 +70,13 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   });
   /** On the Durable store: the namespace's listing hears of this lock (listingNotes.ts). */
   private readonly listing = new ListingNotes(this.env.NAMESPACE_OBJECT);
-  /** HTTP waits in progress by the Worker's waiterId: withdraw() ends one. */
-  private readonly httpWaits = new Map<string, AbortController>();
+  /** Waiters over HTTP (HttpWaits.ts): in the same line as the sockets. */
+  private readonly httpWaits: HttpWaits = new HttpWaits({
+    waitRequest: () => this.kinds.waitRequest,
+    caps: this.caps,
+    part: (kind) => this.part(kind),
+    afterWait: (at, result) => this.afterWait(at, result),
+  });
   /** The part of the one kind this object serves, made at its first request. */
   private served: { kind: KindName; part: KindObjectPart<KindName> } | undefined;
   /** The alarm this instance last set (the runtime clears it when it fires). */
@@ -147,34 +151,12 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   async fetch(request: Request): Promise<Response> {
     if (WaitSockets.isSocketRequest(request))
       return await (LockWatchers.isWatchRequest(request) ? this.watchers.accept(request) : this.sockets.accept(request));
-    const parsed = this.kinds.waitRequest.safeParse(await request.json().catch(() => undefined));
-    if (!parsed.success)
-      return Response.json({ status: "internal", message: `bad wait request: ${parsed.error.message}` } satisfies WaitOutcome<never>);
-    const req = parsed.data;
-    // Over the cap on waiters, a wait is refused before it joins the line (a try, waitMs 0, never waits).
-    const crowded = req.waitMs > 0 ? this.caps.admitWaiter() : undefined;
-    if (crowded)
-      return Response.json({ status: "crowded", retryAfterMs: crowded.retryAfterMs, message: crowded.message } satisfies WaitOutcome<never>);
-    // The wait ends early when its request is aborted (where the platform passes a disconnect along)
-    // or when the Worker withdraws it (its own request's signal fired).
-    const leave = new AbortController();
-    request.signal.addEventListener("abort", () => leave.abort(), { once: true });
-    if (req.waiterId) this.httpWaits.set(req.waiterId, leave);
-    let outcome: WaitOutcome<unknown>;
-    this.httpWaiting++;
-    try {
-      outcome = await (this.part(req.kind) as KindObjectPart<KindName>).wait(req as never, leave.signal);
-    } finally {
-      this.httpWaiting--;
-      if (req.waiterId) this.httpWaits.delete(req.waiterId);
-    }
-    this.afterWait(req, outcome);
-    return Response.json(outcome);
+    return await this.httpWaits.serve(request);
   }
 
   /** The Worker's client of an HTTP wait hung up: that waiter leaves the line. */
   withdraw(waiterId: string): void {
-    this.httpWaits.get(waiterId)?.abort();
+    this.httpWaits.withdraw(waiterId);
   }
 
   webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
