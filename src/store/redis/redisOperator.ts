@@ -40,12 +40,28 @@ export function redisOperator(scripts: ScriptRunner, kinds: Pick<RedisKinds, "ma
         const close = key.lastIndexOf("}");
         return suffixes.includes(key.slice(close + 1)) ? key.slice(head.length, close) : undefined;
       };
+      // A name comes from its main key; from another listed key (a mutex's :delay) only while its main key is
+      // gone, else SCAN, meeting the two keys in different steps, would list it twice (one EXISTS per such name, rare).
+      const oneSourceEach = async (keys: string[]): Promise<string[]> => {
+        const fromMain = new Set<string>();
+        const fromOther = new Set<string>();
+        for (const key of keys) {
+          const name = nameOf(key);
+          if (name !== undefined) (key === mainKey({ ns, name }) ? fromMain : fromOther).add(name);
+        }
+        for (const name of fromOther) {
+          if (fromMain.has(name)) continue;
+          const held = await scripts.command("exists", (redis) => redis.exists(mainKey({ ns, name })));
+          if (!held) fromMain.add(name);
+        }
+        return [...fromMain].sort();
+      };
       const names: string[] = [];
       let scan = at.scan;
       let count = SCAN_COUNT;
       for (let calls = 0; calls < SCANS_PER_PAGE; calls++) {
         const [reply, keys] = await scripts.command("scan", (redis) => redis.scan(scan, { match: pattern, count }));
-        const batch = [...new Set(keys.map(nameOf).filter((n): n is string => n !== undefined))].sort();
+        const batch = await oneSourceEach(keys);
         const room = limit - names.length;
         if (batch.length > room) {
           // A page never ends inside a SCAN step (a cursor cannot point there): the same step again, smaller
