@@ -101,6 +101,19 @@ export function operatorConformance(kind: StoreKind) {
     expect(pages.length).toBeGreaterThanOrEqual(10);
   });
 
+  it("lists one name per page with limit 1, none missed", { timeout: 120_000 }, async () => {
+    // 150 names over limit-1 pages: on Redis some hash bucket holds two of them, and a page must still
+    // answer one (listAll checks each page against its limit) and the next the other.
+    const prefix = uniqueName("one-each");
+    const names = Array.from({ length: 150 }, (_, i) => `${prefix}-${String(i).padStart(3, "0")}`);
+    for (let i = 0; i < names.length; i += 50) {
+      const batch = await Promise.all(names.slice(i, i + 50).map((n) => post(`/v1/locks/${n}/acquire`, { ttlMs: 120_000 })));
+      expect(batch.every((r) => r.status === 200)).toBe(true);
+    }
+    const { items } = await listAll("/v1/locks", prefix, 1);
+    expect([...new Set(items.map((i) => i.name))].sort()).toEqual(names);
+  });
+
   it("lists read-write locks, semaphores and stored idempotency keys with their holders", async () => {
     const prefix = uniqueName("kinds");
     await post(`/v1/rwlocks/${prefix}-rw/read/acquire`, { ttlMs: 30_000, holder: "reader one" });

@@ -15,11 +15,15 @@ const SCANS_PER_PAGE = 12;
  * Listing is SCAN MATCH over the kind's main keys of the namespace
  * (`hf:{mx:<ns>:<prefix>*}`; a mutex's lock-delay key too, which outlives
  * its lapsed lease): nothing is written for it, so it costs the lock
- * operations nothing. A page is whole SCAN steps (a step that finds more
- * names than the page has room for is taken again with a smaller COUNT), so
- * its cursor is SCAN's own and, as with SCAN itself, a name held through the
- * whole listing is answered at least once (twice only where SCAN repeats
- * one); one that came or went meanwhile may or may not be.
+ * operations nothing. A page holds at most `limit` names. Its cursor is
+ * SCAN's own, and where a SCAN step found more names than the page had room
+ * for, also the last name answered and a hash of the step's names up to it:
+ * the next page takes that step again and leaves those names out if they are
+ * the same (the same SCAN call sees the same keys unless they changed
+ * meanwhile; if they did, they are answered again). As with SCAN itself, a
+ * name held through the whole listing is answered at least once (twice only
+ * where SCAN repeats one, or keys changed inside a step split over pages);
+ * one that came or went meanwhile may or may not be.
  *
  * The audit log is one stream per namespace, `hf:audit:{<ns>}`: XADD with
  * Redis's own time as the entry id, trimmed by MINID to AUDIT_KEEP_MS and
@@ -58,28 +62,34 @@ export function redisOperator(scripts: ScriptRunner, kinds: Pick<RedisKinds, "ma
       };
       const names: string[] = [];
       let scan = at.scan;
-      let count = SCAN_COUNT;
+      let within = at.within;
       for (let calls = 0; calls < SCANS_PER_PAGE; calls++) {
-        const [reply, keys] = await scripts.command("scan", (redis) => redis.scan(scan, { match: pattern, count }));
-        const batch = await oneSourceEach(keys);
+        const [reply, keys] = await scripts.command("scan", (redis) => redis.scan(scan, { match: pattern, count: SCAN_COUNT }));
+        const found = await oneSourceEach(keys);
+        let batch = found;
+        if (within) {
+          // The rest of a step an earlier page answered in part (the same SCAN call again): its names up to the
+          // last answered are left out only if they are those answered (else the keys changed under SCAN, and
+          // they are answered again rather than lost).
+          const { last, hash } = within;
+          if (namesHash(found.filter((name) => name <= last)) === hash) batch = found.filter((name) => name > last);
+          within = undefined;
+        }
         const room = limit - names.length;
         if (batch.length > room) {
-          // A page never ends inside a SCAN step (a cursor cannot point there): the same step again, smaller
-          // (COUNT bounds the keys one step looks at), until what it finds fits.
-          if (count > 1) {
-            count = Math.max(1, Math.min(room, Math.floor(count / 2)));
-            continue;
-          }
-          if (names.length) break; // the next page starts with this step, with all its room
-          // One hash bucket with more names than the page holds: answered whole (a page may then exceed limit).
+          // More than the page has room for: its first names in order, and a cursor that takes this step again
+          // for the rest.
+          const part = batch.slice(0, room);
+          const last = part[part.length - 1];
+          names.push(...part);
+          return { names, cursor: encodeScanCursor(scan, { last, hash: namesHash(found.filter((name) => name <= last)) }) };
         }
         names.push(...batch);
         scan = String(reply);
-        count = SCAN_COUNT;
         if (scan === "0") return { names, cursor: null };
         if (names.length >= limit) break;
       }
-      return { names, cursor: `s${scan}` };
+      return { names, cursor: encodeScanCursor(scan) };
     },
 
     async appendAudit(ns, record: AuditRecord): Promise<AuditEntry> {
@@ -141,10 +151,35 @@ function globEscape(s: string): string {
   return s.replace(/[*?[\]\\]/g, "\\$&");
 }
 
-/** A page's cursor: `s` and the SCAN cursor the next page goes on from. */
-function decodeScanCursor(cursor: string | undefined): { scan: string } {
+/** Where a page that ended inside a SCAN step stopped: its last name, and a hash of the step's names up to it. */
+type WithinStep = { last: string; hash: string };
+
+/**
+ * A page's cursor: `s` and the SCAN cursor the next page goes on from; after
+ * a page that ended inside a step, also `.<hash>.<last name in hex>` (hex
+ * keeps the cursor free of characters a URL would need escaped).
+ */
+function encodeScanCursor(scan: string, within?: WithinStep): string {
+  if (!within) return `s${scan}`;
+  const hex = [...new TextEncoder().encode(within.last)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return `s${scan}.${within.hash}.${hex}`;
+}
+
+function decodeScanCursor(cursor: string | undefined): { scan: string; within?: WithinStep } {
   if (cursor === undefined) return { scan: "0" };
-  const m = /^s(\d{1,20})$/.exec(cursor);
+  const m = /^s(\d{1,20})(?:\.([0-9a-f]{8})\.((?:[0-9a-f]{2}){1,200}))?$/.exec(cursor);
   if (!m) throw new InvalidInputError("invalid_cursor", "cursor is not one this listing answered");
-  return { scan: m[1] };
+  if (m[2] === undefined) return { scan: m[1] };
+  const bytes = Uint8Array.from(m[3].match(/../g)!.map((h) => Number.parseInt(h, 16)));
+  return { scan: m[1], within: { last: new TextDecoder().decode(bytes), hash: m[2] } };
+}
+
+/** FNV-1a (32 bits) of names in order: tells whether a step's names up to a point are the ones a page answered. */
+function namesHash(names: string[]): string {
+  let h = 0x811c9dc5;
+  for (const ch of names.join("\n")) {
+    h ^= ch.charCodeAt(0);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
 }
