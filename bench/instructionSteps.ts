@@ -52,9 +52,37 @@ const FLOOR_RELEASE = `if redis.call('HLEN', KEYS[1]) == 4 then
 end
 return 'lost'`;
 
+/**
+ * The floors of another data model, for the decision on it (issue 38): one
+ * key per mutex, the fence and the waiter and lock-delay marks as fields of
+ * the lease's hash, which outlives the lease by the fence's keep time (held
+ * while exp is ahead of Redis's time), so a grant reads one key.
+ */
+const ONE_KEY_ACQUIRE = `local t = redis.call('TIME')
+local l = redis.call('HMGET', KEYS[1], 'owner', 'exp', 'fence', 'nx', 'du')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if (not l[1] or tonumber(l[2]) <= now) and not l[4] and not l[5] then
+  local f = t[1] .. t[2]
+  local exp = string.format('%d', now + tonumber(ARGV[2]))
+  redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'fence', f, 'ttl', ARGV[2], 'exp', exp)
+  redis.call('PEXPIREAT', KEYS[1], exp + 604800000)
+  return '["status","granted","fence","' .. f .. '","ttlMs","' .. ARGV[2] .. '","expiresAt","' .. exp .. '","count","1"]'
+end
+return 'busy'`;
+const ONE_KEY_RELEASE = `local l = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'exp')
+if l[1] == ARGV[1] then
+  redis.call('HDEL', KEYS[1], 'owner')
+  local a = '["status","ok","released","1","count","0","fence","' .. l[2] .. '","watched","0"]'
+  redis.call('PSETEX', KEYS[2], '120000', a)
+  return a
+end
+return 'lost'`;
+
 export const FLOORS = {
   acquire: "floor: mutex acquire (TIME, EXISTS, SET GET, HSET, PEXPIREAT; same KEYS and ARGV)",
   release: "floor: mutex release (HLEN, HMGET, DEL, PSETEX; same KEYS and ARGV)",
+  oneKeyAcquire: "floor, one key per mutex: acquire (TIME, HMGET, HSET, PEXPIREAT; 1 KEY)",
+  oneKeyRelease: "floor, one key per mutex: release (HMGET, HDEL, PSETEX; 2 KEYS)",
 };
 
 /** The steps, over names under `prefix`; loads the floor scripts first (they run by EVALSHA, as the library's do). */
@@ -63,6 +91,7 @@ export async function instructionSteps(redis: Redis, prefix: string): Promise<St
   /** The Worker's store: its writes pass each lock's watchers key (src/service/changeNotes.ts). */
   const worker = store.notingWatchers();
   const [floorAcquire, floorRelease] = [await redis.scriptLoad(FLOOR_ACQUIRE), await redis.scriptLoad(FLOOR_RELEASE)];
+  const [oneKeyAcquire, oneKeyRelease] = [await redis.scriptLoad(ONE_KEY_ACQUIRE), await redis.scriptLoad(ONE_KEY_RELEASE)];
   const name = (step: string, i: number) => `${prefix}-${step}-${i}`;
   const tokens: string[] = [];
   const mutex = (step: string, i: number) => new Mutex(store, name(step, i), { namespace: NS });
@@ -82,6 +111,14 @@ export async function instructionSteps(redis: Redis, prefix: string): Promise<St
   const floorGrant = async (step: string, i: number) => {
     tokens[i] = newOwnerToken();
     await redis.evalsha(floorAcquire, floorKeys(step, i).acquire, [tokens[i], String(TTL_MS), clock()]);
+  };
+  const oneKeyGrant = async (step: string, i: number) => {
+    tokens[i] = newOwnerToken();
+    const answer = await redis.evalsha(oneKeyAcquire, [floorKeys(step, i).acquire[0]], [tokens[i], String(TTL_MS), clock()]);
+    if (answer === "busy") throw new Error("the one-key floor found its lock held");
+  };
+  const releaseOneKey = async (step: string, i: number) => {
+    if ((await redis.evalsha(oneKeyRelease, floorKeys(step, i).release, [tokens[i]])) === "lost") throw new Error("the one-key floor lost its lock");
   };
   const idem = new Idempotency(store, { namespace: NS });
   const rw = (i: number) => new RwLock(store, name("rw", i), { namespace: NS });
@@ -160,6 +197,15 @@ export async function instructionSteps(redis: Redis, prefix: string): Promise<St
       setup: (i) => floorGrant("fr", i),
       run: async (i) => void (await redis.evalsha(floorRelease, floorKeys("fr", i).release, [tokens[i]])),
     },
+    {
+      label: FLOORS.oneKeyAcquire,
+      setup: async (i) => {
+        await oneKeyGrant("oa", i);
+        await releaseOneKey("oa", i);
+      },
+      run: (i) => oneKeyGrant("oa", i),
+    },
+    { label: FLOORS.oneKeyRelease, setup: (i) => oneKeyGrant("or", i), run: (i) => releaseOneKey("or", i) },
   ];
 }
 
