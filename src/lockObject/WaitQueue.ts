@@ -115,10 +115,10 @@ export class WaitQueue<Req, Grant> {
     });
   }
 
-  /** A release handed the lock to this waiter (the store granted its registered token). */
+  /** A release handed the lock to this waiter (the store granted its registered token); the next head's turn follows. */
   handedOver(token: string, grant: Grant): void {
     this.deliver(token, grant, true); // a handoff always follows a wait
-    this.letHeadTry();
+    this.timers.after(0, () => this.letHeadTry()); // a turn later: the grant goes out before the next head's store step (Redis: a call)
   }
 
   /**
