@@ -66,9 +66,10 @@ async function acquire<K extends WaitingKindName, Grant extends { token: string 
   signal?: AbortSignal,
 ): Promise<AcquireAnswer<Grant>> {
   const startedAt = Date.now();
-  const line: WaitLine<K> = ctx.line ?? lockObjectClient(ctx.env, steps.kind, steps.ref);
-  const tried = line.inObject ? undefined : await steps.tryStore?.();
+  const tried = ctx.line?.inObject ? undefined : await steps.tryStore?.();
   if (tried) return { grant: tried };
+  // The lock object's client only now: an uncontended acquire, answered by the store, makes no stub.
+  const line: WaitLine<K> = ctx.line ?? lockObjectClient(ctx.env, steps.kind, steps.ref);
   // waitMs counts from here, not from the line: a store slow to answer the first try uses it up
   // too, so no grant is answered after the wait the client asked for.
   const waitMs = Math.max(0, steps.wait.waitMs - (Date.now() - startedAt));
