@@ -210,13 +210,15 @@ export function release(kv: SyncKvStorage, now: number, name: string, input: Mut
   // The answers are read only when this may be a retry, as lua/mutex/release.lua does: a forced release, a lease
   // that is not (or no longer) this token's (a retried final release finds it gone), or one this very request
   // already took a level off (its id on the lease). The usual release holds its own lease: nothing to read.
-  if (force || lease?.owner !== input.token || lease.rl === input.requestId) {
+  // An id no retry can carry (idUnrepeated) has no answer kept, none to find.
+  if (!input.idUnrepeated && (force || lease?.owner !== input.token || lease.rl === input.requestId)) {
     const seen = recall<MutexReleaseResult>(kv, input.requestId, now);
     if (seen) return seen;
   }
   if (!lease || (force ? force.fence !== undefined && force.fence !== lease.fence : lease.owner !== input.token)) return { status: "lost" };
   const label = force ? { holder: lease.holder ?? null } : {};
-  const answer = (r: MutexReleaseResult) => remember(kv, input.requestId, { ...r, ...label }, now + REQUEST_MEMORY_MS);
+  const answer = (r: MutexReleaseResult) =>
+    input.idUnrepeated ? { ...r, ...label } : remember(kv, input.requestId, { ...r, ...label }, now + REQUEST_MEMORY_MS);
   if (lease.count > 1 && !force) {
     kv.put<Lease>(LEASE, { ...lease, count: lease.count - 1, rl: input.requestId });
     return answer({ status: "ok", released: false, count: lease.count - 1, fence: lease.fence, watched: lease.watch });

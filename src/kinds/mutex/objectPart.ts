@@ -117,7 +117,8 @@ export class MutexObjectPart implements KindObjectPart<"mutex"> {
 
   /** The Durable store's release hands over in the same call; on Redis, this object hears of it at once (no Worker between). */
   async releaseOnSocket(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer> {
-    const input = { token, requestId: newRequestId() };
+    // The id is made here for this one call: no retry carries it, so no answer is kept under it.
+    const input = { token, requestId: newRequestId(), idUnrepeated: true };
     const r = await (store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), "mutex")).release(ref, input);
     if (r.status === "lost") return r;
     if (store === "redis" && r.released && r.watched) this.noteWrite({ ref, fence: r.fence, handedTo: r.handedTo });

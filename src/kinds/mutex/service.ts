@@ -97,7 +97,8 @@ export async function heartbeatMutex(ctx: ServiceContext, name: string, token: s
 
 export async function releaseMutex(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await kindOps(ctx.store, "mutex").release(ref, { token, requestId: await ctx.ids.requestId(`mutex:${name}:release`, token) });
+  const requestId = await ctx.ids.requestId(`mutex:${name}:release`, token);
+  const r = await kindOps(ctx.store, "mutex").release(ref, { token, requestId, ...(ctx.ids.fromClient ? {} : { idUnrepeated: true }) });
   if (r.status === "lost") throw new LeaseLostError();
   tellReleased(ctx, ref, r);
   return { released: r.released, count: r.count };

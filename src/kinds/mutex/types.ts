@@ -82,6 +82,12 @@ export interface MutexReleaseInput {
    * (lua/mutex/release_unwatched.lua), and runs the full one only for a lease that needs it.
    */
   expectUnwatched?: boolean;
+  /**
+   * The request id was made for this one call (the client sent no id of its own), so no retry can carry
+   * it again: the Durable store keeps no answer under it, one storage write less per release (the Redis
+   * scripts keep theirs).
+   */
+  idUnrepeated?: boolean;
 }
 
 /** Taking a queued waiter out of line (see lua/mutex/withdraw.lua). */
