@@ -1,7 +1,7 @@
 import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { LeaseLostError, LockedError } from "../errors.js";
-import type { MutexGrant, MutexState } from "../kinds/mutex/types.js";
+import type { MutexAcquireInput, MutexGrant, MutexState } from "../kinds/mutex/types.js";
 import type { CurrentHolder } from "../store/CurrentHolder.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
@@ -40,6 +40,9 @@ export interface AcquireOptions {
   claim?: ClaimOnGrant;
 }
 
+/** One try's outcome, as pollForGrant takes it; a busy one names the holder for LockedError. */
+type Attempt = { done: true; value: MutexGrant } | { done: false; retryAfterMs: number; current: CurrentHolder | undefined };
+
 /**
  * A re-entrant mutex with fencing tokens over any store. As a library:
  * `new Mutex(redis, "job-1")` with an @upstash/redis client. Arguments are
@@ -72,29 +75,30 @@ export class Mutex {
       options.lockDelayMs === undefined ? undefined : checkInt("invalid_lock_delay", "lockDelayMs", options.lockDelayMs, 0, LOCK_DELAY_MAX_MS);
     const claim = checkClaimOnGrant(options.claim);
     if (lockDelayMs) this.lockDelayAsked = true;
-    const tryOnce = async () => {
+    const input: MutexAcquireInput = {
+      token,
+      mode: reenter ? "reenter" : "new",
+      ttlMs,
       // Only a re-entry is remembered by request id; a new acquire's retry is recognised by its token.
-      const requestId = reenter ? newRequestId() : "";
-      const r = await kindOps(this.store, "mutex").acquire(this.ref, {
-        token,
-        mode: reenter ? "reenter" : "new",
-        ttlMs,
-        requestId,
-        watch: false,
-        holder,
-        lockDelayMs,
-      });
-      if (r.status === "lost") throw new LeaseLostError();
-      if (r.status === "granted") return { done: true as const, value: r.grant };
-      current = r.current;
-      return { done: false as const, retryAfterMs: r.retryAfterMs };
+      requestId: reenter ? newRequestId() : "",
+      watch: false,
+      holder,
+      lockDelayMs,
     };
-    let current: CurrentHolder | undefined;
-    const result = reenter ? await tryOnce() : await pollForGrant(waitMs, tryOnce, options.signal);
-    if (!result.done) throw new LockedError(result.retryAfterMs, undefined, current);
+    // A re-entry, or a try-lock (waitMs 0, the usual call), tries once: no polling loop around it.
+    const result = reenter || waitMs === 0 ? await this.tryAcquire(input) : await pollForGrant(waitMs, () => this.tryAcquire(input), options.signal);
+    if (!result.done) throw new LockedError(result.retryAfterMs, undefined, result.current);
     const grant = result.value;
-    await claimOnGrant(claim, grant.fence, () => this.release(grant.token));
+    if (claim !== undefined) await claimOnGrant(claim, grant.fence, () => this.release(grant.token));
     return grant;
+  }
+
+  /** One acquire: the grant, or how long to wait and who holds it; a stale re-entry throws LeaseLostError. */
+  private async tryAcquire(input: MutexAcquireInput): Promise<Attempt> {
+    const r = await kindOps(this.store, "mutex").acquire(this.ref, input);
+    if (r.status === "granted") return { done: true, value: r.grant };
+    if (r.status === "lost") throw new LeaseLostError();
+    return { done: false, retryAfterMs: r.retryAfterMs, current: r.current };
   }
 
   /** Extends the lease to ttlMs (default: the acquire's ttl) from the store's now. */

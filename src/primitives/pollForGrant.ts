@@ -2,13 +2,15 @@
  * Retries a try-lock until it succeeds or the wait runs out, sleeping with
  * exponential backoff and full jitter, never past the holder's known expiry
  * nor past the deadline. Used by the library, which has no room to wait in;
- * the Worker's waiters are woken by their LockRoom instead.
+ * the Worker's waiters are woken by their LockRoom instead. A busy attempt
+ * may carry more than its retryAfterMs (who holds the lock): the last one is
+ * answered as it came.
  */
-export async function pollForGrant<T>(
+export async function pollForGrant<T, Busy extends { done: false; retryAfterMs: number } = { done: false; retryAfterMs: number }>(
   waitMs: number,
-  tryOnce: () => Promise<{ done: true; value: T } | { done: false; retryAfterMs: number }>,
+  tryOnce: () => Promise<{ done: true; value: T } | Busy>,
   signal?: AbortSignal,
-): Promise<{ done: true; value: T } | { done: false; retryAfterMs: number }> {
+): Promise<{ done: true; value: T } | Busy> {
   const deadline = Date.now() + waitMs;
   let backoff = 25;
   for (;;) {

@@ -44,6 +44,16 @@ describe("Mutex over @upstash/redis", () => {
     await lock.release(grant.token);
   });
 
+  it("a caller that waited and was still turned away learns who holds it too", async () => {
+    const name = unique("label-wait");
+    const lock = new Mutex(sharedRedis(), name);
+    const grant = await lock.acquire({ ttlMs: 5000, holder: "nightly-report" });
+    const refused = await new Mutex(sharedRedis(), name).acquire({ ttlMs: 5000, waitMs: 120 }).catch((err) => err);
+    expect(refused).toBeInstanceOf(LockedError);
+    expect(refused.current).toEqual({ holder: "nightly-report", expiresAt: grant.expiresAt });
+    await lock.release(grant.token);
+  });
+
   it("acquires, re-enters, heartbeats and releases", async () => {
     const lock = new Mutex(sharedRedis(), unique("lib"));
     const grant = await lock.acquire({ ttlMs: 5000 });
