@@ -6,7 +6,9 @@
  *   opens), the rest in batches; then the lock goes round the first
  *   FIFO_TURNS in turn (each acks, is held, releases), which must follow the
  *   order they queued. Each turn is a handoff with the whole line behind it,
- *   set against handoffs with one waiter in line, same lock object, same run.
+ *   set against a handoff with one waiter in line taken right after it, on a
+ *   second lock of the same Worker (paired turns: the load of a shared machine
+ *   moves both alike; measured minutes apart, the ratio swung 0.5-1.9x).
  *   Then all of it again on the same lock: does the next crowd reuse the
  *   memory the first left?
  * - many locks of one namespace: SCALE_LOCKS holders each with up to
@@ -24,7 +26,7 @@ import type { WorkerApi } from "./clients";
 import { until } from "./loop";
 import { pidListeningOn, roomForFiles, rssKiB, settledRss } from "./processFiles";
 import { int, ms, percentile } from "./stats";
-import { fate, inParallel, openInBatches, Sockets } from "./waitCrowd";
+import { fate, inParallel, type Line, openInBatches, Sockets } from "./waitCrowd";
 
 /** Waiters behind one holder on one lock. */
 export const SCALE_WAITERS = 10_000;
@@ -33,9 +35,9 @@ export const SCALE_LOCKS = 1_000;
 export const SCALE_PER_LOCK = 10;
 /** The first waiters of the big line that take the lock in turn (FIFO checked, handoffs timed). */
 const FIFO_TURNS = 50;
-/** Handoffs with one waiter in line, and on the many locks. */
-const SHORT_HANDOFFS = 30;
+/** Handoffs on the many locks; one-waiter handoffs on the reference lock before the shapes, to warm it. */
 const SPREAD_HANDOFFS = 30;
+const REFERENCE_WARMUP = 5;
 /** File descriptors a process keeps for other things besides the sockets. */
 const FD_SPARE = 100;
 /** Open files workerd holds per socket (seen in /proc/<pid>/fd: the accepted connection and a dup of it). */
@@ -60,30 +62,39 @@ export interface ScaleRow {
   /** "yes", "no: turn k went to waiter j", or "—". */
   fifo: string;
   handoffs: Handoffs;
-  /** The same store's handoffs with one waiter in line. */
-  short?: Handoffs;
+  /** Handoffs with one waiter in line on the reference lock, one right after each of this row's. */
+  short: Handoffs;
   notes: string[];
 }
 
 // ---- the shapes -----------------------------------------------------------
 
-/** Handoffs with one waiter in line: the holder releases once the next waiter is seen in line. */
-async function shortLineHandoffs(api: WorkerApi, name: string, sockets: Sockets): Promise<Handoffs> {
-  const line = sockets.line(api, name);
-  const out: Handoffs = { granted: [], held: [] };
-  line.add();
-  let holder = await line.nextHeld(0);
-  for (let k = 0; k < SHORT_HANDOFFS; k++) {
-    const w = line.add();
-    if (!(await w.opened)) throw new Error(`a waiter on ${name} did not open (${w.ended})`);
-    await until(async () => (await line.waiting()) >= 1, 10_000, "the waiter to queue", 2);
-    const t0 = holder.release();
-    const next = await line.nextHeld(k + 1);
-    out.granted.push(next.grantedAt - t0);
-    out.held.push(next.heldAt - t0);
-    holder = next;
+/**
+ * The reference lock: a holder and one waiter at a time. Each turn opens a
+ * waiter, lets the holder release once the waiter is seen in line, and
+ * records the handoff.
+ */
+class Reference {
+  private readonly line: Line;
+  private turns = 0;
+
+  constructor(api: WorkerApi, name: string, sockets: Sockets) {
+    this.line = sockets.line(api, name);
   }
-  return out;
+
+  async turn(out: Handoffs): Promise<void> {
+    if (this.turns === 0) {
+      this.line.add();
+      await this.line.nextHeld(0);
+    }
+    const w = this.line.add();
+    if (!(await w.opened)) throw new Error(`a waiter on ${this.line.name} did not open (${w.ended})`);
+    await until(async () => (await this.line.waiting()) >= 1, 10_000, "the reference waiter to queue", 2);
+    const sent = this.line.held[this.turns].release();
+    const next = await this.line.nextHeld(++this.turns);
+    out.granted.push(next.grantedAt - sent);
+    out.held.push(next.heldAt - sent);
+  }
 }
 
 /** A holder and `waiters` sockets behind it on one lock, then FIFO_TURNS turns. */
@@ -94,7 +105,7 @@ async function oneLock(
   name: string,
   waiters: number,
   shape: string,
-  short?: Handoffs,
+  reference: Reference,
 ): Promise<ScaleRow> {
   const sockets = new Sockets();
   const notes: string[] = [];
@@ -108,7 +119,7 @@ async function oneLock(
     rss: { before: Number.NaN, with: Number.NaN, after: Number.NaN },
     fifo: "—",
     handoffs: { granted: [], held: [] },
-    short,
+    short: { granted: [], held: [] },
     notes,
   };
   try {
@@ -140,6 +151,7 @@ async function oneLock(
       row.handoffs.held.push(next.heldAt - sent);
       if (next.index !== k + 1) violation ??= `turn ${k + 1} went to waiter ${next.index} (waiter ${k + 1}: ${fate(line.waiters[k + 1], sent)})`;
       holder = next;
+      await reference.turn(row.short);
     }
     row.fifo = violation ? `no: ${violation}` : `yes (${first})`;
     const timedOut = line.waiters.filter((w) => w.ended === "timeout").length;
@@ -167,6 +179,7 @@ async function manyLocks(
   prefix: string,
   locks: number,
   room: () => number,
+  reference: Reference,
 ): Promise<ScaleRow> {
   const sockets = new Sockets();
   const notes: string[] = [];
@@ -180,6 +193,7 @@ async function manyLocks(
     rss: { before: Number.NaN, with: Number.NaN, after: Number.NaN },
     fifo: "—",
     handoffs: { granted: [], held: [] },
+    short: { granted: [], held: [] },
     notes,
   };
   const lines = Array.from({ length: locks }, (_, i) => sockets.line(api, `${prefix}-${i}`));
@@ -213,6 +227,7 @@ async function manyLocks(
       const next = await l.nextHeld(1);
       row.handoffs.granted.push(next.grantedAt - sent);
       row.handoffs.held.push(next.heldAt - sent);
+      await reference.turn(row.short);
     }
     const timedOut = sockets.all().filter((w) => w.ended === "timeout").length;
     if (timedOut) notes.push(`${int(timedOut)} waiters timed out (waitMs ${WAIT_MAX_MS}) before the handoffs ended`);
@@ -244,19 +259,21 @@ export async function measureScale(store: string, api: WorkerApi, run: string, o
   const waiters = Math.min(opts.waiters, room() - 1);
 
   const sockets = new Sockets();
-  let short: Handoffs = { granted: [], held: [] };
+  const reference = new Reference(api, `${run}-ref`, sockets);
   const name = `${run}-one`;
+  let rows: ScaleRow[];
   try {
-    short = await shortLineHandoffs(api, name, sockets);
+    const warmup: Handoffs = { granted: [], held: [] };
+    for (let k = 0; k < REFERENCE_WARMUP; k++) await reference.turn(warmup);
+    // The same shape twice: whether a second crowd reuses the memory the first left (RSS seldom shrinks).
+    rows = [
+      await oneLock(store, api, pid, name, waiters, "one lock", reference),
+      await oneLock(store, api, pid, name, waiters, "one lock, again", reference),
+      await manyLocks(store, api, pid, `${run}-many`, opts.locks, room, reference),
+    ];
   } finally {
     await sockets.closeAll();
   }
-  // The same shape twice: whether a second crowd reuses the memory the first left (RSS seldom shrinks).
-  const rows = [
-    await oneLock(store, api, pid, name, waiters, "one lock", short),
-    await oneLock(store, api, pid, name, waiters, "one lock, again"),
-    await manyLocks(store, api, pid, `${run}-many`, opts.locks, room),
-  ];
   if (!pid) rows[0].notes.push(`no process found listening on port ${port} (the workerd serving this store): no RSS`);
   if (waiters < opts.waiters)
     rows[0].notes.push(
@@ -283,9 +300,8 @@ const p50 = (xs: number[]) => ms(percentile(xs, 50));
 
 export function scaleTableRows(rows: ScaleRow[]): string[][] {
   return rows.map((r) => {
-    const shortOf = rows.find((s) => s.store === r.store && s.short)?.short;
-    const ratio = shortOf ? percentile(r.handoffs.granted, 50) / percentile(shortOf.granted, 50) : Number.NaN;
-    const ratioHeld = shortOf ? percentile(r.handoffs.held, 50) / percentile(shortOf.held, 50) : Number.NaN;
+    const ratio = percentile(r.handoffs.granted, 50) / percentile(r.short.granted, 50);
+    const ratioHeld = percentile(r.handoffs.held, 50) / percentile(r.short.held, 50);
     return [
       r.store,
       r.shape,
@@ -295,7 +311,7 @@ export function scaleTableRows(rows: ScaleRow[]): string[][] {
       ((r.rss.with - r.rss.before) / r.sockets).toFixed(1),
       r.fifo,
       `${p50(r.handoffs.granted)} / ${p50(r.handoffs.held)}`,
-      r.short ? `${p50(r.short.granted)} / ${p50(r.short.held)}` : "—",
+      r.short.granted.length ? `${p50(r.short.granted)} / ${p50(r.short.held)}` : "—",
       `${Number.isFinite(ratio) ? ratio.toFixed(2) : "—"} / ${Number.isFinite(ratioHeld) ? ratioHeld.toFixed(2) : "—"}`,
     ];
   });
