@@ -192,7 +192,8 @@ async function scaleSection(workers: Workers, run: string): Promise<void> {
     "first 50 take the lock in turn (ack, held, release over the socket), which must follow the order they queued; again: the same right",
     "after on the same lock (does the next crowd reuse the memory the first left? RSS seldom shrinks). many: each lock a holder and up to",
     `${SCALE_PER_LOCK} waiters (as open files allow), one handoff on 30 of them. handoff = release sent -> next waiter's granted / held; 1 in line:`,
-    "the same lock object, same run, one waiter in line (30 handoffs); x 1 in line = the p50s' ratio. RSS: the workerd serving that store",
+    "a second lock of the same Worker, one waiter in line, a handoff right after each of the row's (paired against the machine's load);",
+    "x 1 in line = the p50s' ratio. RSS: the workerd serving that store",
     "(/proc VmRSS) before, with every socket open, after all closed and RSS stopped moving; KiB per socket = (with - before) / sockets.",
   ];
   if (rows.some((r) => r.fifo.includes("internal")))
