@@ -1,7 +1,7 @@
 import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { LeaseLostError, LockedError } from "../errors.js";
-import type { MutexAcquireInput, MutexGrant, MutexState } from "../kinds/mutex/types.js";
+import type { MutexAcquireInput, MutexAcquireResult, MutexGrant, MutexState } from "../kinds/mutex/types.js";
 import type { CurrentHolder } from "../store/CurrentHolder.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { LockStore } from "../store/types.js";
@@ -42,6 +42,13 @@ export interface AcquireOptions {
 
 /** One try's outcome, as pollForGrant takes it; a busy one names the holder for LockedError. */
 type Attempt = { done: true; value: MutexGrant } | { done: false; retryAfterMs: number; current: CurrentHolder | undefined };
+
+/** An acquire's answer as an attempt; a stale re-entry throws LeaseLostError. */
+function attemptOf(r: MutexAcquireResult): Attempt {
+  if (r.status === "granted") return { done: true, value: r.grant };
+  if (r.status === "lost") throw new LeaseLostError();
+  return { done: false, retryAfterMs: r.retryAfterMs, current: r.current };
+}
 
 /**
  * A re-entrant mutex with fencing tokens over any store. As a library:
@@ -85,20 +92,16 @@ export class Mutex {
       holder,
       lockDelayMs,
     };
+    const ops = kindOps(this.store, "mutex");
     // A re-entry, or a try-lock (waitMs 0, the usual call), tries once: no polling loop around it.
-    const result = reenter || waitMs === 0 ? await this.tryAcquire(input) : await pollForGrant(waitMs, () => this.tryAcquire(input), options.signal);
+    const result =
+      reenter || waitMs === 0
+        ? attemptOf(await ops.acquire(this.ref, input))
+        : await pollForGrant(waitMs, async () => attemptOf(await ops.acquire(this.ref, input)), options.signal);
     if (!result.done) throw new LockedError(result.retryAfterMs, undefined, result.current);
     const grant = result.value;
     if (claim !== undefined) await claimOnGrant(claim, grant.fence, () => this.release(grant.token));
     return grant;
-  }
-
-  /** One acquire: the grant, or how long to wait and who holds it; a stale re-entry throws LeaseLostError. */
-  private async tryAcquire(input: MutexAcquireInput): Promise<Attempt> {
-    const r = await kindOps(this.store, "mutex").acquire(this.ref, input);
-    if (r.status === "granted") return { done: true, value: r.grant };
-    if (r.status === "lost") throw new LeaseLostError();
-    return { done: false, retryAfterMs: r.retryAfterMs, current: r.current };
   }
 
   /** Extends the lease to ttlMs (default: the acquire's ttl) from the store's now. */

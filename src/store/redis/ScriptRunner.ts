@@ -40,29 +40,32 @@ export class ScriptRunner {
   }
 
   /** Runs a script; `watchers`, a write's lock's watchers key, goes last in KEYS only on the Worker's runner. */
-  async run(name: LuaScriptName, keys: string[], args: Array<string | number>, watchers?: string): Promise<ScriptReply> {
+  run(name: LuaScriptName, keys: string[], args: Array<string | number>, watchers?: string): Promise<ScriptReply> {
     if (watchers !== undefined && this.notesWatchers) keys = [...keys, watchers];
     const argv = args.map(String);
     // The caller's clock goes last, for the scripts that issue fences: a floor for them, taken off by the
     // prelude (lua/prelude.lua, fence_floor); the others do without the argument.
     if (luaScriptTakesCallerClock[name]) argv.push(String(Date.now() * 1000));
-    let reply: unknown;
-    try {
-      reply = await withDeadline(name, this.timeoutMs, () => this.evalsha(name, keys, argv));
-    } catch (err) {
-      throw classifyRedisFault(name, err);
-    }
-    return pairsOf(name, reply);
+    // Promise steps, not async functions: every store call comes this way, and each async frame is
+    // garbage more per call. A reply that is not name/value pairs throws from pairsOf, past the fault
+    // sorting: a bug, not an outage.
+    return withDeadline(name, this.timeoutMs, () => this.evalsha(name, keys, argv)).then(
+      (reply) => pairsOf(name, reply),
+      (err) => {
+        throw classifyRedisFault(name, err);
+      },
+    );
   }
 
   /** EVALSHA, and EVAL when Redis does not have the script (a new or flushed database). */
-  private async evalsha(name: LuaScriptName, keys: string[], argv: string[]): Promise<unknown> {
-    if (refusesKeyLocking.has(this.redis)) return await this.evalshaPlain(name, keys, argv);
-    try {
-      return await this.redis.evalsha(luaScriptSha1[name], keys, argv);
-    } catch (err) {
-      if (!isNoScript(err)) throw err;
-    }
+  private evalsha(name: LuaScriptName, keys: string[], argv: string[]): Promise<unknown> {
+    if (refusesKeyLocking.has(this.redis)) return this.evalshaPlain(name, keys, argv);
+    return this.redis.evalsha(luaScriptSha1[name], keys, argv).catch((err: unknown) => this.evalOnNoScript(name, keys, argv, err));
+  }
+
+  /** After a failed EVALSHA: EVAL on NOSCRIPT (any other failure passes on); a refused flag is learnt for the client. */
+  private async evalOnNoScript(name: LuaScriptName, keys: string[], argv: string[], err: unknown): Promise<unknown> {
+    if (!isNoScript(err)) throw err;
     try {
       return await this.redis.eval(luaScripts[name], keys, argv);
     } catch (err) {
