@@ -65,6 +65,52 @@ export function clientRetriesConformance(kind: StoreKind) {
     expect((await get(`/v1/semaphores/${sem}`)).body).toMatchObject({ used: 2, holders: 1 });
   });
 
+  it("a retried read-write lock re-entry or release gets its first answer: one level on, one level off", async () => {
+    const rw = uniqueName("retry-rw-levels");
+    const { token } = (await post(`/v1/rwlocks/${rw}/read/acquire`, { ttlMs: 5000 })).body;
+    const reenterId = newId();
+    const re1 = await post(`/v1/rwlocks/${rw}/read/acquire`, { ttlMs: 5000, token }, withId(reenterId));
+    const re2 = await post(`/v1/rwlocks/${rw}/read/acquire`, { ttlMs: 5000, token }, withId(reenterId));
+    expect([re1.body.count, re2.body.count]).toEqual([2, 2]);
+    const releaseId = newId();
+    const rel1 = await post(`/v1/rwlocks/${rw}/read/release`, { token }, withId(releaseId));
+    const rel2 = await post(`/v1/rwlocks/${rw}/read/release`, { token }, withId(releaseId));
+    expect([rel1.body, rel2.body]).toEqual([
+      { released: false, mode: "read", count: 1 },
+      { released: false, mode: "read", count: 1 },
+    ]);
+    // One level is left: the next release (another id) is the last.
+    expect((await post(`/v1/rwlocks/${rw}/read/release`, { token })).body).toEqual({ released: true, mode: "read", count: 0 });
+    expect((await get(`/v1/rwlocks/${rw}`)).body.mode).toBe("free");
+  });
+
+  it("a retried semaphore release gets its first answer, and frees the permits once", async () => {
+    const sem = uniqueName("retry-sem-release");
+    const a = (await post(`/v1/semaphores/${sem}/acquire`, { limit: 3, permits: 2, ttlMs: 5000 })).body;
+    await post(`/v1/semaphores/${sem}/acquire`, { limit: 3, permits: 1, ttlMs: 5000 });
+    const id = newId();
+    const r1 = await post(`/v1/semaphores/${sem}/release`, { token: a.token }, withId(id));
+    const r2 = await post(`/v1/semaphores/${sem}/release`, { token: a.token }, withId(id));
+    expect(r1.body).toEqual({ released: true, permits: 2, available: 2 });
+    expect(r2.status).toBe(200);
+    expect(r2.body).toEqual(r1.body);
+    expect((await get(`/v1/semaphores/${sem}`)).body).toMatchObject({ used: 1, holders: 1 });
+  });
+
+  it("a retried idempotency fail gets its first answer, and leaves the next owner's run alone", async () => {
+    const key = uniqueName("retry-fail");
+    const first = (await post(`/v1/idempotency/${key}/begin`, { ttlMs: 5000 })).body;
+    const id = newId();
+    const f1 = await post(`/v1/idempotency/${key}/fail`, { token: first.token }, withId(id));
+    expect(f1.status).toBe(200);
+    const next = await post(`/v1/idempotency/${key}/begin`, { ttlMs: 5000 });
+    expect(next.status).toBe(201);
+    const f2 = await post(`/v1/idempotency/${key}/fail`, { token: first.token }, withId(id));
+    expect(f2.status).toBe(200);
+    expect(f2.body).toEqual(f1.body);
+    expect((await get(`/v1/idempotency/${key}`)).body).toMatchObject({ state: "started", fence: next.body.fence });
+  });
+
   it("a retried idempotency begin and complete apply once", async () => {
     const key = uniqueName("retry-begin");
     const id = newId();

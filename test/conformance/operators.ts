@@ -193,6 +193,19 @@ export function operatorConformance(kind: StoreKind) {
     expect((await get(`/v1/locks/${name}`)).body).toMatchObject({ held: true, fence: next.fence });
   });
 
+  it("a retried semaphore force release (same Holdfast-Request-Id) does not free the next holder", async () => {
+    const name = uniqueName("force-sem-retry");
+    await post(`/v1/semaphores/${name}/acquire`, { ttlMs: 30_000, limit: 1 });
+    const headers = { "holdfast-request-id": `op-${name}`.slice(0, 60) };
+    const first = await call("POST", `/v1/semaphores/${name}/force-release`, { reason: "retry" }, { ...admin, headers });
+    expect(first.status).toBe(200);
+    const next = (await post(`/v1/semaphores/${name}/acquire`, { ttlMs: 30_000, limit: 1 })).body;
+    const again = await call("POST", `/v1/semaphores/${name}/force-release`, { reason: "retry" }, { ...admin, headers });
+    expect(again.status).toBe(200);
+    expect(again.body.fence).toBe(first.body.fence);
+    expect((await post(`/v1/semaphores/${name}/heartbeat`, { token: next.token })).status).toBe(200);
+  });
+
   it("a semaphore's holders are freed by label, or all at once; their heartbeats are lease_lost, the others hold on", async () => {
     const name = uniqueName("force-sem");
     const a = (await post(`/v1/semaphores/${name}/acquire`, { ttlMs: 30_000, limit: 3, holder: "host-a" })).body;

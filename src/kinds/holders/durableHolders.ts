@@ -149,7 +149,7 @@ export function withdraw<H extends HolderLease>(
 
 /** The same rules as lua/holders/force_release.lua. */
 export function forceRelease(kv: SyncKvStorage, now: number, input: HolderForceInput): HolderForceResult {
-  const seen = recall<HolderForceResult>(kv, input.requestId, now);
+  const seen = recall<HolderForceResult>(kv, input, now);
   if (seen) return seen;
   const set = load(kv, now);
   const freed = Object.entries(set.holders).filter(([, h]) => input.holder === undefined || h.holder === input.holder);
@@ -172,7 +172,7 @@ export function forceRelease(kv: SyncKvStorage, now: number, input: HolderForceI
     endedTokens,
     waiters: gateExists(kv, now),
   };
-  return remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+  return remember(kv, input, r, now + REQUEST_MEMORY_MS);
 }
 
 export function watch(kv: SyncKvStorage, now: number, token: string): WatchState {

@@ -2,6 +2,7 @@ import { NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
+import { answeredWrite } from "../../store/AnsweredWrite.js";
 
 /**
  * An operator's force release of a read-write lock or semaphore
@@ -11,8 +12,9 @@ import { kindOps } from "../../store/types.js";
  */
 export async function forceReleaseHolders(ctx: ServiceContext, kind: "rwlock" | "semaphore", name: string, holder: string | undefined) {
   const ref = { ns: ctx.ns, name };
-  const requestId = await ctx.ids.requestId(`${kind}:${name}:force-release`);
-  const r = await kindOps(ctx.store, kind).forceRelease(ref, { requestId, ...(holder === undefined ? {} : { holder }) });
+  // Without a client id nothing retries it (the Worker never re-sends a store call), so nothing is kept for it either.
+  const write = await answeredWrite(ctx.ids, `${kind}:${name}:force-release`);
+  const r = await kindOps(ctx.store, kind).forceRelease(ref, { ...write, ...(holder === undefined ? {} : { holder }) });
   if (r.status === "lost") throw new NotHeldError(holder === undefined ? `nobody holds ${name}` : `no holder of ${name} has that label`);
   if (ctx.store.kind === "redis" && (r.waiters || r.endedTokens.length)) {
     const endedTokens = r.endedTokens;

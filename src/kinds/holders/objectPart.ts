@@ -147,7 +147,8 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
   async releaseOnSocket(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer> {
     const ops = store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), this.spec.kind);
     const release = ops.release as (ref: LockRef, input: unknown) => ReturnType<KindOps[K]["release"]>;
-    const r = await release(ref, this.spec.releaseInput(token, newRequestId()));
+    // The id is made here for this one call: no retry carries it, so no answer is kept under it.
+    const r = await release(ref, { ...this.spec.releaseInput(token, newRequestId()), idUnrepeated: true });
     if (r.status === "lost") return { status: "lost" };
     const ok = r as Awaited<ReturnType<KindOps[K]["release"]>> & { status: "ok" };
     const endedWatch = this.spec.endedWatch(ok);

@@ -1,6 +1,7 @@
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
+import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
 
 /**
  * What the lock kinds with many holders (the read-write lock and the
@@ -33,10 +34,9 @@ export type HolderForceResult =
     }
   | { status: "lost" };
 
-export interface HolderForceInput {
+export interface HolderForceInput extends AnsweredWrite {
   /** Free only the holders with this label; every holder without it. */
   holder?: string;
-  requestId: string;
 }
 
 /** A waiter as the lock object passes it to a store step. */

@@ -11,6 +11,7 @@ import type {
 import type { WatchState } from "../../store/WatchState.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
 import { fenceKeptUntil, issueFence, leaseEnd, live } from "../../store/durable/records.js";
+import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
 
 /**
  * An idempotency key on the Durable store, the same rules as lua/idempotency/*.lua: each function runs synchronously on the object's
@@ -72,7 +73,7 @@ function ownedBy(kv: SyncKvStorage, now: number, token: string): Started | undef
 export function begin(kv: SyncKvStorage, now: number, input: IdempotencyBeginInput): IdempotencyBeginResult {
   // Only a start is remembered: the other answers change nothing, so a retry
   // evaluates them again (see lua/idempotency/begin.lua).
-  const seen = recall<IdempotencyBeginResult>(kv, input.requestId, now);
+  const seen = recall<IdempotencyBeginResult>(kv, input, now);
   if (seen) return seen;
 
   const rec = liveRecord(kv, now);
@@ -101,7 +102,7 @@ export function begin(kv: SyncKvStorage, now: number, input: IdempotencyBeginInp
   kv.put<IdemRecord>(RECORD, next);
   return remember<IdempotencyBeginResult>(
     kv,
-    input.requestId,
+    input,
     { status: "started", token: next.token, fence, ttlMs: next.ttl, expiresAt: next.deadline },
     now + REQUEST_MEMORY_MS,
   );
@@ -115,14 +116,10 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
   return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: rec.fence };
 }
 
-export function complete(
-  kv: SyncKvStorage,
-  now: number,
-  input: { token: string; responseJson: string; requestId: string },
-): IdempotencyCompleteResult {
-  const seen = recall<IdempotencyCompleteResult>(kv, input.requestId, now);
+export function complete(kv: SyncKvStorage, now: number, input: { token: string; responseJson: string } & AnsweredWrite): IdempotencyCompleteResult {
+  const seen = recall<IdempotencyCompleteResult>(kv, input, now);
   if (seen) return seen;
-  const answer = (r: IdempotencyCompleteResult) => remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+  const answer = (r: IdempotencyCompleteResult) => remember(kv, input, r, now + REQUEST_MEMORY_MS);
 
   const rec = ownedBy(kv, now, input.token);
   if (!rec) return { status: "lost" }; // changes nothing: not remembered
@@ -137,10 +134,10 @@ export function complete(
   return answer({ status: "ok", completedAt: now, fence: rec.fence, keptUntil: now + rec.retain });
 }
 
-export function fail(kv: SyncKvStorage, now: number, input: { token: string; requestId: string }): IdempotencyFailResult {
-  const seen = recall<IdempotencyFailResult>(kv, input.requestId, now);
+export function fail(kv: SyncKvStorage, now: number, input: { token: string } & AnsweredWrite): IdempotencyFailResult {
+  const seen = recall<IdempotencyFailResult>(kv, input, now);
   if (seen) return seen;
-  const answer = (r: IdempotencyFailResult) => remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+  const answer = (r: IdempotencyFailResult) => remember(kv, input, r, now + REQUEST_MEMORY_MS);
 
   const rec = ownedBy(kv, now, input.token);
   if (!rec) return { status: "lost" }; // changes nothing: not remembered

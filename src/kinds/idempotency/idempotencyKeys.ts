@@ -6,6 +6,7 @@ import { kindOps, type LockStore } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { checkHolder, checkInt, checkName, checkToken, checkTtl } from "../../validation.js";
 import type { IdempotencyState } from "./types.js";
+import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
 
 export interface BeginOptions {
   /** Finish or heartbeat within this, or another begin takes over. */
@@ -23,10 +24,13 @@ export interface BeginOptions {
  * (the HTTP service derives them from the client's request id, so the
  * client's retries apply once). By default, fresh random ones.
  */
-export interface WriteIds {
+export interface WriteIds extends Partial<AnsweredWrite> {
   token?: string;
-  requestId?: string;
 }
+
+/** The caller's request id as it chose it; without one a fresh id, which no retry can carry (idUnrepeated). */
+const answeredWriteOf = ({ requestId, idUnrepeated }: WriteIds): AnsweredWrite =>
+  requestId === undefined ? { requestId: newRequestId(), idUnrepeated: true } : { requestId, ...(idUnrepeated ? { idUnrepeated } : {}) };
 
 export type BeginResult =
   | { state: "started"; token: string; fence: number; ttlMs: number; expiresAt: number }
@@ -59,7 +63,7 @@ export class IdempotencyKeys {
       ttlMs: options.ttlMs,
       retainMs,
       fingerprint: fp,
-      requestId: ids.requestId ?? newRequestId(),
+      ...answeredWriteOf(ids),
       holder: options.holder === undefined ? undefined : checkHolder(options.holder),
     });
     switch (r.status) {
@@ -95,7 +99,7 @@ export class IdempotencyKeys {
     const r = await kindOps(this.store, "idempotency").complete(this.ref(key), {
       token: checkToken(token),
       responseJson,
-      requestId: ids.requestId ?? newRequestId(),
+      ...answeredWriteOf(ids),
     });
     if (r.status === "lost") throw new LeaseLostError();
     // waited: someone was told in_progress meanwhile (Redis store); the Worker then tells the lock object.
@@ -104,7 +108,7 @@ export class IdempotencyKeys {
 
   /** Gives the key up so it can be begun again; answers the fence of the start it ended. */
   async fail(key: string, token: string, ids: WriteIds = {}): Promise<{ fence: number }> {
-    const r = await kindOps(this.store, "idempotency").fail(this.ref(key), { token: checkToken(token), requestId: ids.requestId ?? newRequestId() });
+    const r = await kindOps(this.store, "idempotency").fail(this.ref(key), { token: checkToken(token), ...answeredWriteOf(ids) });
     if (r.status === "lost") throw new LeaseLostError();
     return { fence: r.fence };
   }

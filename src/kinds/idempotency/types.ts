@@ -1,17 +1,17 @@
 import type { LockRef } from "../../store/LockRef.js";
 import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
+import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
 
 /** What both stores do for idempotency keys; test/conformance holds them to the same behaviour. */
 
-export interface IdempotencyBeginInput {
+/** Its request id: the same on a retry of the same request, which then gets the first answer. */
+export interface IdempotencyBeginInput extends AnsweredWrite {
   /** The new owner token, used only if this begin starts the work. */
   token: string;
   ttlMs: number;
   /** How long the record (fingerprint, then response) is kept. */
   retainMs: number;
   fingerprint?: string;
-  /** Same id on a retry of the same request: the retry gets the first answer. */
-  requestId: string;
   /** The owner's label, kept while it works. */
   holder?: string;
 }
@@ -46,8 +46,8 @@ export interface IdempotencyOps {
   begin(ref: LockRef, input: IdempotencyBeginInput): Promise<IdempotencyBeginResult>;
   heartbeat(ref: LockRef, input: { token: string; ttlMs?: number }): Promise<IdempotencyHeartbeatResult>;
   /** `responseJson` is the response's JSON text, already size-checked. */
-  complete(ref: LockRef, input: { token: string; responseJson: string; requestId: string }): Promise<IdempotencyCompleteResult>;
-  fail(ref: LockRef, input: { token: string; requestId: string }): Promise<IdempotencyFailResult>;
+  complete(ref: LockRef, input: { token: string; responseJson: string } & AnsweredWrite): Promise<IdempotencyCompleteResult>;
+  fail(ref: LockRef, input: { token: string } & AnsweredWrite): Promise<IdempotencyFailResult>;
   inspect(ref: LockRef): Promise<IdempotencyState>;
   /**
    * inspect, for a caller that waits for the run's end (the key's lock

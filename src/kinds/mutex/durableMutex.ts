@@ -114,7 +114,7 @@ function grantOfLease(name: string, lease: Lease): MutexGrant {
 export function acquire(kv: SyncKvStorage, now: number, name: string, input: MutexAcquireInput): MutexAcquireResult {
   const lease = liveLease(kv, now);
   if (input.mode === "reenter") {
-    const seen = recall<MutexAcquireResult>(kv, input.requestId, now);
+    const seen = recall<MutexAcquireResult>(kv, input, now);
     if (seen) return seen;
     if (lease?.owner !== input.token) return { status: "lost" };
     const next: Lease = {
@@ -132,7 +132,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
     else delete next.lockDelay;
     kv.put(LEASE, next);
     keepDelay(kv, next);
-    return remember<MutexAcquireResult>(kv, input.requestId, { status: "granted", grant: grantOfLease(name, next) }, now + REQUEST_MEMORY_MS);
+    return remember<MutexAcquireResult>(kv, input, { status: "granted", grant: grantOfLease(name, next) }, now + REQUEST_MEMORY_MS);
   }
   // A retry of a grant (or the object asking again for its head) finds its own token.
   if (lease?.owner === input.token) {
@@ -210,15 +210,13 @@ export function release(kv: SyncKvStorage, now: number, name: string, input: Mut
   // The answers are read only when this may be a retry, as lua/mutex/release.lua does: a forced release, a lease
   // that is not (or no longer) this token's (a retried final release finds it gone), or one this very request
   // already took a level off (its id on the lease). The usual release holds its own lease: nothing to read.
-  // An id no retry can carry (idUnrepeated) has no answer kept, none to find.
-  if (!input.idUnrepeated && (force || lease?.owner !== input.token || lease.rl === input.requestId)) {
-    const seen = recall<MutexReleaseResult>(kv, input.requestId, now);
+  if (force || lease?.owner !== input.token || lease.rl === input.requestId) {
+    const seen = recall<MutexReleaseResult>(kv, input, now);
     if (seen) return seen;
   }
   if (!lease || (force ? force.fence !== undefined && force.fence !== lease.fence : lease.owner !== input.token)) return { status: "lost" };
   const label = force ? { holder: lease.holder ?? null } : {};
-  const answer = (r: MutexReleaseResult) =>
-    input.idUnrepeated ? { ...r, ...label } : remember(kv, input.requestId, { ...r, ...label }, now + REQUEST_MEMORY_MS);
+  const answer = (r: MutexReleaseResult) => remember(kv, input, { ...r, ...label }, now + REQUEST_MEMORY_MS);
   if (lease.count > 1 && !force) {
     kv.put<Lease>(LEASE, { ...lease, count: lease.count - 1, rl: input.requestId });
     return answer({ status: "ok", released: false, count: lease.count - 1, fence: lease.fence, watched: lease.watch });

@@ -2,6 +2,7 @@ import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import type { WithdrawReason } from "../../store/WithdrawReason.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
+import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
 
 /** What both stores do for the mutex; test/conformance holds them to the same behaviour. */
 
@@ -23,14 +24,13 @@ export interface MutexGrant extends AgreedFence {
   count: number;
 }
 
-export interface MutexAcquireInput {
+/** Its request id: the same on a retry of the same re-entry, which then gets the first answer. */
+export interface MutexAcquireInput extends AnsweredWrite {
   /** The new owner token, or the token held when re-entering. */
   token: string;
   /** "new": a try-lock; "reenter": the holder again; "queue": the lock object for its head waiter. */
   mode: "new" | "reenter" | "queue";
   ttlMs: number;
-  /** Same id on a retry of the same re-entry: the retry gets the first answer. */
-  requestId: string;
   /** The lock object must hear of this lease's release (it watches it for onExpire). */
   watch: boolean;
   /** Queue mode: other waiters queue behind this one (a handoff keeps try-locks out for them). */
@@ -67,10 +67,9 @@ export type MutexReleaseResult =
     })
   | { status: "lost" };
 
-export interface MutexReleaseInput {
+export interface MutexReleaseInput extends AnsweredWrite {
   /** The holder's token ("" with force). */
   token: string;
-  requestId: string;
   /**
    * An operator's force release: whoever holds it, every re-entered level at
    * once; with a fence, only the lease of that fence (lost otherwise).
@@ -82,12 +81,6 @@ export interface MutexReleaseInput {
    * (lua/mutex/release_unwatched.lua), and runs the full one only for a lease that needs it.
    */
   expectUnwatched?: boolean;
-  /**
-   * The request id was made for this one call (the client sent no id of its own), so no retry can carry
-   * it again: the Durable store keeps no answer under it, one storage write less per release (the Redis
-   * scripts keep theirs).
-   */
-  idUnrepeated?: boolean;
 }
 
 /** Taking a queued waiter out of line (see lua/mutex/withdraw.lua). */

@@ -18,7 +18,17 @@ import {
   setGate,
 } from "../holders/durableHolders.js";
 import type { Admitted } from "../holders/types.js";
-import type { RwAcquireInput, RwAcquireResult, RwGrant, RwLockOps, RwMode, RwQueuedHolder, RwReleaseResult, RwState } from "./types.js";
+import type {
+  RwAcquireInput,
+  RwAcquireResult,
+  RwGrant,
+  RwLockOps,
+  RwMode,
+  RwQueuedHolder,
+  RwReleaseInput,
+  RwReleaseResult,
+  RwState,
+} from "./types.js";
 
 /**
  * The read-write lock on the Durable store, the same rules as lua/rwlock/*.lua:
@@ -66,7 +76,7 @@ function newHolder(kv: SyncKvStorage, set: RwSet, now: number, mode: RwMode, ttl
 
 export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwAcquireInput): RwAcquireResult {
   if (input.reenter) {
-    const seen = recall<RwAcquireResult>(kv, input.requestId, now);
+    const seen = recall<RwAcquireResult>(kv, input, now);
     if (seen) return seen;
   }
   const set = load<RwHolder>(kv, now);
@@ -89,7 +99,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
     save(kv, set);
     return remember<RwAcquireResult>(
       kv,
-      input.requestId,
+      input,
       { status: "granted", grant: rwGrantOfHolder(name, input.token, input.mode, next) },
       now + REQUEST_MEMORY_MS,
     );
@@ -149,8 +159,8 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQ
   return { granted, refused: [] };
 }
 
-export function release(kv: SyncKvStorage, now: number, input: { token: string; mode: RwMode | "any"; requestId: string }): RwReleaseResult {
-  const seen = recall<RwReleaseResult>(kv, input.requestId, now);
+export function release(kv: SyncKvStorage, now: number, input: RwReleaseInput): RwReleaseResult {
+  const seen = recall<RwReleaseResult>(kv, input, now);
   if (seen) return seen;
   const set = load<RwHolder>(kv, now);
   const mine = set.holders[input.token];
@@ -172,7 +182,7 @@ export function release(kv: SyncKvStorage, now: number, input: { token: string; 
     watched: mine.watch,
     waiters: gateExists(kv, now),
   };
-  return remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+  return remember(kv, input, r, now + REQUEST_MEMORY_MS);
 }
 
 export function inspect(kv: SyncKvStorage, now: number): RwState {

@@ -1,6 +1,7 @@
 import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { Admitted, HolderOps, QueuedHolder } from "../holders/types.js";
+import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
 
 /** What both stores do for the read-write lock; its conformance cases hold them to the same behaviour. */
 
@@ -17,15 +18,14 @@ export interface RwGrant {
   count: number;
 }
 
-export interface RwAcquireInput {
+/** Its request id: the same on a retry of the same re-entry, which then gets the first answer. */
+export interface RwAcquireInput extends AnsweredWrite {
   mode: RwMode;
   /** The new holder's token, or the held token when re-entering (or a writer taking a read: a downgrade to come). */
   token: string;
   reenter: boolean;
   ttlMs: number;
   watch: boolean;
-  /** Same id on a retry of the same re-entry: the retry gets the first answer. */
-  requestId: string;
   /** The holder's label (a re-entry's replaces it). */
   holder?: string;
 }
@@ -70,12 +70,18 @@ export interface RwState {
   expiresAt: number | null;
 }
 
+/** A release of one hold of the token's; its request id the same on a retry of it. */
+export interface RwReleaseInput extends AnsweredWrite {
+  token: string;
+  mode: RwMode | "any";
+}
+
 /** Heartbeat, withdraw, watch and ungate are the many-holder kinds' own (HolderOps). */
 export interface RwLockOps extends HolderOps {
   acquire(ref: LockRef, input: RwAcquireInput): Promise<RwAcquireResult>;
   /** The lock object's step: grant the waiters at the front that can be, in order; register the first that cannot. */
   admit(ref: LockRef, waiters: RwQueuedHolder[], more: boolean): Promise<Admitted<RwGrant>>;
   /** mode "any": the write hold if the token has one, else a read hold. */
-  release(ref: LockRef, input: { token: string; mode: RwMode | "any"; requestId: string }): Promise<RwReleaseResult>;
+  release(ref: LockRef, input: RwReleaseInput): Promise<RwReleaseResult>;
   inspect(ref: LockRef): Promise<RwState>;
 }

@@ -18,6 +18,7 @@ import {
   setGate,
 } from "../holders/durableHolders.js";
 import type { Admitted } from "../holders/types.js";
+import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
 import type {
   SemaphoreAcquireInput,
   SemaphoreAcquireResult,
@@ -125,8 +126,8 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: Sem
   return { granted: grants, refused };
 }
 
-export function release(kv: SyncKvStorage, now: number, input: { token: string; requestId: string }): SemaphoreReleaseResult {
-  const seen = recall<SemaphoreReleaseResult>(kv, input.requestId, now);
+export function release(kv: SyncKvStorage, now: number, input: { token: string } & AnsweredWrite): SemaphoreReleaseResult {
+  const seen = recall<SemaphoreReleaseResult>(kv, input, now);
   if (seen) return seen;
   const set = load<SemHolder>(kv, now);
   const mine = set.holders[input.token];
@@ -142,7 +143,7 @@ export function release(kv: SyncKvStorage, now: number, input: { token: string; 
     watched: mine.watch,
     waiters: gateExists(kv, now),
   };
-  return remember(kv, input.requestId, r, now + REQUEST_MEMORY_MS);
+  return remember(kv, input, r, now + REQUEST_MEMORY_MS);
 }
 
 export function inspect(kv: SyncKvStorage, now: number): SemaphoreState {

@@ -1,6 +1,7 @@
 import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { Admitted, HolderOps, QueuedHolder } from "../holders/types.js";
+import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
 
 /** What both stores do for the counting semaphore; its conformance cases hold them to the same behaviour. */
 
@@ -54,6 +55,6 @@ export interface SemaphoreState {
 export interface SemaphoreOps extends HolderOps {
   acquire(ref: LockRef, input: SemaphoreAcquireInput): Promise<SemaphoreAcquireResult>;
   admit(ref: LockRef, waiters: SemaphoreQueuedHolder[], more: boolean): Promise<Admitted<SemaphoreGrant>>;
-  release(ref: LockRef, input: { token: string; requestId: string }): Promise<SemaphoreReleaseResult>;
+  release(ref: LockRef, input: { token: string } & AnsweredWrite): Promise<SemaphoreReleaseResult>;
   inspect(ref: LockRef): Promise<SemaphoreState>;
 }

@@ -1,7 +1,10 @@
+import type { AnsweredWrite } from "../AnsweredWrite.js";
+
 /**
  * The Durable store's answer memory: a write's result kept under its request
  * id, so a retried request gets the first answer (as the Redis scripts do
- * with their request keys).
+ * with their request keys). A write whose id no retry can carry
+ * (idUnrepeated) keeps nothing and finds nothing.
  */
 const PREFIX = "rq:";
 
@@ -10,13 +13,14 @@ interface Remembered<T> {
   until: number;
 }
 
-export function recall<T>(kv: SyncKvStorage, requestId: string, now: number): T | undefined {
-  const r = kv.get<Remembered<T>>(PREFIX + requestId);
+export function recall<T>(kv: SyncKvStorage, write: AnsweredWrite, now: number): T | undefined {
+  if (write.idUnrepeated) return undefined;
+  const r = kv.get<Remembered<T>>(PREFIX + write.requestId);
   return r && r.until > now ? r.result : undefined;
 }
 
-export function remember<T>(kv: SyncKvStorage, requestId: string, result: T, until: number): T {
-  kv.put<Remembered<T>>(PREFIX + requestId, { result, until });
+export function remember<T>(kv: SyncKvStorage, write: AnsweredWrite, result: T, until: number): T {
+  if (!write.idUnrepeated) kv.put<Remembered<T>>(PREFIX + write.requestId, { result, until });
   return result;
 }
 
