@@ -15,15 +15,17 @@ const SCANS_PER_PAGE = 12;
  * Listing is SCAN MATCH over the kind's main keys of the namespace
  * (`hf:{mx:<ns>:<prefix>*}`; a mutex's lock-delay key too, which outlives
  * its lapsed lease): nothing is written for it, so it costs the lock
- * operations nothing. A page holds at most `limit` names. Its cursor is
- * SCAN's own, and where a SCAN step found more names than the page had room
- * for, also the last name answered and a hash of the step's names up to it:
- * the next page takes that step again and leaves those names out if they are
- * the same (the same SCAN call sees the same keys unless they changed
- * meanwhile; if they did, they are answered again). As with SCAN itself, a
- * name held through the whole listing is answered at least once (twice only
- * where SCAN repeats one, or keys changed inside a step split over pages);
- * one that came or went meanwhile may or may not be.
+ * operations nothing. A page holds at most `limit` names and ends between
+ * SCAN steps (a step that finds more names than the page has room for is
+ * taken again with a smaller COUNT), so its cursor is SCAN's own; except
+ * where one hash bucket alone holds more names than the page has room for:
+ * then the cursor also names the last name answered and a hash of the
+ * bucket's names up to it, and the next page takes that bucket again and
+ * leaves those names out if they are the same (if keys changed meanwhile,
+ * they are answered again). As with SCAN itself, a name held through the
+ * whole listing is answered at least once (twice only where SCAN repeats
+ * one, or a bucket split over pages changed); one that came or went
+ * meanwhile may or may not be.
  *
  * The audit log is one stream per namespace, `hf:audit:{<ns>}`: XADD with
  * Redis's own time as the entry id, trimmed by MINID to AUDIT_KEEP_MS and
@@ -62,32 +64,40 @@ export function redisOperator(scripts: ScriptRunner, kinds: Pick<RedisKinds, "ma
       };
       const names: string[] = [];
       let scan = at.scan;
+      let count = at.within ? 1 : SCAN_COUNT;
       let within = at.within;
       for (let calls = 0; calls < SCANS_PER_PAGE; calls++) {
-        const [reply, keys] = await scripts.command("scan", (redis) => redis.scan(scan, { match: pattern, count: SCAN_COUNT }));
+        const [reply, keys] = await scripts.command("scan", (redis) => redis.scan(scan, { match: pattern, count }));
         const found = await oneSourceEach(keys);
         let batch = found;
         if (within) {
-          // The rest of a step an earlier page answered in part (the same SCAN call again): its names up to the
-          // last answered are left out only if they are those answered (else the keys changed under SCAN, and
-          // they are answered again rather than lost).
+          // The rest of one bucket an earlier page answered in part (the same SCAN call again): its names up to
+          // the last answered are left out only if they are exactly those answered; else the keys changed, and
+          // they are answered again rather than a name held throughout lost.
           const { last, hash } = within;
           if (namesHash(found.filter((name) => name <= last)) === hash) batch = found.filter((name) => name > last);
           within = undefined;
         }
         const room = limit - names.length;
         if (batch.length > room) {
-          // More than the page has room for: its first names in order, and a cursor that takes this step again
-          // for the rest.
+          // A page ends between SCAN steps: the same step again, smaller (COUNT bounds the keys one step looks
+          // at), until what it finds fits.
+          if (count > 1) {
+            count = Math.max(1, Math.min(room, Math.floor(count / 2)));
+            continue;
+          }
+          if (names.length) break; // the next page starts with this step, with all its room
+          // One hash bucket alone holds more names than the page: its first names in order, and a cursor that
+          // takes the same bucket again (COUNT 1 from the same cursor) for the rest.
           const part = batch.slice(0, room);
           const last = part[part.length - 1];
-          names.push(...part);
-          return { names, cursor: encodeScanCursor(scan, { last, hash: namesHash(found.filter((name) => name <= last)) }) };
+          return { names: part, cursor: encodeScanCursor(scan, { last, hash: namesHash(found.filter((name) => name <= last)) }) };
         }
         names.push(...batch);
         scan = String(reply);
         if (scan === "0") return { names, cursor: null };
         if (names.length >= limit) break;
+        count = Math.min(SCAN_COUNT, count * 2); // back up gradually: a small page on a big database
       }
       return { names, cursor: encodeScanCursor(scan) };
     },
