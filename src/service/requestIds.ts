@@ -1,3 +1,4 @@
+import type { AnsweredWrite } from "../store/AnsweredWrite.js";
 import { newOwnerToken, newRequestId, tokenFromSecret } from "../tokens.js";
 
 /**
@@ -14,16 +15,17 @@ export interface RequestIds {
   token(op: string): Promise<string>;
   /**
    * The request id the store remembers this write's answer under, for the
-   * token the write names (a re-entry, release, complete or fail), if any.
+   * token the write names (a re-entry, release, complete or fail), if any;
+   * marked unrepeated when no retry can bring it back (a fresh random one).
    */
-  requestId(op: string, token?: string): Promise<string>;
+  write(op: string, token?: string): Promise<AnsweredWrite>;
   /** Whether the client sent its own id (its retries may come back). */
   readonly fromClient: boolean;
 }
 
 export const randomRequestIds: RequestIds = {
   token: async () => newOwnerToken(),
-  requestId: async () => newRequestId(),
+  write: async () => ({ requestId: newRequestId(), idUnrepeated: true }),
   fromClient: false,
 };
 
@@ -38,7 +40,9 @@ export const randomRequestIds: RequestIds = {
 export function clientRequestIds(clientId: string, secret: string, scope: string): RequestIds {
   return {
     token: (op) => tokenFromSecret(secret, `${scope}\n${op}\n${clientId}`),
-    requestId: async (op, token = "") => `c_${(await tokenFromSecret(secret, `${scope}\nanswer\n${op}\n${token}\n${clientId}`)).slice(3)}`,
+    write: async (op, token = "") => ({
+      requestId: `c_${(await tokenFromSecret(secret, `${scope}\nanswer\n${op}\n${token}\n${clientId}`)).slice(3)}`,
+    }),
     fromClient: true,
   };
 }

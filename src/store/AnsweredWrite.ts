@@ -12,16 +12,3 @@ export interface AnsweredWrite {
    */
   idUnrepeated?: boolean;
 }
-
-/**
- * The request id of one write of this request (RequestIds.requestId), marked
- * unrepeated unless the client sent its own id (only then can a retry bring it back).
- */
-export async function answeredWrite(
-  ids: { requestId(op: string, token?: string): Promise<string>; readonly fromClient: boolean },
-  op: string,
-  token?: string,
-): Promise<AnsweredWrite> {
-  const requestId = await ids.requestId(op, token);
-  return ids.fromClient ? { requestId } : { requestId, idUnrepeated: true };
-}

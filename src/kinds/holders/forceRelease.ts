@@ -2,7 +2,6 @@ import { NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
-import { answeredWrite } from "../../store/AnsweredWrite.js";
 
 /**
  * An operator's force release of a read-write lock or semaphore
@@ -13,7 +12,7 @@ import { answeredWrite } from "../../store/AnsweredWrite.js";
 export async function forceReleaseHolders(ctx: ServiceContext, kind: "rwlock" | "semaphore", name: string, holder: string | undefined) {
   const ref = { ns: ctx.ns, name };
   // Without a client id nothing retries it (the Worker never re-sends a store call), so nothing is kept for it either.
-  const write = await answeredWrite(ctx.ids, `${kind}:${name}:force-release`);
+  const write = await ctx.ids.write(`${kind}:${name}:force-release`);
   const r = await kindOps(ctx.store, kind).forceRelease(ref, { ...write, ...(holder === undefined ? {} : { holder }) });
   if (r.status === "lost") throw new NotHeldError(holder === undefined ? `nobody holds ${name}` : `no holder of ${name} has that label`);
   if (ctx.store.kind === "redis" && (r.waiters || r.endedTokens.length)) {

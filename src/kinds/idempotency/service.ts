@@ -8,7 +8,6 @@ import { countAcquire } from "../../service/countAcquire.js";
 import { checkOnExpire } from "../../wire/onExpire.js";
 import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
-import { answeredWrite } from "../../store/AnsweredWrite.js";
 
 /**
  * Idempotency keys as the HTTP API serves them: the store, then the lock
@@ -29,7 +28,7 @@ export async function beginIdempotency(ctx: ServiceContext, key: string, body: B
 }
 
 async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
-  const ids = { token: await ctx.ids.token(`idempotency:${key}:begin`), ...(await answeredWrite(ctx.ids, `idempotency:${key}:begin`)) };
+  const ids = { token: await ctx.ids.token(`idempotency:${key}:begin`), ...(await ctx.ids.write(`idempotency:${key}:begin`)) };
   if (!body.onExpire) return idempotencyOf(ctx).begin(key, body, ids);
   const ref = { ns: ctx.ns, name: key };
   // With onExpire the key's lock object begins and watches in one step.
@@ -66,7 +65,7 @@ export const heartbeatIdempotency = (ctx: ServiceContext, key: string, token: st
   idempotencyOf(ctx).heartbeat(key, token, ttlMs);
 
 export async function completeIdempotency(ctx: ServiceContext, key: string, token: string, response: unknown) {
-  const r = await idempotencyOf(ctx).complete(key, token, response, await answeredWrite(ctx.ids, `idempotency:${key}:complete`, token));
+  const r = await idempotencyOf(ctx).complete(key, token, response, await ctx.ids.write(`idempotency:${key}:complete`, token));
   // Someone was told in_progress, or watched on the key's wait socket, meanwhile: the key's lock object
   // hears it, to hand the result to its waiters (the Durable store's object did so in the same call).
   if (ctx.store.kind === "redis" && r.waited) {
@@ -76,7 +75,7 @@ export async function completeIdempotency(ctx: ServiceContext, key: string, toke
 }
 
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
-  const { fence } = await idempotencyOf(ctx).fail(key, token, await answeredWrite(ctx.ids, `idempotency:${key}:fail`, token));
+  const { fence } = await idempotencyOf(ctx).fail(key, token, await ctx.ids.write(`idempotency:${key}:fail`, token));
   // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
   if (ctx.store.kind === "redis") ctx.later("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence }));
 }

@@ -11,7 +11,6 @@ import { recentlyContended, sawContended } from "./recentlyContended.js";
 import { mutexAcquireBody, mutexGrant } from "./schemas.js";
 import type { LockRef } from "../../store/LockRef.js";
 import type { MutexGrant, MutexReleaseResult, MutexState } from "./types.js";
-import { answeredWrite } from "../../store/AnsweredWrite.js";
 
 /**
  * The mutex as the HTTP API serves it: call the store, then tell the lock
@@ -30,7 +29,7 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
   const mutex = kindOps(ctx.store, "mutex");
   const hint = `${ctx.store.kind}:${ctx.ns}:${name}`;
   const newToken = body.token === undefined ? await ctx.ids.token(`mutex:${name}:acquire`) : undefined;
-  const write = await answeredWrite(ctx.ids, `mutex:${name}:acquire`, body.token);
+  const write = await ctx.ids.write(`mutex:${name}:acquire`, body.token);
   // A client's retry (its request id again) tries the store first, where its earlier grant may be.
   const tryStoreFirst =
     body.token !== undefined || body.waitMs === 0 || ctx.ids.fromClient || (ctx.store.kind === "redis" && !recentlyContended(hint));
@@ -98,7 +97,7 @@ export async function heartbeatMutex(ctx: ServiceContext, name: string, token: s
 
 export async function releaseMutex(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await kindOps(ctx.store, "mutex").release(ref, { token, ...(await answeredWrite(ctx.ids, `mutex:${name}:release`, token)) });
+  const r = await kindOps(ctx.store, "mutex").release(ref, { token, ...(await ctx.ids.write(`mutex:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
   tellReleased(ctx, ref, r);
   return { released: r.released, count: r.count };
@@ -129,7 +128,7 @@ export async function inspectMutex(ctx: ServiceContext, name: string): Promise<M
 export async function forceReleaseMutex(ctx: ServiceContext, name: string, fence: number | undefined) {
   const ref = { ns: ctx.ns, name };
   // Without a client id nothing retries it (the Worker never re-sends a store call), so nothing is kept for it either.
-  const write = await answeredWrite(ctx.ids, `mutex:${name}:force-release`);
+  const write = await ctx.ids.write(`mutex:${name}:force-release`);
   const r = await kindOps(ctx.store, "mutex").release(ref, { token: "", ...write, force: fence === undefined ? {} : { fence } });
   if (r.status === "lost") {
     throw new NotHeldError(fence === undefined ? `nobody holds the lock ${name}` : `the lock ${name} is not held by the lease of fence ${fence}`);

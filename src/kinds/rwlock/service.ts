@@ -10,7 +10,6 @@ import { kindOps } from "../../store/types.js";
 import { UPGRADE_REFUSED } from "./objectPart.js";
 import { rwAcquireBody, rwGrant } from "./schemas.js";
 import type { RwMode, RwState } from "./types.js";
-import { answeredWrite } from "../../store/AnsweredWrite.js";
 
 /**
  * The read-write lock as the HTTP API serves it: call the store, then tell
@@ -27,7 +26,7 @@ export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode,
   const rwlock = kindOps(ctx.store, "rwlock");
   const reenter = body.token !== undefined;
   const newToken = reenter ? undefined : await ctx.ids.token(`rwlock:${name}:${mode}/acquire`);
-  const write = await answeredWrite(ctx.ids, `rwlock:${name}:${mode}/acquire`, body.token);
+  const write = await ctx.ids.write(`rwlock:${name}:${mode}/acquire`, body.token);
   return acquireFlow(
     ctx,
     {
@@ -91,7 +90,7 @@ export async function releaseRw(ctx: ServiceContext, name: string, token: string
   const r = await kindOps(ctx.store, "rwlock").release(ref, {
     token,
     mode,
-    ...(await answeredWrite(ctx.ids, `rwlock:${name}:${mode}/release`, token)),
+    ...(await ctx.ids.write(`rwlock:${name}:${mode}/release`, token)),
   });
   if (r.status === "lost") throw new LeaseLostError(mode === "any" ? undefined : `this token holds no ${mode} lock`);
   // Redis store: the object hears of it after the answer (its line may move, a watch

@@ -10,7 +10,6 @@ import { kindOps } from "../../store/types.js";
 import { limitMismatchMessage } from "./objectPart.js";
 import { semaphoreAcquireBody, semaphoreGrant } from "./schemas.js";
 import type { SemaphoreState } from "./types.js";
-import { answeredWrite } from "../../store/AnsweredWrite.js";
 
 /**
  * The semaphore as the HTTP API serves it: call the store, then tell the
@@ -79,7 +78,7 @@ export async function heartbeatSemaphore(ctx: ServiceContext, name: string, toke
 
 export async function releaseSemaphore(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await kindOps(ctx.store, "semaphore").release(ref, { token, ...(await answeredWrite(ctx.ids, `semaphore:${name}:release`, token)) });
+  const r = await kindOps(ctx.store, "semaphore").release(ref, { token, ...(await ctx.ids.write(`semaphore:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
   // Redis store: the object hears of it after the answer (see ../rwlock/service.ts).
   if (ctx.store.kind === "redis" && (r.waiters || r.watched)) {
