@@ -8,7 +8,11 @@ export function watchLock(path, key, { onState, onDown }) {
   const scheme = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(`${scheme}//${location.host}${path}/watch`, ["holdfast.v1", keyProtocol(key)]);
   let stopped = false;
-  ws.addEventListener("open", () => ws.send(JSON.stringify({ type: "watch" })));
+  ws.addEventListener("open", () => {
+    // Closed while it was still opening: it ends now (closing a socket not yet open makes the browser warn).
+    if (stopped) ws.close(1000);
+    else ws.send(JSON.stringify({ type: "watch" }));
+  });
   ws.addEventListener("message", (event) => {
     let message;
     try {
@@ -24,7 +28,7 @@ export function watchLock(path, key, { onState, onDown }) {
   return {
     close() {
       stopped = true;
-      ws.close(1000);
+      if (ws.readyState !== WebSocket.CONNECTING) ws.close(1000);
     },
   };
 }
