@@ -41,10 +41,32 @@ export interface Fault {
   targets: TargetName[];
   dataLoss: boolean;
   lastsMs: number;
+  /** Its one run in the quick mode (QuickRun); every fault has one, so the quick mode runs every kind. */
+  quick: QuickRun;
   inject(run: FaultRun, target: TargetName): Promise<void>;
   heal(run: FaultRun, target: TargetName, lockName: string): Promise<void>;
   /** Promises of this fault beyond the common ones; each failure is a sentence. */
   verify?(report: Report, run: FaultRun): string[];
+}
+
+/**
+ * A fault's one run in the quick mode (`npm run chaos:quick`, run by CI): on one of its
+ * targets, and, where the fault still does what it is there for in less time, for `lastsMs`
+ * instead of the full run's. Every fault runs (none is left out: with the quick windows of
+ * settings.ts they take about 70 s together on two cores, the flood rows and the lab's start the
+ * rest of about two minutes); the clock step-back scenarios take their own time whatever lastsMs.
+ * The targets are spread so that each of the four (Redis store through the library and through
+ * the Worker, the Durable store, the quorum) meets several kinds of fault:
+ * - Redis, library: the restart with every write kept, the FLUSHALL, the clock forward and back,
+ *   the slow gateway, the step back with a waiter in line;
+ * - Redis, Worker: the SIGSTOP, the restart losing data, the step back with nobody calling, the
+ *   clock back with a FLUSHALL, the 502s, the waiters that hang up;
+ * - Durable, Worker: no fault, the Worker restart, holders pausing, socket waiters going away;
+ * - quorum of 3, library: the clock back under a vanished holder, and its own three faults.
+ */
+export interface QuickRun {
+  target: TargetName;
+  lastsMs?: number;
 }
 
 const ALL: TargetName[] = ["Redis, library", "Redis, Worker", "Durable, Worker", "quorum of 3, library"];
@@ -78,13 +100,14 @@ const clockNodes = (run: FaultRun, target: TargetName) => (target === "quorum of
  * The clock step-back rows: their scenario (clockStepBack.ts) runs on a lock of its own beside the
  * usual workload, and its verdict checks the bound docs/guarantees.md states (promise 6).
  */
-function stepBackFault(what: string, waiter: boolean): Fault {
+function stepBackFault(what: string, waiter: boolean, quick: QuickRun): Fault {
   let scenario: Promise<StepBackRun | string> | undefined;
   return {
     name: `Redis's clock moved 30 s back, ${what} (a ${STEP_TTL_MS} ms lease, the step ${STEP_AFTER_MS} ms after its grant)`,
     targets: [...REDIS, "quorum of 3, library"],
     dataLoss: false,
     lastsMs: waiter ? 4500 : 6500,
+    quick,
     inject: async (run, target) => {
       const name = `step-back-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
       const step = async () => {
@@ -124,12 +147,23 @@ function killAndStart(index: number, start: (node: RedisNode) => Promise<void>) 
 }
 
 export const FAULTS: Fault[] = [
-  { name: "no fault", targets: ALL, dataLoss: false, lastsMs: 2000, inject: nothing, heal: nothing },
+  {
+    name: "no fault",
+    targets: ALL,
+    dataLoss: false,
+    lastsMs: 2000,
+    // The quick run's windows before and after are a run without a fault already.
+    quick: { target: "Durable, Worker", lastsMs: 0 },
+    inject: nothing,
+    heal: nothing,
+  },
   {
     name: `redis-server paused (SIGSTOP) for ${2.5 * TTL_MS} ms, past the TTL`,
     targets: [...REDIS, "quorum of 3, library"],
     dataLoss: false,
     lastsMs: 2.5 * TTL_MS,
+    // Past the TTL is the point: not shortened.
+    quick: { target: "Redis, Worker" },
     inject: async (run) => {
       run.lab.nodes[0].pause();
       confirm(run, !(await answers(run.lab.nodes[0])), "redis-server still answers after SIGSTOP");
@@ -141,6 +175,7 @@ export const FAULTS: Fault[] = [
     targets: REDIS,
     dataLoss: false,
     lastsMs: 500,
+    quick: { target: "Redis, library" },
     ...killAndStart(0, (node) => node.start()),
   },
   {
@@ -148,6 +183,7 @@ export const FAULTS: Fault[] = [
     targets: REDIS,
     dataLoss: true,
     lastsMs: 500,
+    quick: { target: "Redis, Worker" },
     ...killAndStart(0, (node) => node.restartLosingData()),
   },
   {
@@ -155,6 +191,7 @@ export const FAULTS: Fault[] = [
     targets: REDIS,
     dataLoss: true,
     lastsMs: 0,
+    quick: { target: "Redis, library" },
     inject: async (run) => confirm(run, (await run.lab.nodes[0].command("FLUSHALL")) === "OK", "FLUSHALL was not answered OK"),
     heal: nothing,
   },
@@ -163,6 +200,8 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, library"],
     dataLoss: false,
     lastsMs: 3000,
+    // A TTL with the clock forward: every lease taken in it ends early, and the next holders' grants come in it.
+    quick: { target: "Redis, library", lastsMs: TTL_MS },
     inject: async (run) => shiftClock(run, run.lab.nodes[0], 30_000),
     heal: async ({ lab }) => lab.nodes[0].shiftClock(0),
   },
@@ -171,6 +210,8 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, library"],
     dataLoss: false,
     lastsMs: 3000,
+    // A TTL with the clock back (it stays back through the window after, too).
+    quick: { target: "Redis, library", lastsMs: TTL_MS },
     inject: async (run) => shiftClock(run, run.lab.nodes[0], -30_000),
     heal: async ({ lab }) => lab.nodes[0].shiftClock(0),
   },
@@ -181,6 +222,9 @@ export const FAULTS: Fault[] = [
     targets: [...REDIS, "quorum of 3, library"],
     dataLoss: false,
     lastsMs: 5000,
+    // The fault and the window after it still outlast the bound verify checks (3 TTLs), so a lease
+    // that stood still by the clock's step still shows as a gap past it.
+    quick: { target: "quorum of 3, library", lastsMs: 3 * TTL_MS },
     inject: async (run, target) => {
       run.pauseMs = 9000;
       run.pausing = true;
@@ -197,13 +241,16 @@ export const FAULTS: Fault[] = [
       // The vanished holder's lease, moved onto the stepped clock, ends within its TTL of the step being seen.
       r.longestGapMs > 3 * TTL_MS ? [`the lock stood still ${Math.round(r.longestGapMs)} ms: a lease outlived its TTL by the clock's step`] : [],
   },
-  stepBackFault("nobody calls after the step", false),
-  stepBackFault("a waiter queued before the step", true),
+  // The scenario takes as long as it takes (heal waits for it, the clocks stay back meanwhile):
+  // the workload beside it needs only a TTL of the fault before its window after.
+  stepBackFault("nobody calls after the step", false, { target: "Redis, Worker", lastsMs: TTL_MS }),
+  stepBackFault("a waiter queued before the step", true, { target: "Redis, library", lastsMs: TTL_MS }),
   {
     name: "Redis's clock moved 60 s back together with a FLUSHALL",
     targets: REDIS,
     dataLoss: true,
     lastsMs: 3000,
+    quick: { target: "Redis, Worker", lastsMs: TTL_MS },
     inject: async (run) => {
       await shiftClock(run, run.lab.nodes[0], -60_000);
       confirm(run, (await run.lab.nodes[0].command("FLUSHALL")) === "OK", "FLUSHALL was not answered OK");
@@ -215,6 +262,8 @@ export const FAULTS: Fault[] = [
     targets: REDIS,
     dataLoss: false,
     lastsMs: 2000,
+    // A TTL of 502s: leases run out while their heartbeats and releases fail.
+    quick: { target: "Redis, Worker", lastsMs: TTL_MS },
     inject: async ({ lab }) => {
       lab.nodes[0].proxy.counts.error = 0;
       lab.nodes[0].proxy.mode = { kind: "error", status: 502 };
@@ -229,6 +278,8 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, library"],
     dataLoss: false,
     lastsMs: 3000,
+    // Room for a slow answer (1.5 s) to come back inside the fault.
+    quick: { target: "Redis, library", lastsMs: 2000 },
     inject: async ({ lab }) => {
       lab.nodes[0].proxy.counts.slow = 0;
       lab.nodes[0].proxy.mode = { kind: "slow", delayMs: 1500 };
@@ -243,6 +294,8 @@ export const FAULTS: Fault[] = [
     targets: ["quorum of 3, library"],
     dataLoss: false,
     lastsMs: 4000,
+    // A TTL: leases taken, heartbeated and ended (holds of 200 ms) with one database down.
+    quick: { target: "quorum of 3, library", lastsMs: TTL_MS },
     ...killAndStart(1, (node) => node.start()),
     verify: (r) => (r.unavailable > 0 ? [`${r.unavailable} calls answered 503 with only one database down`] : []),
   },
@@ -251,6 +304,8 @@ export const FAULTS: Fault[] = [
     targets: ["quorum of 3, library"],
     dataLoss: false,
     lastsMs: 4000,
+    // Calls go on through it (each a 503 within its bound); heal waits a TTL more anyway.
+    quick: { target: "quorum of 3, library", lastsMs: TTL_MS },
     inject: async (run) => {
       await run.lab.nodes[0].kill();
       await run.lab.nodes[1].kill();
@@ -291,6 +346,7 @@ export const FAULTS: Fault[] = [
     targets: ["quorum of 3, library"],
     dataLoss: true,
     lastsMs: 0,
+    quick: { target: "quorum of 3, library" },
     inject: async (run) => {
       // Leases granted now stand on databases 0 and 1 only; wiping 1 and bringing 2 back
       // (without those leases) lets a second majority form while a holder still works.
@@ -319,6 +375,7 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, Worker", "Durable, Worker"],
     dataLoss: false,
     lastsMs: 0,
+    quick: { target: "Durable, Worker" },
     inject: async (run, target) => {
       // A wait held open in the old process must be cut by the restart, and a lease taken before
       // it must still be there after (released with its token): a restart that happened, storage kept.
@@ -346,6 +403,9 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, library", "Durable, Worker", "quorum of 3, library"],
     dataLoss: false,
     lastsMs: 4000,
+    // Long enough for a holder to begin its pause (one at a time; holds of 200 ms), which wakes as
+    // the next grant comes back, in the window after at the latest.
+    quick: { target: "Durable, Worker", lastsMs: TTL_MS },
     inject: async (run) => {
       run.pausing = true;
     },
@@ -366,6 +426,8 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, Worker", "Durable, Worker"],
     dataLoss: false,
     lastsMs: 4000,
+    // Several hang-ups per loop in a TTL.
+    quick: { target: "Redis, Worker", lastsMs: TTL_MS },
     inject: async (run) => {
       run.disconnecting = true;
     },
@@ -379,6 +441,8 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, Worker", "Durable, Worker"],
     dataLoss: false,
     lastsMs: 4000,
+    // Several sockets per loop in a TTL.
+    quick: { target: "Durable, Worker", lastsMs: TTL_MS },
     inject: async (run) => {
       run.socketsVanishing = true;
     },

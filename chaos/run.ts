@@ -14,6 +14,15 @@
  * Last, the flood rows (flood.ts): a wait socket flood in one namespace
  * leaves another namespace's acquire p50 within 2x, with no 5xx.
  * Exits 1 when one does not hold. Results also go to chaos/results/.
+ *
+ * --quick (`npm run chaos:quick`, run by .ci/run): every fault once, on one
+ * target each (Fault.quick: spread so each store and client meets several),
+ * with shorter windows before and after (settings.ts) and some faults
+ * shorter, then the flood rows as they are; the same promises, checked the
+ * same way. About two minutes with the lab's start on two cores. Results go
+ * to chaos/results/quick.md and quick.json (latest.* stay the full run's).
+ * --only=<part of a fault's name> runs only the faults that match (with
+ * --quick too); the flood rows run when it is part of their name.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -25,7 +34,7 @@ import { FAULTS, type FaultRun } from "./faults";
 import { History } from "./history";
 import { checkDeliveries, type IdempotencyReport, runDeliveries } from "./idempotencyWorkload";
 import { startLab, type TargetName } from "./lab";
-import { AFTER_MS, BEFORE_MS, CLIENTS, HOLD_MS, TTL_MS, WAIT_MS, WRITES_PER_HOLD } from "./settings";
+import { AFTER_MS, BEFORE_MS, CLIENTS, HOLD_MS, QUICK_AFTER_MS, QUICK_BEFORE_MS, TTL_MS, WAIT_MS, WRITES_PER_HOLD } from "./settings";
 import { now, sleep } from "./time";
 import { runClients, runDisconnectingWaiters, runVanishingSocketWaiters, socketWaitersVerdict } from "./workload";
 
@@ -41,24 +50,31 @@ interface Row {
 }
 
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
+const quick = process.argv.includes("--quick");
+const beforeMs = quick ? QUICK_BEFORE_MS : BEFORE_MS;
+const afterMs = quick ? QUICK_AFTER_MS : AFTER_MS;
 
 async function main() {
   const started = Date.now();
   console.log(
-    `holdfast fault suite: ${CLIENTS} clients per run, TTL ${TTL_MS} ms, holds of ${HOLD_MS} ms with ${WRITES_PER_HOLD} fenced writes and a heartbeat, waits up to ${WAIT_MS} ms`,
+    `holdfast fault suite${quick ? " (quick: every fault once, on one target each)" : ""}: ${CLIENTS} clients per run, TTL ${TTL_MS} ms, holds of ${HOLD_MS} ms with ${WRITES_PER_HOLD} fenced writes and a heartbeat, waits up to ${WAIT_MS} ms, ${beforeMs} ms before each fault and ${afterMs} ms after`,
   );
   console.log(
     "starting three redis-servers (append-only, fsync always, clock shim), their gateways and the Worker on both stores, and the guarded resources (a fourth redis-server, PGlite)...",
   );
   const lab = await startLab();
+  console.log(`the lab is up (${seconds(Date.now() - started)} s)`);
   const rows: Row[] = [];
   let floods = { runs: 0, broken: 0 };
   try {
     for (const fault of FAULTS) {
       if (only && !fault.name.includes(only)) continue;
-      console.log(`\n## ${fault.name}${fault.dataLoss ? " (data loss)" : ""}\n`);
+      const lastsMs = quick ? (fault.quick.lastsMs ?? fault.lastsMs) : fault.lastsMs;
+      const shortened = quick && lastsMs !== fault.lastsMs ? `, quick: the fault ${lastsMs} ms` : "";
+      console.log(`\n## ${fault.name}${fault.dataLoss ? " (data loss)" : ""}${shortened}\n`);
+      const faultStarted = Date.now();
       const faultRows: Row[] = [];
-      for (const target of fault.targets) {
+      for (const target of quick ? [fault.quick.target] : fault.targets) {
         await lab.heal();
         const lockName = `chaos-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
         const history = new History();
@@ -67,7 +83,7 @@ async function main() {
         const client = lab.client(target);
         let pausedUntil = 0;
         const startAt = now();
-        const endAt = startAt + BEFORE_MS + fault.lastsMs + AFTER_MS;
+        const endAt = startAt + beforeMs + lastsMs + afterMs;
         const done = () => now() >= endAt;
         const workload = runClients(
           client,
@@ -93,14 +109,14 @@ async function main() {
         );
         const idem = lab.idempotency(target);
         const deliveries = idem ? runDeliveries(idem, `${lockName}-key`, 2, TTL_MS, done) : undefined;
-        await sleep(BEFORE_MS);
+        await sleep(beforeMs);
         await fault.inject(run, target);
         run.window.from = now();
         const waiters = run.disconnecting
           ? runDisconnectingWaiters(client, lockName, TTL_MS, history, () => !run.disconnecting, lab.resources.claimFor(lockName))
           : undefined;
         const sockets = run.socketsVanishing ? runVanishingSocketWaiters(client, lockName, TTL_MS, () => !run.socketsVanishing) : undefined;
-        await sleep(fault.lastsMs);
+        await sleep(lastsMs);
         run.window.to = now();
         await fault.heal(run, target, lockName);
         await workload;
@@ -134,18 +150,25 @@ async function main() {
         if (r.report.firstError) console.log(`- ${r.target}: first error: ${r.report.firstError}`);
         if (r.report.firstOverlap) console.log(`- ${r.target}: first overlap: ${r.report.firstOverlap}`);
       }
+      console.log(`(${seconds(Date.now() - faultStarted)} s)`);
     }
     // Last: on a service that does not shed a flood, it can leave a Worker busy (flood.ts restarts it, to be sure).
-    if (!only || FLOOD_ROWS.includes(only)) floods = await runFloodRows(lab);
+    if (!only || FLOOD_ROWS.includes(only)) {
+      const floodStarted = Date.now();
+      floods = await runFloodRows(lab);
+      console.log(`(${seconds(Date.now() - floodStarted)} s)`);
+    }
   } finally {
     await lab.close();
   }
   const broken = rows.filter((r) => r.failures.length).length + floods.broken;
-  const summary = `${rows.length + floods.runs} runs in ${Math.round((Date.now() - started) / 1000)} s; ${broken ? `${broken} broke a promise` : "every promise held"}`;
+  const summary = `${rows.length + floods.runs} runs${quick ? " (quick)" : ""} in ${seconds(Date.now() - started)} s; ${broken ? `${broken} broke a promise` : "every promise held"}`;
   console.log(`\n${summary}`);
   writeResults(rows, summary);
   process.exit(broken ? 1 : 0);
 }
+
+const seconds = (ms: number) => (ms / 1000).toFixed(1);
 
 /** Without data loss, an idempotency key never loses its result and never replays another one. */
 function deliveriesBroken(d: IdempotencyReport): string[] {
@@ -220,7 +243,9 @@ function table(rows: Row[]): string {
 function writeResults(rows: Row[], summary: string) {
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, "latest.json"), JSON.stringify({ at: new Date().toISOString(), summary, rows }, null, 2));
+  // The quick mode keeps its own files: latest.* (and the one table the docs copy) stay the full run's.
+  const base = quick ? "quick" : "latest";
+  fs.writeFileSync(path.join(dir, `${base}.json`), JSON.stringify({ at: new Date().toISOString(), summary, rows }, null, 2));
   const faults = [...new Set(rows.map((r) => r.fault))];
   const md = [
     `# holdfast fault suite (${new Date().toISOString()})`,
@@ -239,9 +264,9 @@ function writeResults(rows: Row[], summary: string) {
       ];
     }),
   ].join("\n");
-  fs.writeFileSync(path.join(dir, "latest.md"), md);
-  fs.writeFileSync(path.join(dir, "latest-one-table.md"), oneTable(rows, summary));
-  console.log(`results: ${path.relative(process.cwd(), path.join(dir, "latest.md"))} and latest.json`);
+  fs.writeFileSync(path.join(dir, `${base}.md`), md);
+  if (!quick) fs.writeFileSync(path.join(dir, "latest-one-table.md"), oneTable(rows, summary));
+  console.log(`results: ${path.relative(process.cwd(), path.join(dir, `${base}.md`))} and ${base}.json`);
 }
 
 /** Every run in one table, as docs/guarantees.md shows them. */
