@@ -9,8 +9,18 @@ import { httpClient } from "./support/http";
 import { handshakeAnswer, openSocket, socketWaiter, type TestSocket, takeGrant } from "./support/waitSocket";
 import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
 
-/** One namespace per cap, so one case's sockets never count against another's. */
-const KEYS = { flood: "limits-flood-key-1", waiters: "limits-waiters-key-1", sockets: "limits-sockets-key-1", idle: "limits-idle-key-1" };
+/**
+ * One namespace per cap, so one case's sockets never count against another's. `line`: the case with a socket in
+ * line behind a flooder opens its sockets with a key no other case floods with (a flood refuses its key's new sockets
+ * for a while, and a flood case runs just before it).
+ */
+const KEYS = {
+  flood: "limits-flood-key-1",
+  line: "limits-line-key-1",
+  waiters: "limits-waiters-key-1",
+  sockets: "limits-sockets-key-1",
+  idle: "limits-idle-key-1",
+};
 const WAITERS_CAP = 3;
 const SOCKETS_CAP = 4;
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -72,6 +82,50 @@ for (const store of ["redis", "durable"] as const) {
       // Closing the socket released nothing: the lease is the holder's, over HTTP too.
       expect((await api.get(path)).body).toMatchObject({ held: true, fence: grant.fence });
       expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+    });
+
+    it("a socket refused for flooding is closed alone: another socket waiting on the same lock keeps its place and is granted once the lease is released", async () => {
+      const api = httpClient(base(), KEYS.line);
+      const path = `/v1/locks/${unique("flood-line")}`;
+      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.line, { ttlMs: 30_000, waitMs: 5000, keep: true });
+      const grant = await takeGrant(holder);
+      // Two waiters in line behind the flooder, on the same lock (so in the same lock object):
+      // a socket first, then an HTTP wait, to see the socket keep its place ahead of it.
+      const inLine = await socketWaiter(base(), `${path}/wait`, KEYS.line, { ttlMs: 30_000, waitMs: 20_000 });
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === 1,
+      );
+      let inLineClosed = false;
+      void inLine.closed.then(() => {
+        inLineClosed = true;
+      });
+      const behind = api.post(`${path}/acquire`, { ttlMs: 30_000, waitMs: 20_000 });
+      // Read at the end; should the case fail before, its server's stop ends this wait, which is no error of its own.
+      behind.catch(() => {});
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === 2,
+      );
+      const seen = lastMessages(holder);
+      for (let i = 0; i < 500; i++) holder.ws.send(JSON.stringify({ type: "heartbeat" }));
+      const { messages, code } = await seen;
+      // The flooder was refused for its messages and closed...
+      expect(code).toBe(1000);
+      expect(messages.at(-1)).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
+      // ...and nothing else: its lease stays, the socket behind it is still open and first in line.
+      expect((await api.get(path)).body).toMatchObject({ held: true, fence: grant.fence, waiters: 2 });
+      expect(inLineClosed).toBe(false);
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+      const next = await takeGrant(inLine);
+      expect(next.fence).toBeGreaterThan(grant.fence);
+      // The HTTP wait that came after it is still waiting, until the socket's lease is released.
+      expect((await api.get(path)).body).toMatchObject({ held: true, fence: next.fence, waiters: 1 });
+      expect((await api.post(`${path}/release`, { token: next.token })).status).toBe(200);
+      const last = await behind;
+      expect(last.status).toBe(200);
+      expect(last.body.fence).toBeGreaterThan(next.fence);
+      expect((await api.post(`${path}/release`, { token: last.body.token })).status).toBe(200);
     });
 
     it(`a socket may send ${SOCKET_MESSAGES_PER_SECOND} messages a second: one answered at a time, the one past the rate is refused`, async () => {
