@@ -78,7 +78,7 @@ export function lostLineConformance(kind: StoreKind) {
     } finally {
       await stop();
     }
-  }, 20_000);
+  });
 
   it("semaphore: the gate a lost line left does not outlive the leases it stood behind, however long the holder heartbeats", async () => {
     const name = uniqueName("sem-lost-line-hb");
@@ -103,7 +103,7 @@ export function lostLineConformance(kind: StoreKind) {
     } finally {
       await stop();
     }
-  }, 20_000);
+  });
 
   it("semaphore: after a restart lost the line, a release lets try-locks take the permits at once", async () => {
     const name = uniqueName("sem-lost-line");
