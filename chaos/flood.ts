@@ -1,23 +1,25 @@
 /**
- * The flood rows of the fault suite (issue 34): one namespace floods a
- * Worker over wait sockets while another namespace's try-locks are timed.
- * What it measures: the other namespace's acquire p50 against 2x its
- * unloaded p50 (at least +2 ms: p50s of a few ms move by that much from
- * run to run), its 5xx and failed requests, on both stores, and how the
- * service ended the flood. What it holds the service to (docs/guarantees.md,
- * "A wait socket flood"): the flood is shed (429 rate_limited, then a
- * close) on both stores, and on the Redis store one kept socket's flood
- * stays within the bound; the rest is reported as beyond the promise.
+ * The flood rows of the fault suite (issues 34, 44): one namespace floods a
+ * Worker over wait sockets while another namespace's try-lock + release is
+ * timed, on both stores, beside the floor: a bare Durable Object in workerd
+ * with no holdfast code (bench/floodFloorWorker), which closes a flooding
+ * socket at its 20th frame, measured the same way in the same run.
  *
- * Each row: the flood's sockets open and are held (flooder.ts, in its own
- * process: one kept socket and MANY_SOCKETS more, each on a lock of its
- * own); unloaded, the probe for UNLOADED_MS with them standing idle; then
- * the kept socket sends heartbeats as fast as its connection drains (coming
- * back whenever closed) and the probe runs for FLOOD_MS; then the many join
- * in, the same way, for FLOOD_MS more; then the flood stops and the Worker restarts, so what the flood left behind cannot
- * reach the next row. Opening 200 sockets at once is no message flood, and
- * on bare workerd it alone slows every namespace for a second or two: so it
- * happens before the unloaded window, not in the flooded one.
+ * Each side, in turn: the probe unloaded; then one flooder, then ten (each
+ * a socket that acquires with keep, acks, sends heartbeats as fast as its
+ * connection drains and comes back 100 ms after every close or refusal, on
+ * a fresh lock: flooder.ts, in its own process), the probe running through
+ * each flood and on after it stops, to see how soon it is back.
+ *
+ * What it holds holdfast to (docs/guarantees.md, "A wait socket flood"),
+ * under one flooder and under ten, on each store:
+ * - the probe's p50 and p99, each as a ratio to its unloaded figure, within
+ *   SLACK x the floor's ratio under the same flood (and never held to less
+ *   than FLOOR_MS above the unloaded figure: a few ms move by that much from
+ *   run to run);
+ * - no 5xx and no failed request;
+ * - back within 2x its unloaded p50 within RECOVERY_MS of the flood's end;
+ * - the flood shed: answered 429 `rate_limited` and closed.
  * The probe is open-loop (one try-lock every PROBE_EVERY_MS, whether or not
  * the last one was answered), so a stall shows as many slow answers rather
  * than as few samples.
@@ -27,68 +29,96 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FloodPlan, FloodReport, FloodStats, FlooderMessage } from "./flooder";
-import { API_KEY, FLOOD_API_KEY, type Lab, type RestartableWorker } from "./lab";
+import { startWorkerServer } from "../tools/serve-worker/serve.mjs";
+import type { FloodPlan, FloodStats, FlooderMessage } from "./flooder";
+import { API_KEY, FLOOD_API_KEY, FLOOD_TEN_API_KEY, type Lab } from "./lab";
 import { now, sleep } from "./time";
 
 /** The rows' name, as --only matches it (`npm run chaos -- --only=flood`). */
-export const FLOOD_ROWS = "a wait socket flood (heartbeats from one kept socket, messages from many) in another namespace";
+export const FLOOD_ROWS =
+  "a wait socket flood (one flooder, then ten, each coming back 100 ms after every close) in another namespace, beside the bare object's floor";
 
-/** After the flood's sockets are held, before the unloaded window. */
-const SETTLE_MS = 1000;
-const UNLOADED_MS = 3000;
-const FLOOD_MS = 5000;
+/** How long each window lasts: the full suite's, or the quick mode's (CI). */
+export interface FloodTimings {
+  settleMs: number;
+  unloadedMs: number;
+  floodMs: number;
+  /** The probe runs on this long after a flood stops. */
+  afterMs: number;
+}
+export const FULL_TIMINGS: FloodTimings = { settleMs: 1000, unloadedMs: 3000, floodMs: 5000, afterMs: 2000 };
+export const QUICK_TIMINGS: FloodTimings = { settleMs: 500, unloadedMs: 2000, floodMs: 3000, afterMs: 1500 };
+
 const PROBE_EVERY_MS = 20;
 /** The probe's lock names, reused in turn: a name comes back after NAMES x PROBE_EVERY_MS, long after its release. */
 const PROBE_NAMES = 64;
 /** A probe request unanswered after this counts as failed. */
 const PROBE_TIMEOUT_MS = 10_000;
-const MANY_SOCKETS = 200;
-/** Below this many messages sent, a flood did not happen and the row proves nothing. */
-const MIN_SENT = 1000;
-/** The bound on the p50 under flood: twice the unloaded one, and never less than this above it. */
+/** Flooders at once, in turn. */
+export const FLOODERS = [1, 10] as const;
+const COME_BACK_MS = 100;
+/** holdfast's ratio to its unloaded figure may be this many times the floor's under the same flood. */
+export const SLACK = 1.5;
+/** A bound is never less than this above the unloaded figure, ms. */
 const FLOOR_MS = 2;
+/** The probe's p50 is back within 2x its unloaded one within this of the flood's end. */
+export const RECOVERY_MS = 1000;
+/** Recovery is judged on windows of this many probes (their median). */
+const RECOVERY_WINDOW = 10;
+/** Below this many heartbeats sent, a flood did not happen and the row proves nothing. */
+const MIN_SENT = 1000;
 
-type FloodTarget = "Redis, Worker" | "Durable, Worker";
+export type FloodTarget = "floor (bare object)" | "Redis, Worker" | "Durable, Worker";
 
-/** The other namespace's try-locks over one window. */
-interface Probe {
+/** The other namespace's try-lock + release over one window. */
+export interface Probe {
   sent: number;
-  /** Acquires answered (any status). */
   answered: number;
   p50: number;
   p99: number;
-  /** Acquires or releases answered 5xx. */
   fiveXx: number;
   /** Other failures: a 4xx but 409 locked, no answer within PROBE_TIMEOUT_MS (its wait counts as its latency), a broken connection. */
   failed: number;
   firstFailure?: string;
+  /** Each cycle: when it was sent (ms, this process's clock) and how long it took. */
+  samples: { at: number; ms: number }[];
 }
 
-interface FloodRow {
+export interface FloodPhase {
+  flooders: number;
+  probe: Probe;
+  /** From the flood's end until the probe's p50 (over RECOVERY_WINDOW probes) is back within 2x its unloaded one; undefined: not within the window. */
+  recoveryMs?: number;
+  stats?: FloodStats;
+}
+
+export interface FloodSide {
   target: FloodTarget;
   unloaded: Probe;
-  /** Under the kept socket's flood alone. */
-  kept: Probe;
-  /** Under the kept socket's and the many's. */
-  both: Probe;
-  bound: number;
-  flood?: FloodReport;
-  failures: string[];
-  /** Measured and reported, but beyond what docs/guarantees.md promises ("A wait socket flood"): no exit 1. */
-  beyond: string[];
+  phases: FloodPhase[];
 }
 
-/** Runs the flood rows on both Worker stores, prints their table; answers how many rows broke the promise. */
-export async function runFloodRows(lab: Lab): Promise<{ runs: number; broken: number }> {
+export interface FloodRow {
+  side: FloodSide;
+  floor: FloodSide;
+  failures: string[];
+}
+
+/** Runs the flood rows: the floor, then both Worker stores; prints their table; answers how many rows broke the promise. */
+export async function runFloodRows(lab: Lab, timings: FloodTimings = FULL_TIMINGS): Promise<{ runs: number; broken: number }> {
   console.log(`\n## ${FLOOD_ROWS}\n`);
   const rows: FloodRow[] = [];
   for (const target of ["Redis, Worker", "Durable, Worker"] as const) {
     await lab.heal();
     const worker = target === "Redis, Worker" ? lab.workers.redis : lab.workers.durable;
-    rows.push(await floodRow(target, worker));
+    // The floor right before each store's row, so both see the same machine.
+    const floor = await measureFloor(timings);
+    const side = await measureFlood(target, worker.url, timings);
+    // What a flood left behind cannot reach the next row.
+    await worker.restart();
+    rows.push({ side, floor, failures: verdict(side, floor) });
   }
-  const out = [table(rows), "", ...rows.flatMap(notes)].join("\n");
+  const out = [floodTable(rows), "", ...rows.flatMap((r) => r.failures.map((f) => `- ${r.side.target}: BROKEN: ${f}`))].join("\n");
   console.log(out);
   const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
   fs.mkdirSync(dir, { recursive: true });
@@ -96,82 +126,122 @@ export async function runFloodRows(lab: Lab): Promise<{ runs: number; broken: nu
   return { runs: rows.length, broken: rows.filter((r) => r.failures.length).length };
 }
 
-async function floodRow(target: FloodTarget, worker: RestartableWorker): Promise<FloodRow> {
-  const run = `flood-${Date.now().toString(36)}`;
-  const plan: FloodPlan = { url: worker.url, key: FLOOD_API_KEY, prefix: run, many: MANY_SOCKETS, comeBackMs: 100 };
-  const flooder = fork(fileURLToPath(new URL("./flooder.ts", import.meta.url)), [JSON.stringify(plan)]);
-  // The attacker's machine is not the service's: on the lab's few cores, the flooder gets only what the Worker and the probe leave.
-  if (flooder.pid) os.setPriority(flooder.pid, 19);
-  const told = <T extends FlooderMessage["type"]>(type: T, withinMs: number) =>
-    new Promise<Extract<FlooderMessage, { type: T }> | undefined>((resolve) => {
-      const timer = setTimeout(() => resolve(undefined), withinMs);
-      flooder.on("message", (m: FlooderMessage) => {
-        if (m.type !== type) return;
-        clearTimeout(timer);
-        resolve(m as Extract<FlooderMessage, { type: T }>);
-      });
-      flooder.on("exit", () => resolve(undefined));
-    });
-  const failures: string[] = [];
-  const beyond: string[] = [];
-  let unloaded: Probe;
-  let kept: Probe;
-  let both: Probe;
-  let flood: FloodReport | undefined;
+/** The floor: the bare object (bench/floodFloorWorker) in its own workerd, under the same floods. */
+export async function measureFloor(timings: FloodTimings): Promise<FloodSide> {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+  const server = await startWorkerServer({ vars: {}, projectDir: path.join(root, "bench/floodFloorWorker") });
   try {
-    const ready = await told("ready", 40_000);
-    if (!ready?.held) failures.push("the flood did not happen: none of its sockets was held");
-    // Unloaded: the flood's sockets stand idle, held; what was left of opening them has SETTLE_MS to drain.
-    await probe(worker.url, `${run}-probe`, SETTLE_MS);
-    unloaded = await probe(worker.url, `${run}-probe`, UNLOADED_MS);
-    flooder.send("go kept");
-    kept = await probe(worker.url, `${run}-probe`, FLOOD_MS);
-    flooder.send("go many");
-    both = await probe(worker.url, `${run}-probe`, FLOOD_MS);
-    const stopped = told("report", 10_000);
-    flooder.send("stop");
-    flood = (await stopped)?.report;
+    return await measureFlood("floor (bare object)", server.url, timings);
   } finally {
-    if (flooder.exitCode === null) flooder.kill();
+    await server.stop();
   }
-  const bound = Math.max(2 * unloaded.p50, unloaded.p50 + FLOOR_MS);
-  // A flood on a service that does not shed it can leave the Worker busy long after: the next row starts clean.
-  await worker.restart();
-  if (!flood) failures.push("the flooder did not report what it did");
-  else {
-    if (flood.kept.sent < MIN_SENT) failures.push(`the kept socket sent only ${flood.kept.sent} heartbeats (< ${MIN_SENT}): no flood`);
-  }
-  if (unloaded.fiveXx || unloaded.failed) failures.push(`the probe failed before any flood (${unloaded.firstFailure}): the lab is not sound`);
-  // The promise (docs/guarantees.md, "A wait socket flood"): the flood is shed (refused 429 and closed) on
-  // both stores, and one kept socket's flood leaves another namespace's acquires on the Redis store within the
-  // bound. On the Durable store, and under the many's flood on either, one workerd process is outrun by what
-  // it reads before any object can refuse it: measured and reported, not promised.
-  if (flood?.kept.held && !flood.kept.errors["429 rate_limited"]) {
-    failures.push("the kept socket's flood was never answered 429 rate_limited: the service did not shed it");
-  }
-  if (flood && !Object.keys(flood.kept.closes).length) failures.push("the service never closed the flooding kept socket");
-  for (const [under, p, promised] of [
-    ["the kept socket's flood", kept, target === "Redis, Worker"],
-    ["both floods", both, false],
-  ] as const) {
-    const into = promised ? failures : beyond;
-    if (!p.answered) into.push(`under ${under}, the other namespace's probe got no answer at all`);
-    if (p.p50 > bound)
-      into.push(`under ${under}, the other namespace's acquire p50 went from ${ms(unloaded.p50)} to ${ms(p.p50)} ms (bound ${ms(bound)} ms)`);
-    if (p.fiveXx) into.push(`under ${under}, the other namespace got ${p.fiveXx} 5xx answers`);
-    if (p.failed) into.push(`under ${under}, ${p.failed} of the other namespace's requests failed (first: ${p.firstFailure})`);
-  }
-  // A Worker the kept socket stalls may never get to the many: that row is broken anyway. One that holds must have had both floods.
-  if (flood && !failures.length && flood.many.sent < MIN_SENT) {
-    failures.push(`the ${MANY_SOCKETS} sockets sent only ${flood.many.sent} messages (< ${MIN_SENT}): no flood from them`);
-  }
-  return { target, unloaded, kept, both, bound, flood, failures, beyond };
 }
 
-/** The other namespace ("chaos"): a try-lock (waitMs 0) and its release every PROBE_EVERY_MS for `forMs`, open-loop. */
+/** One side: the probe unloaded, then under one flooder and under ten, each followed by its recovery. */
+export async function measureFlood(target: FloodTarget, url: string, timings: FloodTimings): Promise<FloodSide> {
+  const run = `flood-${Date.now().toString(36)}`;
+  await probe(url, `${run}-probe`, timings.settleMs);
+  const unloaded = await probe(url, `${run}-probe`, timings.unloadedMs);
+  const phases: FloodPhase[] = [];
+  for (const flooders of FLOODERS) {
+    // The ten come with a key of their own: fresh to the penalty the one flooder earned (the floor ignores keys).
+    const plan: FloodPlan = {
+      url,
+      key: flooders === 1 ? FLOOD_API_KEY : FLOOD_TEN_API_KEY,
+      prefix: `${run}-${flooders}`,
+      sockets: flooders,
+      comeBackMs: COME_BACK_MS,
+    };
+    const flooder = fork(fileURLToPath(new URL("./flooder.ts", import.meta.url)), [JSON.stringify(plan)]);
+    // The attacker's machine is not the service's: on the lab's few cores, the flooder gets only what the Worker and the probe leave.
+    if (flooder.pid) os.setPriority(flooder.pid, 19);
+    let stats: FloodStats | undefined;
+    let during: Probe;
+    let after: Probe;
+    let stoppedAt: number;
+    try {
+      during = await probe(url, `${run}-probe`, timings.floodMs);
+      const report = new Promise<FloodStats | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), 10_000);
+        flooder.on("message", (m: FlooderMessage) => {
+          clearTimeout(timer);
+          resolve(m.stats);
+        });
+        flooder.on("exit", () => resolve(undefined));
+      });
+      stoppedAt = now();
+      flooder.send("stop");
+      const afterRun = probe(url, `${run}-probe`, timings.afterMs);
+      stats = await report;
+      after = await afterRun;
+    } finally {
+      if (flooder.exitCode === null) flooder.kill();
+    }
+    phases.push({ flooders, probe: during, stats, recoveryMs: recoveryOf(after, unloaded, stoppedAt) });
+  }
+  return { target, unloaded, phases };
+}
+
+/** From `stoppedAt` to the first window of probes whose median is within 2x (at least +FLOOR_MS) the unloaded p50. */
+function recoveryOf(after: Probe, unloaded: Probe, stoppedAt: number): number | undefined {
+  const bound = Math.max(2 * unloaded.p50, unloaded.p50 + FLOOR_MS);
+  const samples = [...after.samples].sort((a, b) => a.at - b.at);
+  for (let i = 0; i + RECOVERY_WINDOW <= samples.length; i++) {
+    const window = samples
+      .slice(i, i + RECOVERY_WINDOW)
+      .map((s) => s.ms)
+      .sort((a, b) => a - b);
+    if (window[Math.floor(RECOVERY_WINDOW / 2)] <= bound) return Math.max(0, samples[i].at - stoppedAt);
+  }
+  return undefined;
+}
+
+/** What the row holds holdfast to against the floor (see the header). */
+function verdict(side: FloodSide, floor: FloodSide): string[] {
+  const failures: string[] = [];
+  const u = side.unloaded;
+  if (u.fiveXx || u.failed) failures.push(`the probe failed before any flood (${u.firstFailure}): the lab is not sound`);
+  for (const phase of side.phases) {
+    const floorPhase = floor.phases.find((p) => p.flooders === phase.flooders);
+    const under = `under ${phase.flooders === 1 ? "one flooder" : `${phase.flooders} flooders`}`;
+    const p = phase.probe;
+    if (!floorPhase) continue;
+    for (const q of ["p50", "p99"] as const) {
+      const bound = boundOf(q, u, floor.unloaded, floorPhase.probe);
+      if (!(p[q] <= bound)) {
+        failures.push(
+          `${under}, the other namespace's ${q} went from ${ms(u[q])} to ${ms(p[q])} ms (${ratio(p[q], u[q])}; the floor's ${ratio(floorPhase.probe[q], floor.unloaded[q])}, bound ${ms(bound)} ms)`,
+        );
+      }
+    }
+    if (p.fiveXx) failures.push(`${under}, the other namespace got ${p.fiveXx} 5xx answers`);
+    if (p.failed) failures.push(`${under}, ${p.failed} of the other namespace's requests failed (first: ${p.firstFailure})`);
+    if (phase.recoveryMs === undefined || phase.recoveryMs > RECOVERY_MS) {
+      failures.push(
+        `${under}, the other namespace was not back within 2x its p50 within ${RECOVERY_MS} ms of the flood's end (${phase.recoveryMs === undefined ? "not at all" : `${phase.recoveryMs} ms`})`,
+      );
+    }
+    const s = phase.stats;
+    if (!s) failures.push(`${under}, the flooder did not report what it did`);
+    else {
+      if (s.sent < MIN_SENT) failures.push(`${under}, the flood sent only ${s.sent} heartbeats (< ${MIN_SENT}): no flood happened`);
+      if (!Object.keys(s.errors).some((e) => e.startsWith("429 rate_limited socket_messages")))
+        failures.push(`${under}, the flood was never answered 429 rate_limited socket_messages: the service did not shed it`);
+      if (!Object.keys(s.closes).length) failures.push(`${under}, the service never closed a flooding socket`);
+    }
+  }
+  return failures;
+}
+
+/** holdfast's bound for a quantile: SLACK x the floor's ratio under the same flood, times its own unloaded figure; at least FLOOR_MS above it. */
+export function boundOf(q: "p50" | "p99", unloaded: Probe, floorUnloaded: Probe, floorFlooded: Probe): number {
+  const floorRatio = Math.max(1, floorFlooded[q] / floorUnloaded[q]);
+  return Math.max(SLACK * floorRatio * unloaded[q], unloaded[q] + FLOOR_MS);
+}
+
+/** The other namespace ("chaos"): a try-lock (waitMs 0) and its release every PROBE_EVERY_MS for `forMs`, open-loop, timed together. */
 async function probe(url: string, prefix: string, forMs: number): Promise<Probe> {
-  const result: Probe = { sent: 0, answered: 0, p50: Number.NaN, p99: Number.NaN, fiveXx: 0, failed: 0 };
-  const latencies: number[] = [];
+  const result: Probe = { sent: 0, answered: 0, p50: Number.NaN, p99: Number.NaN, fiveXx: 0, failed: 0, samples: [] };
   const fail = (what: string) => {
     result.failed++;
     result.firstFailure ??= what;
@@ -193,12 +263,12 @@ async function probe(url: string, prefix: string, forMs: number): Promise<Probe>
     const t0 = now();
     try {
       const acquired = await call(name, "acquire", { ttlMs: 5000, waitMs: 0 });
-      latencies.push(now() - t0);
-      result.answered++;
       if (acquired.status === 200) await call(name, "release", { token: acquired.json.token });
+      result.samples.push({ at: t0, ms: now() - t0 });
+      result.answered++;
     } catch (err) {
       // Unanswered: it waited at least this long, which the p50 must see (else a stall would shrink to no samples).
-      if (err instanceof Error && err.name === "TimeoutError") latencies.push(now() - t0);
+      if (err instanceof Error && err.name === "TimeoutError") result.samples.push({ at: t0, ms: now() - t0 });
       fail(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
     }
   };
@@ -210,7 +280,7 @@ async function probe(url: string, prefix: string, forMs: number): Promise<Probe>
     inFlight.push(attempt(i));
   }
   await Promise.all(inFlight);
-  latencies.sort((a, b) => a - b);
+  const latencies = result.samples.map((s) => s.ms).sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? Number.NaN;
   result.p50 = at(0.5);
   result.p99 = at(0.99);
@@ -220,64 +290,39 @@ async function probe(url: string, prefix: string, forMs: number): Promise<Probe>
 /** A figure in ms; one at the probe's timeout reads "> timeout" (it was not answered). */
 const ms = (x: number) =>
   !Number.isFinite(x) ? "not measured" : x >= PROBE_TIMEOUT_MS ? `> ${PROBE_TIMEOUT_MS}` : x < 10 ? x.toFixed(1) : String(Math.round(x));
+const ratio = (x: number, base: number) => (Number.isFinite(x / base) ? `${(x / base).toFixed(1)}x` : "not measured");
 
-const HEADER = [
-  "store, client",
-  "other namespace's acquire p50 unloaded, ms (p99)",
-  "bound, ms (2x, at least +2 ms)",
-  "under the kept socket's flood: p50 ms (p99), ratio; 5xx / failed",
-  "under both floods: p50 ms (p99), ratio; 5xx / failed",
-  "kept socket: held / heartbeats sent / answered",
-  "kept socket: how the service ended it",
-  `${MANY_SOCKETS} sockets more: opened / refused / held / heartbeats sent / answered`,
-  `${MANY_SOCKETS} sockets more: how the service ended them`,
-  "promise",
-];
-
-function table(rows: FloodRow[]): string {
+/** The floor and holdfast side by side: per store, per flood, p50 and p99 as ratios to unloaded, recovery, and what the flood met. */
+export function floodTable(rows: FloodRow[]): string {
   const line = (c: string[]) => `| ${c.join(" | ")} |`;
-  const under = (p: Probe, u: Probe) => {
-    const ratio = p.p50 / u.p50;
-    const x = Number.isFinite(ratio) ? `${p.p50 >= PROBE_TIMEOUT_MS ? "> " : ""}${ratio.toFixed(1)}x` : "not measured";
-    return `${ms(p.p50)} (${ms(p.p99)}), ${x}; ${p.fiveXx} / ${p.failed} of ${p.sent}`;
-  };
-  const body = rows.map((r) => {
-    const { unloaded: u, flood } = r;
-    return line([
-      r.target,
-      `${ms(u.p50)} (${ms(u.p99)})`,
-      ms(r.bound),
-      under(r.kept, u),
-      under(r.both, u),
-      flood ? `${flood.kept.held} / ${flood.kept.sent} / ${flood.kept.answered}` : "no report",
-      flood ? ended(flood.kept) : "no report",
-      flood ? `${flood.many.opened} / ${flood.many.refused} / ${flood.many.held} / ${flood.many.sent} / ${flood.many.answered}` : "no report",
-      flood ? ended(flood.many) : "no report",
-      r.failures.length ? "BROKEN" : r.beyond.length ? "held (and beyond it, see below)" : "held",
+  const header = [
+    "side",
+    "unloaded p50 (p99), ms",
+    ...FLOODERS.flatMap((n) => [`${n} flooder${n > 1 ? "s" : ""}: p50 (p99) ms, ratios; 5xx / failed`, `${n}: back within 2x after`]),
+    "what the floods met (sessions opened / handshakes refused / heartbeats sent / answered; errors)",
+    "promise",
+  ];
+  const sideLine = (s: FloodSide, promise: string) =>
+    line([
+      s.target,
+      `${ms(s.unloaded.p50)} (${ms(s.unloaded.p99)})`,
+      ...s.phases.flatMap((p) => [
+        `${ms(p.probe.p50)} (${ms(p.probe.p99)}), ${ratio(p.probe.p50, s.unloaded.p50)} / ${ratio(p.probe.p99, s.unloaded.p99)}; ${p.probe.fiveXx} / ${p.probe.failed} of ${p.probe.sent}`,
+        p.recoveryMs === undefined ? "not within the window" : `${Math.round(p.recoveryMs)} ms`,
+      ]),
+      s.phases
+        .map((p) =>
+          p.stats
+            ? `${p.flooders}: ${p.stats.opened} / ${p.stats.refused} / ${p.stats.sent} / ${p.stats.answered}; ${
+                Object.entries(p.stats.errors)
+                  .map(([k, n]) => `${k} x${n}`)
+                  .join(", ") || "no error"
+              }`
+            : `${p.flooders}: no report`,
+        )
+        .join("<br>"),
+      promise,
     ]);
-  });
-  return [line(HEADER), line(HEADER.map(() => "---")), ...body].join("\n");
-}
-
-/** What the service did to a flood: its error messages and closes, and how soon it first closed one. */
-function ended(s: FloodStats): string {
-  const list = (counts: Record<string, number>) =>
-    Object.entries(counts)
-      .sort((a, b) => b[1] - a[1])
-      .map(([k, n]) => `${k} x${n}`)
-      .join(", ");
-  const parts = [
-    Object.keys(s.errors).length ? `errors: ${list(s.errors)}` : "no error message",
-    Object.keys(s.closes).length ? `closed: ${list(s.closes)} (first after ${s.firstCloseAfterMs} ms)` : "never closed",
-  ];
-  if (s.openAtStop) parts.push(`${s.openAtStop} still open at the end`);
-  if (s.connectingAtStop) parts.push(`${s.connectingAtStop} handshakes never answered`);
-  return parts.join("; ");
-}
-
-function notes(r: FloodRow): string[] {
-  return [
-    ...r.failures.map((f) => `- ${r.target}: BROKEN: ${f}`),
-    ...r.beyond.map((f) => `- ${r.target}: beyond the promise (docs/guarantees.md, "A wait socket flood"): ${f}`),
-  ];
+  const body = rows.flatMap((r) => [sideLine(r.floor, "(the floor)"), sideLine(r.side, r.failures.length ? "BROKEN" : "held")]);
+  return [line(header), line(header.map(() => "---")), ...body].join("\n");
 }

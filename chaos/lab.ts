@@ -18,8 +18,10 @@ import { type RedisNode, startRedisNode } from "./redisNode";
 import { type Resources, startResources } from "./resources";
 
 export const API_KEY = "chaos-suite-key-0123456789";
-/** The flood rows' other namespace ("flood"), which floods while the suite's ("chaos") is timed (flood.ts). */
+/** The flood rows' other namespace ("flood"), which floods while the suite's ("chaos") is timed (flood.ts): one flooder. */
 export const FLOOD_API_KEY = "chaos-flood-key-0123456789";
+/** The flood rows' ten flooders, a namespace ("flood10") of their own: fresh to the flood penalty the one flooder earned. */
+export const FLOOD_TEN_API_KEY = "chaos-flood-ten-key-0123456789";
 /** The Redis store's and each quorum database's bound per call. */
 export const STORE_TIMEOUT_MS = 1000;
 
@@ -49,7 +51,7 @@ const upstash = (node: RedisNode) => new Redis({ url: node.url, token: node.toke
 export async function startLab(): Promise<Lab> {
   const [resourceNode, ...nodes] = await Promise.all(["resource", "a", "b", "c"].map((l) => startRedisNode(l)));
   const resources = await startResources(resourceNode);
-  const vars = { API_KEYS: `chaos=${API_KEY},flood=${FLOOD_API_KEY}`, STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) };
+  const vars = { API_KEYS: `chaos=${API_KEY},flood=${FLOOD_API_KEY},flood10=${FLOOD_TEN_API_KEY}`, STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) };
   const [redis, durable] = await Promise.all([
     restartableWorker({ ...vars, UPSTASH_REDIS_REST_URL: nodes[0].url, UPSTASH_REDIS_REST_TOKEN: nodes[0].token }),
     restartableWorker(vars),

@@ -42,7 +42,7 @@ export class RateLimitedError extends HoldfastError {
   constructor(
     readonly retryAfterMs: number,
     message: string,
-    readonly limit: "budget" | "waiters_per_lock" | "sockets_per_namespace" | "socket_messages" = "budget",
+    readonly limit: "budget" | "waiters_per_lock" | "sockets_per_namespace" | "socket_messages" | "socket_flood" = "budget",
   ) {
     super("rate_limited", message);
   }

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { UpgradeRequiredError } from "../errors.js";
 import { lockObjectOf } from "../store/durable/lockObjectOf.js";
-import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socketProtocol.js";
+import { SOCKET_AT_HEADER, SOCKET_FLOOD_UNTIL_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socketProtocol.js";
+import { floodPenalties, floodRefusal } from "../lockObject/floodPenalties.js";
 import { kindOps } from "../store/types.js";
 import type { AppEnv } from "./appTypes.js";
 import { lockName } from "./lockName.js";
@@ -38,7 +39,34 @@ async function socketToObject(c: Context<AppEnv>, kind: SocketAt["kind"], what: 
   };
   const tokenExpiresAt = c.get("caller").scope?.expiresAt;
   if (tokenExpiresAt !== undefined) at.until = tokenExpiresAt;
+  at.clientIds = clientIdsOf(c);
+  // A client that flooded a socket lately is refused here, before any object hears of it (floodPenalties.ts).
+  const boxed = floodPenalties.refusedFor(at.clientIds);
+  if (boxed > 0) throw floodRefusal(boxed, Date.now() + boxed);
   const object = lockObjectOf(c.env.LOCK_OBJECT, kind, at.ref);
   // Only what the object needs: never the client's headers (its key among them).
-  return object.fetch("https://lock-object/wait-socket", { headers: { upgrade: "websocket", [SOCKET_AT_HEADER]: JSON.stringify(at) } });
+  const answer = await object.fetch("https://lock-object/wait-socket", { headers: { upgrade: "websocket", [SOCKET_AT_HEADER]: JSON.stringify(at) } });
+  const floodUntil = answer.headers.get(SOCKET_FLOOD_UNTIL_HEADER);
+  if (floodUntil === null) return answer;
+  // Refused for a flood another isolate saw: this one refuses the client's next tries itself.
+  floodPenalties.learn(at.clientIds, Number(floodUntil));
+  const headers = new Headers(answer.headers);
+  headers.delete(SOCKET_FLOOD_UNTIL_HEADER);
+  return new Response(answer.body, { status: answer.status, headers });
+}
+
+/**
+ * Who opens a socket, for the flood penalty: the key (its namespace and
+ * name; a scoped token by its namespace, prefix and expiry, so one browser's
+ * token does not stand for its issuer's key) and, where the platform says,
+ * the client's address. Never the key itself.
+ */
+function clientIdsOf(c: Context<AppEnv>): string[] {
+  const caller = c.get("caller");
+  const ids = [
+    caller.scope ? `token:${caller.namespace}/${caller.scope.prefix}/${caller.scope.expiresAt}` : `key:${caller.namespace}/${caller.keyName}`,
+  ];
+  const address = c.req.header("cf-connecting-ip");
+  if (address) ids.push(`address:${address}`);
+  return ids;
 }

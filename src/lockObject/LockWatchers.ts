@@ -2,11 +2,10 @@ import type { Env } from "../env.js";
 import { InvalidInputError, TooLargeError } from "../errors.js";
 import { BODY_MAX_BYTES } from "../limits.js";
 import { logError } from "../logError.js";
-import { errorAnswer } from "../wire/errorAnswer.js";
 import { jsonOf, validated } from "../wire/parse.js";
 import { checkRateLimit, tierOf } from "../wire/rateLimit.js";
 import { SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../wire/socketProtocol.js";
-import type { SocketCaps } from "./socketCaps.js";
+import { refusal, type SocketCaps } from "./socketCaps.js";
 import { checkTokenLife } from "./tokenLife.js";
 import { type Attachment, attachmentOf, closeWith, errorAsAnswer, keepAttachment, sendAnswer } from "./socketAttachment.js";
 import { limitIdle } from "./socketIdleLimits.js";
@@ -77,15 +76,16 @@ export class LockWatchers {
   /** Accept the socket, unless a cap refuses it: the same caps as a wait socket's (socketCaps.ts). */
   async accept(request: Request): Promise<Response> {
     const at = socketAtOf(request) as SocketAt;
-    const refused = await this.host.caps.admitSocket(at);
-    if (refused) {
-      const { status, body, retryAfterMs } = errorAnswer(refused);
-      return Response.json(body, { status, headers: { "retry-after": String(Math.ceil((retryAfterMs ?? 0) / 1000)) } });
-    }
+    const admitted = await this.host.caps.admitSocket(at);
+    if ("refused" in admitted) return refusal(admitted.refused);
     const [client, server] = Object.values(new WebSocketPair());
-    this.host.ctx.acceptWebSocket(server, [WATCH_TAG]);
-    this.mine.add(server);
-    this.live.add(server);
+    try {
+      this.host.ctx.acceptWebSocket(server, [WATCH_TAG]);
+      this.mine.add(server);
+      this.live.add(server);
+    } finally {
+      admitted.room.settle();
+    }
     const state: Attachment = { at, phase: "open", since: Date.now() };
     keepAttachment(server, state);
     this.marker.update(this.live);

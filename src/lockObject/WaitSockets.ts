@@ -1,6 +1,5 @@
 import type { Env } from "../env.js";
 import { InvalidInputError, LockedError, StoreUnavailableError, TooLargeError } from "../errors.js";
-import { errorAnswer } from "../wire/errorAnswer.js";
 import { jsonOf, validated } from "../wire/parse.js";
 import type { KindName, WaitingKindName } from "../kinds/registry/ops.js";
 import { checkRateLimit, tierOf } from "../wire/rateLimit.js";
@@ -16,7 +15,7 @@ import type { StoreKind } from "./waitProtocol.js";
 import { acknowledge, holdOnSocket, type SocketHolderHost } from "./socketHolder.js";
 import { limitIdle } from "./socketIdleLimits.js";
 import { checkTokenLife } from "./tokenLife.js";
-import type { SocketCaps } from "./socketCaps.js";
+import { refusal, type SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "./timers.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../wire/socketProtocol.js";
 import { ackMessage, renewMessage, socketAtOf, watchMessage } from "./socketSchemas.js";
@@ -103,14 +102,15 @@ export class WaitSockets {
   async accept(request: Request): Promise<Response> {
     const at = socketAtOf(request);
     if (!at) return Response.json({ error: "internal", message: "a wait socket without what it is for" }, { status: 500 });
-    const refused = await this.host.caps.admitSocket(at);
-    if (refused) {
-      const { status, body, retryAfterMs } = errorAnswer(refused);
-      return Response.json(body, { status, headers: { "retry-after": String(Math.ceil((retryAfterMs ?? 0) / 1000)) } });
-    }
+    const admitted = await this.host.caps.admitSocket(at);
+    if ("refused" in admitted) return refusal(admitted.refused);
     const [client, server] = Object.values(new WebSocketPair());
-    this.host.ctx.acceptWebSocket(server);
-    this.live.add(server);
+    try {
+      this.host.ctx.acceptWebSocket(server);
+      this.live.add(server);
+    } finally {
+      admitted.room.settle();
+    }
     const state: Attachment = { at, phase: "open", since: Date.now() };
     keepAttachment(server, state);
     this.limitIdle(server, state);
@@ -137,11 +137,16 @@ export class WaitSockets {
       gate = new MessageGate();
       this.gates.set(ws, gate);
     }
+    let handled: Promise<void>;
     try {
-      gate.run(() => this.handle(ws, data)).catch((err) => this.fail(ws, err));
+      handled = gate.run(() => this.handle(ws, data));
     } catch (err) {
+      // Faster than a socket may send: ended now, and its client refused new sockets for a while (floodPenalties.ts).
+      this.host.caps.penalize(state.at);
       this.fail(ws, err);
+      return;
     }
+    handled.catch((err) => this.fail(ws, err));
   }
 
   private async handle(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {

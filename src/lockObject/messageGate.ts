@@ -41,10 +41,20 @@ export class MessageGate {
     }
     this.tokens -= 1;
     this.inGate++;
-    const done = this.last.then(handle).finally(() => {
-      this.inGate--;
-    });
+    // Handled a turn later, never in the turn it arrived: a handler that does its work without real I/O (the
+    // Durable store's synchronous storage) would otherwise finish before the next frame is even read, so the
+    // frames of a flood would be counted at the pace they are handled rather than the pace they come, and
+    // the refusal would come only after thousands more were read.
+    const done = this.last
+      .then(nextTurn)
+      .then(handle)
+      .finally(() => {
+        this.inGate--;
+      });
     this.last = done.catch(() => {});
     return done;
   }
 }
+
+/** Resolves in a later turn of the event loop, after the events already waiting (a socket's frames among them). */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));

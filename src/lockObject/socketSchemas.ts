@@ -19,6 +19,8 @@ export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
   tier: z.optional(z.enum(["low", "standard", "high", "off"])),
   /** A scoped token's expiry (epoch ms): the socket lives no longer (tokenLife.ts). */
   until: z.optional(z.number()),
+  /** Who opened it, for the flood penalty (floodPenalties.ts). */
+  clientIds: z.optional(z.array(z.string())),
 });
 
 /** An idempotency key's wait: for how long to wait for another caller's run to end. */

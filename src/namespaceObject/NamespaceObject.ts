@@ -26,7 +26,8 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS locks (kind TEXT NOT NULL, name TEXT NOT NULL, until INTEGER NOT NULL, PRIMARY KEY (kind, name));
        CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, record TEXT NOT NULL);
-       CREATE TABLE IF NOT EXISTS sockets (object TEXT PRIMARY KEY, count INTEGER NOT NULL, until INTEGER NOT NULL);`,
+       CREATE TABLE IF NOT EXISTS sockets (object TEXT PRIMARY KEY, count INTEGER NOT NULL, until INTEGER NOT NULL);
+       CREATE TABLE IF NOT EXISTS floods (client TEXT PRIMARY KEY, until INTEGER NOT NULL);`,
     );
   }
 
@@ -77,18 +78,43 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
 
   /**
    * A lock object of this namespace asks to open one more wait socket, having
-   * `count` open with it: yes while the namespace's open sockets, as its lock
-   * objects last told, stay within `cap` (then `count` is kept as that
-   * object's); no, with the total, otherwise (nothing kept).
+   * `count` open with it (its handshakes in flight included): yes while the
+   * namespace's open sockets, as its lock objects last told, stay within
+   * `cap` (then `count` is kept as that object's); no, with the total,
+   * otherwise (nothing kept); no, with `floodUntil`, while one of the
+   * client's ids is refused for a flood (src/lockObject/floodPenalties.ts).
    */
-  reserveSocket(object: string, count: number, cap: number): { ok: boolean; total: number } {
+  reserveSocket(object: string, count: number, cap: number, clientIds: string[] = []): { ok: boolean; total: number; floodUntil?: number } {
     const now = Date.now();
+    const floodUntil = this.floodUntil(clientIds, now);
+    if (floodUntil !== undefined) return { ok: false, total: 0, floodUntil };
     const others = this.sql
       .exec<{ n: number }>("SELECT coalesce(sum(count), 0) AS n FROM sockets WHERE object <> ? AND until > ?", object, now)
       .one().n;
     if (others + count > cap) return { ok: false, total: others + count - 1 };
     this.tellSockets(object, count);
     return { ok: true, total: others + count };
+  }
+
+  /** A lock object refused a socket for its flood: its client's ids are refused new sockets until `until`, in every isolate. */
+  penalize(clientIds: string[], until: number): void {
+    for (const client of clientIds.slice(0, 4)) {
+      this.sql.exec(
+        "INSERT INTO floods (client, until) VALUES (?, ?) ON CONFLICT (client) DO UPDATE SET until = max(until, excluded.until)",
+        client,
+        until,
+      );
+    }
+    void this.pruneLater();
+  }
+
+  private floodUntil(clientIds: string[], now: number): number | undefined {
+    let until: number | undefined;
+    for (const client of clientIds.slice(0, 4)) {
+      const row = this.sql.exec<{ until: number }>("SELECT until FROM floods WHERE client = ? AND until > ?", client, now).toArray()[0];
+      if (row && row.until > (until ?? 0)) until = row.until;
+    }
+    return until;
   }
 
   /**
@@ -116,8 +142,11 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
     this.sql.exec("DELETE FROM locks WHERE until <= ?", now);
     this.sql.exec("DELETE FROM audit WHERE at <= ?", now - AUDIT_KEEP_MS);
     this.sql.exec("DELETE FROM sockets WHERE until <= ?", now);
+    this.sql.exec("DELETE FROM floods WHERE until <= ?", now);
     const left = this.sql
-      .exec<{ n: number }>("SELECT (SELECT count(*) FROM locks) + (SELECT count(*) FROM audit) + (SELECT count(*) FROM sockets) AS n")
+      .exec<{ n: number }>(
+        "SELECT (SELECT count(*) FROM locks) + (SELECT count(*) FROM audit) + (SELECT count(*) FROM sockets) + (SELECT count(*) FROM floods) AS n",
+      )
       .one().n;
     if (left > 0) await this.ctx.storage.setAlarm(now + PRUNE_EVERY_MS);
   }

@@ -57,6 +57,9 @@ export const SOCKET_KEY_PROTOCOL_PREFIX = "holdfast.key.";
 /** The header on which the Worker tells the object what the socket is for (internal; never from a client). */
 export const SOCKET_AT_HEADER = "x-holdfast-wait-socket";
 
+/** On a handshake the object refused for a flood: until when (epoch ms), for the Worker's own box (internal; never sent on). */
+export const SOCKET_FLOOD_UNTIL_HEADER = "x-holdfast-flood-until";
+
 /** What a socket is for: set by the Worker from the path and the key, sent to the object on SOCKET_AT_HEADER. */
 export interface SocketAt {
   kind: KindWireName;
@@ -76,6 +79,12 @@ export interface SocketAt {
    * ends it (a watch socket, at that time), as the Worker refuses its requests.
    */
   until?: number;
+  /**
+   * Who opened it, for the flood penalty (src/lockObject/floodPenalties.ts):
+   * the key's id (namespace and key name, or a scoped token's scope) and the
+   * client's address where the platform gives one. Never the key itself.
+   */
+  clientIds?: string[];
 }
 
 /** What the object sends. */

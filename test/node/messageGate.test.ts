@@ -23,8 +23,12 @@ function handler(name: string, log: string[]) {
   };
 }
 
-/** Lets every pending promise step run (a macrotask comes after all queued microtasks). */
-const settle = () => new Promise<void>((r) => setImmediate(r));
+/**
+ * Lets every pending step run: the gate starts a message's handler a turn of the event loop after it
+ * may (a setTimeout of 0, so a flood's frames are counted before any is handled), so this waits past
+ * any such timer set before it fires (Node runs timers in order of their due time), then one turn more.
+ */
+const settle = () => new Promise<void>((r) => setTimeout(r, 10)).then(() => new Promise<void>((r) => setImmediate(r)));
 
 /** What `run` threw, or undefined when it let the message in. */
 function refusal(run: () => unknown): unknown {

@@ -11,12 +11,13 @@ import { type Stores, startOnBothStores, stopAll, until } from "./support/worker
 
 /**
  * One namespace per cap, so one case's sockets never count against another's. `line`: the case with a socket in
- * line behind a flooder opens its sockets with a key no other case floods with (a flood refuses its key's new sockets
- * for a while, and a flood case runs just before it).
+ * line behind a flooder, and the rate case, open their sockets with keys no other case floods with (a flood refuses its
+ * key's new sockets for a while, and a flood case runs just before each).
  */
 const KEYS = {
   flood: "limits-flood-key-1",
   line: "limits-line-key-1",
+  rate: "limits-rate-key-1",
   waiters: "limits-waiters-key-1",
   sockets: "limits-sockets-key-1",
   idle: "limits-idle-key-1",
@@ -129,9 +130,9 @@ for (const store of ["redis", "durable"] as const) {
     });
 
     it(`a socket may send ${SOCKET_MESSAGES_PER_SECOND} messages a second: one answered at a time, the one past the rate is refused`, async () => {
-      const api = httpClient(base(), KEYS.flood);
+      const api = httpClient(base(), KEYS.rate);
       const path = `/v1/locks/${unique("rate")}`;
-      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.flood, { ttlMs: 30_000, waitMs: 5000, keep: true });
+      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.rate, { ttlMs: 30_000, waitMs: 5000, keep: true });
       const grant = await takeGrant(holder);
       const started = Date.now();
       let answered = 0;
