@@ -34,6 +34,9 @@ import { measureShippedWorker, SHIPPED_HEADER, shippedTableRows } from "./shippe
 import { COMPARISON_HEADER, compareWithBaseline, comparisonVerdict, recordFigure, saveBaseline } from "./baseline";
 import { INSTRUCTIONS_HEADER, instructionsTableRows, measureInstructions } from "./instructions";
 import { printTable } from "./table";
+import { FULL_TIMINGS, floodTable, measureFloodRows, QUICK_TIMINGS, SLACK } from "../chaos/flood";
+import { API_KEY, FLOOD_API_KEY, FLOOD_TEN_API_KEY } from "../chaos/lab";
+import { startWorkerServer, type WorkerServer } from "../tools/serve-worker/serve.mjs";
 import { measureScale, SCALE_HEADER, SCALE_LOCKS, SCALE_PER_LOCK, SCALE_WAITERS, type ScaleRow, scaleTableRows } from "./scale";
 import { CYCLE_HEADER, cycleTableRows, cycleTargets, directCycleTargets, directLabels, measureCycles, type CycleRow } from "./uncontended";
 
@@ -136,6 +139,7 @@ async function main(): Promise<number> {
   if (wanted("7")) await shippedSection(stack.apiKey);
   if (wanted("8")) await vanishedSection(workers, run);
   if (wanted("9")) await scaleSection(workers, run);
+  if (wanted("10")) await floodSection(gw);
 
   const args = process.argv.slice(2).filter((a) => a !== "--save-baseline");
   const missed = baselineSection(
@@ -175,6 +179,68 @@ function baselineSection(command: string): string[] {
     console.log(`written : bench/baseline.json (this run's key figures, to commit)`);
   }
   return comparison?.missedAsked ?? [];
+}
+
+/**
+ * 10. A wait socket flood in one namespace against another's try-lock + release, holdfast beside the bare
+ * object's floor (chaos/flood.ts, the fault suite's flood rows, with their verdict), each Worker of its own
+ * with the fault suite's keys.
+ */
+async function floodSection(gw: BenchStack["gateway"]): Promise<void> {
+  const vars = { API_KEYS: `chaos=${API_KEY},flood=${FLOOD_API_KEY},flood10=${FLOOD_TEN_API_KEY}` };
+  const serve = (extra: Record<string, string>) => {
+    let server: Promise<WorkerServer> = startWorkerServer({ vars: { ...vars, ...extra } });
+    let url = "";
+    return {
+      get url() {
+        return url;
+      },
+      async start() {
+        url = (await server).url;
+      },
+      async restart() {
+        await (await server).stop();
+        server = startWorkerServer({ vars: { ...vars, ...extra } });
+        url = (await server).url;
+      },
+      async stop() {
+        await (await server).stop();
+      },
+    };
+  };
+  const redis = serve({ UPSTASH_REDIS_REST_URL: gw.url, UPSTASH_REDIS_REST_TOKEN: gw.token });
+  const durable = serve({});
+  try {
+    await Promise.all([redis.start(), durable.start()]);
+    const rows = await measureFloodRows(
+      [
+        { target: "Redis, Worker", worker: redis },
+        { target: "Durable, Worker", worker: durable },
+      ],
+      QUICK ? QUICK_TIMINGS : FULL_TIMINGS,
+    );
+    const failures = rows.flatMap((r) => r.failures.map((f) => `${r.side.target}: ${f}`));
+    console.log(`\n10. A wait socket flood in another namespace, holdfast beside the bare object's floor (same run)\n`);
+    console.log(floodTable(rows));
+    console.log(
+      [
+        "",
+        `one flooder, then ten (a socket each: acquire with keep, ack, heartbeats as fast as the connection drains, back ${100} ms after every`,
+        "close or refusal, on a fresh lock; in a process of its own at the lowest priority), while another namespace's try-lock + release",
+        "runs every 20 ms; ratios are to that namespace's unloaded figure in the same run. The floor: a bare Durable Object that closes a",
+        `socket at its 20th frame (bench/floodFloorWorker), measured right before each store's row. Bound: ${SLACK}x the floor's ratio.`,
+        failures.length ? `beyond the bound: ${failures.join("; ")}` : "every row within the bound",
+      ].join("\n"),
+    );
+    for (const r of rows) {
+      for (const p of r.side.phases)
+        recordFact(
+          `flood ${r.side.target}, ${p.flooders} flooder(s): p50 ${(p.probe.p50 / r.side.unloaded.p50).toFixed(1)}x, p99 ${(p.probe.p99 / r.side.unloaded.p99).toFixed(1)}x`,
+        );
+    }
+  } finally {
+    await Promise.all([redis.stop(), durable.stop()]);
+  }
 }
 
 /** 9. The scale of one lock: thousands of wait sockets on one lock object, and over many. */
