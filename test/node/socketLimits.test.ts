@@ -62,24 +62,27 @@ for (const store of ["redis", "durable"] as const) {
   describe(`${store} store`, () => {
     const base = () => servers[store].url;
 
-    it("a kept socket that floods heartbeats is answered 429 rate_limited and closed; its lease stays, and another socket's work goes on", async () => {
+    it("a kept socket that floods heartbeats is refused at once, for the messages it has in the gate, and closed; its lease stays", async () => {
       const api = httpClient(base(), KEYS.flood);
       const path = `/v1/locks/${unique("flood")}`;
-      const openedAt = Date.now();
       const holder = await socketWaiter(base(), `${path}/wait`, KEYS.flood, { ttlMs: 30_000, waitMs: 5000, keep: true });
       const grant = await takeGrant(holder);
       const seen = lastMessages(holder);
       // As fast as the connection drains, never waiting for an answer.
       for (let i = 0; i < 500; i++) holder.ws.send(JSON.stringify({ type: "heartbeat" }));
       const { messages, code } = await seen;
-      const refills = Math.ceil(((Date.now() - openedAt) * SOCKET_MESSAGES_PER_SECOND) / 1000);
       expect(code).toBe(1000);
-      const last = messages.at(-1);
-      expect(last).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
-      expect(last.retryAfterMs).toBeGreaterThan(0);
-      // Each heartbeat was handled after the one before (never thousands at once), and no more than the
-      // socket's rate allows (its bucket, less acquire and ack, plus what refilled since) before the flood was refused.
-      expect(messages.filter((m) => m.type === "heartbeat").length).toBeLessThanOrEqual(SOCKET_MESSAGES_PER_SECOND - 2 + refills);
+      // One refusal, the last word: 429 for its messages, with the reason a burst meets first (two were in the gate
+      // when the third came: each is handled a turn after it arrives, so a burst is counted as it comes).
+      const errors = messages.filter((m) => m.type === "error");
+      expect(errors).toHaveLength(1);
+      expect(messages.at(-1)).toBe(errors[0]);
+      expect(errors[0]).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
+      expect(errors[0].message).toMatch(/two of its messages were still being handled/);
+      expect(errors[0].retryAfterMs).toBeGreaterThan(0);
+      // Refused before it was let to run the store: not one of the 500 heartbeats was answered (the two in the gate
+      // are dropped with the socket), where a gate that let a burst through would answer up to its bucket.
+      expect(messages.filter((m) => m.type === "heartbeat")).toHaveLength(0);
       // Closing the socket released nothing: the lease is the holder's, over HTTP too.
       expect((await api.get(path)).body).toMatchObject({ held: true, fence: grant.fence });
       expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
