@@ -184,8 +184,9 @@ export function idempotencyConformance(kind: StoreKind) {
       const key = uniqueName("bounds");
       const res = await post(path(key, "begin"), body);
       expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(201);
-      // Given up on purpose: nothing is sent to example.com (which this machine cannot reach).
-      expect((await post(path(key, "fail"), { token: res.body.token })).status).toBe(200);
+      // The watched one given up on purpose: nothing is sent to example.com (which this machine cannot reach).
+      // (The 100 ms start is left to lapse: a busy machine's fail could come after it.)
+      if ("onExpire" in body) expect((await post(path(key, "fail"), { token: res.body.token })).status).toBe(200);
     }
   });
 
@@ -350,9 +351,13 @@ export function idempotencyConformance(kind: StoreKind) {
 
   it("a completed record is kept retainMs, then the key starts anew", async () => {
     const key = uniqueName("retain");
-    const s = await started(key, { ttlMs: 500, retainMs: 1000, fingerprint: "x" });
+    // The complete must land inside the start's TTL, or the loop below reads the lapsed start (GET shows it as
+    // absent, while its fingerprint still guards the key): with a 500 ms TTL, a busy machine's complete came late
+    // and was refused lease_lost, unchecked, and the case failed on what followed (issue 44).
+    const s = await started(key, { ttlMs: 5000, retainMs: 1000, fingerprint: "x" });
     const sentAt = Date.now();
-    await post(path(key, "complete"), { token: s.token, response: "done" });
+    const done = await post(path(key, "complete"), { token: s.token, response: "done" });
+    expect([done.status, done.body.state]).toEqual([200, "completed"]);
     // Read until it is gone: completed every time before, and gone no sooner than retainMs after the complete was sent.
     for (;;) {
       const state = (await get(path(key))).body;
