@@ -50,6 +50,10 @@ export class LockWatchers {
   private readonly live = new Set<WebSocket>();
   /** Every watch socket this instance knows of, done or not: its events go here, not to the wait sockets. */
   private readonly mine = new WeakSet<WebSocket>();
+  /** Sockets whose one message is being handled: another on them meanwhile ends them at once. */
+  private readonly starting = new WeakSet<WebSocket>();
+  /** Sockets this instance ended: what still arrives on them is dropped before anything is read (a flood's tail). */
+  private readonly ended = new WeakSet<WebSocket>();
   private reading = false;
   private again = false;
   private cancelRecheck: (() => void) | undefined;
@@ -111,9 +115,19 @@ export class LockWatchers {
    * budget as a wait socket's are, starts the pushes; anything else ends the socket.
    */
   message(ws: WebSocket, data: string | ArrayBuffer): void {
+    if (this.ended.has(ws)) return;
     const state = attachmentOf(ws);
     if (!state || state.phase === "done") return;
-    this.start(ws, state, data).catch((err) => this.fail(ws, err));
+    // A second message (or one while the first is still being handled) ends the socket at once, before any
+    // budget is asked: a socket that floods costs one answer, not a budget call per frame.
+    if (state.phase !== "open" || this.starting.has(ws)) {
+      this.fail(ws, new InvalidInputError("invalid_body", 'a watch socket takes one message, {"type":"watch"}'));
+      return;
+    }
+    this.starting.add(ws);
+    this.start(ws, state, data)
+      .catch((err) => this.fail(ws, err))
+      .finally(() => this.starting.delete(ws));
   }
 
   private async start(ws: WebSocket, state: Attachment, data: string | ArrayBuffer): Promise<void> {
@@ -121,8 +135,9 @@ export class LockWatchers {
     await checkRateLimit(this.host.env, state.at.ref.ns, state.at.tier ?? tierOf(this.host.env.RATE_LIMIT_TIERS, state.at.ref.ns));
     if (typeof data !== "string") throw new InvalidInputError("invalid_body", "watch socket messages are JSON text, not binary");
     if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
-    if (state.phase !== "open") throw new InvalidInputError("invalid_body", 'a watch socket takes one message, {"type":"watch"}');
     validated(jsonOf(data, "message"), watchStartMessage, "watch message");
+    // Ended while its budget was asked (closed, or a second message came): nothing to start.
+    if (this.ended.has(ws)) return;
     keepAttachment(ws, { at: state.at, phase: "watching" });
     this.changed();
   }
@@ -213,6 +228,7 @@ export class LockWatchers {
   /** Done, whoever ended it: nothing more is pushed to it, and its namespace object hears it is gone. */
   private finish(ws: WebSocket): void {
     const state = attachmentOf(ws);
+    this.ended.add(ws);
     keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
     this.live.delete(ws);
     this.marker.update(this.live);

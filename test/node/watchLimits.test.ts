@@ -8,7 +8,7 @@ import { httpClient } from "./support/http";
 import { handshakeAnswer, openSocket, type TestSocket } from "./support/waitSocket";
 import { type Stores, startOnBothStores, stopAll } from "./support/workerServers";
 
-const KEYS = { lockcap: "watch-lockcap-key-1", nscap: "watch-nscap-key-1", idle: "watch-idle-key-1" };
+const KEYS = { lockcap: "watch-lockcap-key-1", nscap: "watch-nscap-key-1", idle: "watch-idle-key-1", flood: "watch-flood-key-1" };
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
 let servers: Stores;
@@ -55,6 +55,27 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
     first.ws.close();
     second.ws.close();
     await Promise.all([first.closed, second.closed]);
+    await http.post(`${path}/release`, { token: held.body.token });
+  });
+
+  it("a watch socket that floods after its watch is ended at its next message, with one answer; another watcher of the lock goes on", async () => {
+    const path = `/v1/locks/${unique("watch-flood")}`;
+    const calm = await watcher(base(), path, KEYS.flood);
+    const flooder = await watcher(base(), path, KEYS.flood);
+    const messages: any[] = [];
+    flooder.ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
+    for (let i = 0; i < 500; i++) flooder.ws.send(JSON.stringify({ type: "watch" }));
+    expect(await flooder.closed).toBe(1000);
+    // One answer for the whole burst, not one per frame: the socket ended at the first message past its watch.
+    expect(messages).toEqual([
+      expect.objectContaining({ type: "error", status: 400, error: "invalid_body", message: expect.stringMatching(/takes one message/) }),
+    ]);
+    // The other watcher is still pushed the lock's state.
+    const http = httpClient(base(), KEYS.flood);
+    const held = await http.post(`${path}/acquire`, { ttlMs: 10_000 });
+    expect(await calm.next()).toMatchObject({ type: "state", state: { held: true, fence: held.body.fence } });
+    calm.ws.close();
+    await calm.closed;
     await http.post(`${path}/release`, { token: held.body.token });
   });
 
