@@ -183,9 +183,10 @@ export function waitingConformance(kind: StoreKind) {
   it("sends nothing for a lease that was released", async () => {
     const name = uniqueName("no-notify");
     const receiver = await newReceiver();
-    const holder = (await post(path(name, "acquire"), { ttlMs: 300, onExpire: receiver.url })).body;
-    await post(path(name, "release"), { token: holder.token });
-    await sleep(400);
+    // Released well inside its TTL, even on a busy machine; the lease's TTL and the grace after it then pass.
+    const holder = (await post(path(name, "acquire"), { ttlMs: 1000, onExpire: receiver.url })).body;
+    expect((await post(path(name, "release"), { token: holder.token })).body.released).toBe(true);
+    await sleep(Math.max(0, holder.expiresAt - Date.now()) + 100);
     await fireObjectAlarm(name);
     await sleep(1100);
     await fireObjectAlarm(name);
@@ -219,18 +220,20 @@ export function waitingConformance(kind: StoreKind) {
 
   it("notifies when an idempotency key's owner vanishes, and not when it completes or fails", async () => {
     const receiver = await newReceiver();
-    const begin = (key: string) => post(`/v1/idempotency/${key}/begin`, { ttlMs: 300, onExpire: receiver.url });
+    const begin = (key: string, ttlMs: number) => post(`/v1/idempotency/${key}/begin`, { ttlMs, onExpire: receiver.url });
 
+    // The owners that complete and fail have a TTL that their complete and fail land inside even on a busy
+    // machine (one that came late would have vanished too); every TTL has passed before the alarms run.
     const vanished = uniqueName("idem-vanish");
-    const started = (await begin(vanished)).body;
+    const started = (await begin(vanished, 300)).body;
     const completed = uniqueName("idem-done");
-    const done = (await begin(completed)).body;
-    await post(`/v1/idempotency/${completed}/complete`, { token: done.token, response: { ok: true } });
+    const done = (await begin(completed, 1000)).body;
+    expect((await post(`/v1/idempotency/${completed}/complete`, { token: done.token, response: { ok: true } })).status).toBe(200);
     const failed = uniqueName("idem-fail");
-    const gaveUp = (await begin(failed)).body;
-    await post(`/v1/idempotency/${failed}/fail`, { token: gaveUp.token });
+    const gaveUp = (await begin(failed, 1000)).body;
+    expect((await post(`/v1/idempotency/${failed}/fail`, { token: gaveUp.token })).status).toBe(200);
 
-    await sleep(400);
+    await sleep(Math.max(0, started.expiresAt - Date.now(), done.expiresAt - Date.now(), gaveUp.expiresAt - Date.now()) + 100);
     for (const key of [vanished, completed, failed]) await runAlarmsUntilQuiet(key, "idempotency");
     const got = await deliveries(receiver.id);
     expect(got.map((d) => JSON.parse(d.body))).toEqual([

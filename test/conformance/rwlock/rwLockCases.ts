@@ -354,13 +354,14 @@ export function rwLockConformance(kind: StoreKind) {
 
   it("a heartbeat keeps a short-lived reader holding past its first TTL; without it the lease lapses", async () => {
     const name = uniqueName("rw-hb-keeps");
-    const kept = (await acquire(name, "read", { ttlMs: 300 })).body;
-    const lapsing = (await acquire(name, "read", { ttlMs: 300 })).body;
-    expect((await post(path(name, "read/heartbeat"), { token: kept.token, ttlMs: 5000 })).status).toBe(200);
+    // A TTL long enough for the second acquire and the heartbeat to land inside it on a busy machine.
+    const kept = (await acquire(name, "read", { ttlMs: 1000 })).body;
+    const lapsing = (await acquire(name, "read", { ttlMs: 1000 })).body;
+    expect((await post(path(name, "read/heartbeat"), { token: kept.token, ttlMs: 8000 })).status).toBe(200);
     const s = await eventually(
       () => state(name),
       (v) => v.readers === 1,
-      3000,
+      6000,
     );
     expect(s).toMatchObject({ mode: "read", readers: 1 });
     expect(Date.now()).toBeGreaterThanOrEqual(lapsing.expiresAt - 100); // it lapsed at its TTL, not before

@@ -190,13 +190,14 @@ export function semaphoreConformance(kind: StoreKind) {
 
   it("a heartbeat keeps permits held past their first TTL; the holder that does not heartbeat loses its own", async () => {
     const name = uniqueName("sem-hb-keeps");
-    const kept = (await acquire(name, { limit: 3, permits: 2, ttlMs: 300 })).body;
-    const lapsing = (await acquire(name, { limit: 3, permits: 1, ttlMs: 300 })).body;
-    expect((await post(path(name, "heartbeat"), { token: kept.token, ttlMs: 5000 })).status).toBe(200);
+    // A TTL long enough for the second acquire and the heartbeat to land inside it on a busy machine.
+    const kept = (await acquire(name, { limit: 3, permits: 2, ttlMs: 1000 })).body;
+    const lapsing = (await acquire(name, { limit: 3, permits: 1, ttlMs: 1000 })).body;
+    expect((await post(path(name, "heartbeat"), { token: kept.token, ttlMs: 8000 })).status).toBe(200);
     const s = await eventually(
       () => state(name),
       (v) => v.used < 3,
-      3000,
+      6000,
     );
     expect(s).toMatchObject({ limit: 3, used: 2, holders: 1 });
     expect(Date.now()).toBeGreaterThanOrEqual(lapsing.expiresAt - 100); // it lapsed at its TTL, not before
