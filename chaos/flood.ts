@@ -15,8 +15,8 @@
  * under one flooder and under ten, on each store:
  * - the probe's p50 and p99, each as a ratio to its unloaded figure, within
  *   SLACK x the floor's ratio under the same flood (and never held to less
- *   than FLOOR_MS above the unloaded figure: a few ms move by that much from
- *   run to run);
+ *   than FLOOR_MS above the unloaded p50, P99_SLACK_MS above the unloaded
+ *   p99: that much moves from run to run with no flood at all);
  * - no 5xx and no failed request;
  * - back within 2x its unloaded p50 within RECOVERY_MS of the flood's end;
  * - the flood shed: answered 429 `rate_limited` and closed.
@@ -64,8 +64,17 @@ export const FLOODERS = [1, 10] as const;
 const COME_BACK_MS = 100;
 /** holdfast's ratio to its unloaded figure may be this many times the floor's under the same flood. */
 export const SLACK = 1.5;
-/** A bound is never less than this above the unloaded figure, ms. */
+/** A p50 bound is never less than this above the unloaded figure, ms. */
 const FLOOR_MS = 2;
+/**
+ * A p99 bound is never less than this above the unloaded p99, ms. A window's p99 is its two or three slowest
+ * probes, so one stall of the machine's (or of the floor's) decides it: here the unloaded p99 alone moved from 10
+ * to 95 ms between runs, while what the rows are for, a flood stalling the other namespace for seconds, is far
+ * beyond it.
+ */
+const P99_SLACK_MS = 50;
+/** The flooder's priority (nice): below the Worker's and the probe's, not so low that a busy machine starves it. */
+const FLOODER_NICE = 10;
 /** The probe's p50 is back within 2x its unloaded one within this of the flood's end. */
 export const RECOVERY_MS = 1000;
 /** Recovery is judged on windows of this many probes (their median). */
@@ -182,8 +191,9 @@ export async function measureFlood(target: FloodTarget, url: string, timings: Fl
       comeBackMs: COME_BACK_MS,
     };
     const flooder = fork(fileURLToPath(new URL("./flooder.ts", import.meta.url)), [JSON.stringify(plan)]);
-    // The attacker's machine is not the service's: on the lab's few cores, the flooder gets only what the Worker and the probe leave.
-    if (flooder.pid) os.setPriority(flooder.pid, 19);
+    // The attacker's machine is not the service's: on the lab's few cores, the flooder yields to the Worker and the probe. Not the
+    // lowest priority: with every core kept busy (npm run ci:busy) a flooder at 19 got no CPU at all and sent nothing.
+    if (flooder.pid) os.setPriority(flooder.pid, FLOODER_NICE);
     let stats: FloodStats | undefined;
     let during: Probe;
     let after: Probe;
@@ -265,7 +275,7 @@ function verdict(side: FloodSide, floor: FloodSide): string[] {
 /** holdfast's bound for a quantile: SLACK x the floor's ratio under the same flood, times its own unloaded figure; at least FLOOR_MS above it. */
 export function boundOf(q: "p50" | "p99", unloaded: Probe, floorUnloaded: Probe, floorFlooded: Probe): number {
   const floorRatio = Math.max(1, floorFlooded[q] / floorUnloaded[q]);
-  return Math.max(SLACK * floorRatio * unloaded[q], unloaded[q] + FLOOR_MS);
+  return Math.max(SLACK * floorRatio * unloaded[q], unloaded[q] + (q === "p50" ? FLOOR_MS : P99_SLACK_MS));
 }
 
 /** The other namespace ("chaos"): a try-lock (waitMs 0) and its release every PROBE_EVERY_MS for `forMs`, open-loop, timed together. */
