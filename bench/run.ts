@@ -228,7 +228,7 @@ async function floodSection(gw: BenchStack["gateway"]): Promise<void> {
         `one flooder, then ten (a socket each: acquire with keep, ack, heartbeats as fast as the connection drains, back ${100} ms after every`,
         "close or refusal, on a fresh lock; in a process of its own at nice 10), while another namespace's try-lock + release",
         "runs every 20 ms; ratios are to that namespace's unloaded figure in the same run. The floor: a bare Durable Object that closes a",
-        `socket at its 20th frame (bench/floodFloorWorker), measured right before each store's row. Bound: ${SLACK}x the floor's ratio.`,
+        `socket at its 20th frame (bench/floodFloorWorker), measured right before each store's row. Bound: p50 ${SLACK}x the floor's ratio, p99 ${SLACK}x the floor's p99.`,
         failures.length ? `beyond the bound: ${failures.join("; ")}` : "every row within the bound",
       ].join("\n"),
     );
