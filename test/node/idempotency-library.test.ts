@@ -82,14 +82,15 @@ describe("runOnce", () => {
     const running = runOnce(
       key,
       async ({ signal }) => {
-        await sleep(1000);
+        await sleep(2500);
         aborted = signal.aborted;
         return "finished";
       },
-      { redis, namespace, ttlMs: 300 },
+      // Heartbeats every ttl/3: at 1000 ms each may be a few hundred ms late on a busy machine and still keep it.
+      { redis, namespace, ttlMs: 1000 },
     );
-    await sleep(600); // twice the ttl: only heartbeats keep the start alive
-    await expect(runOnce(key, async () => "second", { redis, namespace, ttlMs: 300 })).rejects.toBeInstanceOf(InProgressError);
+    await sleep(2000); // twice the ttl: only heartbeats keep the start alive
+    await expect(runOnce(key, async () => "second", { redis, namespace, ttlMs: 1000 })).rejects.toBeInstanceOf(InProgressError);
     expect(await running).toBe("finished");
     expect(aborted).toBe(false);
   });
