@@ -100,5 +100,5 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
     });
     expect(Date.now() - openedAt).toBeGreaterThan(SOCKET_IDLE_MS - 500);
     expect(await s.closed).toBe(1000);
-  }, 30_000);
+  });
 });
