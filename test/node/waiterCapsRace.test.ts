@@ -3,10 +3,10 @@
 // together at a lock with room for 50 admit exactly 50, and 500 handshakes over ten locks of a
 // namespace with room for 120 sockets open exactly 120. (Each handshake's room is reserved before
 // anything is awaited, and a lock object's count reaches its namespace object in order.)
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpClient } from "./support/http";
 import { openSocket, type TestSocket } from "./support/waitSocket";
-import { type Stores, startOnBothStores, stopAll, until } from "./support/workerServers";
+import { type Stores, startForKeys, stopAll, until } from "./support/workerServers";
 
 const KEYS = { crowd: "caps-race-crowd-key-1", spread: "caps-race-spread-key-1" };
 const WAITERS_CAP = 50;
@@ -16,16 +16,7 @@ const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.ra
 let servers: Stores;
 
 beforeAll(async () => {
-  servers = await startOnBothStores(
-    {
-      API_KEYS: Object.entries(KEYS)
-        .map(([ns, key]) => `${ns}=${key}`)
-        .join(","),
-      MAX_WAITERS_PER_LOCK: String(WAITERS_CAP),
-      MAX_SOCKETS_PER_NAMESPACE: String(SOCKETS_CAP),
-    },
-    { url: inject("upstashUrl"), token: inject("upstashToken") },
-  );
+  servers = await startForKeys(KEYS, { MAX_WAITERS_PER_LOCK: String(WAITERS_CAP), MAX_SOCKETS_PER_NAMESPACE: String(SOCKETS_CAP) });
 }, 180_000);
 
 afterAll(async () => {

@@ -1,12 +1,12 @@
 // A watch socket's limits are a wait socket's (docs/API.md, "Watching a lock"), against the Worker served by
 // workerd over real TCP: it counts towards the caps on a lock's waiters and a namespace's sockets (refused with 429
 // before any socket), it must send its watch within the idle limit, and its key may come as a subprotocol.
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SOCKET_IDLE_MS } from "../../src/limits";
 import { keyAsProtocol, SOCKET_PROTOCOL } from "../../src/wire/socketProtocol";
 import { httpClient } from "./support/http";
 import { handshakeAnswer, openSocket, type TestSocket } from "./support/waitSocket";
-import { type Stores, startOnBothStores, stopAll } from "./support/workerServers";
+import { type Stores, startForKeys, stopAll } from "./support/workerServers";
 
 const KEYS = { lockcap: "watch-lockcap-key-1", nscap: "watch-nscap-key-1", idle: "watch-idle-key-1", flood: "watch-flood-key-1" };
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -14,13 +14,7 @@ const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.ra
 let servers: Stores;
 
 beforeAll(async () => {
-  const API_KEYS = Object.entries(KEYS)
-    .map(([ns, key]) => `${ns}=${key}`)
-    .join(",");
-  servers = await startOnBothStores(
-    { API_KEYS, MAX_WAITERS_PER_LOCK: "2", MAX_SOCKETS_PER_NAMESPACE: "3" },
-    { url: inject("upstashUrl"), token: inject("upstashToken") },
-  );
+  servers = await startForKeys(KEYS, { MAX_WAITERS_PER_LOCK: "2", MAX_SOCKETS_PER_NAMESPACE: "3" });
 }, 120_000);
 
 afterAll(async () => {

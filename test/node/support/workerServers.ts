@@ -1,3 +1,4 @@
+import { inject } from "vitest";
 import { pollUntil } from "../../support/pollUntil";
 import { startWorkerServer, type WorkerServer } from "../../../tools/serve-worker/serve.mjs";
 
@@ -14,6 +15,18 @@ export async function startOnBothStores(vars: Record<string, string>, upstash: {
     startWorkerServer({ vars }),
   ]);
   return { redis, durable };
+}
+
+/** API_KEYS for one key per namespace: { namespace: key } as "namespace=key,...". */
+export function apiKeysOf(keys: Record<string, string>): string {
+  return Object.entries(keys)
+    .map(([ns, key]) => `${ns}=${key}`)
+    .join(",");
+}
+
+/** Both stores with one key per namespace (and these vars), the Redis store on the suite's shared stack. */
+export function startForKeys(keys: Record<string, string>, vars: Record<string, string> = {}): Promise<Stores> {
+  return startOnBothStores({ API_KEYS: apiKeysOf(keys), ...vars }, { url: inject("upstashUrl"), token: inject("upstashToken") });
 }
 
 export async function stopAll(stores: Partial<Stores>): Promise<void> {
