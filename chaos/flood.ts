@@ -20,7 +20,7 @@
  *   p99): see boundOf for why the p99 is not a ratio;
  * - no 5xx and no failed request;
  * - back within 2x its unloaded p50 within RECOVERY_MS of the flood's end;
- * - the flood shed: answered 429 `rate_limited` and closed.
+ * - the flood shed: answered 429 `rate_limited` `socket_messages` (the close that follows is reported, and asserted by test/node/socketLimits.test.ts).
  * The probe is open-loop (one try-lock every PROBE_EVERY_MS, whether or not
  * the last one was answered), so a stall shows as many slow answers rather
  * than as few samples.
@@ -275,7 +275,8 @@ function verdict(side: FloodSide, floor: FloodSide, timings: FloodTimings): stri
       if (s.sent < MIN_SENT) failures.push(`${under}, the flood sent only ${s.sent} heartbeats (< ${MIN_SENT}): no flood happened`);
       if (!Object.keys(s.errors).some((e) => e.startsWith("429 rate_limited socket_messages")))
         failures.push(`${under}, the flood was never answered 429 rate_limited socket_messages: the service did not shed it`);
-      if (!Object.keys(s.closes).length) failures.push(`${under}, the service never closed a flooding socket`);
+      // Its close follows the 429 in the same step (closeWith; socketLimits.test.ts asserts the 1000 after it): a flooder
+      // starved of CPU (beside busy loops) may be stopped before it reads the close, so closes are reported, not required.
     }
   }
   return failures;
