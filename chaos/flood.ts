@@ -48,6 +48,8 @@ export interface FloodTimings {
   afterMs: number;
   /** A p99 bound is never less than this above the unloaded p99 (see P99_SLACK_MS), ms. */
   p99SlackMs: number;
+  /** A p50 bound is never less than this above the unloaded p50 (see FLOOR_MS), ms. */
+  p50SlackMs: number;
 }
 const PROBE_EVERY_MS = 20;
 /** The probe's lock names, reused in turn: a name comes back after NAMES x PROBE_EVERY_MS, long after its release. */
@@ -58,6 +60,8 @@ const PROBE_NAMES = 64;
  * (and so shrink every ratio to it).
  */
 const WARM_UP_MS = PROBE_NAMES * PROBE_EVERY_MS + 500;
+/** A p50 bound is never less than this above the unloaded figure, ms. */
+const FLOOR_MS = 2;
 /**
  * A p99 bound is never less than this above the unloaded p99, ms. A window's p99 is its two or three slowest
  * probes, so one stall of the machine's decides it: here the unloaded p99 alone moved from 10 to 95 ms between
@@ -71,8 +75,28 @@ const P99_SLACK_MS = 50;
  * there, 104-222 ms quiet). Still far below the seconds of stall the rows exist to catch.
  */
 const QUICK_P99_SLACK_MS = 500;
-export const FULL_TIMINGS: FloodTimings = { settleMs: WARM_UP_MS, unloadedMs: 3000, floodMs: 5000, afterMs: 2000, p99SlackMs: P99_SLACK_MS };
-export const QUICK_TIMINGS: FloodTimings = { settleMs: WARM_UP_MS, unloadedMs: 2000, floodMs: 3000, afterMs: 1500, p99SlackMs: QUICK_P99_SLACK_MS };
+/**
+ * The quick run's p50 slack, for the same reason: beside busy loops the floor's weak flood left its p50 at 1.0x
+ * while ten sockets opening at once took holdfast's from 10 to 31 ms on the Durable store (1.0-1.2x on a quiet
+ * machine). Still far below what the rows exist to catch (610 ms and timeouts before issue 44).
+ */
+const QUICK_P50_SLACK_MS = 25;
+export const FULL_TIMINGS: FloodTimings = {
+  settleMs: WARM_UP_MS,
+  unloadedMs: 3000,
+  floodMs: 5000,
+  afterMs: 2000,
+  p99SlackMs: P99_SLACK_MS,
+  p50SlackMs: FLOOR_MS,
+};
+export const QUICK_TIMINGS: FloodTimings = {
+  settleMs: WARM_UP_MS,
+  unloadedMs: 2000,
+  floodMs: 3000,
+  afterMs: 1500,
+  p99SlackMs: QUICK_P99_SLACK_MS,
+  p50SlackMs: QUICK_P50_SLACK_MS,
+};
 /** A probe request unanswered after this counts as failed. */
 const PROBE_TIMEOUT_MS = 10_000;
 /** Flooders at once, in turn. */
@@ -80,8 +104,6 @@ export const FLOODERS = [1, 10] as const;
 const COME_BACK_MS = 100;
 /** holdfast's ratio to its unloaded figure may be this many times the floor's under the same flood. */
 export const SLACK = 1.5;
-/** A p50 bound is never less than this above the unloaded figure, ms. */
-const FLOOR_MS = 2;
 /** The flooder's priority (nice): below the Worker's and the probe's, not so low that a busy machine starves it. */
 const FLOODER_NICE = 10;
 /** The probe's p50 is back within 2x its unloaded one within this of the flood's end. */
@@ -255,7 +277,7 @@ function verdict(side: FloodSide, floor: FloodSide, timings: FloodTimings): stri
     const p = phase.probe;
     if (!floorPhase) continue;
     for (const q of ["p50", "p99"] as const) {
-      const bound = boundOf(q, u, floor.unloaded, floorPhase.probe, timings.p99SlackMs);
+      const bound = boundOf(q, u, floor.unloaded, floorPhase.probe, timings);
       if (!(p[q] <= bound)) {
         failures.push(
           `${under}, the other namespace's ${q} went from ${ms(u[q])} to ${ms(p[q])} ms (${ratio(p[q], u[q])}; the floor's ${ms(floorPhase.probe[q])} ms, ${ratio(floorPhase.probe[q], floor.unloaded[q])}; bound ${ms(bound)} ms)`,
@@ -289,10 +311,16 @@ function verdict(side: FloodSide, floor: FloodSide, timings: FloodTimings): stri
  * a quiet window, which moved 13-210 ms for the floor alone between runs here; the floor's p99 under the flood is
  * the runtime's own stall, which is what holdfast is held to. (Both unloaded p50s were 8-11 ms in the same runs.)
  */
-export function boundOf(q: "p50" | "p99", unloaded: Probe, floorUnloaded: Probe, floorFlooded: Probe, p99SlackMs = P99_SLACK_MS): number {
-  if (q === "p99") return Math.max(SLACK * floorFlooded.p99, unloaded.p99 + p99SlackMs);
+export function boundOf(
+  q: "p50" | "p99",
+  unloaded: Probe,
+  floorUnloaded: Probe,
+  floorFlooded: Probe,
+  slack: Pick<FloodTimings, "p50SlackMs" | "p99SlackMs"> = FULL_TIMINGS,
+): number {
+  if (q === "p99") return Math.max(SLACK * floorFlooded.p99, unloaded.p99 + slack.p99SlackMs);
   const floorRatio = Math.max(1, floorFlooded.p50 / floorUnloaded.p50);
-  return Math.max(SLACK * floorRatio * unloaded.p50, unloaded.p50 + FLOOR_MS);
+  return Math.max(SLACK * floorRatio * unloaded.p50, unloaded.p50 + slack.p50SlackMs);
 }
 
 /** The other namespace ("chaos"): a try-lock (waitMs 0) and its release every PROBE_EVERY_MS for `forMs`, open-loop, timed together. */
