@@ -25,9 +25,9 @@ export interface Env {
    */
   UPSTASH_REDIS_REST_URLS?: string;
   UPSTASH_REDIS_REST_TOKENS?: string;
-  /** Scoped tokens' secrets, "ns=secret,ns=older-secret" (32+ characters each; the first signs): src/http/scopedTokens.ts. */
+  /** Scoped tokens' secrets, "ns=secret,ns=older-secret" (32+ characters each; the first signs): src/http/access/scopedTokens.ts. */
   TOKEN_SECRETS?: string;
-  /** Origins whose browser pages may call the service, per namespace: "shop=https://app.shop.example" (src/http/cors.ts). */
+  /** Origins whose browser pages may call the service, per namespace: "shop=https://app.shop.example" (src/http/access/cors.ts). */
   CORS_ORIGINS?: string;
   /** Signs expiry notifications (HMAC-SHA256). */
   WEBHOOK_SECRET?: string;
@@ -45,11 +45,11 @@ export interface Env {
   RATE_LIMIT_LOW?: RateLimiter;
   RATE_LIMIT_STANDARD?: RateLimiter;
   RATE_LIMIT_HIGH?: RateLimiter;
-  /** The operator console's files (wrangler.toml [assets]; src/http/console.ts). */
+  /** The operator console's files (wrangler.toml [assets]; src/http/operator/console.ts). */
   ASSETS?: Fetcher;
   /** Optional Workers Analytics Engine dataset: grants, busy answers, waits, lapses, lease_lost, force releases (docs/metrics.md). */
   METRICS?: MetricsDataset;
-  /** Waiters one lock takes at once, sockets and held-open requests together (default 1000; src/lockObject/socketCaps.ts). */
+  /** Waiters one lock takes at once, sockets and held-open requests together (default 1000; src/lockObject/sockets/socketCaps.ts). */
   MAX_WAITERS_PER_LOCK?: string;
   /** Wait sockets one namespace may have open at once (default 5000). */
   MAX_SOCKETS_PER_NAMESPACE?: string;

@@ -4,4 +4,4 @@
  *
  *   import { fromJsonBody } from "holdfast/hono";
  */
-export * from "./primitives/middleware/index.js";
+export * from "./middleware/index.js";

@@ -7,10 +7,10 @@
  *   const redis = Redis.fromEnv();
  *   await runOnce(`report:${day}`, () => buildReport(day), { redis, ttlMs: 60_000 });
  *
- * The lock kinds' classes are in src/primitives/index.ts.
+ * The lock kinds' classes are in src/library/index.ts.
  */
-export * from "./primitives/index.js";
-export * from "./primitives/middleware/index.js";
+export * from "./library/index.js";
+export * from "./middleware/index.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./wire/signature.js";
 export { signScopedToken, type SignScopedTokenOptions, type TokenOperation, TOKEN_OPERATIONS } from "./wire/scopedToken.js";
 export { RedisStore } from "./kinds/registry/redisStore.js";

@@ -4,7 +4,7 @@ import { kindApis } from "./kinds/registry/routes.js";
 import { socketAcquire } from "./kinds/registry/service.js";
 import { selectStore } from "./kinds/registry/stores.js";
 import { LockObjectCore } from "./lockObject/LockObject.js";
-import { openApiDocument } from "./http/openapi.generated.js";
+import { openApiDocument } from "./http/openapi/openapi.generated.js";
 
 /** The Worker: the Hono app plus the Durable Object classes wrangler binds. */
 export { NamespaceObject } from "./namespaceObject/NamespaceObject.js";

@@ -39,9 +39,9 @@ export const LAYERS = [
     ],
   },
   { layer: "core", paths: ["src/store/", "src/lockObject/", "src/namespaceObject/", "src/metrics.ts"] },
-  { layer: "kinds", paths: ["src/kinds/"] },
-  { layer: "service", paths: ["src/service/", "src/operator/", "src/primitives/", "src/kinds/*/service.ts"] },
-  { layer: "http", paths: ["src/http/", "src/kinds/*/routes.ts", "src/kinds/*/openapi.ts", "src/primitives/middleware/"] },
+  { layer: "kinds", paths: ["src/kinds/", "src/holders/"] },
+  { layer: "service", paths: ["src/service/", "src/operator/", "src/library/", "src/kinds/*/service.ts"] },
+  { layer: "http", paths: ["src/http/", "src/kinds/*/routes.ts", "src/kinds/*/openapi.ts", "src/middleware/"] },
   { layer: "entry", paths: ["src/worker.ts", "src/index.ts", "src/hono.ts", "src/client/", "src/cli/"] },
 ];
 /** Folders that may import only these layers, whatever their own. */

@@ -5,18 +5,18 @@ import type { LockStore } from "../store/types.js";
 import { allowedMethodsOf } from "./allowedMethods.js";
 import type { AppEnv } from "./appTypes.js";
 import type { HttpKinds } from "./kindApi.js";
-import { apiKeysProblem, bearerKey, callerOf } from "./auth.js";
-import { consoleRoutes } from "./console.js";
-import { checkSocketOrigin, cors } from "./cors.js";
+import { apiKeysProblem, bearerKey, callerOf } from "./access/auth.js";
+import { consoleRoutes } from "./operator/console.js";
+import { checkSocketOrigin, cors } from "./access/cors.js";
 import { errorResponse } from "./errorResponse.js";
 import { recordMetrics } from "./metrics.js";
 import { notificationKeyRoutes } from "./notificationKey.js";
-import { operatorRoutes } from "./operatorRoutes.js";
+import { operatorRoutes } from "./operator/operatorRoutes.js";
 import { watchRoutes } from "./watchRoutes.js";
-import { checkRateLimit } from "../wire/rateLimit.js";
+import { checkRateLimit } from "../namespaceObject/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
-import { callerOfScopedToken, checkTokenScope, isScopedToken } from "./scopedTokens.js";
-import { tokenRoutes } from "./tokenRoutes.js";
+import { callerOfScopedToken, checkTokenScope, isScopedToken } from "./access/scopedTokens.js";
+import { tokenRoutes } from "./access/tokenRoutes.js";
 import { isWaitSocketHandshake, keyFromProtocols } from "../wire/socketProtocol.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
-import type { Caller } from "./auth.js";
+import type { Caller } from "./access/auth.js";
 
 /** Hono generics of the app: bindings, and what the auth middleware sets. */
 export interface AppEnv {

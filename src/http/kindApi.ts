@@ -4,7 +4,7 @@ import type { KindName } from "../kinds/registry/ops.js";
 import type { LockStore } from "../store/types.js";
 import type { ServiceContext } from "../service/ServiceContext.js";
 import type { AppEnv } from "./appTypes.js";
-import type { Operations } from "./openapiOps.js";
+import type { Operations } from "./openapi/openapiOps.js";
 
 /** What a force release asks (src/operator/schemas.ts): a label picks holders of a many-holder lock, a fence the mutex's lease. */
 export interface ForceReleaseAsk {
@@ -39,7 +39,7 @@ export interface HttpKinds {
   selectStore(env: Env): LockStore;
   /**
    * The OpenAPI document for a service at `origin`: the Worker's is generated
-   * before bundling (tools/gen-openapi.mts, from src/http/openapi.ts) into
+   * before bundling (tools/gen-openapi.mts, from src/http/openapi/openapi.ts) into
    * the static assets, so the bundle carries neither the document nor the
    * code that derives it from the schemas; `assets` is the ASSETS binding.
    */

@@ -2,11 +2,11 @@ import type { Context } from "hono";
 import { UpgradeRequiredError } from "../errors.js";
 import { lockObjectOf } from "../store/durable/lockObjectOf.js";
 import { SOCKET_AT_HEADER, SOCKET_FLOOD_UNTIL_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socketProtocol.js";
-import { floodPenalties, floodRefusal } from "../lockObject/floodPenalties.js";
+import { floodPenalties, floodRefusal } from "../lockObject/sockets/floodPenalties.js";
 import { kindOps } from "../store/types.js";
 import type { AppEnv } from "./appTypes.js";
 import { lockName } from "./lockName.js";
-import { tierOf } from "../wire/rateLimit.js";
+import { tierOf } from "../namespaceObject/rateLimit.js";
 
 /**
  * GET /v1/<kind>/<name>/wait as a WebSocket (an idempotency key's: the end of another caller's run): after the key, the budget and

@@ -2,7 +2,7 @@ import type { Hono } from "hono";
 import { honoApp } from "./honoApp.js";
 import type { AppEnv } from "./appTypes.js";
 import type { KindApi } from "./kindApi.js";
-import { type Operations, SOCKET_ERRORS } from "./openapiOps.js";
+import { type Operations, SOCKET_ERRORS } from "./openapi/openapiOps.js";
 import { openWatchSocket } from "./waitSocket.js";
 
 /** The path parameter of a kind's name: an idempotency key is a key. */

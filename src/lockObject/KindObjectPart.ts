@@ -1,10 +1,10 @@
 import type { KindName, KindWriteNote, KindOps, KindWait } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
-import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
+import type { StoreKind, WaitOutcome } from "./line/waitProtocol.js";
 
 /** A socket holder's heartbeat or release: the HTTP answer's body, or lost. */
 export type HeldAnswer = { status: "ok"; answer: Record<string, unknown> } | { status: "lost" };
-import type { WaitOptions } from "./WaitQueue.js";
+import type { WaitOptions } from "./line/WaitQueue.js";
 
 /**
  * What a lock kind brings to its lock object (src/kinds/<kind>/objectPart.ts).

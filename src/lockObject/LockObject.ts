@@ -13,13 +13,13 @@ import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
 import type { ObjectKinds } from "./ObjectKinds.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
-import type { StoreKind } from "./waitProtocol.js";
+import type { StoreKind } from "./line/waitProtocol.js";
 import { AlarmTimers } from "./timers.js";
-import { SocketCaps } from "./socketCaps.js";
-import { WaitSockets } from "./WaitSockets.js";
-import { HttpWaits } from "./HttpWaits.js";
-import { LockWatchers } from "./LockWatchers.js";
-import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches.js";
+import { SocketCaps } from "./sockets/socketCaps.js";
+import { WaitSockets } from "./sockets/WaitSockets.js";
+import { HttpWaits } from "./line/HttpWaits.js";
+import { LockWatchers } from "./watches/LockWatchers.js";
+import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches/watches.js";
 
 /**
  * One lock object per (kind, namespace, name). Its core: which store to act

@@ -2,7 +2,7 @@ import type { KindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
 import type { EveryKindStore, LockStore } from "../store/types.js";
 import type { ObjectTimers } from "./timers.js";
-import type { StoreKind } from "./waitProtocol.js";
+import type { StoreKind } from "./line/waitProtocol.js";
 
 /**
  * What a lock kind's part of the lock object (src/kinds/<kind>/objectPart.ts)

@@ -3,7 +3,7 @@ import type { KindName, KindOps, KindWait } from "../kinds/registry/ops.js";
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
 import type { LockRef } from "../store/LockRef.js";
-import type { SocketAcquire } from "./socketLine.js";
+import type { SocketAcquire } from "./sockets/socketLine.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 

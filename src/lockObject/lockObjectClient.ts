@@ -6,7 +6,7 @@ import type { KindName, KindWriteNote, KindWait } from "../kinds/registry/ops.js
 import { classifyObjectFault } from "../store/durable/objectFaults.js";
 import type { LockRef } from "../store/LockRef.js";
 import { lockObjectOf } from "../store/durable/lockObjectOf.js";
-import { type WaitOutcome, waitOutcomeSchema } from "./waitProtocol.js";
+import { type WaitOutcome, waitOutcomeSchema } from "./line/waitProtocol.js";
 
 /** How long a quick call to a lock object may take before it counts as unavailable. */
 const OBJECT_CALL_TIMEOUT_MS = 2000;

@@ -16,7 +16,7 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
  * minutes: src/lockObject/listingNotes.ts), for listing; and the audit log of force
  * releases, kept AUDIT_KEEP_MS. On the Redis store both live in Redis. On
  * both stores: the namespace's open wait sockets, per lock object, for the
- * cap on them (src/lockObject/socketCaps.ts). SQLite, so a page is one indexed range read.
+ * cap on them (src/lockObject/sockets/socketCaps.ts). SQLite, so a page is one indexed range read.
  */
 export class NamespaceObject extends DurableObject<Env> implements NamespaceObjectRpc {
   private readonly sql = this.ctx.storage.sql;
@@ -82,7 +82,7 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
    * namespace's open sockets, as its lock objects last told, stay within
    * `cap` (then `count` is kept as that object's); no, with the total,
    * otherwise (nothing kept); no, with `floodUntil`, while one of the
-   * client's ids is refused for a flood (src/lockObject/floodPenalties.ts).
+   * client's ids is refused for a flood (src/lockObject/sockets/floodPenalties.ts).
    */
   reserveSocket(object: string, count: number, cap: number, clientIds: string[] = []): { ok: boolean; total: number; floodUntil?: number } {
     const now = Date.now();

@@ -1,5 +1,5 @@
 import { ForbiddenError, NotSupportedError } from "../errors.js";
-import type { Caller } from "../http/auth.js";
+import type { Caller } from "../http/access/auth.js";
 import { KIND_NOUNS } from "../kinds/registry/ops.js";
 import type { ForceReleaseAsk, KindApi } from "../http/kindApi.js";
 import type { ServiceContext } from "../service/ServiceContext.js";

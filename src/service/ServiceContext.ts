@@ -1,6 +1,6 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
-import type { WaitLine } from "../lockObject/WaitLine.js";
+import type { WaitLine } from "../lockObject/line/WaitLine.js";
 import { logError } from "../logError.js";
 import type { RequestIds } from "./requestIds.js";
 
@@ -19,7 +19,7 @@ export interface ServiceContext {
   later(what: string, step: () => Promise<unknown>): void;
   /**
    * The line a wait waits in when the request is already inside the lock
-   * object (a wait socket's, src/lockObject/socketLine.ts). Absent in the
+   * object (a wait socket's, src/lockObject/sockets/socketLine.ts). Absent in the
    * Worker: the flow reaches the lock object through its client.
    */
   line?: WaitLine;

@@ -1,12 +1,12 @@
 import type * as z from "zod/mini";
 import { LockedError } from "../errors.js";
-import { confirmPickup } from "../lockObject/confirmPickup.js";
-import { grantOrThrow } from "../lockObject/grantOrThrow.js";
+import { confirmPickup } from "../lockObject/line/confirmPickup.js";
+import { grantOrThrow } from "../lockObject/line/grantOrThrow.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
 import type { KindWait, WaitingKindName } from "../kinds/registry/ops.js";
 import type { LockRef } from "../store/LockRef.js";
-import type { WaitOutcome } from "../lockObject/waitProtocol.js";
-import type { WaitLine } from "../lockObject/WaitLine.js";
+import type { WaitOutcome } from "../lockObject/line/waitProtocol.js";
+import type { WaitLine } from "../lockObject/line/WaitLine.js";
 import { countAcquire } from "./countAcquire.js";
 import type { ServiceContext } from "./ServiceContext.js";
 

@@ -17,7 +17,7 @@ const CHANGED = new Set(["granted", "ok", "started"]);
  * The writes whose service already tells the lock object by noteWrite, which
  * pushes its watchers too (LockObject.noteWrite): not told twice. Each line
  * is its service's own condition (src/kinds/<kind>/service.ts,
- * src/kinds/holders/forceRelease.ts).
+ * src/holders/forceRelease.ts).
  */
 type Result = Record<string, unknown>;
 const TOLD_BY_NOTE_WRITE: Partial<Record<string, (r: Result) => boolean>> = {
@@ -33,9 +33,9 @@ const TOLD_BY_NOTE_WRITE: Partial<Record<string, (r: Result) => boolean>> = {
 /**
  * The Redis store as the Worker's requests use it: after a write whose
  * lock has watch sockets, `tell` (the lock object's noteChange, after the
- * answer), so they are pushed its new state (src/lockObject/LockWatchers.ts).
+ * answer), so they are pushed its new state (src/lockObject/watches/LockWatchers.ts).
  * The object keeps the lock's watchers key in Redis while it has watchers
- * (src/lockObject/watchMarker.ts); the Worker's writes pass that key, and
+ * (src/lockObject/watches/watchMarker.ts); the Worker's writes pass that key, and
  * their scripts answer whether it exists (watcherNotes.ts), so a lock that
  * nobody watches costs no object call. On a quorum (no such key on its
  * databases) every write that changed a lock is told. The Durable store's

@@ -6,13 +6,13 @@
  *
  *   hfs1.<base64url of {"ns","prefix","ops","exp"} as JSON>.<base64url of the MAC>
  *
- * The Worker checks it (src/http/scopedTokens.ts) and the SDK and library
+ * The Worker checks it (src/http/access/scopedTokens.ts) and the SDK and library
  * sign one offline (signScopedToken) with the same code: WebCrypto only, so
  * it runs in Workers, browsers and Node 20+. Nothing secret is in the token;
  * anyone holding it can read its scope.
  */
 
-/** What every scoped token starts with; no API key may (src/http/auth.ts refuses one that does). */
+/** What every scoped token starts with; no API key may (src/http/access/auth.ts refuses one that does). */
 export const SCOPED_TOKEN_PREFIX = "hfs1.";
 
 /** What a token may allow. Listing, the audit log, force release and minting tokens are never among them. */

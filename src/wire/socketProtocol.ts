@@ -80,7 +80,7 @@ export interface SocketAt {
    */
   until?: number;
   /**
-   * Who opened it, for the flood penalty (src/lockObject/floodPenalties.ts):
+   * Who opened it, for the flood penalty (src/lockObject/sockets/floodPenalties.ts):
    * the key's id (namespace and key name, or a scoped token's scope) and the
    * client's address where the platform gives one. Never the key itself.
    */

@@ -1,11 +1,11 @@
-// One wait socket's MessageGate on its own (src/lockObject/messageGate.ts): no socket, no lock
+// One wait socket's MessageGate on its own (src/lockObject/sockets/messageGate.ts): no socket, no lock
 // object. Its messages are handled one after another, a third while two are in the gate is
 // refused, and the rate bucket refuses past SOCKET_MESSAGES_PER_SECOND and refills with time.
 // Time is the gate's `now` argument, so nothing here sleeps.
 import { describe, expect, it } from "vitest";
 import { RateLimitedError } from "../../src/errors";
 import { SOCKET_MESSAGES_PER_SECOND } from "../../src/limits";
-import { MessageGate } from "../../src/lockObject/messageGate";
+import { MessageGate } from "../../src/lockObject/sockets/messageGate";
 
 /** A handler the test finishes when it says, recording when it started and ended. */
 function handler(name: string, log: string[]) {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/http/app";
 import { kindApis } from "../../src/kinds/registry/routes";
 import { selectStore } from "../../src/kinds/registry/stores";
-import { openApiDocument } from "../../src/http/openapi";
+import { openApiDocument } from "../../src/http/openapi/openapi";
 
 // The app as src/worker.ts builds it (the Worker module itself needs workerd for its Durable Objects).
 const app = createApp({ apis: kindApis, selectStore, openApiDocument: (origin) => openApiDocument(origin, kindApis) });

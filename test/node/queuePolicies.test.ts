@@ -1,13 +1,13 @@
 import { Redis } from "@upstash/redis";
 import { describe, expect, inject, it } from "vitest";
-import { holderQueuePolicy } from "../../src/kinds/holders/holderQueuePolicy";
+import { holderQueuePolicy } from "../../src/holders/holderQueuePolicy";
 import { rwLockKeys } from "../../src/kinds/rwlock/keys";
 import type { RwGrant, RwMode } from "../../src/kinds/rwlock/types";
 import { semaphoreKeys } from "../../src/kinds/semaphore/keys";
 import type { SemaphoreGrant } from "../../src/kinds/semaphore/types";
 import { mutexQueuePolicy } from "../../src/kinds/mutex/mutexQueuePolicy";
-import { WaitQueue } from "../../src/lockObject/WaitQueue";
-import type { WaitOutcome } from "../../src/lockObject/waitProtocol";
+import { WaitQueue } from "../../src/lockObject/line/WaitQueue";
+import type { WaitOutcome } from "../../src/lockObject/line/waitProtocol";
 import { RedisStore } from "../../src/kinds/registry/redisStore";
 import { kindOps, type LockStore } from "../../src/store/types";
 import { freshRef, requestId, tokenOf } from "../contract/support";
@@ -18,7 +18,7 @@ import { pollUntil } from "../support/pollUntil";
  * its answer means to the line) on a real Redis store (the gateway, the real
  * @upstash/redis client). The mutex's: only the head, a grant on arrival needs
  * no pickup, a busy answer says when to look again and who holds. The
- * many-holder kinds' (src/kinds/holders/holderQueuePolicy.ts): a batch from
+ * many-holder kinds' (src/holders/holderQueuePolicy.ts): a batch from
  * the front, every reader up to the next writer, semaphore permits while they
  * fit, stopping at the first that does not; another limit refused. Run
  * through WaitQueue where the choice shows as who is granted, in what order.

@@ -6,7 +6,7 @@ import { TrieRouter } from "hono/router/trie-router";
 import { describe, expect, it } from "vitest";
 import { allowedMethodsOf } from "../../src/http/allowedMethods";
 import { createApp } from "../../src/http/app";
-import { openApiDocument } from "../../src/http/openapi";
+import { openApiDocument } from "../../src/http/openapi/openapi";
 import { kindApis } from "../../src/kinds/registry/routes";
 import { selectStore } from "../../src/kinds/registry/stores";
 

@@ -9,7 +9,7 @@ import { startWebhookReceivers } from "../../tools/local-stack/webhook-receivers
 import { quietExpectedRuntimeLogs } from "./quietRuntimeLogs.js";
 
 /** What tools/generate.mjs writes; `npm test` makes them first (pretest), a bare `npx vitest` on a fresh clone here. */
-const GENERATED = ["src/store/redis/scripts.generated.ts", "src/http/openapi.generated.ts", "console/openapi.json"];
+const GENERATED = ["src/store/redis/scripts.generated.ts", "src/http/openapi/openapi.generated.ts", "console/openapi.json"];
 
 export default async function setup(project: TestProject) {
   if (GENERATED.some((file) => !existsSync(file))) execFileSync(process.execPath, ["tools/generate.mjs"], { stdio: "inherit" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { openApiDocument } from "../../src/http/openapi";
+import { openApiDocument } from "../../src/http/openapi/openapi";
 import { kindApis } from "../../src/kinds/registry/routes";
 import { api } from "./support/api";
 

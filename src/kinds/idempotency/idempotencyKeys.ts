@@ -39,7 +39,7 @@ export type BeginResult =
 /**
  * Idempotency keys on a store, in one namespace: begin a key to own its
  * work, complete it with the result everyone else then gets, or fail it so
- * it can run again. The library's Idempotency (src/primitives/Idempotency.ts)
+ * it can run again. The library's Idempotency (src/library/Idempotency.ts)
  * and the HTTP service (./service.ts) both run these. Outcomes other than
  * "started" and "completed" are thrown as typed errors.
  */

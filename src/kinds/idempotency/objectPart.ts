@@ -1,7 +1,7 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
-import { waitFault } from "../../lockObject/waitFault.js";
-import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
+import { waitFault } from "../../lockObject/line/waitFault.js";
+import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import type { LockRef } from "../../store/LockRef.js";

@@ -1,4 +1,4 @@
-import { heartbeatOp, type Operations, READ_ERRORS, WRITE_ERRORS, waitSocketOp } from "../../http/openapiOps.js";
+import { heartbeatOp, type Operations, READ_ERRORS, WRITE_ERRORS, waitSocketOp } from "../../http/openapi/openapiOps.js";
 import {
   idempotencyBeginBody,
   idempotencyCompleteBody,

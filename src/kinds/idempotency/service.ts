@@ -1,6 +1,6 @@
 import type * as z from "zod/mini";
 import { FingerprintMismatchError, InProgressError } from "../../errors.js";
-import { grantOrThrow } from "../../lockObject/grantOrThrow.js";
+import { grantOrThrow } from "../../lockObject/line/grantOrThrow.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";

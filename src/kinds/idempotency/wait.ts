@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { waitBase } from "../../lockObject/waitProtocol.js";
+import { waitBase } from "../../lockObject/line/waitProtocol.js";
 
 /**
  * A begin with onExpire, sent to the key's lock object, which begins and

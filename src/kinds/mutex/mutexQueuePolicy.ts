@@ -1,5 +1,5 @@
 import { InternalError } from "../../errors.js";
-import type { QueuePolicy } from "../../lockObject/QueuePolicy.js";
+import type { QueuePolicy } from "../../lockObject/line/QueuePolicy.js";
 import { kindOps } from "../../store/types.js";
 import { newRequestId } from "../../tokens.js";
 import type { MutexGrant } from "./types.js";

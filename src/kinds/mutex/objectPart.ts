@@ -1,8 +1,8 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { HeldAnswer, KindObjectPart } from "../../lockObject/KindObjectPart.js";
-import { waitFault } from "../../lockObject/waitFault.js";
-import type { StoreKind, WaitOutcome } from "../../lockObject/waitProtocol.js";
-import { type WaitOptions, WaitQueue } from "../../lockObject/WaitQueue.js";
+import { waitFault } from "../../lockObject/line/waitFault.js";
+import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
+import { type WaitOptions, WaitQueue } from "../../lockObject/line/WaitQueue.js";
 import type { LockRef } from "../../store/LockRef.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";

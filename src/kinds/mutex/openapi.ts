@@ -6,7 +6,7 @@ import {
   releaseRequest,
   WRITE_ERRORS,
   waitSocketOp,
-} from "../../http/openapiOps.js";
+} from "../../http/openapi/openapiOps.js";
 import { mutexAcquireBody, mutexGrant, mutexStateResponse, releaseResponse } from "./schemas.js";
 
 /** The mutex's operations in the OpenAPI document, by path under its mount point (/v1/locks). */

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { waitBase } from "../../lockObject/waitProtocol.js";
+import { waitBase } from "../../lockObject/line/waitProtocol.js";
 
 /** A mutex request to its lock object: wait in line, or try once (with a watch, or re-entering with the held token). */
 export const mutexWait = z.object({

@@ -2,7 +2,7 @@ import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
 import { durableIdempotency, nextIdempotencyDeadline } from "../idempotency/durableIdempotency.js";
 import { IdempotencyObjectPart } from "../idempotency/objectPart.js";
-import { nextHoldersDeadline } from "../holders/durableHolders.js";
+import { nextHoldersDeadline } from "../../holders/durableHolders.js";
 import { durableMutex, nextMutexDeadline } from "../mutex/durableMutex.js";
 import { MutexObjectPart } from "../mutex/objectPart.js";
 import { durableRwLock } from "../rwlock/durableRwLock.js";

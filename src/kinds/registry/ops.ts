@@ -5,7 +5,7 @@
  * Durable store (object.ts) and to the HTTP API (routes.ts); a new kind is
  * added in each, and nowhere else outside its folder.
  */
-import type { HolderWriteNote } from "../holders/types.js";
+import type { HolderWriteNote } from "../../holders/types.js";
 import type { IdempotencyWriteNote, IdempotencyOps } from "../idempotency/types.js";
 import type { IdempotencyWait } from "../idempotency/wait.js";
 import type { MutexWriteNote, MutexOps } from "../mutex/types.js";

@@ -1,5 +1,5 @@
 import type { KindApi } from "../../http/kindApi.js";
-import { forceReleaseHolders } from "../holders/forceRelease.js";
+import { forceReleaseHolders } from "../../holders/forceRelease.js";
 import { idempotencyOperations } from "../idempotency/openapi.js";
 import { idempotencyRoutes } from "../idempotency/routes.js";
 import { inspectIdempotency } from "../idempotency/service.js";

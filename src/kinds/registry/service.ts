@@ -4,7 +4,7 @@ import { semaphoreSocketAcquire } from "../semaphore/service.js";
 import { followUpsWith, type ServiceContext } from "../../service/ServiceContext.js";
 import { randomRequestIds } from "../../service/requestIds.js";
 import type { KindSocketAcquire } from "../../service/socketAcquire.js";
-import type { SocketAcquire } from "../../lockObject/socketLine.js";
+import type { SocketAcquire } from "../../lockObject/sockets/socketLine.js";
 import type { WaitingKindName } from "./ops.js";
 
 /** The kind registry: each waiting kind's acquire on a wait socket (src/kinds/<kind>/service.ts). */

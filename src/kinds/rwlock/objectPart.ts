@@ -1,8 +1,8 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
-import { holderQueuePolicy } from "../holders/holderQueuePolicy.js";
-import { HoldersObjectPart } from "../holders/objectPart.js";
+import { holderQueuePolicy } from "../../holders/holderQueuePolicy.js";
+import { HoldersObjectPart } from "../../holders/objectPart.js";
 import type { RwGrant, RwMode } from "./types.js";
 
 interface RwWaitRequest {

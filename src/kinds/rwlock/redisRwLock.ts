@@ -1,6 +1,6 @@
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { withWatcherNote } from "../../store/redis/watcherNotes.js";
-import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../holders/redisHolders.js";
+import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../../holders/redisHolders.js";
 import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
 

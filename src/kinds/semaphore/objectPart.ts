@@ -1,8 +1,8 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken } from "../../tokens.js";
-import { holderQueuePolicy } from "../holders/holderQueuePolicy.js";
-import { HoldersObjectPart } from "../holders/objectPart.js";
+import { holderQueuePolicy } from "../../holders/holderQueuePolicy.js";
+import { HoldersObjectPart } from "../../holders/objectPart.js";
 import type { SemaphoreGrant } from "./types.js";
 
 interface SemaphoreWaitRequest {

@@ -6,7 +6,7 @@ import {
   READ_ERRORS,
   releaseRequest,
   WRITE_ERRORS,
-} from "../../http/openapiOps.js";
+} from "../../http/openapi/openapiOps.js";
 import { semaphoreAcquireBody, semaphoreGrant, semaphoreReleaseResponse, semaphoreStateResponse } from "./schemas.js";
 
 /** The semaphore's operations in the OpenAPI document, by path under its mount point (/v1/semaphores). */

@@ -1,6 +1,6 @@
 import type { CurrentHolder } from "../../store/CurrentHolder.js";
 import type { LockRef } from "../../store/LockRef.js";
-import type { Admitted, HolderOps, QueuedHolder } from "../holders/types.js";
+import type { Admitted, HolderOps, QueuedHolder } from "../../holders/types.js";
 import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
 
 /** What both stores do for the counting semaphore; its conformance cases hold them to the same behaviour. */

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { waitBase } from "../../lockObject/waitProtocol.js";
+import { waitBase } from "../../lockObject/line/waitProtocol.js";
 
 /** A semaphore request to its lock object. */
 export const semaphoreWait = z.object({

@@ -4,7 +4,7 @@ import { redisMutex } from "../redisMutex.js";
 import type { MutexOps } from "../types.js";
 import { ScriptRunner } from "../../../store/redis/ScriptRunner.js";
 import type { LockStore } from "../../../store/types.js";
-import { gather, noMajority } from "../../../store/quorum/majority.js";
+import { gather, noMajority } from "./majority.js";
 import { quorumMutex } from "./quorumMutex.js";
 
 export interface QuorumStoreOptions {

@@ -15,7 +15,7 @@ import type { LockRef } from "../../../store/LockRef.js";
 import type { ScriptRunner } from "../../../store/redis/ScriptRunner.js";
 import type { WatchState } from "../../../store/WatchState.js";
 import { grantFence, leaseFence } from "./quorumFences.js";
-import { gather, type NodeAnswer, noMajority, valuesOf } from "../../../store/quorum/majority.js";
+import { gather, type NodeAnswer, noMajority, valuesOf } from "./majority.js";
 
 /** One Redis database of a quorum: its mutex operations and its script runner. */
 export interface QuorumNode {

@@ -1,0 +1,39 @@
+import type { Admission, QueuedWaiter, QueuePolicy } from "../lockObject/line/QueuePolicy.js";
+import type { WithdrawReason } from "../store/WithdrawReason.js";
+import type { LockRef } from "../store/LockRef.js";
+import type { LockStore } from "../store/types.js";
+import { ADMIT_BATCH } from "./redisHolders.js";
+import type { Admitted, HolderWithdrawResult, QueuedHolder } from "./types.js";
+
+/**
+ * The waiting of a many-holder kind: one store step grants, in order, every
+ * waiter at the front that can be granted (a batch of readers, the permits
+ * that fit), and leaves the first that cannot in the store's gate.
+ */
+export function holderQueuePolicy<Req extends Omit<QueuedHolder, "token" | "markPickup">, Grant extends { token: string }>(ops: {
+  admit(store: LockStore, ref: LockRef, waiters: Array<Req & QueuedHolder>, more: boolean): Promise<Admitted<Grant>>;
+  withdraw(store: LockStore, ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
+  ungate(store: LockStore, ref: LockRef): Promise<void>;
+}): QueuePolicy<Req, Grant> {
+  return {
+    batch: ADMIT_BATCH,
+    async admit(store, ref, waiters: ReadonlyArray<QueuedWaiter<Req>>, more): Promise<Admission<Grant>> {
+      const fresh = new Set(waiters.filter((w) => w.fresh).map((w) => w.token));
+      const r = await ops.admit(
+        store,
+        ref,
+        waiters.map((w) => ({ ...w.req, token: w.token, markPickup: !w.fresh })),
+        more,
+      );
+      return {
+        granted: r.granted.map((grant) => ({ token: grant.token, grant, pickup: !fresh.has(grant.token) })),
+        refused: r.refused,
+        ...(r.retryAfterMs === undefined ? {} : { retryInMs: r.retryAfterMs }),
+      };
+    },
+    idle: (store, ref) => ops.ungate(store, ref),
+    async withdraw(store, ref, token, reason) {
+      return (await ops.withdraw(store, ref, { token, reason })).status === "revoked";
+    },
+  };
+}

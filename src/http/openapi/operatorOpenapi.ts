@@ -1,0 +1,69 @@
+import * as z from "zod/mini";
+import type { Named, Operations } from "./openapiOps.js";
+import { READ_ERRORS, WRITE_ERRORS } from "./openapiOps.js";
+import type { KindApi } from "../kindApi.js";
+import {
+  AUDIT_MAX_LIMIT,
+  auditPageResponse,
+  forceReleaseResponse,
+  holdersForceBody,
+  LIST_DEFAULT_LIMIT,
+  LIST_MAX_LIMIT,
+  mutexForceBody,
+  whoamiResponse,
+} from "../../operator/schemas.js";
+
+const cursorQuery = { name: "cursor", description: "The cursor the previous page answered (absent for the first page).", schema: { type: "string" } };
+
+/** The operators' operations in the OpenAPI document (docs/API.md "Operators"), by full path. */
+export function operatorOperations(apis: KindApi[]): Operations {
+  const ops: Operations = {
+    "/v1/whoami": {
+      get: { operationId: "whoami", summary: "This key's namespace, name and role", ok: [200, "Whoami", whoamiResponse], errors: [401, 403, 429] },
+    },
+    "/v1/audit": {
+      get: {
+        operationId: "auditLog",
+        summary: "The namespace's force releases, newest first",
+        query: [{ name: "limit", description: `Entries per page, 1 to ${AUDIT_MAX_LIMIT} (default 50).`, schema: { type: "integer" } }, cursorQuery],
+        ok: [200, "AuditPage", auditPageResponse],
+        errors: READ_ERRORS,
+      },
+    },
+  };
+  for (const api of apis) {
+    const inspect = Object.values(api.operations).find((byMethod) => byMethod.get?.operationId.endsWith("Inspect"))?.get?.ok;
+    if (!inspect) continue;
+    const [, stateId, state] = inspect;
+    const id = `${stateId.replace(/State$/, "")}Page`;
+    const page: Named = [id, z.object({ items: z.array(z.intersection(z.object({ name: z.string() }), state)), cursor: z.nullable(z.string()) })];
+    ops[api.path] = {
+      get: {
+        operationId: `${api.kind}List`,
+        summary: `List the namespace's ${api.kind === "idempotency" ? "stored idempotency keys" : "held or waited-on locks"} of this kind`,
+        query: [
+          { name: "prefix", description: "Only names that start with this.", schema: { type: "string" } },
+          {
+            name: "limit",
+            description: `Names looked at per page, 1 to ${LIST_MAX_LIMIT} (default ${LIST_DEFAULT_LIMIT}); a page may hold fewer items.`,
+            schema: { type: "integer" },
+          },
+          cursorQuery,
+        ],
+        ok: [200, page[0], page[1]],
+        errors: READ_ERRORS,
+      },
+    };
+    if (!api.forceRelease) continue;
+    ops[`${api.path}/{name}/force-release`] = {
+      post: {
+        operationId: `${api.kind}ForceRelease`,
+        summary: "Free it whoever holds it (admin keys only), audited",
+        body: api.kind === "mutex" ? ["MutexForceReleaseRequest", mutexForceBody] : ["HoldersForceReleaseRequest", holdersForceBody],
+        ok: [200, "ForceReleaseResponse", forceReleaseResponse],
+        errors: WRITE_ERRORS,
+      },
+    };
+  }
+  return ops;
+}

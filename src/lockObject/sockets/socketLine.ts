@@ -1,0 +1,81 @@
+import type { Env } from "../../env.js";
+import { InvalidInputError } from "../../errors.js";
+import type { KindWait, WaitingKindName } from "../../kinds/registry/ops.js";
+import type { LockStore } from "../../store/types.js";
+import type { SocketAt } from "../../wire/socketProtocol.js";
+import type { KindObjectPart } from "../KindObjectPart.js";
+import { keepWaiting, type Place } from "./socketAttachment.js";
+import type { WaitOutcome } from "../line/waitProtocol.js";
+import type { WaitLine } from "../line/WaitLine.js";
+
+/** What a wait socket's acquire is run with: the socket's lock and store, and its line inside this object. */
+export interface SocketCall {
+  env: Env;
+  at: SocketAt;
+  store: LockStore;
+  line: WaitLine;
+  waitUntil(p: Promise<unknown>): void;
+}
+
+/** A new acquire message, or a wait the object resumes after it woke (its request as the line last had it). */
+export type SocketAsk = { message: unknown } | { resume: KindWait[WaitingKindName] };
+
+/**
+ * A wait socket's acquire through the kind's service and the acquire flow,
+ * as an HTTP acquire goes (src/kinds/registry/service.ts, handed in by the
+ * Worker's entry point): the object's core names no kind and no service.
+ */
+export type SocketAcquire = (
+  call: SocketCall,
+  ask: SocketAsk,
+  signal: AbortSignal,
+) => Promise<{ grant: { token: string; ttlMs: number }; delivery?: { giveBack(): Promise<unknown> } }>;
+
+/** The renewals of the sockets waiting in a line on this isolate, by socket (a wait's end is dropped with it). */
+const renewals = new WeakMap<WebSocket, (waitMs: number) => void>();
+
+/**
+ * A `renew` on a wait socket: its wait in the line now ends waitMs from now,
+ * in the same place (docs/API.md). A socket with no wait in the line (its
+ * acquire still on the way, or granted meanwhile) has nothing to renew.
+ */
+export function renewWait(ws: WebSocket, waitMs: number): void {
+  renewals.get(ws)?.(waitMs);
+}
+
+/**
+ * A wait socket's line, for the acquire flow: the kind's part of this object,
+ * called directly. Every grant waits for the client's ack (mustPickUp), and
+ * the socket keeps what it takes to wait again in its attachment before it
+ * joins the line, so the object may hibernate meanwhile.
+ */
+export function socketLine(
+  part: KindObjectPart<WaitingKindName>,
+  ws: WebSocket,
+  at: SocketAt,
+  place: Place,
+  afterWait: (outcome: WaitOutcome<unknown>) => void,
+): WaitLine {
+  return {
+    inObject: true,
+    wait: async <Grant>(req: KindWait[WaitingKindName], _grant: unknown, signal?: AbortSignal) => {
+      if ("token" in req && req.token !== undefined) {
+        throw new InvalidInputError("invalid_token", "token: a re-entry is answered at once: send it over HTTP, not a wait socket");
+      }
+      if (req.waitMs < 1) throw new InvalidInputError("invalid_wait", "waitMs: a wait socket waits: give at least 1 (a try-lock goes over HTTP)");
+      keepWaiting(ws, at, { ...place, deadline: Date.now() + req.waitMs, req });
+      // A renew moves the end of the wait in the line and in the attachment (what a woken object resumes).
+      const renewable = (renew: (waitMs: number) => void) =>
+        renewals.set(ws, (waitMs) => {
+          renew(waitMs);
+          keepWaiting(ws, at, { ...place, deadline: Date.now() + waitMs, req });
+        });
+      const options = { mustPickUp: true, token: place.token, renewable };
+      const outcome = await part.wait(req as never, signal ?? new AbortController().signal, options).finally(() => renewals.delete(ws));
+      afterWait(outcome);
+      return outcome as WaitOutcome<Grant>;
+    },
+    pickedUp: async (token) => part.pickedUp(token),
+    takeBack: async (token) => part.takeBack(token),
+  };
+}

@@ -1,0 +1,255 @@
+import type { Env } from "../../env.js";
+import { InvalidInputError, TooLargeError } from "../../errors.js";
+import { BODY_MAX_BYTES } from "../../limits.js";
+import { logError } from "../../logError.js";
+import { jsonOf, validated } from "../../wire/parse.js";
+import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
+import { SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../../wire/socketProtocol.js";
+import { refusal, type SocketCaps } from "../sockets/socketCaps.js";
+import { checkTokenLife } from "../tokenLife.js";
+import { type Attachment, attachmentOf, closeWith, errorAsAnswer, keepAttachment, sendAnswer } from "../sockets/socketAttachment.js";
+import { limitIdle } from "../sockets/socketIdleLimits.js";
+import { socketAtOf, watchStartMessage } from "../sockets/socketSchemas.js";
+import type { ObjectTimers } from "../timers.js";
+import type { StoreKind } from "../line/waitProtocol.js";
+import { WatchMarker } from "./watchMarker.js";
+import type { LockStore } from "../../store/types.js";
+
+/** The runtime's tag on watch sockets, so a woken object finds them among its wait sockets. */
+const WATCH_TAG = "watch";
+/** A state read that failed (the store did not answer) is tried again this much later. */
+const RETRY_MS = 1000;
+/** A lease end the store has not reached yet by its own clock is looked at again this often. */
+const CLOCK_LAG_MS = 25;
+
+/** What the watchers need of their lock object. */
+export interface LockWatchersHost {
+  ctx: DurableObjectState;
+  env: Env;
+  /** The lock's state as its GET answers it, read now from the socket's store. */
+  state(at: SocketAt): Promise<Record<string, unknown>>;
+  timers: ObjectTimers;
+  caps: SocketCaps;
+  /** The store a watcher's key is kept in (watchMarker.ts: Redis). */
+  storeOf(kind: StoreKind): LockStore;
+}
+
+/**
+ * Watch sockets (GET .../watch; socketProtocol.ts): each pushes the lock's
+ * state when it changes, without a place in line. The object calls
+ * changed() after anything that may have moved the state (an operation on
+ * the Durable store, a note from the Worker of a write on Redis, a wait's
+ * end, the line growing or shrinking); one read of the state then serves
+ * every watcher, and only those whose last state differs are sent it. The
+ * lease's end is the one timer, the object's, never one per watcher. What a
+ * watcher was last sent is the digest in its attachment, so a woken object
+ * pushes only what changed while it slept. No watchers: nothing is read.
+ */
+export class LockWatchers {
+  /** Watch sockets open here and not done (for the caps, and the sockets a change is pushed to). */
+  private readonly live = new Set<WebSocket>();
+  /** Every watch socket this instance knows of, done or not: its events go here, not to the wait sockets. */
+  private readonly mine = new WeakSet<WebSocket>();
+  /** Sockets whose one message is being handled: another on them meanwhile ends them at once. */
+  private readonly starting = new WeakSet<WebSocket>();
+  /** Sockets this instance ended: what still arrives on them is dropped before anything is read (a flood's tail). */
+  private readonly ended = new WeakSet<WebSocket>();
+  private reading = false;
+  private again = false;
+  private cancelRecheck: (() => void) | undefined;
+  /** The lock's watchers key in Redis, so the Worker tells this object of its writes only while someone watches. */
+  private readonly marker: WatchMarker;
+
+  constructor(private readonly host: LockWatchersHost) {
+    this.marker = new WatchMarker(host);
+  }
+
+  /** GET .../watch from the Worker (its at says watch). */
+  static isWatchRequest(request: Request): boolean {
+    return socketAtOf(request)?.watch === true;
+  }
+
+  has(ws: WebSocket): boolean {
+    return this.mine.has(ws);
+  }
+
+  get liveCount(): number {
+    return this.live.size;
+  }
+
+  /** Accept the socket, unless a cap refuses it: the same caps as a wait socket's (socketCaps.ts). */
+  async accept(request: Request): Promise<Response> {
+    const at = socketAtOf(request) as SocketAt;
+    const admitted = await this.host.caps.admitSocket(at);
+    if ("refused" in admitted) return refusal(admitted.refused);
+    const [client, server] = Object.values(new WebSocketPair());
+    try {
+      this.host.ctx.acceptWebSocket(server, [WATCH_TAG]);
+      this.mine.add(server);
+      this.live.add(server);
+    } finally {
+      admitted.room.settle();
+    }
+    const state: Attachment = { at, phase: "open", since: Date.now() };
+    keepAttachment(server, state);
+    this.marker.update(this.live);
+    this.limitIdle(server, state);
+    return new Response(null, { status: 101, webSocket: client, headers: at.protocol ? { "Sec-WebSocket-Protocol": SOCKET_PROTOCOL } : {} });
+  }
+
+  /** Woken (after hibernation or a restart): the watch sockets are found by their tag, and read for what changed meanwhile. */
+  restore(): void {
+    for (const ws of this.host.ctx.getWebSockets(WATCH_TAG)) {
+      this.mine.add(ws);
+      const state = attachmentOf(ws);
+      if (!state || state.phase === "done") continue;
+      this.live.add(ws);
+      if (state.phase === "open") this.limitIdle(ws, state);
+    }
+    this.marker.update(this.live);
+    this.changed();
+  }
+
+  /**
+   * A message: the first, {"type":"watch"}, counted against the namespace's
+   * budget as a wait socket's are, starts the pushes; anything else ends the socket.
+   */
+  message(ws: WebSocket, data: string | ArrayBuffer): void {
+    if (this.ended.has(ws)) return;
+    const state = attachmentOf(ws);
+    if (!state || state.phase === "done") return;
+    // A second message (or one while the first is still being handled) ends the socket at once, before any
+    // budget is asked: a socket that floods costs one answer, not a budget call per frame.
+    if (state.phase !== "open" || this.starting.has(ws)) {
+      this.fail(ws, new InvalidInputError("invalid_body", 'a watch socket takes one message, {"type":"watch"}'));
+      return;
+    }
+    this.starting.add(ws);
+    this.start(ws, state, data)
+      .catch((err) => this.fail(ws, err))
+      .finally(() => this.starting.delete(ws));
+  }
+
+  private async start(ws: WebSocket, state: Attachment, data: string | ArrayBuffer): Promise<void> {
+    checkTokenLife(state.at);
+    await checkRateLimit(this.host.env, state.at.ref.ns, state.at.tier ?? tierOf(this.host.env.RATE_LIMIT_TIERS, state.at.ref.ns));
+    if (typeof data !== "string") throw new InvalidInputError("invalid_body", "watch socket messages are JSON text, not binary");
+    if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
+    validated(jsonOf(data, "message"), watchStartMessage, "watch message");
+    // Ended while its budget was asked (closed, or a second message came): nothing to start.
+    if (this.ended.has(ws)) return;
+    keepAttachment(ws, { at: state.at, phase: "watching" });
+    this.changed();
+  }
+
+  /** The client closed the socket, or its connection failed: it is counted out now. */
+  closed(ws: WebSocket): void {
+    this.finish(ws);
+  }
+
+  /** The lock's state may have changed: read it once for every watcher (coalesced while a read runs). */
+  changed(): void {
+    if (!this.live.size) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = true;
+    this.push()
+      .catch((err) => {
+        logError("a watched lock's state could not be read; trying again", err);
+        this.recheckIn(RETRY_MS);
+      })
+      .finally(() => {
+        this.reading = false;
+        if (this.again) {
+          this.again = false;
+          this.changed();
+        }
+      });
+  }
+
+  private async push(): Promise<void> {
+    await this.marker.settled; // a change written after the key is set is told: the state is read after it
+    const byStore = new Map<StoreKind, { at: SocketAt; sockets: WebSocket[] }>();
+    let nextEnd = Infinity;
+    for (const ws of this.live) {
+      const s = attachmentOf(ws);
+      if (s?.phase !== "watching") continue;
+      if (s.at.until !== undefined) {
+        // A token's watcher ends when its token does: nothing is pushed to it after (tokenLife.ts).
+        try {
+          checkTokenLife(s.at);
+        } catch (err) {
+          this.fail(ws, err);
+          continue;
+        }
+        nextEnd = Math.min(nextEnd, s.at.until);
+      }
+      const group = byStore.get(s.at.store) ?? { at: s.at, sockets: [] };
+      group.sockets.push(ws);
+      byStore.set(s.at.store, group);
+    }
+    for (const { at, sockets } of byStore.values()) {
+      const state = await this.host.state(at);
+      const seen = await digest(state);
+      for (const ws of sockets) {
+        const s = attachmentOf(ws);
+        if (s?.phase !== "watching" || s.seen === seen) continue;
+        keepAttachment(ws, { at: s.at, phase: "watching", seen });
+        sendAnswer(ws, { type: "state", state });
+      }
+      nextEnd = Math.min(nextEnd, endOf(state));
+    }
+    if (nextEnd === Infinity) return this.recheckIn(undefined);
+    // The store's clock decides when a lease ends: one not over by its clock yet is looked at again shortly.
+    this.recheckIn(Math.max(CLOCK_LAG_MS, nextEnd - Date.now() + 1));
+  }
+
+  /** The one timer: the next lease (or lock-delay) end, when the state changes by itself. */
+  private recheckIn(ms: number | undefined): void {
+    this.cancelRecheck?.();
+    this.cancelRecheck = ms === undefined ? undefined : this.host.timers.after(ms, () => this.changed());
+  }
+
+  private limitIdle(ws: WebSocket, state: Attachment): void {
+    limitIdle(ws, state, this.host.timers, (socket, err) => this.fail(socket, err));
+  }
+
+  private fail(ws: WebSocket, err: unknown): void {
+    this.end(ws, errorAsAnswer(err));
+  }
+
+  private end(ws: WebSocket, answer: SocketAnswer): void {
+    this.finish(ws);
+    closeWith(ws, answer);
+  }
+
+  /** Done, whoever ended it: nothing more is pushed to it, and its namespace object hears it is gone. */
+  private finish(ws: WebSocket): void {
+    const state = attachmentOf(ws);
+    this.ended.add(ws);
+    keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
+    this.live.delete(ws);
+    this.marker.update(this.live);
+    if (!this.live.size) this.recheckIn(undefined);
+    if (state && state.phase !== "done") this.host.caps.tell(state.at);
+  }
+}
+
+/** When the state changes by itself: the earliest lease or lock-delay end it names (Infinity: none). */
+function endOf(state: Record<string, unknown>): number {
+  let end = Infinity;
+  for (const field of ["expiresAt", "delayedUntil"]) {
+    const t = state[field];
+    if (typeof t === "number" && t > 0) end = Math.min(end, t);
+  }
+  return end;
+}
+
+/** A short digest of the state, less the remaining time (ttlMs), which differs at every read. */
+async function digest(state: Record<string, unknown>): Promise<string> {
+  const { ttlMs: _ttl, ...rest } = state;
+  const bytes = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(JSON.stringify(rest)));
+  return btoa(String.fromCharCode(...new Uint8Array(bytes).slice(0, 12)));
+}
