@@ -1,13 +1,20 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 /**
  * Two projects: Node (the gateway, the library over @upstash/redis, the
  * local stack) and workerd (the Worker and its Durable Objects). The global
  * setup starts redis-server and the Upstash gateway on free ports once for
  * both, and stops them after.
+ *
+ * Tests are laid out by subject, as src/ is (test/lockObject/line/ for
+ * src/lockObject/line/, test/kinds/<kind>/ for src/kinds/<kind>/, ...); the
+ * runtime is said by the file name: `*.workers.test.ts` runs in workerd,
+ * every other `*.test.ts` in Node.
  */
-// tenant-audit is the audit paging case's own namespace (test/conformance/operators.ts): other files force-release in tenant-a.
+const WORKERS_TESTS = "test/**/*.workers.test.ts";
+
+// tenant-audit is the audit paging case's own namespace (test/conformance/operators.conformance.ts): other files force-release in tenant-a.
 export const TEST_API_KEYS =
   "tenant-a=key-aaaaaaaa,tenant-b=key-bbbbbbbb,tenant-a:admin:ops-admin=key-admin-aaaa,tenant-audit:admin:audit-admin=key-audit-admin";
 
@@ -47,7 +54,14 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node", testTimeout: TEST_TIMEOUT_MS, hookTimeout: HOOK_TIMEOUT_MS },
+        test: {
+          name: "node",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, WORKERS_TESTS],
+          environment: "node",
+          testTimeout: TEST_TIMEOUT_MS,
+          hookTimeout: HOOK_TIMEOUT_MS,
+        },
       },
       {
         extends: true,
@@ -65,7 +79,7 @@ export default defineConfig({
                 // cases pick a tier for their own env.
                 RATE_LIMIT_TIERS: "*=off",
                 // The lock objects' own configuration: the shared stack. A test's
-                // Worker env picks the store per request (envFor in test/workers/support/api.ts).
+                // Worker env picks the store per request (envFor in test/support/workers/api.ts).
                 UPSTASH_REDIS_REST_URL: inject("upstashUrl"),
                 UPSTASH_REDIS_REST_TOKEN: inject("upstashToken"),
                 TEST_UPSTASH_URL: inject("upstashUrl"),
@@ -73,12 +87,12 @@ export default defineConfig({
                 TEST_STACK_CONTROL_URL: inject("stackControlUrl"),
                 TEST_RECEIVERS_URL: inject("receiversUrl"),
               },
-              // A D1 database for the SQL fence helpers' tests (test/workers/fence-d1.test.ts); the Worker has none.
+              // A D1 database for the SQL fence helpers' tests (test/fence/d1.workers.test.ts); the Worker has none.
               d1Databases: ["FENCE_DB"],
             },
           })),
         ],
-        test: { name: "workers", include: ["test/workers/**/*.test.ts"], testTimeout: TEST_TIMEOUT_MS, hookTimeout: HOOK_TIMEOUT_MS },
+        test: { name: "workers", include: [WORKERS_TESTS], testTimeout: TEST_TIMEOUT_MS, hookTimeout: HOOK_TIMEOUT_MS },
       },
     ],
   },

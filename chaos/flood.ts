@@ -20,7 +20,7 @@
  *   p99): see boundOf for why the p99 is not a ratio;
  * - no 5xx and no failed request;
  * - back within 2x its unloaded p50 within RECOVERY_MS of the flood's end;
- * - the flood shed: answered 429 `rate_limited` `socket_messages` (the close that follows is reported, and asserted by test/node/socketLimits.test.ts).
+ * - the flood shed: answered 429 `rate_limited` `socket_messages` (the close that follows is reported, and asserted by test/lockObject/sockets/socketLimits.test.ts).
  * The probe is open-loop (one try-lock every PROBE_EVERY_MS, whether or not
  * the last one was answered), so a stall shows as many slow answers rather
  * than as few samples.

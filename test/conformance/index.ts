@@ -1,26 +1,27 @@
-import type { StoreKind } from "../workers/support/api.js";
-import { badInputConformance } from "./badInput.js";
-import { clientRetriesConformance } from "./clientRetries.js";
-import { clockStepBackConformance } from "./clockStepBack.js";
-import { lostLineConformance } from "./holders/lostLine.js";
-import { hostileInputConformance } from "./hostileInput.js";
-import { idempotencyConformance } from "./idempotency/idempotencyCases.js";
-import { holderLabelConformance } from "./mutex/holderLabels.js";
-import { lockDelayConformance } from "./mutex/lockDelay.js";
-import { mutexConformance } from "./mutex/mutexCases.js";
-import { queueConformance } from "./mutex/queue.js";
-import { retrySafetyConformance } from "./mutex/retrySafety.js";
-import { waitingConformance } from "./mutex/waiting.js";
-import { operatorConformance } from "./operators.js";
-import { rwLockConformance } from "./rwlock/rwLockCases.js";
-import { semaphoreConformance } from "./semaphore/semaphoreCases.js";
-import { socketBudgetConformance } from "./socketBudget.js";
+import type { StoreKind } from "../support/workers/api.js";
+import { lostLineConformance } from "../holders/lostLine.conformance.js";
+import { idempotencyConformance } from "../kinds/idempotency/idempotency.conformance.js";
+import { lockDelayConformance } from "../kinds/mutex/lockDelay.conformance.js";
+import { mutexConformance } from "../kinds/mutex/mutex.conformance.js";
+import { queueConformance } from "../kinds/mutex/queue.conformance.js";
+import { retrySafetyConformance } from "../kinds/mutex/retrySafety.conformance.js";
+import { waitingConformance } from "../kinds/mutex/waiting.conformance.js";
+import { rwLockConformance } from "../kinds/rwlock/rwLock.conformance.js";
+import { semaphoreConformance } from "../kinds/semaphore/semaphore.conformance.js";
+import { badInputConformance } from "./badInput.conformance.js";
+import { clientRetriesConformance } from "./clientRetries.conformance.js";
+import { clockStepBackConformance } from "./clockStepBack.conformance.js";
+import { holderLabelConformance } from "./holderLabels.conformance.js";
+import { hostileInputConformance } from "./hostileInput.conformance.js";
+import { operatorConformance } from "./operators.conformance.js";
+import { socketBudgetConformance } from "./socketBudget.conformance.js";
 
 /**
  * Every conformance suite, by the name its tests are reported under:
  * end-to-end HTTP cases of the whole Worker, each run once per store by
- * test/workers/conformance.test.ts. A kind's cases live in its own folder
- * here (test/conformance/<kind>/); adding a suite is its entry in this list.
+ * test/conformance/conformance.workers.test.ts. A kind's cases live with the
+ * kind (test/kinds/<kind>/*.conformance.ts), the cases every kind shares
+ * here; adding a suite is its entry in this list.
  */
 export const CONFORMANCE_SUITES: ReadonlyArray<readonly [name: string, cases: (kind: StoreKind) => void]> = [
   ["mutex", mutexConformance],

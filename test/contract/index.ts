@@ -1,14 +1,14 @@
 import { describe } from "vitest";
-import { idempotencyContract } from "./idempotency.cases";
-import { mutexContract } from "./mutex.cases";
-import { rwLockContract } from "./rwlock.cases";
-import { semaphoreContract } from "./semaphore.cases";
+import { idempotencyContract } from "../kinds/idempotency/idempotency.contract";
+import { mutexContract } from "../kinds/mutex/mutex.contract";
+import { rwLockContract } from "../kinds/rwlock/rwLock.contract";
+import { semaphoreContract } from "../kinds/semaphore/semaphore.contract";
 import type { NewStore } from "./support";
 
 /**
  * Every kind's store-boundary contract, for one store: the way Hono runs one
  * case file against every router (`runTest({ newRouter })`). The runner
- * (test/workers/contract.test.ts) calls this once per store. A new kind adds
+ * (test/contract/contract.workers.test.ts) calls this once per store. A new kind adds
  * its case file here.
  */
 export function runContractCases({ newStore }: { newStore: NewStore }): void {

@@ -1,0 +1,47 @@
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe } from "vitest";
+import { KIND_NAMES, type KindName } from "../../src/kinds/registry/ops";
+import { objectKinds } from "../../src/kinds/registry/object";
+import { LocalStore } from "../../src/lockObject/LocalStore";
+import { lockObjectOf } from "../../src/store/durable/lockObjectOf";
+import { createUpstashClient } from "../../src/store/redis/createUpstashClient";
+import { RedisStore } from "../../src/kinds/registry/redisStore";
+import type { LockRef } from "../../src/store/types";
+import type { EveryKindStore } from "../../src/store/types";
+import { runContractCases } from "./index";
+
+/**
+ * The store-boundary contract, run on both stores: the Redis store (every
+ * operation one Lua script, through the real @upstash/redis client to the
+ * test gateway) and the Durable store's rules run on the lock object's own
+ * storage (LocalStore inside that object, by runInDurableObject): the same
+ * cases, the same expected answers, no HTTP and no line in between.
+ */
+
+/**
+ * The Durable store as its lock objects run it: each operation runs in the
+ * lock object of its (kind, namespace, name), on that object's storage, as
+ * LockObject.run does for the Worker's DurableStore, less the RPC and the
+ * kind's object part (a release's handover to the line is not in this contract).
+ */
+function durableOnLockObjects(): EveryKindStore {
+  const kindOf = (kind: KindName) =>
+    new Proxy(
+      {},
+      {
+        get:
+          (_t, op: string) =>
+          (ref: LockRef, ...args: unknown[]) =>
+            runInDurableObject(lockObjectOf(env.LOCK_OBJECT, kind, ref), (_object, state) => {
+              const ops = new LocalStore(state.storage.kv, objectKinds)[kind] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+              return ops[op](ref, ...args);
+            }),
+      },
+    );
+  return { kind: "durable", ping: async () => {}, ...Object.fromEntries(KIND_NAMES.map((k) => [k, kindOf(k)])) } as unknown as EveryKindStore;
+}
+
+const redisStore = () => new RedisStore(createUpstashClient(env.TEST_UPSTASH_URL, env.TEST_UPSTASH_TOKEN, 5000));
+
+describe("redis store (Lua scripts)", () => runContractCases({ newStore: redisStore }));
+describe("durable store (the lock object's storage)", () => runContractCases({ newStore: durableOnLockObjects }));

@@ -1,0 +1,276 @@
+// The limits of wait sockets, against the Worker served by workerd over real TCP on both
+// stores: one socket's messages one at a time and no faster than allowed, the caps on waiters
+// per lock and sockets per namespace (refused before any socket, nothing lost for the others),
+// the idle limits, and the API key as a subprotocol only on a wait socket's handshake.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PICKUP_MS, SOCKET_IDLE_MS, SOCKET_MESSAGES_PER_SECOND } from "../../../src/limits";
+import { keyAsProtocol, SOCKET_PROTOCOL } from "../../../src/wire/socketProtocol";
+import { httpClient } from "../../support/http";
+import { handshakeAnswer, openSocket, socketWaiter, type TestSocket, takeGrant } from "../../support/waitSocket";
+import { type Stores, startForKeys, stopAll, until } from "../../support/workerServers";
+
+/**
+ * One namespace per cap, so one case's sockets never count against another's. `line`: the case with a socket in
+ * line behind a flooder, and the rate case, open their sockets with keys no other case floods with (a flood refuses its
+ * key's new sockets for a while, and a flood case runs just before each).
+ */
+const KEYS = {
+  flood: "limits-flood-key-1",
+  line: "limits-line-key-1",
+  rate: "limits-rate-key-1",
+  waiters: "limits-waiters-key-1",
+  sockets: "limits-sockets-key-1",
+  idle: "limits-idle-key-1",
+};
+const WAITERS_CAP = 3;
+const SOCKETS_CAP = 4;
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+
+let servers: Stores;
+
+beforeAll(async () => {
+  servers = await startForKeys(KEYS, { MAX_WAITERS_PER_LOCK: String(WAITERS_CAP), MAX_SOCKETS_PER_NAMESPACE: String(SOCKETS_CAP) });
+}, 120_000);
+
+afterAll(async () => {
+  await stopAll(servers ?? {});
+});
+
+/** Every message up to the socket's close, and the close code. */
+async function lastMessages(s: TestSocket): Promise<{ messages: any[]; code: number }> {
+  const messages: any[] = [];
+  s.ws.addEventListener("message", (e) => {
+    messages.push(JSON.parse(String(e.data)));
+  });
+  const code = await s.closed;
+  return { messages, code };
+}
+
+/** A wait socket's handshake with a key, read to its end (a refusal is a plain HTTP answer). */
+const handshake = (base: string, path: string, key: string) => handshakeAnswer(base, path, { Authorization: `Bearer ${key}` });
+
+for (const store of ["redis", "durable"] as const) {
+  describe(`${store} store`, () => {
+    const base = () => servers[store].url;
+
+    it("a kept socket that floods heartbeats is refused at once, for the messages it has in the gate, and closed; its lease stays", async () => {
+      const api = httpClient(base(), KEYS.flood);
+      const path = `/v1/locks/${unique("flood")}`;
+      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.flood, { ttlMs: 30_000, waitMs: 5000, keep: true });
+      const grant = await takeGrant(holder);
+      const seen = lastMessages(holder);
+      // As fast as the connection drains, never waiting for an answer.
+      for (let i = 0; i < 500; i++) holder.ws.send(JSON.stringify({ type: "heartbeat" }));
+      const { messages, code } = await seen;
+      expect(code).toBe(1000);
+      // One refusal, the last word: 429 for its messages, with the reason a burst meets first (two were in the gate
+      // when the third came: each is handled a turn after it arrives, so a burst is counted as it comes).
+      const errors = messages.filter((m) => m.type === "error");
+      expect(errors).toHaveLength(1);
+      expect(messages.at(-1)).toBe(errors[0]);
+      expect(errors[0]).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
+      expect(errors[0].message).toMatch(/two of its messages were still being handled/);
+      expect(errors[0].retryAfterMs).toBeGreaterThan(0);
+      // Refused before it was let to run the store for the burst: usually not one of the 500 heartbeats is answered (the
+      // two in the gate are dropped with the socket); on a busy machine, where the first frames trickle in, one or two
+      // may be handled before two pile up. A gate that let a burst through would answer up to its bucket (18).
+      expect(messages.filter((m) => m.type === "heartbeat").length).toBeLessThanOrEqual(5);
+      // Closing the socket released nothing: the lease is the holder's, over HTTP too.
+      expect((await api.get(path)).body).toMatchObject({ held: true, fence: grant.fence });
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+    });
+
+    it("a socket refused for flooding is closed alone: another socket waiting on the same lock keeps its place and is granted once the lease is released", async () => {
+      const api = httpClient(base(), KEYS.line);
+      const path = `/v1/locks/${unique("flood-line")}`;
+      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.line, { ttlMs: 30_000, waitMs: 5000, keep: true });
+      const grant = await takeGrant(holder);
+      // Two waiters in line behind the flooder, on the same lock (so in the same lock object):
+      // a socket first, then an HTTP wait, to see the socket keep its place ahead of it.
+      const inLine = await socketWaiter(base(), `${path}/wait`, KEYS.line, { ttlMs: 30_000, waitMs: 20_000 });
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === 1,
+      );
+      let inLineClosed = false;
+      void inLine.closed.then(() => {
+        inLineClosed = true;
+      });
+      const behind = api.post(`${path}/acquire`, { ttlMs: 30_000, waitMs: 20_000 });
+      // Read at the end; should the case fail before, its server's stop ends this wait, which is no error of its own.
+      behind.catch(() => {});
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === 2,
+      );
+      const seen = lastMessages(holder);
+      for (let i = 0; i < 500; i++) holder.ws.send(JSON.stringify({ type: "heartbeat" }));
+      const { messages, code } = await seen;
+      // The flooder was refused for its messages and closed...
+      expect(code).toBe(1000);
+      expect(messages.at(-1)).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
+      // ...and nothing else: its lease stays, the socket behind it is still open and first in line.
+      expect((await api.get(path)).body).toMatchObject({ held: true, fence: grant.fence, waiters: 2 });
+      expect(inLineClosed).toBe(false);
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+      const next = await takeGrant(inLine);
+      expect(next.fence).toBeGreaterThan(grant.fence);
+      // The HTTP wait that came after it is still waiting, until the socket's lease is released.
+      expect((await api.get(path)).body).toMatchObject({ held: true, fence: next.fence, waiters: 1 });
+      expect((await api.post(`${path}/release`, { token: next.token })).status).toBe(200);
+      const last = await behind;
+      expect(last.status).toBe(200);
+      expect(last.body.fence).toBeGreaterThan(next.fence);
+      expect((await api.post(`${path}/release`, { token: last.body.token })).status).toBe(200);
+    });
+
+    it(`a socket may send ${SOCKET_MESSAGES_PER_SECOND} messages a second: one answered at a time, the one past the rate is refused`, async () => {
+      const api = httpClient(base(), KEYS.rate);
+      const path = `/v1/locks/${unique("rate")}`;
+      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.rate, { ttlMs: 30_000, waitMs: 5000, keep: true });
+      const grant = await takeGrant(holder);
+      const started = Date.now();
+      let answered = 0;
+      let refused: any;
+      // acquire and ack spent two of the bucket; each heartbeat waits for its answer before the next.
+      for (let i = 0; i < SOCKET_MESSAGES_PER_SECOND * 2 && !refused; i++) {
+        holder.ws.send(JSON.stringify({ type: "heartbeat" }));
+        const m = await holder.next();
+        if (m.type === "heartbeat") answered++;
+        else refused = m;
+      }
+      const took = Date.now() - started;
+      expect(refused).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
+      // Refused after the bucket ran dry, plus what refilled while the heartbeats ran.
+      expect(answered).toBeGreaterThanOrEqual(SOCKET_MESSAGES_PER_SECOND - 2);
+      expect(answered).toBeLessThanOrEqual(SOCKET_MESSAGES_PER_SECOND - 2 + Math.ceil((took * SOCKET_MESSAGES_PER_SECOND) / 1000) + 1);
+      expect(await holder.closed).toBe(1000);
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+    });
+
+    it(`a lock takes at most MAX_WAITERS_PER_LOCK waiters (${WAITERS_CAP} here): the next socket and HTTP wait get 429 before any socket, the waiters in line lose nothing`, async () => {
+      const api = httpClient(base(), KEYS.waiters);
+      const path = `/v1/locks/${unique("crowd")}`;
+      const holder = (await api.post(`${path}/acquire`, { ttlMs: 30_000 })).body;
+      const waiters: TestSocket[] = [];
+      for (let i = 0; i < WAITERS_CAP; i++) {
+        waiters.push(await socketWaiter(base(), `${path}/wait`, KEYS.waiters, { ttlMs: 5000, waitMs: 20_000 }));
+        await until(
+          () => api.get(path),
+          (r) => r.body.waiters === i + 1,
+        );
+      }
+      const refused = await handshake(base(), `${path}/wait`, KEYS.waiters);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ error: "rate_limited", limit: "waiters_per_lock" });
+      expect(refused.body.retryAfterMs).toBeGreaterThan(0);
+      expect(refused.headers).toMatch(/retry-after: \d+/i);
+      const httpWait = await api.post(`${path}/acquire`, { ttlMs: 5000, waitMs: 5000 });
+      expect(httpWait.status).toBe(429);
+      expect(httpWait.body).toMatchObject({ error: "rate_limited", limit: "waiters_per_lock" });
+      // The line is as it was: each waiter is handed the lock in turn.
+      expect((await api.get(path)).body.waiters).toBe(WAITERS_CAP);
+      await api.post(`${path}/release`, { token: holder.token });
+      for (const w of waiters) {
+        const grant = await takeGrant(w);
+        expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+      }
+    });
+
+    it(`a namespace has at most MAX_SOCKETS_PER_NAMESPACE wait sockets open (${SOCKETS_CAP} here), over all its locks; one that closes makes room`, async () => {
+      const api = httpClient(base(), KEYS.sockets);
+      const holders: Array<{ path: string; token: string }> = [];
+      const open: TestSocket[] = [];
+      for (let i = 0; i < SOCKETS_CAP; i++) {
+        const path = `/v1/locks/${unique(`ns-${i}`)}`;
+        holders.push({ path, token: (await api.post(`${path}/acquire`, { ttlMs: 30_000 })).body.token });
+        open.push(await socketWaiter(base(), `${path}/wait`, KEYS.sockets, { ttlMs: 5000, waitMs: 30_000 }));
+        await until(
+          () => api.get(path),
+          (r) => r.body.waiters === 1,
+        );
+      }
+      const path = `/v1/locks/${unique("ns-over")}`;
+      const refused = await handshake(base(), `${path}/wait`, KEYS.sockets);
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ error: "rate_limited", limit: "sockets_per_namespace" });
+      // Another namespace is not held back by this one's sockets.
+      expect((await handshake(base(), `${path}/wait`, KEYS.waiters)).status).toBe(101);
+      // The waiters already there lose nothing.
+      await api.post(`${holders[0].path}/release`, { token: holders[0].token });
+      const grant = await takeGrant(open[0]);
+      await api.post(`${holders[0].path}/release`, { token: grant.token });
+      // That socket closed (held): the namespace has room again once its lock object tells.
+      await until(
+        () => handshake(base(), `${path}/wait`, KEYS.sockets),
+        (r) => r.status === 101,
+      );
+      for (const s of open.slice(1)) s.ws.close();
+      for (const h of holders.slice(1)) await api.post(`${h.path}/release`, { token: h.token });
+    });
+
+    it(`a socket that sends no acquire within ${SOCKET_IDLE_MS} ms is closed with 408 socket_idle`, async () => {
+      const s = openSocket(base(), `/v1/locks/${unique("idle")}/wait`, KEYS.idle);
+      await s.opened;
+      const openedAt = Date.now();
+      const { messages, code } = await lastMessages(s);
+      const after = Date.now() - openedAt;
+      expect(code).toBe(1000);
+      expect(messages).toEqual([expect.objectContaining({ type: "error", status: 408, error: "socket_idle" })]);
+      // Not before the limit (the client's clock starts after the server's, so a little under it).
+      expect(after).toBeGreaterThan(SOCKET_IDLE_MS - 500);
+    }, 30_000);
+
+    it("a socket offered a grant it does not acknowledge is closed with 409 lease_lost after the pickup time, and the next waiter gets the lock", async () => {
+      const api = httpClient(base(), KEYS.idle);
+      const path = `/v1/locks/${unique("unacked")}`;
+      const holder = (await api.post(`${path}/acquire`, { ttlMs: 30_000 })).body;
+      const silent = await socketWaiter(base(), `${path}/wait`, KEYS.idle, { ttlMs: 30_000, waitMs: 20_000 });
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === 1,
+      );
+      const next = await socketWaiter(base(), `${path}/wait`, KEYS.idle, { ttlMs: 30_000, waitMs: 20_000 });
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === 2,
+      );
+      await api.post(`${path}/release`, { token: holder.token });
+      expect((await silent.next()).type).toBe("granted");
+      const offeredAt = Date.now();
+      const seen = await lastMessages(silent);
+      expect(seen.code).toBe(1000);
+      expect(seen.messages).toEqual([expect.objectContaining({ type: "error", status: 409, error: "lease_lost" })]);
+      expect(Date.now() - offeredAt).toBeGreaterThan(PICKUP_MS - 500);
+      const grant = await takeGrant(next);
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
+    });
+
+    it("a kept socket whose lease ends with no heartbeat is closed with 408 socket_idle", async () => {
+      const api = httpClient(base(), KEYS.idle);
+      const path = `/v1/locks/${unique("lapsed")}`;
+      const holder = await socketWaiter(base(), `${path}/wait`, KEYS.idle, { ttlMs: 600, waitMs: 5000, keep: true });
+      const grant = await takeGrant(holder);
+      const heldAt = Date.now();
+      const { messages, code } = await lastMessages(holder);
+      expect(code).toBe(1000);
+      expect(messages).toEqual([expect.objectContaining({ type: "error", status: 408, error: "socket_idle" })]);
+      expect(Date.now() - heldAt).toBeGreaterThan(300);
+      // The lease did lapse: the lock is free for the next caller.
+      expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(409);
+      expect((await api.get(path)).body.held).toBe(false);
+    });
+
+    it("the key as a subprotocol opens a wait socket, and nothing else: a plain request with it and no Authorization is 401", async () => {
+      const path = `/v1/locks/${unique("subprotocol")}`;
+      const headers = { "sec-websocket-protocol": `${SOCKET_PROTOCOL}, ${keyAsProtocol(KEYS.idle)}`, "content-type": "application/json" };
+      const plain = await fetch(`${base()}${path}/acquire`, { method: "POST", headers, body: JSON.stringify({ ttlMs: 5000 }) });
+      expect(plain.status).toBe(401);
+      expect(((await plain.json()) as any).error).toBe("unauthorized");
+      expect((await fetch(`${base()}${path}`, { headers })).status).toBe(401);
+      // The same subprotocols on the wait socket's handshake are the key (openSocket offers them).
+      const s = await socketWaiter(base(), `${path}/wait`, KEYS.idle, { ttlMs: 5000, waitMs: 5000 });
+      expect((await takeGrant(s)).token).toMatch(/^hf_/);
+    });
+  });
+}

@@ -1,0 +1,116 @@
+// `npm start` as a user runs it (tools/dev/start.mjs, a real process with its
+// defaults): the library and the local Worker contend for one lock on one
+// Redis, a busy port says what to do, and `npm run dev` prints its URL only
+// once the Worker answers.
+import { type ChildProcess, spawn } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import { Redis } from "@upstash/redis";
+import { afterEach, describe, expect, it } from "vitest";
+import { LockedError, Mutex } from "holdfast";
+import { until } from "../support/workerServers";
+
+const START = path.resolve("tools/dev/start.mjs");
+
+interface Started {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+const running: Started[] = [];
+
+/** Runs start.mjs in its own process group (wrangler dev's children too), with API_KEYS unset as on a fresh clone. */
+function start(args: string[], port: number): Started {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
+  delete env.API_KEYS;
+  const child = spawn(process.execPath, [START, ...args], { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  child.stdout?.on("data", (d) => {
+    out += d;
+  });
+  child.stderr?.on("data", (d) => {
+    out += d;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  const started = { child, output: () => out, exited };
+  running.push(started);
+  return started;
+}
+
+afterEach(async () => {
+  for (const s of running.splice(0)) {
+    if (s.child.exitCode === null && s.child.pid) process.kill(-s.child.pid, "SIGTERM");
+    await s.exited;
+  }
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The line start.mjs prints once the Worker is served: "holdfast (...) at URL"; the "try:" line ends what it prints. */
+const SERVED = /^holdfast \(.*\) at (http:\S+)$/m;
+const PRINTED = /^try: curl/m;
+
+describe("npm start", () => {
+  it("by default the library and the local Worker (Redis store) contend for one lock", { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const s = start(["--redis"], port);
+    const out = await until(s.output, (o) => PRINTED.test(o) || s.child.exitCode !== null, 90_000);
+    const url = SERVED.exec(out)?.[1];
+    const key = /^API key: (\S+)/m.exec(out)?.[1];
+    const env = /UPSTASH_REDIS_REST_URL=(\S+) UPSTASH_REDIS_REST_TOKEN=(\S+)/.exec(out);
+    expect({ url, key, env: Boolean(env) }, out).toMatchObject({ url: expect.any(String), key: expect.any(String), env: true });
+    const redis = new Redis({ url: env?.[1] as string, token: env?.[2] as string });
+    const lock = new Mutex(redis, "shared"); // no namespace: the library's default
+    const acquireOnWorker = () =>
+      fetch(`${url}/v1/locks/shared/acquire`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+        body: JSON.stringify({ ttlMs: 30_000 }),
+      });
+
+    const onWorker = await acquireOnWorker();
+    expect(onWorker.status).toBe(200);
+    const { token, fence } = (await onWorker.json()) as { token: string; fence: number };
+    await expect(lock.acquire({ ttlMs: 30_000 })).rejects.toBeInstanceOf(LockedError);
+
+    const released = await fetch(`${url}/v1/locks/shared/release`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}` },
+      body: JSON.stringify({ token }),
+    });
+    expect(released.status).toBe(200);
+    const grant = await lock.acquire({ ttlMs: 30_000 });
+    expect(grant.fence).toBeGreaterThan(fence); // one fence sequence: the same lock
+    expect((await acquireOnWorker()).status).toBe(409);
+    await lock.release(grant.token);
+  });
+
+  it("a busy PORT is named, with a free one to set instead", async () => {
+    const holder = net.createServer();
+    const port = await new Promise<number>((resolve) => holder.listen(0, "127.0.0.1", () => resolve((holder.address() as net.AddressInfo).port)));
+    try {
+      const s = start([], port);
+      expect(await s.exited).toBe(1);
+      expect(s.output()).toMatch(new RegExp(`port ${port} is busy; set PORT to a free one, e\\.g\\. PORT=\\d+ npm start`));
+    } finally {
+      holder.close();
+    }
+  });
+
+  it("npm run dev prints the URL once wrangler dev answers there", { timeout: 120_000 }, async () => {
+    const s = start(["--dev"], await freePort());
+    const out = await until(s.output, (o) => PRINTED.test(o) || s.child.exitCode !== null, 90_000);
+    const url = SERVED.exec(out)?.[1];
+    expect(url, out).toBeDefined();
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+  });
+});
