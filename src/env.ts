@@ -1,5 +1,5 @@
-import type { LockObjectRpc } from "./lockObject/LockObjectRpc.js";
-import type { NamespaceObjectRpc } from "./namespaceObject/NamespaceObjectRpc.js";
+import type { LockObjectRpc } from "./store/durable/LockObjectRpc.js";
+import type { NamespaceObjectRpc } from "./store/durable/NamespaceObjectRpc.js";
 
 /** What a Workers Rate Limiting binding offers (declared here so the library's types need no platform types). */
 export interface RateLimiter {

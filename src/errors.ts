@@ -1,5 +1,3 @@
-import type { CurrentHolder } from "./store/CurrentHolder.js";
-
 /**
  * Typed errors shared by the stores, the primitives and the HTTP layer.
  * `http/errorResponse.ts` is the one place that maps them to statuses.
@@ -175,4 +173,14 @@ export class UnauthorizedError extends HoldfastError {
   ) {
     super("unauthorized", message);
   }
+}
+
+/**
+ * Who holds a lock now, as a busy answer tells it: the holder's label (null
+ * when it gave none) and when its lease ends (store time). A 409 `locked`
+ * carries it, so a caller turned away can say who is in the way.
+ */
+export interface CurrentHolder {
+  holder: string | null;
+  expiresAt: number;
 }

@@ -13,9 +13,9 @@ export * from "./library/index.js";
 export * from "./middleware/index.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "./wire/signature.js";
 export { signScopedToken, type SignScopedTokenOptions, type TokenOperation, TOKEN_OPERATIONS } from "./wire/scopedToken.js";
-export { RedisStore } from "./kinds/registry/redisStore.js";
+export { RedisStore } from "./library/RedisStore.js";
 export type { RedisStoreOptions } from "./store/redis/RedisStore.js";
-export type { CurrentHolder } from "./store/CurrentHolder.js";
+export type { CurrentHolder } from "./errors.js";
 export { QuorumStore, type QuorumStoreOptions } from "./kinds/mutex/quorum/QuorumStore.js";
 export type { LockStore, LockRef } from "./store/types.js";
 export {

@@ -10,10 +10,10 @@ import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openApiDocument } from "../src/http/openapi/openapi.js";
-import { kindApis } from "../src/kinds/registry/routes.js";
+import { kinds } from "../src/worker/kinds.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const { servers, ...rest } = openApiDocument("https://origin.invalid", kindApis);
+const { servers, ...rest } = openApiDocument("https://origin.invalid", kinds);
 writeFileSync(join(root, "console/openapi.json"), `${JSON.stringify(rest)}\n`);
 writeFileSync(
   join(root, "src/http/openapi/openapi.generated.ts"),

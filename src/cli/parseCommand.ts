@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import type { LeaseKind, WaitChannel } from "../client/index.js";
-import { KIND_NAMES } from "../wire/kindNames.js";
+import { LEASE_KINDS } from "../client/lease.js";
 import { formatDuration, parseDuration } from "./durations.js";
 import { EXIT } from "./exitCodes.js";
 
@@ -14,7 +14,7 @@ export class CliError extends Error {
   }
 }
 
-export interface Connection {
+interface Connection {
   url: string;
   apiKey: string;
   /** How --wait waits: a wait socket where this Node has WebSocket (22+), else HTTP (see HoldfastClientOptions.waitChannel). */
@@ -60,7 +60,7 @@ const OPTIONS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
-const KINDS: readonly LeaseKind[] = KIND_NAMES;
+const KINDS: readonly LeaseKind[] = LEASE_KINDS;
 const WAIT_CHANNELS: WaitChannel[] = ["auto", "socket", "http"];
 
 /** Reads argv (after the program name) and the environment into a command. */

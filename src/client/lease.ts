@@ -1,5 +1,4 @@
 import { keepLease, type LeaseKeeper, leaseClock } from "../wire/keepLease.js";
-import type { KindWireName } from "../wire/kindNames.js";
 import { LeaseLostError, LeaseReleasedError } from "./errors.js";
 import { type KeptSocket, KeptSocketBrokenError } from "./keptSocket.js";
 import type { Transport } from "./transport.js";
@@ -13,7 +12,9 @@ declare global {
   }
 }
 
-export type LeaseKind = KindWireName;
+/** The kinds a lease may be of, as the API names them (the `kind` of a listing, an audit entry, a notification). */
+export const LEASE_KINDS = ["mutex", "rwlock", "semaphore", "idempotency"] as const;
+export type LeaseKind = (typeof LEASE_KINDS)[number];
 
 /**
  * A lease as plain JSON: what another process needs to heartbeat or release

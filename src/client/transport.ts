@@ -21,7 +21,7 @@ export interface SendOptions {
  * a request id's answer, so a late retry still gets the first answer rather
  * than applying again or answering lease_lost for a write that landed.
  */
-export const WRITE_RETRY_MAX_MS = 100_000;
+const WRITE_RETRY_MAX_MS = 100_000;
 
 /** Retry delays: full jitter over 100 ms doubling to 2 s (AWS's "exponential backoff and jitter"). */
 const BACKOFF_BASE_MS = 100;

@@ -52,7 +52,7 @@ export function sqlIdentifier(name: unknown, field: string, qualified = false): 
  * number, a boolean, NULL, bytes). Postgres text cannot hold U+0000, so the
  * Postgres helpers refuse it here rather than have the server fail mid-write.
  */
-export function checkSqlValue(value: unknown, field: string, noNul: boolean): SqlValue {
+function checkSqlValue(value: unknown, field: string, noNul: boolean): SqlValue {
   if (value === null || typeof value === "boolean" || value instanceof Uint8Array) return value;
   if (typeof value === "number" && Number.isFinite(value)) return value;
   if (typeof value === "string") {

@@ -9,13 +9,17 @@ import { kindOps } from "../store/types.js";
  * every holder, or those with one label. The line moves on as after a
  * release; on Redis the lock object hears of it after the answer.
  */
+/** A force release the lock object must hear of (its line may move, watches end): told by noteWrite, after the answer. */
+export const forceReleaseTellsObject = (r: { waiters?: unknown; endedTokens?: unknown }) =>
+  r.waiters === true || (Array.isArray(r.endedTokens) && r.endedTokens.length > 0);
+
 export async function forceReleaseHolders(ctx: ServiceContext, kind: "rwlock" | "semaphore", name: string, holder: string | undefined) {
   const ref = { ns: ctx.ns, name };
   // Without a client id nothing retries it (the Worker never re-sends a store call), so nothing is kept for it either.
   const write = await ctx.ids.write(`${kind}:${name}:force-release`);
   const r = await kindOps(ctx.store, kind).forceRelease(ref, { ...write, ...(holder === undefined ? {} : { holder }) });
   if (r.status === "lost") throw new NotHeldError(holder === undefined ? `nobody holds ${name}` : `no holder of ${name} has that label`);
-  if (ctx.store.kind === "redis" && (r.waiters || r.endedTokens.length)) {
+  if (ctx.store.kind === "redis" && forceReleaseTellsObject(r)) {
     const endedTokens = r.endedTokens;
     ctx.later("force-released", () => lockObjectClient(ctx.env, kind, ref).noteWrite({ ref, token: "", endedWatch: false, endedTokens }));
   }

@@ -1,6 +1,6 @@
 import type { Admission, QueuedWaiter, QueuePolicy } from "../lockObject/line/QueuePolicy.js";
-import type { WithdrawReason } from "../store/WithdrawReason.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { WithdrawReason } from "../store/types.js";
+import type { LockRef } from "../store/types.js";
 import type { LockStore } from "../store/types.js";
 import { ADMIT_BATCH } from "./redisHolders.js";
 import type { Admitted, HolderWithdrawResult, QueuedHolder } from "./types.js";

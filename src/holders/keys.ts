@@ -1,4 +1,4 @@
-import type { LockRef } from "../store/LockRef.js";
+import type { LockRef } from "../store/types.js";
 import { lockKeyBase } from "../store/redis/lockKeyBase.js";
 
 /** A many-holder lock's hash of holders, its last fence, its gate, its ended tokens, remembered answers and watchers marker. */

@@ -5,8 +5,8 @@ import type { QueuePolicy } from "../lockObject/line/QueuePolicy.js";
 import { waitFault } from "../lockObject/line/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../lockObject/line/waitProtocol.js";
 import { type WaitOptions, WaitQueue } from "../lockObject/line/WaitQueue.js";
-import type { KindOps, KindWait } from "../kinds/registry/ops.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { KindOps, KindWait } from "../store/kinds.js";
+import type { LockRef } from "../store/types.js";
 import { kindOps, type LockStore } from "../store/types.js";
 import type { HolderForceInput, HolderWriteNote } from "./types.js";
 

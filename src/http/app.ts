@@ -4,7 +4,7 @@ import { NotConfiguredError } from "../errors.js";
 import type { LockStore } from "../store/types.js";
 import { allowedMethodsOf } from "./allowedMethods.js";
 import type { AppEnv } from "./appTypes.js";
-import type { HttpKinds } from "./kindApi.js";
+import { type HttpKinds, isSocketHandshake } from "./kindApi.js";
 import { apiKeysProblem, bearerKey, callerOf } from "./access/auth.js";
 import { consoleRoutes } from "./operator/console.js";
 import { checkSocketOrigin, cors } from "./access/cors.js";
@@ -17,7 +17,7 @@ import { checkRateLimit } from "../namespaceObject/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { callerOfScopedToken, checkTokenScope, isScopedToken } from "./access/scopedTokens.js";
 import { tokenRoutes } from "./access/tokenRoutes.js";
-import { isWaitSocketHandshake, keyFromProtocols } from "../wire/socketProtocol.js";
+import { keyFromProtocols } from "../wire/socketProtocol.js";
 
 /**
  * The Hono app: health and the OpenAPI document open, everything under /v1
@@ -78,7 +78,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
   app.use("/v1/*", async (c, next) => {
     // A browser's wait socket cannot send headers: its key comes as a subprotocol (socketProtocol.ts),
     // honoured only there: on a WebSocket upgrade of a wait route, never on a plain request.
-    const socket = isWaitSocketHandshake(c.req.raw);
+    const socket = isSocketHandshake(c.req.raw, kinds.apis);
     const socketKey = socket ? keyFromProtocols(c.req.header("sec-websocket-protocol")) : undefined;
     const authorization = c.req.header("authorization") ?? (socketKey === undefined ? undefined : `Bearer ${socketKey}`);
     const bearer = bearerKey(authorization);
@@ -92,10 +92,11 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
     c.set("apiKey", bearer ?? "");
     c.set("requestId", clientRequestId(c.req.header(REQUEST_ID_HEADER)));
     c.set("store", kinds.selectStore(c.env));
+    c.set("kinds", kinds.apis);
     await next();
   });
 
-  for (const api of kinds.apis) app.route(api.path, api.routes);
+  for (const api of kinds.apis) app.route(api.http.path, api.http.routes);
   app.route("/v1/notifications", notificationKeyRoutes);
   app.route("/v1", watchRoutes(kinds.apis));
   app.route("/v1/tokens", tokenRoutes);

@@ -1,41 +1,48 @@
 import type { Hono } from "hono";
+import type * as z from "zod/mini";
 import type { Env } from "../env.js";
-import type { KindName } from "../kinds/registry/ops.js";
+import type { KindName } from "../store/kinds.js";
 import type { LockStore } from "../store/types.js";
-import type { ServiceContext } from "../service/ServiceContext.js";
+import type { ServiceKind } from "../service/ServiceKind.js";
+import type { TokenOperation } from "../wire/scopedToken.js";
 import type { AppEnv } from "./appTypes.js";
 import type { Operations } from "./openapi/openapiOps.js";
 
-/** What a force release asks (src/operator/schemas.ts): a label picks holders of a many-holder lock, a fence the mutex's lease. */
-export interface ForceReleaseAsk {
-  holder?: string;
-  fence?: number;
-}
-
-/** What a kind brings to the HTTP API: where it is mounted, its routes, and their OpenAPI operations. */
-export interface KindApi {
-  kind: KindName;
-  path: string;
-  routes: Hono<AppEnv>;
-  operations: Operations;
-  /** Offered on a quorum of Redis databases (the others answer 501 there). */
-  onQuorum: boolean;
-  /** Its GET body (without the name), which a listing's items are too. */
-  inspect(ctx: ServiceContext, name: string): Promise<Record<string, unknown>>;
-  /** Whether a listing shows it: held, waited on, delayed or stored. */
-  listed(state: Record<string, unknown>): boolean;
-  /** An operator's force release (the kinds with holders); what it freed. */
-  forceRelease?(ctx: ServiceContext, name: string, ask: ForceReleaseAsk): Promise<{ released: number; fence: number; holder: string | null }>;
+/**
+ * What a kind brings to the HTTP API (src/kinds/<kind>/index.ts, the `http`
+ * of its descriptor), beside what it brings to the service layer: where it is
+ * mounted, its routes and their OpenAPI operations, and the words and paths
+ * that differ from kind to kind. The app names no kind.
+ */
+export interface KindApi<K extends KindName = KindName> extends ServiceKind<K> {
+  readonly http: {
+    /** Its mount point ("/v1/locks"). */
+    path: string;
+    routes: Hono<AppEnv>;
+    operations: Operations;
+    /** Offered on a quorum of Redis databases (the others answer 501 there). */
+    onQuorum: boolean;
+    /** The path parameter naming one ("name"; an idempotency key is a "key"). */
+    param: string;
+    /** One of them, in the OpenAPI summaries ("a lock"). */
+    one: string;
+    /** What its listing lists, in the OpenAPI summary ("held or waited-on locks"). */
+    listing: string;
+    /** Its wait socket routes, after `/{param}/` ("wait"; a read-write lock's "read/wait" and "write/wait"). */
+    waitSteps: readonly string[];
+    /** What a scoped token needs to open its wait socket (a lock's acquires; an idempotency key's only waits). */
+    waitNeeds: readonly TokenOperation[];
+    /** Its force release's body and the body's name in the OpenAPI document (with service.forceRelease). */
+    forceReleaseBody?: readonly [string, z.ZodMiniType<{ reason: string; fence?: number; holder?: string }>];
+  };
 }
 
 /**
- * What the HTTP app is handed of the kinds (by the Worker's entry point,
- * src/worker.ts, from the registry): each kind's API (mount point, routes,
- * OpenAPI operations, listing and force release) and how the store is chosen.
- * The app names no kind.
+ * What the HTTP app is handed (by the Worker's entry point, src/worker.ts):
+ * the kinds, and how the store is chosen.
  */
 export interface HttpKinds {
-  apis: KindApi[];
+  apis: readonly KindApi[];
   selectStore(env: Env): LockStore;
   /**
    * The OpenAPI document for a service at `origin`: the Worker's is generated
@@ -44,4 +51,18 @@ export interface HttpKinds {
    * code that derives it from the schemas; `assets` is the ASSETS binding.
    */
   openApiDocument(origin: string, assets: Fetcher | undefined): unknown;
+}
+
+/** Whether a request is a wait or watch socket's handshake (the only requests whose key may come as a subprotocol). */
+export function isSocketHandshake(request: Request, apis: readonly KindApi[]): boolean {
+  if (request.method !== "GET" || (request.headers.get("upgrade") ?? "").toLowerCase() !== "websocket") return false;
+  const pathname = new URL(request.url).pathname;
+  const api = apis.find((a) => pathname.startsWith(`${a.http.path}/`));
+  if (!api) return false;
+  // /<name>/<step>: a lock named "wait" or "watch" is not one.
+  const rest = pathname.slice(api.http.path.length + 1);
+  const slash = rest.indexOf("/");
+  if (slash <= 0) return false;
+  const step = rest.slice(slash + 1);
+  return step === "watch" || api.http.waitSteps.includes(step);
 }

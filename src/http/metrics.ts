@@ -21,9 +21,9 @@ export function eventOf(method: string, pathname: string, status: number, error:
  * lapses by the lock object. Without the binding nothing is done.
  * docs/metrics.md has the SQL.
  */
-export function recordMetrics(apis: KindApi[]): MiddlewareHandler<AppEnv> {
+export function recordMetrics(apis: readonly KindApi[]): MiddlewareHandler<AppEnv> {
   /** The kind mounted at each /v1/<segment> (the kinds' mount points). */
-  const kindOfSegment = new Map(apis.map((api) => [api.path.split("/")[2], api.kind]));
+  const kindOfSegment = new Map(apis.map((api) => [api.http.path.split("/")[2], api.name]));
   return async (c, next) => {
     const dataset = c.env.METRICS;
     if (!dataset) return next();

@@ -20,6 +20,8 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
   const ids = clientId === undefined ? randomRequestIds : clientRequestIds(clientId, c.get("apiKey"), ns);
   const later = followUpsWith(waitUntil);
   // On Redis the lock object hears of a write that changed a lock it has watch sockets on (changeNotes.ts).
-  const store = noticingChanges(c.get("store"), (kind, ref) => later("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange()));
+  const store = noticingChanges(c.get("store"), c.get("kinds"), (kind, ref) =>
+    later("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange()),
+  );
   return { env: c.env, ns, store, ids, later };
 }

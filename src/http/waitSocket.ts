@@ -5,6 +5,7 @@ import { SOCKET_AT_HEADER, SOCKET_FLOOD_UNTIL_HEADER, SOCKET_PROTOCOL, type Sock
 import { floodPenalties, floodRefusal } from "../lockObject/sockets/floodPenalties.js";
 import { kindOps } from "../store/types.js";
 import type { AppEnv } from "./appTypes.js";
+import type { KindName } from "../store/kinds.js";
 import { lockName } from "./lockName.js";
 import { tierOf } from "../namespaceObject/rateLimit.js";
 
@@ -14,17 +15,17 @@ import { tierOf } from "../namespaceObject/rateLimit.js";
  * which speaks the wait protocol (src/wire/socketProtocol.ts) with
  * the client; the Worker takes no part in the wait, so a grant is one hop.
  */
-export function openWaitSocket(c: Context<AppEnv>, kind: SocketAt["kind"], mode?: "read" | "write"): Promise<Response> {
-  return socketToObject(c, kind, mode ? { mode } : {});
+export function openWaitSocket(c: Context<AppEnv>, kind: KindName, options: { param?: string; mode?: "read" | "write" } = {}): Promise<Response> {
+  return socketToObject(c, kind, options.param ?? "name", options.mode ? { mode: options.mode } : {});
 }
 
 /** GET /v1/<kind>/<name>/watch as a WebSocket: the same checks and the same hop; the object pushes the lock's state. */
-export function openWatchSocket(c: Context<AppEnv>, kind: SocketAt["kind"]): Promise<Response> {
-  return socketToObject(c, kind, { watch: true });
+export function openWatchSocket(c: Context<AppEnv>, kind: KindName, param: string): Promise<Response> {
+  return socketToObject(c, kind, param, { watch: true });
 }
 
-async function socketToObject(c: Context<AppEnv>, kind: SocketAt["kind"], what: Pick<SocketAt, "mode" | "watch">): Promise<Response> {
-  const name = lockName(c, kind === "idempotency" ? "key" : "name");
+async function socketToObject(c: Context<AppEnv>, kind: KindName, param: string, what: Pick<SocketAt, "mode" | "watch">): Promise<Response> {
+  const name = lockName(c, param);
   if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError();
   kindOps(c.var.store, kind); // a kind this store lacks is a 501 here, before any socket
   const protocols = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());

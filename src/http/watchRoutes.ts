@@ -6,28 +6,29 @@ import { type Operations, SOCKET_ERRORS } from "./openapi/openapiOps.js";
 import { openWatchSocket } from "./waitSocket.js";
 
 /** The path parameter of a kind's name: an idempotency key is a key. */
-const paramOf = (api: KindApi) => (api.kind === "idempotency" ? "key" : "name");
+const paramOf = (api: KindApi) => api.http.param;
 
 /**
  * GET /v1/<kind path>/<name>/watch, for every kind alike (docs/API.md,
  * "Watching a lock"): a WebSocket that pushes the lock's state as its GET
  * answers it, whenever it changes, without a place in line.
  */
-export function watchRoutes(apis: KindApi[]): Hono<AppEnv> {
+export function watchRoutes(apis: readonly KindApi[]): Hono<AppEnv> {
   const routes = honoApp();
-  for (const api of apis) routes.get(`${api.path.replace(/^\/v1/, "")}/:${paramOf(api)}/watch`, (c) => openWatchSocket(c, api.kind));
+  for (const api of apis)
+    routes.get(`${api.http.path.replace(/^\/v1/, "")}/:${paramOf(api)}/watch`, (c) => openWatchSocket(c, api.name, paramOf(api)));
   return routes;
 }
 
 /** The watch sockets in the OpenAPI document, by full path. */
-export function watchOperations(apis: KindApi[]): Operations {
+export function watchOperations(apis: readonly KindApi[]): Operations {
   const ops: Operations = {};
   for (const api of apis) {
-    const state = Object.values(api.operations).find((byMethod) => byMethod.get?.operationId.endsWith("Inspect"))?.get?.ok?.[1];
-    ops[`${api.path}/{${paramOf(api)}}/watch`] = {
+    const state = Object.values(api.http.operations).find((byMethod) => byMethod.get?.operationId.endsWith("Inspect"))?.get?.ok?.[1];
+    ops[`${api.http.path}/{${paramOf(api)}}/watch`] = {
       get: {
-        operationId: `${api.kind}Watch`,
-        summary: `Watch ${api.kind === "idempotency" ? "an idempotency key" : "a lock"}'s state over a WebSocket`,
+        operationId: `${api.name}Watch`,
+        summary: `Watch ${api.http.one}'s state over a WebSocket`,
         socket:
           'Switching Protocols: a watch socket (subprotocol holdfast.v1). The client sends {"type":"watch"}; the service answers ' +
           `{"type":"state","state":...} at once and again whenever the state changes (the state as GET answers it${state ? `: ${state}` : ""}), ` +

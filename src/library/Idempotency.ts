@@ -4,7 +4,7 @@ import type { LockStore } from "../store/types.js";
 import { checkNamespace } from "../validation.js";
 import { storeOf } from "./storeOf.js";
 
-export type { BeginOptions, BeginResult, WriteIds } from "../kinds/idempotency/idempotencyKeys.js";
+export type { BeginOptions, BeginResult } from "../kinds/idempotency/idempotencyKeys.js";
 
 export interface IdempotencyOptions {
   /** Keys live inside a namespace; the library default is "default". */

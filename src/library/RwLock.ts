@@ -2,7 +2,7 @@ import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
 import type { RwGrant, RwMode, RwState } from "../kinds/rwlock/types.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { LockRef } from "../store/types.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
 import { checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";

@@ -3,7 +3,7 @@ import type { Redis } from "@upstash/redis";
 import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
 import type { SemaphoreGrant, SemaphoreState } from "../kinds/semaphore/types.js";
 import { LIMIT_MAX } from "../limits.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { LockRef } from "../store/types.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
 import { checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";

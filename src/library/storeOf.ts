@@ -1,5 +1,5 @@
 import type { Redis } from "@upstash/redis";
-import { RedisStore } from "../kinds/registry/redisStore.js";
+import { RedisStore } from "./RedisStore.js";
 import type { LockStore } from "../store/types.js";
 
 /** The primitives take either a store or an @upstash/redis client; this tells them apart. */

@@ -1,5 +1,6 @@
-import type { KindName, KindWriteNote, KindOps, KindWait } from "../kinds/registry/ops.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { KindName, KindWriteNote, KindOps, KindWait } from "../store/kinds.js";
+import type { LockRef } from "../store/types.js";
+import type { SocketAnswer } from "../wire/socketProtocol.js";
 import type { StoreKind, WaitOutcome } from "./line/waitProtocol.js";
 
 /** A socket holder's heartbeat or release: the HTTP answer's body, or lost. */
@@ -37,4 +38,9 @@ export interface KindObjectPart<K extends KindName> {
    */
   heartbeatOnSocket?(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer>;
   releaseOnSocket?(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer>;
+  /**
+   * A kind whose wait socket awaits the end of another caller's run (ObjectKind.socket "awaitEnd": an
+   * idempotency key): the socket's last message once the run ended or waitMs ran out.
+   */
+  awaitEnd?(ref: LockRef, store: StoreKind, waitMs: number, signal: AbortSignal): Promise<SocketAnswer>;
 }

@@ -2,7 +2,9 @@ import { REQUEST_MEMORY_MS } from "../limits.js";
 import { forgetExpired } from "../store/durable/answerMemory.js";
 import { earliest } from "../store/durable/records.js";
 import type { EveryKindStore } from "../store/types.js";
-import type { DurableKinds } from "./ObjectKinds.js";
+import type { ObjectKind } from "./ObjectKinds.js";
+
+type Deadline = (kv: SyncKvStorage, now: number) => number | undefined;
 
 /**
  * The Durable store as the lock object itself uses it: the kinds' rules run
@@ -15,10 +17,14 @@ export class LocalStore {
 
   constructor(
     private readonly kv: SyncKvStorage,
-    private readonly kinds: DurableKinds,
+    kinds: readonly ObjectKind[],
   ) {
-    Object.assign(this, kinds.durable(kv));
+    for (const kind of kinds) Object.assign(this, { [kind.name]: kind.object.durable(kv) });
+    this.deadlines = kinds.flatMap((k) => (k.object.nextDeadline ? [k.object.nextDeadline] : []));
   }
+
+  /** When each kind's stored state next needs cleaning up. */
+  private readonly deadlines: Deadline[];
 
   async ping(): Promise<void> {}
 
@@ -33,7 +39,7 @@ export class LocalStore {
     const answers = scanAnswers ? forgetExpired(this.kv, now) : now + REQUEST_MEMORY_MS;
     if (!scanAnswers && this.ownDeadline) return earliest(answers, this.ownDeadline(this.kv, now));
     let next = answers;
-    for (const deadline of this.kinds.durableDeadlines) {
+    for (const deadline of this.deadlines) {
       const due = deadline(this.kv, now);
       if (due === undefined) continue;
       this.ownDeadline ??= deadline;
@@ -49,8 +55,8 @@ export class LocalStore {
    * asked, not every kind's storage read on every write. The alarm
    * (scanAnswers) still asks them all.
    */
-  private ownDeadline: DurableKinds["durableDeadlines"][number] | undefined;
+  private ownDeadline: Deadline | undefined;
 }
 
-// Every kind's operations, one member per kind (handed in: ObjectKinds.durable), assigned in the constructor.
+// Every kind's operations, one member per kind (handed in: each ObjectKind's durable), assigned in the constructor.
 export interface LocalStore extends EveryKindStore {}

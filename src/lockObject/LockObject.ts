@@ -2,16 +2,16 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.js";
 import { writeMetric } from "../metrics.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
-import type { KindName, KindWriteNote, KindOps } from "../kinds/registry/ops.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { KindName, KindWriteNote, KindOps } from "../store/kinds.js";
+import type { LockRef } from "../store/types.js";
 import type { LockStore } from "../store/types.js";
 import { ListingNotes } from "./listingNotes.js";
 import { earliest } from "../store/durable/records.js";
 import { KeptKv } from "./KeptKv.js";
 import { LocalStore } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
-import type { LockObjectRpc } from "./LockObjectRpc.js";
-import type { ObjectKinds } from "./ObjectKinds.js";
+import type { LockObjectRpc } from "../store/durable/LockObjectRpc.js";
+import { type ObjectKind, type ObjectKinds, waitRequestOf } from "./ObjectKinds.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { StoreKind } from "./line/waitProtocol.js";
 import { AlarmTimers } from "./timers.js";
@@ -26,7 +26,7 @@ import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTi
  * on (Redis from its own configuration, or its own storage), the lease
  * watches for onExpire, and one alarm for what is stored (watch checks,
  * notification retries, clean-up). The lock's kind brings its part
- * (src/kinds/<kind>/objectPart.ts, listed in src/kinds/registry/object.ts):
+ * (src/kinds/<kind>/objectPart.ts, in its descriptor's `object`):
  * its line of waiters, and on the Durable store its operations, with a
  * release handing the lock to the head waiter in the same call. Every entry
  * point below names the kind and reaches the part the same way, whatever the
@@ -53,6 +53,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     ctx: this.ctx,
     env: this.env,
     part: (kind) => this.part(kind),
+    socketMode: (kind) => this.kindOf(kind).object.socket,
     afterWait: (at, result) => this.afterWait(at, result),
     acquire: (call, ask, signal) => this.kinds.socketAcquire(call, ask, signal),
     storeOf: (kind) => this.storeOf(kind),
@@ -63,7 +64,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   private readonly watchers: LockWatchers = new LockWatchers({
     ctx: this.ctx,
     env: this.env,
-    state: (at) => this.kinds.watchedState(at.kind, this.storeOf(at.store), at.ref, () => this.part(at.kind).waiterCount),
+    state: (at) => this.kindOf(at.kind).object.watchedState(this.storeOf(at.store), at.ref, () => this.part(at.kind).waiterCount),
     storeOf: (kind) => this.storeOf(kind),
     timers: this.timers,
     caps: this.caps,
@@ -72,11 +73,13 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   private readonly listing = new ListingNotes(this.env.NAMESPACE_OBJECT);
   /** Waiters over HTTP (HttpWaits.ts): in the same line as the sockets. */
   private readonly httpWaits: HttpWaits = new HttpWaits({
-    waitRequest: () => this.kinds.waitRequest,
+    waitRequest: () => (this.waitRequest ??= waitRequestOf(this.kinds.kinds)),
     caps: this.caps,
     part: (kind) => this.part(kind),
     afterWait: (at, result) => this.afterWait(at, result),
   });
+  /** The request to this object (POST /wait), every kind's, made at the first. */
+  private waitRequest: ReturnType<typeof waitRequestOf> | undefined;
   /** The part of the one kind this object serves, made at its first request. */
   private served: { kind: KindName; part: KindObjectPart<KindName> } | undefined;
   /** The alarm this instance last set (the runtime clears it when it fires). */
@@ -88,7 +91,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
 
   /**
    * @param kinds  what the kinds bring (ObjectKinds.ts): handed in by the Worker's entry point
-   *   (src/worker.ts), which binds the class to the registry; the core names no kind.
+   *   (src/worker.ts), which binds the class to its list of kinds; the core names no kind.
    */
   constructor(
     ctx: DurableObjectState,
@@ -98,7 +101,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     super(ctx, env);
     this.kv = new KeptKv(ctx.storage.kv);
     this.host = {
-      ownStore: new LocalStore(this.kv, kinds),
+      ownStore: new LocalStore(this.kv, kinds.kinds),
       storeOf: (kind) => this.storeOf(kind),
       watchLease: (l) => {
         // Looked at again when the lease would end by our clock (the store's ttl, not its clock).
@@ -135,8 +138,14 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     return redis;
   }
 
+  private kindOf(kind: KindName): ObjectKind {
+    const found = this.kinds.kinds.find((k) => k.name === kind);
+    if (!found) throw new InternalError(`this service has no kind ${kind}`);
+    return found;
+  }
+
   private part<K extends KindName>(kind: K): KindObjectPart<K> {
-    this.served ??= { kind, part: this.kinds.parts[kind](this.host) as KindObjectPart<KindName> };
+    this.served ??= { kind, part: this.kindOf(kind).object.part(this.host) as KindObjectPart<KindName> };
     if (this.served.kind !== kind) throw new InternalError(`this lock object serves the ${this.served.kind}, not the ${kind}`);
     return this.served.part as unknown as KindObjectPart<K>;
   }

@@ -1,5 +1,5 @@
-import type { KindName } from "../kinds/registry/ops.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { KindName } from "../store/kinds.js";
+import type { LockRef } from "../store/types.js";
 import type { EveryKindStore, LockStore } from "../store/types.js";
 import type { ObjectTimers } from "./timers.js";
 import type { StoreKind } from "./line/waitProtocol.js";

@@ -1,7 +1,7 @@
-import type { KindName } from "../kinds/registry/ops.js";
+import type { KindName } from "../store/kinds.js";
 import { logError } from "../logError.js";
-import type { NamespaceObjectRpc } from "../namespaceObject/NamespaceObjectRpc.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { NamespaceObjectRpc } from "../store/durable/NamespaceObjectRpc.js";
+import type { LockRef } from "../store/types.js";
 
 /** A lock is listed this long past its last operation (or past the end of the lease it granted, if later). */
 export const LISTED_FOR_MS = 10 * 60 * 1000;

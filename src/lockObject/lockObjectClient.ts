@@ -2,9 +2,9 @@ import type * as z from "zod/mini";
 import { storeTimeoutMs, withDeadline } from "../deadline.js";
 import type { Env } from "../env.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
-import type { KindName, KindWriteNote, KindWait } from "../kinds/registry/ops.js";
+import type { KindName, KindWriteNote, KindWait } from "../store/kinds.js";
 import { classifyObjectFault } from "../store/durable/objectFaults.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { LockRef } from "../store/types.js";
 import { lockObjectOf } from "../store/durable/lockObjectOf.js";
 import { type WaitOutcome, waitOutcomeSchema } from "./line/waitProtocol.js";
 

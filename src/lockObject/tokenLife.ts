@@ -1,5 +1,5 @@
 import { UnauthorizedError } from "../errors.js";
-import type { SocketAt } from "../wire/socketProtocol.js";
+import type { SocketAt } from "./sockets/socketSchemas.js";
 
 /**
  * A socket opened with a scoped token lives no longer than the token: past

@@ -1,8 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.js";
-import type { KindName } from "../kinds/registry/ops.js";
+import type { KindName } from "../store/kinds.js";
 import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord } from "../store/OperatorOps.js";
-import type { NamespaceObjectRpc } from "./NamespaceObjectRpc.js";
+import type { NamespaceObjectRpc } from "../store/durable/NamespaceObjectRpc.js";
 
 /** How long a lock object's socket count stands without being told again (socketCaps.ts tells it more often). */
 export const SOCKETS_TOLD_FOR_MS = 15 * 60 * 1000;

@@ -10,7 +10,7 @@ import { logError } from "../logError.js";
  * budget). Unlisted namespaces get "standard". A tier whose binding is not
  * bound (a plain `workerd serve`) does not limit.
  */
-export const RATE_LIMIT_BINDINGS = {
+const RATE_LIMIT_BINDINGS = {
   low: "RATE_LIMIT_LOW",
   standard: "RATE_LIMIT_STANDARD",
   high: "RATE_LIMIT_HIGH",
@@ -18,7 +18,7 @@ export const RATE_LIMIT_BINDINGS = {
 export type Tier = keyof typeof RATE_LIMIT_BINDINGS | "off";
 
 /** Every tier's window, as wrangler.toml declares it (Cloudflare allows 10 or 60 s). */
-export const RATE_LIMIT_PERIOD_MS = 10_000;
+const RATE_LIMIT_PERIOD_MS = 10_000;
 
 export function tierOf(config: string | undefined, ns: string): Tier {
   const tiers = tiersOf(config ?? "");
@@ -47,7 +47,7 @@ function tiersOf(config: string): Tiers {
   return tiers;
 }
 
-export const isTier = (t: string | undefined): t is Tier => t === "off" || (t !== undefined && t in RATE_LIMIT_BINDINGS);
+const isTier = (t: string | undefined): t is Tier => t === "off" || (t !== undefined && t in RATE_LIMIT_BINDINGS);
 
 /**
  * Counts one request against the namespace's budget; over it, RateLimitedError

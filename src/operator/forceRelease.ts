@@ -1,7 +1,6 @@
 import { ForbiddenError, NotSupportedError } from "../errors.js";
-import type { Caller } from "../http/access/auth.js";
-import { KIND_NOUNS } from "../kinds/registry/ops.js";
-import type { ForceReleaseAsk, KindApi } from "../http/kindApi.js";
+import type { Caller } from "./schemas.js";
+import type { ForceReleaseAsk, ServiceKind } from "../service/ServiceKind.js";
 import type { ServiceContext } from "../service/ServiceContext.js";
 import { operatorOps } from "../store/types.js";
 
@@ -15,13 +14,13 @@ import { operatorOps } from "../store/types.js";
  * replays the release and writes the entry, so every force release is
  * audited at least once.
  */
-export async function forceRelease(ctx: ServiceContext, caller: Caller, api: KindApi, name: string, ask: ForceReleaseAsk & { reason: string }) {
+export async function forceRelease(ctx: ServiceContext, caller: Caller, kind: ServiceKind, name: string, ask: ForceReleaseAsk & { reason: string }) {
   if (caller.role !== "admin") {
     throw new ForbiddenError("a force release needs an admin key (an API_KEYS entry namespace:admin[:name]=key; see docs/API.md, Keys and roles)");
   }
-  if (!api.forceRelease) throw new NotSupportedError(`${KIND_NOUNS[api.kind]} have no force release`);
+  if (!kind.service.forceRelease) throw new NotSupportedError(`${kind.noun} have no force release`);
   const audit = operatorOps(ctx.store); // a store without an audit log frees nothing
-  const freed = await api.forceRelease(ctx, name, ask);
-  const entry = await audit.appendAudit(ctx.ns, { keyName: caller.keyName, kind: api.kind, name, reason: ask.reason, ...freed });
+  const freed = await kind.service.forceRelease(ctx, name, ask);
+  const entry = await audit.appendAudit(ctx.ns, { keyName: caller.keyName, kind: kind.name, name, reason: ask.reason, ...freed });
   return { name, ...freed, auditId: entry.id };
 }

@@ -1,4 +1,4 @@
-import type { KindApi } from "../http/kindApi.js";
+import type { ServiceKind } from "../service/ServiceKind.js";
 import type { ServiceContext } from "../service/ServiceContext.js";
 import type { NamePageRequest } from "../store/OperatorOps.js";
 import { operatorOps } from "../store/types.js";
@@ -10,9 +10,9 @@ import { operatorOps } from "../store/types.js";
  * delayed nor stored are left out. So a page may hold fewer items than
  * `limit` (even none) while `cursor` says there is more: follow it to the end.
  */
-export async function listLocks(ctx: ServiceContext, api: KindApi, page: NamePageRequest) {
-  const { names, cursor } = await operatorOps(ctx.store).names(ctx.ns, api.kind, page);
-  const states = await Promise.all(names.map((name) => api.inspect(ctx, name)));
-  const items = names.map((name, i) => ({ name, ...states[i] })).filter((_, i) => api.listed(states[i]));
+export async function listLocks(ctx: ServiceContext, kind: ServiceKind, page: NamePageRequest) {
+  const { names, cursor } = await operatorOps(ctx.store).names(ctx.ns, kind.name, page);
+  const states = await Promise.all(names.map((name) => kind.service.inspect(ctx, name)));
+  const items = names.map((name, i) => ({ name, ...states[i] })).filter((_, i) => kind.service.listed(states[i]));
   return { items, cursor };
 }

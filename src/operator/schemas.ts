@@ -1,7 +1,7 @@
 import * as z from "zod/mini";
 import { holderLabel } from "../wire/schemas.js";
 import { InvalidInputError } from "../errors.js";
-import { KIND_NAMES } from "../kinds/registry/ops.js";
+import type { ScopedTokenClaims } from "../wire/scopedToken.js";
 
 /** A listing page: 1 to LIST_MAX_LIMIT items, LIST_DEFAULT_LIMIT by default (each item is an inspect of its lock). */
 export const LIST_DEFAULT_LIMIT = 25;
@@ -29,19 +29,22 @@ export const forceReleaseResponse = z.object({
   auditId: z.string(),
 });
 
-export const auditEntrySchema = z.object({
-  id: z.string(),
-  at: z.int(),
-  keyName: z.string(),
-  kind: z.enum(KIND_NAMES),
-  name: z.string(),
-  holder: z.nullable(z.string()),
-  fence: z.nullable(z.int()),
-  released: z.int(),
-  reason: z.string(),
-});
+/** An audit entry; `kind` is one of the service's kinds (its names: the OpenAPI document's enum). */
+export const auditEntrySchemaOf = (kindNames: readonly [string, ...string[]]) =>
+  z.object({
+    id: z.string(),
+    at: z.int(),
+    keyName: z.string(),
+    kind: z.enum(kindNames),
+    name: z.string(),
+    holder: z.nullable(z.string()),
+    fence: z.nullable(z.int()),
+    released: z.int(),
+    reason: z.string(),
+  });
 
-export const auditPageResponse = z.object({ entries: z.array(auditEntrySchema), cursor: z.nullable(z.string()) });
+export const auditPageResponseOf = (kindNames: readonly [string, ...string[]]) =>
+  z.object({ entries: z.array(auditEntrySchemaOf(kindNames)), cursor: z.nullable(z.string()) });
 
 export const whoamiResponse = z.object({ namespace: z.string(), keyName: z.string(), role: z.enum(["user", "admin"]) });
 
@@ -70,4 +73,17 @@ export function cursorParam(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
   if (raw.length < 1 || raw.length > 300) throw new InvalidInputError("invalid_cursor", "cursor is not one this listing answered");
   return raw;
+}
+
+/** What a key may do: "user" locks and reads; "admin" also force-releases (docs/API.md "Keys and roles"). */
+export type KeyRole = "user" | "admin";
+
+/** Who called: the key's namespace, role and name (never the key itself: audit entries and the console show the name). */
+export interface Caller {
+  namespace: string;
+  role: KeyRole;
+  /** The name API_KEYS gives the key, else `key-<its entry's position in API_KEYS>`. */
+  keyName: string;
+  /** A scoped token's caller: what the token allows (src/http/access/scopedTokens.ts checks each request against it). */
+  scope?: ScopedTokenClaims;
 }

@@ -1,9 +1,9 @@
-import type { KindName } from "../kinds/registry/ops.js";
-import type { LockRef } from "../store/LockRef.js";
+import type { KindName } from "../store/kinds.js";
+import type { LockRef } from "../store/types.js";
 import { RedisStoreCore } from "../store/redis/RedisStore.js";
 import { foundWatchers } from "../store/redis/watcherNotes.js";
 import type { LockStore } from "../store/types.js";
-import { KIND_NAMES } from "../wire/kindNames.js";
+import type { ServiceKind, WriteResult } from "./ServiceKind.js";
 
 /** Tells a lock's object that a write changed the lock (its noteChange, after the answer). */
 export type TellChange = (kind: KindName, ref: LockRef) => void;
@@ -12,23 +12,6 @@ export type TellChange = (kind: KindName, ref: LockRef) => void;
 const READS = new Set(["inspect", "inspectWaiting", "watch"]);
 /** Answers of a write that changed the lock (a busy, lost or replayed answer changed nothing). */
 const CHANGED = new Set(["granted", "ok", "started"]);
-
-/**
- * The writes whose service already tells the lock object by noteWrite, which
- * pushes its watchers too (LockObject.noteWrite): not told twice. Each line
- * is its service's own condition (src/kinds/<kind>/service.ts,
- * src/holders/forceRelease.ts).
- */
-type Result = Record<string, unknown>;
-const TOLD_BY_NOTE_WRITE: Partial<Record<string, (r: Result) => boolean>> = {
-  "mutex.release": (r) => r.released === true && r.watched === true,
-  "rwlock.release": (r) => r.waiters === true || (r.released === true && r.watched === true),
-  "semaphore.release": (r) => r.waiters === true || r.watched === true,
-  "rwlock.forceRelease": (r) => r.waiters === true || (r.endedTokens as unknown[]).length > 0,
-  "semaphore.forceRelease": (r) => r.waiters === true || (r.endedTokens as unknown[]).length > 0,
-  "idempotency.complete": (r) => r.waited === true,
-  "idempotency.fail": () => true,
-};
 
 /**
  * The Redis store as the Worker's requests use it: after a write whose
@@ -45,11 +28,11 @@ const TOLD_BY_NOTE_WRITE: Partial<Record<string, (r: Result) => boolean>> = {
  * Per request this is two small objects: the kinds' telling operations are
  * made once per isolate and store, and find the request's `tell` on `this`.
  */
-export function noticingChanges(store: LockStore, tell: TellChange): LockStore {
+export function noticingChanges(store: LockStore, kinds: readonly ServiceKind[], tell: TellChange): LockStore {
   if (store.kind !== "redis") return store;
   let proto = viewOf.get(store);
   if (!proto) {
-    proto = viewPrototype(store);
+    proto = viewPrototype(store, kinds);
     viewOf.set(store, proto);
   }
   const view = Object.create(proto) as LockStore & Telling;
@@ -65,16 +48,16 @@ interface Telling {
 const viewOf = new WeakMap<LockStore, object>();
 
 /** The store's view, made once: its kinds' operations on the store that notes watchers, each telling after a write. */
-function viewPrototype(store: LockStore): object {
+function viewPrototype(store: LockStore, kinds: readonly ServiceKind[]): object {
   const base = store instanceof RedisStoreCore ? store.notingWatchers() : store;
   const told = store instanceof RedisStoreCore ? foundWatchers : (r: unknown) => changed(r);
   const proto: Record<string, unknown> = {};
   for (const key of ["kind", "offers", "operator"] as const) proto[key] = base[key];
   proto.ping = () => base.ping();
-  for (const kind of KIND_NAMES) {
+  for (const { name: kind, service } of kinds) {
     const ops = base[kind] as Record<string, unknown> | undefined;
     if (!ops) continue;
-    const opsProto = tellingOps(kind, ops, told);
+    const opsProto = tellingOps(kind, ops, told, service.toldByNoteWrite ?? {});
     const own = `${kind}Ops`;
     Object.defineProperty(proto, kind, {
       get(this: Telling & Record<string, unknown>) {
@@ -87,7 +70,12 @@ function viewPrototype(store: LockStore): object {
 }
 
 /** One kind's operations: reads as they are; each write tells when its result says to. */
-function tellingOps(kind: KindName, ops: Record<string, unknown>, told: (result: unknown) => boolean): object {
+function tellingOps(
+  kind: KindName,
+  ops: Record<string, unknown>,
+  told: (result: unknown) => boolean,
+  toldByNoteWrite: Readonly<Record<string, (result: WriteResult) => boolean>>,
+): object {
   const out: Record<string, unknown> = {};
   for (const op of operationNames(ops)) {
     const fn = ops[op];
@@ -96,10 +84,10 @@ function tellingOps(kind: KindName, ops: Record<string, unknown>, told: (result:
       out[op] = fn.bind(ops);
       continue;
     }
-    const byNoteWrite = TOLD_BY_NOTE_WRITE[`${kind}.${op}`];
+    const byNoteWrite = toldByNoteWrite[op];
     out[op] = async function (this: Telling, ref: LockRef, ...rest: unknown[]) {
       const result = await fn.call(ops, ref, ...rest);
-      if (told(result) && !byNoteWrite?.(result as Result)) this.tell(kind, ref);
+      if (told(result) && !byNoteWrite?.(result as WriteResult)) this.tell(kind, ref);
       return result;
     };
   }

@@ -1,4 +1,4 @@
-import type { AnsweredWrite } from "../store/AnsweredWrite.js";
+import type { AnsweredWrite } from "../store/types.js";
 import { newOwnerToken, newRequestId, tokenFromSecret } from "../tokens.js";
 
 /**

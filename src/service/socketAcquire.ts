@@ -1,7 +1,7 @@
 import type * as z from "zod/mini";
-import type { KindWait, WaitingKindName } from "../kinds/registry/ops.js";
+import type { KindWait, WaitingKindName } from "../store/kinds.js";
 import { kindOps } from "../store/types.js";
-import type { SocketAt } from "../wire/socketProtocol.js";
+import type { SocketAt } from "../lockObject/sockets/socketSchemas.js";
 import { type AcquireAnswer, acquireFlow } from "./acquireFlow.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
@@ -13,7 +13,7 @@ export type SocketGrant = { token: string; ttlMs: number };
  * the same service and acquire flow as its HTTP route, so the checks and the
  * metrics are the HTTP acquire's.
  */
-export interface KindSocketAcquire<K extends WaitingKindName> {
+export interface KindSocketAcquire<K extends WaitingKindName = WaitingKindName> {
   /** An acquire message: checked as the HTTP acquire body is (the same schema), then the kind's acquire. */
   acquire(ctx: ServiceContext, at: SocketAt, message: unknown, signal: AbortSignal): Promise<AcquireAnswer<SocketGrant>>;
   /** A wait the object resumes after it woke (checked when it began): into the line again, through the same flow. */

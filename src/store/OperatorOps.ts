@@ -1,4 +1,4 @@
-import type { KindName } from "../kinds/registry/ops.js";
+import type { KindName } from "./kinds.js";
 
 /** One page of a namespace's lock names of one kind: candidates a listing looks at (src/operator/listing.ts). */
 export interface NamePage {

@@ -21,7 +21,7 @@ import {
 import { logError } from "../logError.js";
 
 /** A 503's message, by whether the write may have been applied. */
-export const STORE_UNAVAILABLE = {
+const STORE_UNAVAILABLE = {
   unknown:
     "the store did not answer in time, so the change may or may not have been applied: retry with the same Holdfast-Request-Id, which applies it once",
   not_applied: "the store is unavailable and nothing was changed: retry later",

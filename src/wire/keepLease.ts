@@ -11,7 +11,7 @@ export interface LeaseKeeper {
 }
 
 /** Why a kept lease's signal aborted: the store said so, or no heartbeat was confirmed in time. */
-export type LossKind = "lost" | "deadline";
+type LossKind = "lost" | "deadline";
 
 /**
  * The clock leases are kept by: monotonic, so an NTP step of the wall clock

@@ -70,7 +70,7 @@ export async function signScopedToken(options: SignScopedTokenOptions): Promise<
 }
 
 /** Why these claims cannot be a token, or undefined. */
-export function claimsProblem(claims: ScopedTokenClaims): string | undefined {
+function claimsProblem(claims: ScopedTokenClaims): string | undefined {
   if (!NAMESPACE.test(claims.namespace)) return "namespace must be 1-64 of A-Z a-z 0-9 _ -";
   if (!PREFIX.test(claims.prefix)) return "prefix must be 1-200 of the name characters A-Z a-z 0-9 . _ : @ + = -";
   const ops = claims.operations;

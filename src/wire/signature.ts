@@ -1,4 +1,4 @@
-import type { KindName } from "../kinds/registry/ops.js";
+import type { KindName } from "../store/kinds.js";
 /**
  * Expiry notifications are signed per namespace. Each namespace has its own
  * key, derived from the service's WEBHOOK_SECRET and the namespace's name

@@ -42,8 +42,6 @@
  * object's checks are in socketSchemas.ts).
  */
 
-import type { KindWireName } from "./kindNames.js";
-
 /** The subprotocol every wait socket speaks (the server answers with it). */
 export const SOCKET_PROTOCOL = "holdfast.v1";
 
@@ -61,8 +59,9 @@ export const SOCKET_AT_HEADER = "x-holdfast-wait-socket";
 export const SOCKET_FLOOD_UNTIL_HEADER = "x-holdfast-flood-until";
 
 /** What a socket is for: set by the Worker from the path and the key, sent to the object on SOCKET_AT_HEADER. */
-export interface SocketAt {
-  kind: KindWireName;
+export interface SocketAt<Kind extends string = string> {
+  /** The kind's name, as the API names it ("mutex"). */
+  kind: Kind;
   store: "redis" | "durable";
   ref: { ns: string; name: string };
   /** The read-write lock's mode, from the path. */
@@ -98,19 +97,6 @@ export type SocketAnswer =
   | { type: "state"; state: Record<string, unknown> }
   | { type: "timeout"; retryAfterMs: number }
   | { type: "error"; status: number; error: string; message: string; [field: string]: unknown };
-
-/** A wait or watch socket's handshake: GET .../wait or .../watch with `Upgrade: websocket` (the only requests whose key may come as a subprotocol). */
-export function isWaitSocketHandshake(request: Request): boolean {
-  return (
-    request.method === "GET" &&
-    (request.headers.get("upgrade") ?? "").toLowerCase() === "websocket" &&
-    WAIT_SOCKET_PATH.test(new URL(request.url).pathname)
-  );
-}
-
-/** The wait and watch socket routes (docs/API.md "Waiting over a WebSocket"); a lock named "wait" or "watch" is not one. */
-const WAIT_SOCKET_PATH =
-  /^\/v1\/(?:(?:(?:locks|semaphores|idempotency)\/[^/]+|rwlocks\/[^/]+\/(?:read|write))\/wait|(?:locks|semaphores|idempotency|rwlocks)\/[^/]+\/watch)$/;
 
 /** The API key carried as a subprotocol, if one was offered (see SOCKET_KEY_PROTOCOL_PREFIX). */
 export function keyFromProtocols(header: string | undefined): string | undefined {

@@ -1,11 +1,11 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe } from "vitest";
-import { KIND_NAMES, type KindName } from "../../src/kinds/registry/ops";
-import { objectKinds } from "../../src/kinds/registry/object";
+import type { KindName } from "../../src/store/kinds";
+import { kinds } from "../../src/worker/kinds";
 import { LocalStore } from "../../src/lockObject/LocalStore";
 import { lockObjectOf } from "../../src/store/durable/lockObjectOf";
 import { createUpstashClient } from "../../src/store/redis/createUpstashClient";
-import { RedisStore } from "../../src/kinds/registry/redisStore";
+import { RedisStore } from "../../src/library/RedisStore";
 import type { LockRef } from "../../src/store/types";
 import type { EveryKindStore } from "../../src/store/types";
 import { runContractCases } from "./index";
@@ -33,12 +33,12 @@ function durableOnLockObjects(): EveryKindStore {
           (_t, op: string) =>
           (ref: LockRef, ...args: unknown[]) =>
             runInDurableObject(lockObjectOf(env.LOCK_OBJECT, kind, ref), (_object, state) => {
-              const ops = new LocalStore(state.storage.kv, objectKinds)[kind] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+              const ops = new LocalStore(state.storage.kv, kinds)[kind] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
               return ops[op](ref, ...args);
             }),
       },
     );
-  return { kind: "durable", ping: async () => {}, ...Object.fromEntries(KIND_NAMES.map((k) => [k, kindOf(k)])) } as unknown as EveryKindStore;
+  return { kind: "durable", ping: async () => {}, ...Object.fromEntries(kinds.map((k) => [k.name, kindOf(k.name)])) } as unknown as EveryKindStore;
 }
 
 const redisStore = () => new RedisStore(createUpstashClient(env.TEST_UPSTASH_URL, env.TEST_UPSTASH_TOKEN, 5000));

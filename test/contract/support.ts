@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { LockRef } from "../../src/store/LockRef";
+import type { LockRef } from "../../src/store/types";
 import type { EveryKindStore } from "../../src/store/types";
 import { pollUntil } from "../support/pollUntil";
 

@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import { allowedMethodsOf } from "../../src/http/allowedMethods";
 import { createApp } from "../../src/http/app";
 import { openApiDocument } from "../../src/http/openapi/openapi";
-import { kindApis } from "../../src/kinds/registry/routes";
-import { selectStore } from "../../src/kinds/registry/stores";
+import { kinds as kindApis } from "../../src/worker/kinds";
+import { selectStore } from "../../src/worker/stores";
 
 const app = createApp({ apis: kindApis, selectStore, openApiDocument: (origin) => openApiDocument(origin, kindApis) });
 const routes = app.routes.filter((r) => r.method !== "ALL");

@@ -1,25 +1,15 @@
 import { NotConfiguredError, UnauthorizedError } from "../../errors.js";
 import { NAMESPACE_PATTERN } from "../../limits.js";
-import { SCOPED_TOKEN_PREFIX, type ScopedTokenClaims } from "../../wire/scopedToken.js";
+import { SCOPED_TOKEN_PREFIX } from "../../wire/scopedToken.js";
+import type { Caller, KeyRole } from "../../operator/schemas.js";
+
+export type { Caller, KeyRole };
 
 /** API_KEYS gives no usable key: every /v1 call is refused until it is set right. */
 class ApiKeysNotConfiguredError extends NotConfiguredError {
   constructor(detail: string) {
     super(`the service has no usable API keys (${detail}); set the API_KEYS secret`);
   }
-}
-
-/** What a key may do: "user" locks and reads; "admin" also force-releases (docs/API.md "Keys and roles"). */
-export type KeyRole = "user" | "admin";
-
-/** Who called: the key's namespace, role and name (never the key itself: audit entries and the console show the name). */
-export interface Caller {
-  namespace: string;
-  role: KeyRole;
-  /** The name API_KEYS gives the key, else `key-<its entry's position in API_KEYS>`. */
-  keyName: string;
-  /** A scoped token's caller: what the token allows (src/http/access/scopedTokens.ts checks each request against it). */
-  scope?: ScopedTokenClaims;
 }
 
 interface KeyEntry extends Caller {

@@ -81,7 +81,7 @@ function secretsByNamespace(tokenSecrets: string | undefined): Map<string, strin
 
 /** What a request does with which name, as a token's scope sees it; undefined: nothing a token may ever do. */
 interface TokenRequest {
-  needs: TokenOperation[];
+  needs: readonly TokenOperation[];
   name: string;
 }
 
@@ -91,7 +91,7 @@ interface TokenRequest {
  * anything a token may do; listing, the audit log, force release, whoami,
  * the notification key and minting tokens are none of them.
  */
-export function checkTokenScope(method: string, url: string, scope: ScopedTokenClaims, apis: KindApi[]): void {
+export function checkTokenScope(method: string, url: string, scope: ScopedTokenClaims, apis: readonly KindApi[]): void {
   const pathname = new URL(url).pathname;
   const request = tokenRequestOf(method, pathname, apis);
   const allowed = `this token allows ${scope.operations.join(", ")} on names starting with "${scope.prefix}"`;
@@ -101,10 +101,10 @@ export function checkTokenScope(method: string, url: string, scope: ScopedTokenC
   if (!request.name.startsWith(scope.prefix)) throw new ForbiddenError(`${allowed}; "${request.name}" does not start with it`, "name");
 }
 
-function tokenRequestOf(method: string, pathname: string, apis: KindApi[]): TokenRequest | undefined {
-  const api = apis.find((a) => pathname.startsWith(`${a.path}/`));
+function tokenRequestOf(method: string, pathname: string, apis: readonly KindApi[]): TokenRequest | undefined {
+  const api = apis.find((a) => pathname.startsWith(`${a.http.path}/`));
   if (!api) return undefined;
-  const [rawName, ...rest] = pathname.slice(api.path.length + 1).split("/");
+  const [rawName, ...rest] = pathname.slice(api.http.path.length + 1).split("/");
   let name: string;
   try {
     name = decodeURIComponent(rawName);
@@ -113,16 +113,16 @@ function tokenRequestOf(method: string, pathname: string, apis: KindApi[]): Toke
   }
   // A read-write lock's mode is a step of its path (read/acquire): the operation is the step after it.
   const step = rest.length === 2 && (rest[0] === "read" || rest[0] === "write") ? rest[1] : rest.length <= 1 ? (rest[0] ?? "") : undefined;
-  const needs = step === undefined ? undefined : operationOf(method, step, api.kind === "idempotency");
+  const needs = step === undefined ? undefined : operationOf(method, step, api.http.waitNeeds);
   return needs && { needs, name };
 }
 
 /** A path's last step -> the operations it needs. An idempotency key's begin is its acquire, complete and fail its release. */
-function operationOf(method: string, step: string, idempotency: boolean): TokenOperation[] | undefined {
+function operationOf(method: string, step: string, waitNeeds: readonly TokenOperation[]): readonly TokenOperation[] | undefined {
   if (method === "GET") {
     if (step === "") return ["inspect"];
-    // A lock's wait socket acquires on it; an idempotency key's only watches another caller's run.
-    if (step === "wait") return idempotency ? ["wait"] : ["wait", "acquire"];
+    // A lock's wait socket acquires on it; an idempotency key's only watches another caller's run (KindApi.http.waitNeeds).
+    if (step === "wait") return waitNeeds;
     // Watching a lock's state is reading it, as its GET does.
     if (step === "watch") return ["inspect"];
     return undefined;

@@ -8,7 +8,7 @@ import { readBody } from "../readBody.js";
 import { signingSecret } from "./scopedTokens.js";
 
 /** POST /v1/tokens: what a scoped token may do, and for how long. */
-export const tokenBody = z.strictObject({
+const tokenBody = z.strictObject({
   /** Every name the token touches starts with this. */
   prefix: z.string().check(z.regex(/^[A-Za-z0-9._:@+=-]{1,200}$/)),
   /** Any of acquire, release, heartbeat, wait, inspect (never listing, the audit log or force release). */
@@ -17,7 +17,7 @@ export const tokenBody = z.strictObject({
   ttlMs: intFrom(SCOPED_TOKEN_MIN_TTL_MS, SCOPED_TOKEN_MAX_TTL_MS),
 });
 
-export const tokenResponse = z.object({
+const tokenResponse = z.object({
   /** The bearer for a browser: Authorization: Bearer <token>, or a wait socket's key subprotocol. */
   token: z.string(),
   expiresAt: z.int(),

@@ -37,15 +37,14 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   503: ["Unavailable", "The store did not answer within its deadline; outcome says whether a write may have been applied."],
 };
 
-/** Every operation: each kind's (src/kinds/<kind>/openapi.ts, by the registry), then the service's own. */
 /** Every operation the app serves, with the kinds' and the operators'; the paths a quorum does not offer. */
-function operationsOf(apis: KindApi[]): { operations: Operations; notOnQuorum: Set<string> } {
+function operationsOf(apis: readonly KindApi[]): { operations: Operations; notOnQuorum: Set<string> } {
   const operations: Operations = {};
   const notOnQuorum = new Set<string>();
   for (const api of apis) {
-    for (const [rel, byMethod] of Object.entries(api.operations)) {
-      operations[api.path + rel] = byMethod;
-      if (!api.onQuorum) notOnQuorum.add(api.path + rel);
+    for (const [rel, byMethod] of Object.entries(api.http.operations)) {
+      operations[api.http.path + rel] = byMethod;
+      if (!api.http.onQuorum) notOnQuorum.add(api.http.path + rel);
     }
   }
   operations["/v1/notifications/key"] = {
@@ -75,7 +74,7 @@ function componentSchemas(named: Named[], io: "input" | "output"): Record<string
 }
 
 /** The document, with this deployment's origin as its server. */
-export function openApiDocument(origin: string, apis: KindApi[]) {
+export function openApiDocument(origin: string, apis: readonly KindApi[]) {
   const { operations, notOnQuorum } = operationsOf(apis);
   const ops = Object.values(operations).flatMap((byMethod) => Object.values(byMethod));
   const requests = ops.flatMap((op) => (op.body ? [op.body] : []));

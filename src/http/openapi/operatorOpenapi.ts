@@ -4,19 +4,17 @@ import { READ_ERRORS, WRITE_ERRORS } from "./openapiOps.js";
 import type { KindApi } from "../kindApi.js";
 import {
   AUDIT_MAX_LIMIT,
-  auditPageResponse,
+  auditPageResponseOf,
   forceReleaseResponse,
-  holdersForceBody,
   LIST_DEFAULT_LIMIT,
   LIST_MAX_LIMIT,
-  mutexForceBody,
   whoamiResponse,
 } from "../../operator/schemas.js";
 
 const cursorQuery = { name: "cursor", description: "The cursor the previous page answered (absent for the first page).", schema: { type: "string" } };
 
 /** The operators' operations in the OpenAPI document (docs/API.md "Operators"), by full path. */
-export function operatorOperations(apis: KindApi[]): Operations {
+export function operatorOperations(apis: readonly KindApi[]): Operations {
   const ops: Operations = {
     "/v1/whoami": {
       get: { operationId: "whoami", summary: "This key's namespace, name and role", ok: [200, "Whoami", whoamiResponse], errors: [401, 403, 429] },
@@ -26,21 +24,21 @@ export function operatorOperations(apis: KindApi[]): Operations {
         operationId: "auditLog",
         summary: "The namespace's force releases, newest first",
         query: [{ name: "limit", description: `Entries per page, 1 to ${AUDIT_MAX_LIMIT} (default 50).`, schema: { type: "integer" } }, cursorQuery],
-        ok: [200, "AuditPage", auditPageResponse],
+        ok: [200, "AuditPage", auditPageResponseOf(apis.map((a) => a.name) as [string, ...string[]])],
         errors: READ_ERRORS,
       },
     },
   };
   for (const api of apis) {
-    const inspect = Object.values(api.operations).find((byMethod) => byMethod.get?.operationId.endsWith("Inspect"))?.get?.ok;
+    const inspect = Object.values(api.http.operations).find((byMethod) => byMethod.get?.operationId.endsWith("Inspect"))?.get?.ok;
     if (!inspect) continue;
     const [, stateId, state] = inspect;
     const id = `${stateId.replace(/State$/, "")}Page`;
     const page: Named = [id, z.object({ items: z.array(z.intersection(z.object({ name: z.string() }), state)), cursor: z.nullable(z.string()) })];
-    ops[api.path] = {
+    ops[api.http.path] = {
       get: {
-        operationId: `${api.kind}List`,
-        summary: `List the namespace's ${api.kind === "idempotency" ? "stored idempotency keys" : "held or waited-on locks"} of this kind`,
+        operationId: `${api.name}List`,
+        summary: `List the namespace's ${api.http.listing} of this kind`,
         query: [
           { name: "prefix", description: "Only names that start with this.", schema: { type: "string" } },
           {
@@ -54,12 +52,13 @@ export function operatorOperations(apis: KindApi[]): Operations {
         errors: READ_ERRORS,
       },
     };
-    if (!api.forceRelease) continue;
-    ops[`${api.path}/{name}/force-release`] = {
+    const forceBody = api.http.forceReleaseBody;
+    if (!api.service.forceRelease || !forceBody) continue;
+    ops[`${api.http.path}/{name}/force-release`] = {
       post: {
-        operationId: `${api.kind}ForceRelease`,
+        operationId: `${api.name}ForceRelease`,
         summary: "Free it whoever holds it (admin keys only), audited",
-        body: api.kind === "mutex" ? ["MutexForceReleaseRequest", mutexForceBody] : ["HoldersForceReleaseRequest", holdersForceBody],
+        body: [forceBody[0], forceBody[1]],
         ok: [200, "ForceReleaseResponse", forceReleaseResponse],
         errors: WRITE_ERRORS,
       },

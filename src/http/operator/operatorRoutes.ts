@@ -7,11 +7,9 @@ import {
   AUDIT_DEFAULT_LIMIT,
   AUDIT_MAX_LIMIT,
   cursorParam,
-  holdersForceBody,
   LIST_DEFAULT_LIMIT,
   LIST_MAX_LIMIT,
   limitParam,
-  mutexForceBody,
   prefixParam,
 } from "../../operator/schemas.js";
 import { operatorOps } from "../../store/types.js";
@@ -25,7 +23,7 @@ import { serviceContext } from "../serviceContextOf.js";
  * listing and force release, and the audit log. Mounted on /v1, behind the
  * key like every /v1 route.
  */
-export function operatorRoutes(apis: KindApi[]): Hono<AppEnv> {
+export function operatorRoutes(apis: readonly KindApi[]): Hono<AppEnv> {
   const routes = honoApp();
 
   routes.get("/whoami", (c) => c.json(c.var.caller, 200));
@@ -37,17 +35,18 @@ export function operatorRoutes(apis: KindApi[]): Hono<AppEnv> {
   });
 
   for (const api of apis) {
-    const mount = api.path.slice("/v1".length);
+    const mount = api.http.path.slice("/v1".length);
     routes.get(mount, async (c) => {
       const limit = limitParam(c.req.query("limit"), LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
       const prefix = prefixParam(c.req.query("prefix"));
       const cursor = cursorParam(c.req.query("cursor"));
       return c.json(await listLocks(serviceContext(c), api, { prefix, limit, cursor }), 200);
     });
-    if (!api.forceRelease) continue;
+    const forceBody = api.http.forceReleaseBody?.[1];
+    if (!api.service.forceRelease || !forceBody) continue;
     routes.post(`${mount}/:name/force-release`, async (c) => {
       const name = lockName(c);
-      const body = await readBody(c, api.kind === "mutex" ? mutexForceBody : holdersForceBody);
+      const body = await readBody(c, forceBody);
       return c.json(await forceRelease(serviceContext(c), c.var.caller, api, name, body), 200);
     });
   }

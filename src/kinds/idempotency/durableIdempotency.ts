@@ -8,10 +8,10 @@ import type {
   IdempotencyOps,
   IdempotencyState,
 } from "./types.js";
-import type { WatchState } from "../../store/WatchState.js";
+import type { WatchState } from "../../store/types.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
 import { fenceKeptUntil, issueFence, leaseEnd, live } from "../../store/durable/records.js";
-import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
+import type { AnsweredWrite } from "../../store/types.js";
 
 /**
  * An idempotency key on the Durable store, the same rules as lua/idempotency/*.lua: each function runs synchronously on the object's

@@ -1,12 +1,12 @@
 import { FingerprintMismatchError, InProgressError, InvalidInputError, LeaseLostError, TooLargeError } from "../../errors.js";
 import { JSON_MAX_DEPTH, jsonDepth } from "../../jsonDepth.js";
 import { FINGERPRINT_MAX_CHARS, RESPONSE_MAX_BYTES, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../../limits.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { LockRef } from "../../store/types.js";
 import { kindOps, type LockStore } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { checkHolder, checkInt, checkName, checkToken, checkTtl } from "../../validation.js";
 import type { IdempotencyState } from "./types.js";
-import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
+import type { AnsweredWrite } from "../../store/types.js";
 
 export interface BeginOptions {
   /** Finish or heartbeat within this, or another begin takes over. */

@@ -1,4 +1,4 @@
-import type { LockRef } from "../../store/LockRef.js";
+import type { LockRef } from "../../store/types.js";
 import { lockKeyBase } from "../../store/redis/lockKeyBase.js";
 
 /** An idempotency key's record, its last fence, its ended fences, its remembered answers and watchers marker. */

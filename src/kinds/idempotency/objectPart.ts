@@ -4,12 +4,13 @@ import { waitFault } from "../../lockObject/line/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { LockRef } from "../../store/types.js";
+import type { SocketAnswer } from "../../wire/socketProtocol.js";
 import type { IdempotencyBeginResult, IdempotencyWriteNote, IdempotencyOps, IdempotencyState } from "./types.js";
 import type { IdempotencyWait } from "./wait.js";
 
 /** How an idempotency wait ends: the key completed or free (IdempotencyState), or not within waitMs. */
-export type KeyWaitEnd = Exclude<IdempotencyState, { state: "started" }> | { state: "timeout"; retryAfterMs: number };
+type KeyWaitEnd = Exclude<IdempotencyState, { state: "started" }> | { state: "timeout"; retryAfterMs: number };
 
 /** Never look at a key again sooner than this (no spinning on a lease about to end). */
 const MIN_LOOK_AGAIN_MS = 10;
@@ -96,7 +97,14 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
    * run: a begin answered in_progress marks it too, but a caller may watch
    * without one.
    */
-  async awaitEnd(ref: LockRef, store: StoreKind, waitMs: number, signal: AbortSignal): Promise<KeyWaitEnd> {
+  async awaitEnd(ref: LockRef, store: StoreKind, waitMs: number, signal: AbortSignal): Promise<SocketAnswer> {
+    const end = await this.runEnd(ref, store, waitMs, signal);
+    if (end.state === "completed") return { type: "completed", response: end.response, completedAt: end.completedAt, fence: end.fence };
+    if (end.state === "absent") return { type: "free" };
+    return { type: "timeout", retryAfterMs: end.retryAfterMs };
+  }
+
+  private async runEnd(ref: LockRef, store: StoreKind, waitMs: number, signal: AbortSignal): Promise<KeyWaitEnd> {
     const deadline = Date.now() + waitMs;
     const gone = new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
     let counted = false;

@@ -1,3 +1,4 @@
+import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { InternalError } from "../../errors.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import { withWatcherNote } from "../../store/redis/watcherNotes.js";
@@ -121,3 +122,14 @@ function storedResponse(text: string | undefined): unknown {
   if (!text?.startsWith("json:")) throw new InternalError("expected a stored response from the store");
   return JSON.parse(text.slice("json:".length));
 }
+
+/** Idempotency keys on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
+export const idempotencyOnRedis: RedisKind<"idempotency"> = {
+  name: "idempotency",
+  redis: {
+    ops: redisIdempotency,
+    mainKey: (ref) => idempotencyKeys(ref).record,
+    listedSuffixes: [""],
+    watcherKey: (ref) => idempotencyKeys(ref).watchers,
+  },
+};

@@ -19,7 +19,7 @@ idempotencyRoutes.post("/:key/begin", async (c) => {
 });
 
 // Waiting for another caller's run of the key to end, over a WebSocket (docs/API.md): the result is pushed.
-idempotencyRoutes.get("/:key/wait", (c) => openWaitSocket(c, "idempotency"));
+idempotencyRoutes.get("/:key/wait", (c) => openWaitSocket(c, "idempotency", { param: "key" }));
 
 idempotencyRoutes.post("/:key/heartbeat", async (c) => {
   const key = lockName(c, "key");

@@ -5,7 +5,7 @@ import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { countAcquire } from "../../service/countAcquire.js";
-import { checkOnExpire } from "../../wire/onExpire.js";
+import { checkOnExpire } from "../../service/onExpire.js";
 import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
 
@@ -64,11 +64,14 @@ async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
 export const heartbeatIdempotency = (ctx: ServiceContext, key: string, token: string, ttlMs?: number) =>
   idempotencyOf(ctx).heartbeat(key, token, ttlMs);
 
+/** A complete the lock object must hear of (someone waits for the run's end): told by noteWrite, after the answer. A fail always is. */
+export const completeTellsObject = (r: { waited?: unknown }) => r.waited === true;
+
 export async function completeIdempotency(ctx: ServiceContext, key: string, token: string, response: unknown) {
   const r = await idempotencyOf(ctx).complete(key, token, response, await ctx.ids.write(`idempotency:${key}:complete`, token));
   // Someone was told in_progress, or watched on the key's wait socket, meanwhile: the key's lock object
   // hears it, to hand the result to its waiters (the Durable store's object did so in the same call).
-  if (ctx.store.kind === "redis" && r.waited) {
+  if (ctx.store.kind === "redis" && completeTellsObject(r)) {
     ctx.later("completed", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence: r.fence }));
   }
   return r;

@@ -1,6 +1,6 @@
-import type { LockRef } from "../../store/LockRef.js";
-import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
-import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
+import type { LockRef } from "../../store/types.js";
+import type { WatchedLeaseId, WatchState } from "../../store/types.js";
+import type { AnsweredWrite } from "../../store/types.js";
 
 /** What both stores do for idempotency keys; test/conformance holds them to the same behaviour. */
 
@@ -63,4 +63,14 @@ export interface IdempotencyOps {
 /** Redis store: the key's start ended on purpose (failed): its watch ends with no notification. */
 export interface IdempotencyWriteNote {
   fence: number;
+}
+
+/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
+declare module "../../store/kinds.js" {
+  interface KindOps {
+    idempotency: IdempotencyOps;
+  }
+  interface KindWriteNote {
+    idempotency: IdempotencyWriteNote;
+  }
 }

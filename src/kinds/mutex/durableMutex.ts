@@ -1,8 +1,8 @@
 import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
 import { earliest, fenceKeptUntil, issueFence, lastFence, leaseEnd, live } from "../../store/durable/records.js";
-import type { WithdrawReason } from "../../store/WithdrawReason.js";
-import type { WatchState } from "../../store/WatchState.js";
+import type { WithdrawReason } from "../../store/types.js";
+import type { WatchState } from "../../store/types.js";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,

@@ -1,4 +1,4 @@
-import type { LockRef } from "../../store/LockRef.js";
+import type { LockRef } from "../../store/types.js";
 import { lockKeyBase } from "../../store/redis/lockKeyBase.js";
 
 /** The lock-delay key's name after the lock's (it outlives a lapsed lease: a listing looks for it too). */

@@ -3,7 +3,7 @@ import type { HeldAnswer, KindObjectPart } from "../../lockObject/KindObjectPart
 import { waitFault } from "../../lockObject/line/waitFault.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
 import { type WaitOptions, WaitQueue } from "../../lockObject/line/WaitQueue.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { LockRef } from "../../store/types.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { type MutexWaitRequest, mutexQueuePolicy } from "./mutexQueuePolicy.js";

@@ -1,8 +1,9 @@
+import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import { withWatcherNote } from "../../store/redis/watcherNotes.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { LockRef } from "../../store/types.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { mutexKeys } from "./keys.js";
+import { MUTEX_DELAY_SUFFIX, mutexKeys } from "./keys.js";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,
@@ -152,3 +153,14 @@ function grantOfReply(ref: LockRef, r: ScriptReply, prefix: "" | "handed", token
 function agreedFence(r: ScriptReply): { quorumFence?: number } {
   return r.quorumFence === undefined ? {} : { quorumFence: numberField(r, "quorumFence") };
 }
+
+/** The mutex; a lapsed lease's lock-delay key lists it too (the delay outlives the lease) on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
+export const mutexOnRedis: RedisKind<"mutex"> = {
+  name: "mutex",
+  redis: {
+    ops: redisMutex,
+    mainKey: (ref) => mutexKeys(ref).lock,
+    listedSuffixes: ["", MUTEX_DELAY_SUFFIX],
+    watcherKey: (ref) => mutexKeys(ref).watchers,
+  },
+};

@@ -3,13 +3,13 @@ import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, acquireFlow } from "../../service/acquireFlow.js";
 import { type KindSocketAcquire, resumeWait } from "../../service/socketAcquire.js";
-import { checkOnExpire } from "../../wire/onExpire.js";
+import { checkOnExpire } from "../../service/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { recentlyContended, sawContended } from "./recentlyContended.js";
 import { mutexAcquireBody, mutexGrant } from "./schemas.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { LockRef } from "../../store/types.js";
 import type { MutexGrant, MutexReleaseResult, MutexState } from "./types.js";
 
 /**
@@ -109,10 +109,13 @@ export async function releaseMutex(ctx: ServiceContext, name: string, token: str
  * Durable store's object did it in the same call.
  */
 function tellReleased(ctx: ServiceContext, ref: LockRef, r: MutexReleaseResult & { status: "ok" }): void {
-  if (ctx.store.kind !== "redis" || !r.released || !r.watched) return;
+  if (ctx.store.kind !== "redis" || !releaseTellsObject(r)) return;
   const { fence, handedTo } = r;
   ctx.later("released", () => lockObjectClient(ctx.env, "mutex", ref).noteWrite({ ref, fence, handedTo }));
 }
+
+/** A release the lock object must hear of (its waiters, an onExpire watch): told by noteWrite, after the answer. */
+export const releaseTellsObject = (r: { released?: unknown; watched?: unknown }) => r.released === true && r.watched === true;
 
 export async function inspectMutex(ctx: ServiceContext, name: string): Promise<MutexState & { waiters: number }> {
   const ref = { ns: ctx.ns, name };

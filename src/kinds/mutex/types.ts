@@ -1,8 +1,8 @@
-import type { CurrentHolder } from "../../store/CurrentHolder.js";
-import type { WithdrawReason } from "../../store/WithdrawReason.js";
-import type { LockRef } from "../../store/LockRef.js";
-import type { WatchedLeaseId, WatchState } from "../../store/WatchState.js";
-import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
+import type { CurrentHolder } from "../../errors.js";
+import type { WithdrawReason } from "../../store/types.js";
+import type { LockRef } from "../../store/types.js";
+import type { WatchedLeaseId, WatchState } from "../../store/types.js";
+import type { AnsweredWrite } from "../../store/types.js";
 
 /** What both stores do for the mutex; test/conformance holds them to the same behaviour. */
 
@@ -115,4 +115,17 @@ export interface MutexWriteNote {
   ref: LockRef;
   fence: number;
   handedTo?: MutexGrant;
+}
+
+/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
+declare module "../../store/kinds.js" {
+  interface KindOps {
+    mutex: MutexOps;
+  }
+  interface KindWriteNote {
+    mutex: MutexWriteNote;
+  }
+  interface WaitingKinds {
+    mutex: true;
+  }
 }

@@ -1,3 +1,4 @@
+import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { withWatcherNote } from "../../store/redis/watcherNotes.js";
 import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../../holders/redisHolders.js";
@@ -93,3 +94,14 @@ function modeOf(v: string | undefined): RwMode {
   if (v === "read" || v === "write") return v;
   throw unexpectedReply("rwlock", { mode: String(v) });
 }
+
+/** The read-write lock on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
+export const rwLockOnRedis: RedisKind<"rwlock"> = {
+  name: "rwlock",
+  redis: {
+    ops: redisRwLock,
+    mainKey: (ref) => rwLockKeys(ref).lock,
+    listedSuffixes: [""],
+    watcherKey: (ref) => rwLockKeys(ref).watchers,
+  },
+};

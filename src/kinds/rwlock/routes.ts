@@ -28,7 +28,7 @@ for (const mode of ["read", "write"] as const satisfies readonly RwMode[]) {
   });
 
   // A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
-  rwLockRoutes.get(`/:name/${mode}/wait`, (c) => openWaitSocket(c, "rwlock", mode));
+  rwLockRoutes.get(`/:name/${mode}/wait`, (c) => openWaitSocket(c, "rwlock", { mode }));
 }
 
 // The token says which holder: the mode in the path changes nothing here.

@@ -3,7 +3,7 @@ import { ConflictError, InternalError, LeaseLostError, LockedError } from "../..
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { acquireFlow } from "../../service/acquireFlow.js";
 import { type KindSocketAcquire, resumeWait } from "../../service/socketAcquire.js";
-import { checkOnExpire } from "../../wire/onExpire.js";
+import { checkOnExpire } from "../../service/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
@@ -96,11 +96,15 @@ export async function releaseRw(ctx: ServiceContext, name: string, token: string
   // Redis store: the object hears of it after the answer (its line may move, a watch
   // ends). The Durable store's object did both in the same call.
   const endedWatch = r.released && r.watched;
-  if (ctx.store.kind === "redis" && (r.waiters || endedWatch)) {
+  if (ctx.store.kind === "redis" && releaseTellsObject(r)) {
     ctx.later("released", () => lockObjectClient(ctx.env, "rwlock", ref).noteWrite({ ref, token, endedWatch }));
   }
   return { released: r.released, mode: r.mode, count: r.count };
 }
+
+/** A release the lock object must hear of (its line may move, a watch ends): told by noteWrite, after the answer. */
+export const releaseTellsObject = (r: { waiters?: unknown; released?: unknown; watched?: unknown }) =>
+  r.waiters === true || (r.released === true && r.watched === true);
 
 export async function inspectRw(ctx: ServiceContext, name: string): Promise<RwState & { waiters: number }> {
   const ref = { ns: ctx.ns, name };

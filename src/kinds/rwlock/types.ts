@@ -1,7 +1,7 @@
-import type { CurrentHolder } from "../../store/CurrentHolder.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { CurrentHolder } from "../../errors.js";
+import type { LockRef } from "../../store/types.js";
 import type { Admitted, HolderOps, QueuedHolder } from "../../holders/types.js";
-import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
+import type { AnsweredWrite } from "../../store/types.js";
 
 /** What both stores do for the read-write lock; its conformance cases hold them to the same behaviour. */
 
@@ -84,4 +84,19 @@ export interface RwLockOps extends HolderOps {
   /** mode "any": the write hold if the token has one, else a read hold. */
   release(ref: LockRef, input: RwReleaseInput): Promise<RwReleaseResult>;
   inspect(ref: LockRef): Promise<RwState>;
+}
+
+import type { HolderWriteNote as RwLockWriteNote } from "../../holders/types.js";
+
+/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
+declare module "../../store/kinds.js" {
+  interface KindOps {
+    rwlock: RwLockOps;
+  }
+  interface KindWriteNote {
+    rwlock: RwLockWriteNote;
+  }
+  interface WaitingKinds {
+    rwlock: true;
+  }
 }

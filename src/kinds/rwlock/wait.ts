@@ -10,3 +10,10 @@ export const rwLockWait = z.object({
   token: z.optional(z.string()),
 });
 export type RwLockWait = z.infer<typeof rwLockWait>;
+
+/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
+declare module "../../store/kinds.js" {
+  interface KindWait {
+    rwlock: RwLockWait;
+  }
+}

@@ -18,7 +18,7 @@ import {
   setGate,
 } from "../../holders/durableHolders.js";
 import type { Admitted } from "../../holders/types.js";
-import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
+import type { AnsweredWrite } from "../../store/types.js";
 import type {
   SemaphoreAcquireInput,
   SemaphoreAcquireResult,

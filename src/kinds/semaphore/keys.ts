@@ -1,4 +1,4 @@
-import type { LockRef } from "../../store/LockRef.js";
+import type { LockRef } from "../../store/types.js";
 import { holderKeys } from "../../holders/keys.js";
 
 /** A semaphore's keys (see lua/holders.lua). */

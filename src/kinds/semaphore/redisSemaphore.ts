@@ -1,3 +1,4 @@
+import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { withWatcherNote } from "../../store/redis/watcherNotes.js";
 import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../../holders/redisHolders.js";
@@ -90,3 +91,14 @@ export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
     },
   };
 }
+
+/** The semaphore on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
+export const semaphoreOnRedis: RedisKind<"semaphore"> = {
+  name: "semaphore",
+  redis: {
+    ops: redisSemaphore,
+    mainKey: (ref) => semaphoreKeys(ref).lock,
+    listedSuffixes: [""],
+    watcherKey: (ref) => semaphoreKeys(ref).watchers,
+  },
+};

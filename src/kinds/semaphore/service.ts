@@ -3,7 +3,7 @@ import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { acquireFlow } from "../../service/acquireFlow.js";
 import { type KindSocketAcquire, resumeWait } from "../../service/socketAcquire.js";
-import { checkOnExpire } from "../../wire/onExpire.js";
+import { checkOnExpire } from "../../service/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
@@ -81,11 +81,14 @@ export async function releaseSemaphore(ctx: ServiceContext, name: string, token:
   const r = await kindOps(ctx.store, "semaphore").release(ref, { token, ...(await ctx.ids.write(`semaphore:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
   // Redis store: the object hears of it after the answer (see ../rwlock/service.ts).
-  if (ctx.store.kind === "redis" && (r.waiters || r.watched)) {
+  if (ctx.store.kind === "redis" && releaseTellsObject(r)) {
     ctx.later("released", () => lockObjectClient(ctx.env, "semaphore", ref).noteWrite({ ref, token, endedWatch: r.watched }));
   }
   return { released: true as const, permits: r.permits, available: r.available };
 }
+
+/** A release the lock object must hear of (its line may move, a watch ends): told by noteWrite, after the answer. */
+export const releaseTellsObject = (r: { waiters?: unknown; watched?: unknown }) => r.waiters === true || r.watched === true;
 
 export async function inspectSemaphore(ctx: ServiceContext, name: string): Promise<SemaphoreState & { waiters: number }> {
   const ref = { ns: ctx.ns, name };

@@ -1,7 +1,7 @@
-import type { CurrentHolder } from "../../store/CurrentHolder.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { CurrentHolder } from "../../errors.js";
+import type { LockRef } from "../../store/types.js";
 import type { Admitted, HolderOps, QueuedHolder } from "../../holders/types.js";
-import type { AnsweredWrite } from "../../store/AnsweredWrite.js";
+import type { AnsweredWrite } from "../../store/types.js";
 
 /** What both stores do for the counting semaphore; its conformance cases hold them to the same behaviour. */
 
@@ -57,4 +57,19 @@ export interface SemaphoreOps extends HolderOps {
   admit(ref: LockRef, waiters: SemaphoreQueuedHolder[], more: boolean): Promise<Admitted<SemaphoreGrant>>;
   release(ref: LockRef, input: { token: string } & AnsweredWrite): Promise<SemaphoreReleaseResult>;
   inspect(ref: LockRef): Promise<SemaphoreState>;
+}
+
+import type { HolderWriteNote as SemaphoreWriteNote } from "../../holders/types.js";
+
+/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
+declare module "../../store/kinds.js" {
+  interface KindOps {
+    semaphore: SemaphoreOps;
+  }
+  interface KindWriteNote {
+    semaphore: SemaphoreWriteNote;
+  }
+  interface WaitingKinds {
+    semaphore: true;
+  }
 }

@@ -9,3 +9,10 @@ export const semaphoreWait = z.object({
   permits: z.number(),
 });
 export type SemaphoreWait = z.infer<typeof semaphoreWait>;
+
+/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
+declare module "../../store/kinds.js" {
+  interface KindWait {
+    semaphore: SemaphoreWait;
+  }
+}

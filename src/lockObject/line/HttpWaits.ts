@@ -1,14 +1,15 @@
-import type { KindName } from "../../kinds/registry/ops.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { KindName } from "../../store/kinds.js";
+import type { LockRef } from "../../store/types.js";
 import type { KindObjectPart } from "../KindObjectPart.js";
-import type { ObjectKinds } from "../ObjectKinds.js";
+import type * as z from "zod/mini";
+import type { KindWait } from "../../store/kinds.js";
 import type { SocketCaps } from "../sockets/socketCaps.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 
 /** What the HTTP waits need of the lock object. */
 export interface HttpWaitsHost {
-  /** The kinds' wait request schema (ObjectKinds.waitRequest). */
-  waitRequest(): ObjectKinds["waitRequest"];
+  /** The kinds' wait request schema (waitRequestOf in ObjectKinds.ts). */
+  waitRequest(): z.ZodMiniType<KindWait[KindName]>;
   caps: SocketCaps;
   part(kind: KindName): KindObjectPart<KindName>;
   /** After a wait's outcome: the object's bookkeeping (watchers, clean-up, listing). */

@@ -1,7 +1,7 @@
-import type { CurrentHolder } from "../../store/CurrentHolder.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { CurrentHolder } from "../../errors.js";
+import type { LockRef } from "../../store/types.js";
 import type { LockStore } from "../../store/types.js";
-import type { WithdrawReason } from "../../store/WithdrawReason.js";
+import type { WithdrawReason } from "../../store/types.js";
 
 /** A waiter as the lock kind sees it: its pre-made owner token and its request. */
 export interface QueuedWaiter<Req> {

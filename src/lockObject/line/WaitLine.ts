@@ -1,5 +1,5 @@
 import type * as z from "zod/mini";
-import type { KindName, KindWait } from "../../kinds/registry/ops.js";
+import type { KindName, KindWait } from "../../store/kinds.js";
 import type { WaitOutcome } from "./waitProtocol.js";
 
 /**

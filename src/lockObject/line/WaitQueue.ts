@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from "../../errors.js";
-import type { CurrentHolder } from "../../store/CurrentHolder.js";
-import type { LockRef } from "../../store/LockRef.js";
+import type { CurrentHolder } from "../../errors.js";
+import type { LockRef } from "../../store/types.js";
 import type { LockStore } from "../../store/types.js";
 import { newOwnerToken } from "../../tokens.js";
 import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy.js";

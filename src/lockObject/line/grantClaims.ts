@@ -1,5 +1,5 @@
 import { PICKUP_MS } from "../../limits.js";
-import type { WithdrawReason } from "../../store/WithdrawReason.js";
+import type { WithdrawReason } from "../../store/types.js";
 import { RecentTokens } from "../RecentTokens.js";
 
 /** How long a departed waiter's token is remembered: past any retried release that could still hand it the lock. */

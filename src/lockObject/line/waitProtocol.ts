@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import type { CurrentHolder } from "../../store/CurrentHolder.js";
+import type { CurrentHolder } from "../../errors.js";
 
 export type StoreKind = "redis" | "durable";
 

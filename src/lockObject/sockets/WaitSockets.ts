@@ -1,7 +1,7 @@
 import type { Env } from "../../env.js";
 import { InvalidInputError, LockedError, StoreUnavailableError, TooLargeError } from "../../errors.js";
 import { jsonOf, validated } from "../../wire/parse.js";
-import type { KindName, WaitingKindName } from "../../kinds/registry/ops.js";
+import type { KindName, WaitingKindName } from "../../store/kinds.js";
 import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
 import { BODY_MAX_BYTES } from "../../limits.js";
 import { newOwnerToken } from "../../tokens.js";
@@ -17,15 +17,17 @@ import { limitIdle } from "./socketIdleLimits.js";
 import { checkTokenLife } from "../tokenLife.js";
 import { refusal, type SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "../timers.js";
-import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer, type SocketAt } from "../../wire/socketProtocol.js";
+import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer } from "../../wire/socketProtocol.js";
+import type { SocketAt } from "./socketSchemas.js";
 import { ackMessage, renewMessage, socketAtOf, watchMessage } from "./socketSchemas.js";
-import type { IdempotencyObjectPart } from "../../kinds/idempotency/objectPart.js";
 
 /** What the sockets need of their lock object. */
 export interface WaitSocketsHost {
   ctx: DurableObjectState;
   env: Env;
   part(kind: KindName): KindObjectPart<KindName>;
+  /** What a wait socket of the kind does: acquire from the line, or await the end of another caller's run (ObjectKind.socket). */
+  socketMode(kind: KindName): "acquire" | "awaitEnd";
   /** After a wait or a holder's message (which may have written here): its store, kind and lock, and what it answered. */
   afterWait(at: SocketAt, result: unknown): void;
   /** A waiting kind's acquire, through its service and the acquire flow, as over HTTP (handed in: ObjectKinds.socketAcquire). */
@@ -161,13 +163,14 @@ export class WaitSockets {
     if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
     const json = jsonOf(data, "message");
     const type = typeof json === "object" && json !== null && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined;
-    if (state.phase === "open" && type === "watch" && state.at.kind === "idempotency") {
+    const awaitsEnd = this.host.socketMode(state.at.kind) === "awaitEnd";
+    if (state.phase === "open" && type === "watch" && awaitsEnd) {
       const { waitMs } = validated(json, watchMessage, "watch message");
       // The watch runs on; the next message is judged by the phase it leaves.
       this.watchKey(ws, state.at, waitMs).catch((err) => this.fail(ws, err));
       return;
     }
-    if (state.phase === "open" && type === "acquire" && state.at.kind !== "idempotency") {
+    if (state.phase === "open" && type === "acquire" && !awaitsEnd) {
       // The wait runs on; this handler returns, so the socket's other events (its close) come through.
       this.acquire(ws, state.at, json as Record<string, unknown>).catch((err) => this.fail(ws, err));
       return;
@@ -189,7 +192,7 @@ export class WaitSockets {
       "invalid_body",
       state.phase !== "open"
         ? `a "${String(type)}" message is not expected now`
-        : state.at.kind === "idempotency"
+        : awaitsEnd
           ? 'the first message is {"type":"watch","waitMs":n}'
           : 'the first message is {"type":"acquire", ...}',
     );
@@ -244,23 +247,22 @@ export class WaitSockets {
     this.limitIdle(ws, offered);
   }
 
-  /** An idempotency key's wait socket: the end of another caller's run (IdempotencyObjectPart.awaitEnd). */
+  /** A wait socket that awaits the end of another caller's run (an idempotency key's): the part's awaitEnd answers it. */
   private async watchKey(ws: WebSocket, at: SocketAt, waitMs: number, place?: Resume): Promise<void> {
-    const part = this.host.part("idempotency") as unknown as IdempotencyObjectPart;
+    const part = this.host.part(at.kind);
+    if (!part.awaitEnd) throw new InvalidInputError("invalid_body", `a ${at.kind} wait socket awaits no run`);
     const wait = new AbortController();
     this.waits.set(ws, wait);
     keepWaiting(ws, at, { deadline: Date.now() + waitMs, seq: place?.seq ?? ++this.lastSeq, watch: true });
     const end = await part.awaitEnd(at.ref, at.store, waitMs, wait.signal);
     this.waits.delete(ws);
     if (wait.signal.aborted) return;
-    if (end.state === "completed") this.end(ws, { type: "completed", response: end.response, completedAt: end.completedAt, fence: end.fence });
-    else if (end.state === "absent") this.end(ws, { type: "free" });
-    else this.end(ws, { type: "timeout", retryAfterMs: end.retryAfterMs });
+    this.end(ws, end);
   }
 
   /** The socket's idle limit in its phase (socketIdleLimits.ts), ending it with its last message. */
   private limitIdle(ws: WebSocket, state: Attachment): void {
-    limitIdle(ws, state, this.host.timers, (socket, err) => this.fail(socket, err));
+    limitIdle(ws, state, this.host.timers, (socket, err) => this.fail(socket, err), this.host.socketMode(state.at.kind) === "awaitEnd");
   }
 
   /** A typed error as the socket's last message: the status and body HTTP would answer (errorAnswer). */

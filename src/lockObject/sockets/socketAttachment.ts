@@ -1,5 +1,6 @@
-import type { KindWait, WaitingKindName } from "../../kinds/registry/ops.js";
-import type { SocketAnswer, SocketAt } from "../../wire/socketProtocol.js";
+import type { KindWait, WaitingKindName } from "../../store/kinds.js";
+import type { SocketAnswer } from "../../wire/socketProtocol.js";
+import type { SocketAt } from "./socketSchemas.js";
 import { errorAnswer } from "../../wire/errorAnswer.js";
 
 /**

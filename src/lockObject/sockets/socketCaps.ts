@@ -3,9 +3,10 @@ import { RateLimitedError } from "../../errors.js";
 import { SOCKETS_PER_NAMESPACE_DEFAULT, WAITERS_PER_LOCK_DEFAULT } from "../../limits.js";
 import { logError } from "../../logError.js";
 import { errorAnswer } from "../../wire/errorAnswer.js";
-import { SOCKET_FLOOD_UNTIL_HEADER, type SocketAt } from "../../wire/socketProtocol.js";
+import { SOCKET_FLOOD_UNTIL_HEADER } from "../../wire/socketProtocol.js";
+import type { SocketAt } from "./socketSchemas.js";
 import { FloodRefusal, floodPenalties, floodRefusal } from "./floodPenalties.js";
-import type { NamespaceObjectRpc } from "../../namespaceObject/NamespaceObjectRpc.js";
+import type { NamespaceObjectRpc } from "../../store/durable/NamespaceObjectRpc.js";
 
 /** How soon a refused waiter may try again: a waiter ahead leaves within its waitMs, often much sooner. */
 const CROWDED_RETRY_MS = 1000;

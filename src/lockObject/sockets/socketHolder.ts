@@ -1,7 +1,8 @@
 import { InternalError, InvalidInputError, LeaseLostError } from "../../errors.js";
-import type { KindName } from "../../kinds/registry/ops.js";
+import type { KindName } from "../../store/kinds.js";
 import { validated } from "../../wire/parse.js";
-import type { SocketAnswer, SocketAt } from "../../wire/socketProtocol.js";
+import type { SocketAnswer } from "../../wire/socketProtocol.js";
+import type { SocketAt } from "./socketSchemas.js";
 import type { KindObjectPart } from "../KindObjectPart.js";
 import { type Attachment, attachmentOf, keepAttachment, sendAnswer } from "./socketAttachment.js";
 import { holderMessage } from "./socketSchemas.js";

@@ -10,14 +10,21 @@ import type { ObjectTimers } from "../timers.js";
  * with their last message. Each timer checks, when it fires, that the
  * socket is still where it was set.
  */
-export function limitIdle(ws: WebSocket, state: Attachment, timers: ObjectTimers, fail: (ws: WebSocket, err: unknown) => void): void {
+export function limitIdle(
+  ws: WebSocket,
+  state: Attachment,
+  timers: ObjectTimers,
+  fail: (ws: WebSocket, err: unknown) => void,
+  /** The socket's first message is a watch (an awaited run's, or a watch socket's), not an acquire. */
+  firstIsWatch = false,
+): void {
   const now = Date.now();
   if (state.phase === "open") {
     const since = state.since ?? now;
     timers.after(Math.max(0, since + SOCKET_IDLE_MS - now), () => {
       const s = attachmentOf(ws);
       if (s?.phase !== "open") return;
-      const what = s.at.kind === "idempotency" || s.at.watch ? "watch" : "acquire";
+      const what = firstIsWatch || s.at.watch ? "watch" : "acquire";
       fail(ws, new SocketIdleError(`no ${what} came within ${SOCKET_IDLE_MS} ms of opening the socket`));
     });
   } else if (state.phase === "granted") {

@@ -1,8 +1,8 @@
 import type { Env } from "../../env.js";
 import { InvalidInputError } from "../../errors.js";
-import type { KindWait, WaitingKindName } from "../../kinds/registry/ops.js";
+import type { KindWait, WaitingKindName } from "../../store/kinds.js";
 import type { LockStore } from "../../store/types.js";
-import type { SocketAt } from "../../wire/socketProtocol.js";
+import type { SocketAt } from "./socketSchemas.js";
 import type { KindObjectPart } from "../KindObjectPart.js";
 import { keepWaiting, type Place } from "./socketAttachment.js";
 import type { WaitOutcome } from "../line/waitProtocol.js";

@@ -1,12 +1,15 @@
 import * as z from "zod/mini";
 import { intFrom, ttlMs } from "../../wire/schemas.js";
 import { WAIT_MAX_MS } from "../../limits.js";
-import { KIND_NAMES } from "../../wire/kindNames.js";
-import { SOCKET_AT_HEADER, type SocketAt } from "../../wire/socketProtocol.js";
+import type { KindName } from "../../store/kinds.js";
+import { SOCKET_AT_HEADER, type SocketAt as WireSocketAt } from "../../wire/socketProtocol.js";
+
+/** What a socket is for, as the object reads it: its kind one the object knows by name. */
+export type SocketAt = WireSocketAt<KindName>;
 
 /** The object's checks of what reaches a wait socket (socketProtocol.ts). */
-export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
-  kind: z.enum(KIND_NAMES),
+export const socketAtSchema = z.object({
+  kind: z.string().check(z.minLength(1)),
   store: z.enum(["redis", "durable"]),
   ref: z.object({ ns: z.string(), name: z.string() }),
   /** The read-write lock's mode, from the path. */
@@ -21,7 +24,7 @@ export const socketAtSchema: z.ZodMiniType<SocketAt> = z.object({
   until: z.optional(z.number()),
   /** Who opened it, for the flood penalty (floodPenalties.ts). */
   clientIds: z.optional(z.array(z.string())),
-});
+}) as unknown as z.ZodMiniType<SocketAt>;
 
 /** An idempotency key's wait: for how long to wait for another caller's run to end. */
 export const watchMessage = z.strictObject({ type: z.literal("watch"), waitMs: intFrom(1, WAIT_MAX_MS) });

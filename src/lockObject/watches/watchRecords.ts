@@ -1,4 +1,4 @@
-import type { KindName } from "../../kinds/registry/ops.js";
+import type { KindName } from "../../store/kinds.js";
 import type { StoreKind } from "../line/waitProtocol.js";
 
 /** What a lock object stores for onExpire: its watched leases and their undelivered notifications (watches.ts keeps them). */

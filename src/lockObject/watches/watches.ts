@@ -1,5 +1,5 @@
 import { kindOps, type LockStore } from "../../store/types.js";
-import type { WatchState } from "../../store/WatchState.js";
+import type { WatchState } from "../../store/types.js";
 import type { StoreKind } from "../line/waitProtocol.js";
 import { deliver, holderIdOf, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications.js";
 import { type PendingNotification, type WatchedLease, watchIdOf } from "./watchRecords.js";

@@ -1,10 +1,9 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
-import type { KindName, KindOps } from "../../kinds/registry/ops.js";
-import { KIND_NAMES } from "../../wire/kindNames.js";
-import type { LockObjectRpc } from "../../lockObject/LockObjectRpc.js";
+import type { KindName, KindOps } from "../kinds.js";
+import type { LockObjectRpc } from "./LockObjectRpc.js";
 import { lockObjectOf, type LockKindName } from "./lockObjectOf.js";
-import type { LockRef } from "../LockRef.js";
-import type { NamespaceObjectRpc } from "../../namespaceObject/NamespaceObjectRpc.js";
+import type { LockRef } from "../types.js";
+import type { NamespaceObjectRpc } from "./NamespaceObjectRpc.js";
 import type { OperatorOps } from "../OperatorOps.js";
 import type { EveryKindStore } from "../types.js";
 import { durableOperator } from "./durableOperator.js";
@@ -26,11 +25,12 @@ export class DurableStore {
 
   constructor(
     private readonly objects: DurableObjectNamespace<LockObjectRpc>,
-    options: { timeoutMs?: number; namespaces?: DurableObjectNamespace<NamespaceObjectRpc> } = {},
+    options: { timeoutMs?: number; namespaces?: DurableObjectNamespace<NamespaceObjectRpc>; kinds?: readonly KindName[] } = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
     if (options.namespaces) this.operator = durableOperator(options.namespaces, this.timeoutMs);
-    for (const kind of KIND_NAMES) Object.assign(this, { [kind]: this.opsOf(kind) });
+    // Every kind the Worker serves (its list, src/worker/kinds.ts); a test may name only the kinds it uses.
+    for (const kind of options.kinds ?? []) Object.assign(this, { [kind]: this.opsOf(kind) });
   }
 
   async ping(): Promise<void> {

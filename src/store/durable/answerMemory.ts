@@ -1,4 +1,4 @@
-import type { AnsweredWrite } from "../AnsweredWrite.js";
+import type { AnsweredWrite } from "../types.js";
 
 /**
  * The Durable store's answer memory: a write's result kept under its request

@@ -1,7 +1,7 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import { InvalidInputError } from "../../errors.js";
 import { NAME_PATTERN } from "../../limits.js";
-import type { NamespaceObjectRpc } from "../../namespaceObject/NamespaceObjectRpc.js";
+import type { NamespaceObjectRpc } from "./NamespaceObjectRpc.js";
 import type { OperatorOps } from "../OperatorOps.js";
 import { classifyObjectFault } from "./objectFaults.js";
 

@@ -1,6 +1,6 @@
-import type { KindName } from "../../kinds/registry/ops.js";
-import type { LockRef } from "../LockRef.js";
-import type { LockObjectRpc } from "../../lockObject/LockObjectRpc.js";
+import type { KindName } from "../kinds.js";
+import type { LockRef } from "../types.js";
+import type { LockObjectRpc } from "./LockObjectRpc.js";
 
 /** The names lock objects are found by: a kind, or "health" (the Durable store's ping target). */
 export type LockKindName = KindName | "health";

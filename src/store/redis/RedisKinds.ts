@@ -1,15 +1,29 @@
-import type { KindName, KindOps } from "../../kinds/registry/ops.js";
-import type { LockRef } from "../LockRef.js";
+import type { KindName, KindOps } from "../kinds.js";
+import type { LockRef } from "../types.js";
 import type { ScriptRunner } from "./ScriptRunner.js";
 
-/** What the Redis store is handed of the kinds (by src/kinds/registry/redisStore.ts): it names none itself. */
-export interface RedisKinds {
-  /** Each kind's operations, its scripts through one runner. */
-  ops(scripts: ScriptRunner): KindOps;
-  /** Each kind's main key in Redis, the one that exists while a lock is held (or a key stored). */
-  mainKeys: Record<KindName, (ref: LockRef) => string>;
-  /** Which keys of a lock (after its main key's closing brace) say a listing shows it. */
-  listedSuffixes: Record<KindName, string[]>;
-  /** Each kind's watchers key: exists while the lock object has watch sockets (markWatchers). */
-  watcherKeys: Record<KindName, (ref: LockRef) => string>;
+/**
+ * What a kind brings to the Redis store (src/kinds/<kind>/redis<Kind>.ts): its
+ * scripts and its keys. The Redis store is handed a list of them (the library's,
+ * src/library/kinds.ts, or the Worker's, src/worker/kinds.ts) and names no kind.
+ */
+export interface RedisKind<K extends KindName = KindName> {
+  readonly name: K;
+  readonly redis: {
+    /** Its operations, its scripts run through one runner. */
+    ops(scripts: ScriptRunner): KindOps[K];
+    /** Its main key, the one that exists while a lock is held (or a key stored). */
+    mainKey(ref: LockRef): string;
+    /** Which keys of a lock (after the main key's closing brace) say a listing shows it: "" is the main key. */
+    listedSuffixes: readonly string[];
+    /** Its watchers key: exists while the lock object has watch sockets (markWatchers). */
+    watcherKey(ref: LockRef): string;
+  };
+}
+
+/** The Redis store's kinds by name (built once from the list it is handed). */
+export type RedisKinds = ReadonlyMap<KindName, RedisKind["redis"]>;
+
+export function redisKindsOf(list: readonly RedisKind[]): RedisKinds {
+  return new Map(list.map((k) => [k.name, k.redis]));
 }

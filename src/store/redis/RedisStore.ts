@@ -1,13 +1,13 @@
 import type { Redis } from "@upstash/redis";
-import type { KindName } from "../../kinds/registry/ops.js";
-import type { LockRef } from "../LockRef.js";
+import type { KindName } from "../kinds.js";
+import type { LockRef } from "../types.js";
 import type { EveryKindStore } from "../types.js";
 import type { OperatorOps } from "../OperatorOps.js";
-import type { RedisKinds } from "./RedisKinds.js";
+import { type RedisKind, type RedisKinds, redisKindsOf } from "./RedisKinds.js";
 import { redisOperator } from "./redisOperator.js";
 import { ScriptRunner } from "./ScriptRunner.js";
 
-export type { RedisKinds } from "./RedisKinds.js";
+export type { RedisKind } from "./RedisKinds.js";
 
 export interface RedisStoreOptions {
   /** Bound on each store call; past it the call fails with StoreUnavailableError. */
@@ -18,8 +18,8 @@ export interface RedisStoreOptions {
  * The Redis store: every lock kind's operations as one Lua script each, run
  * with EVALSHA (EVAL on NOSCRIPT) through @upstash/redis, so one HTTP round
  * trip to Upstash when the script is cached. Works with any @upstash/redis
- * client. The kinds are handed in; `RedisStore` (src/kinds/registry/redisStore.ts,
- * exported by the library) is this with the registry's.
+ * client. The kinds are handed in; `RedisStore` (src/library/RedisStore.ts,
+ * exported by the library) is this with the library's list.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
 export class RedisStoreCore {
@@ -29,15 +29,18 @@ export class RedisStoreCore {
   /** This store as the Worker's requests use it (watcherNotes): made at the first ask, then kept. */
   private noting: RedisStoreCore | undefined;
 
-  constructor(
-    redis: Redis,
-    private readonly kinds: RedisKinds,
-    options: RedisStoreOptions = {},
-    notesWatchers = false,
-  ) {
+  private readonly kinds: RedisKinds;
+
+  constructor(redis: Redis, kinds: readonly RedisKind[] | RedisKinds, options: RedisStoreOptions = {}, notesWatchers = false) {
+    this.kinds = kinds instanceof Map ? kinds : redisKindsOf(kinds as readonly RedisKind[]);
     this.scripts = new ScriptRunner(redis, options.timeoutMs, notesWatchers);
-    this.operator = redisOperator(this.scripts, kinds);
-    Object.assign(this, kinds.ops(this.scripts));
+    this.operator = redisOperator(this.scripts, this.kinds);
+    for (const [name, kind] of this.kinds) Object.assign(this, { [name]: kind.ops(this.scripts) });
+  }
+
+  /** The kinds this store has, by name. */
+  get kindNames(): KindName[] {
+    return [...this.kinds.keys()];
   }
 
   /**
@@ -52,6 +55,12 @@ export class RedisStoreCore {
     return this.noting;
   }
 
+  private kindOf(kind: KindName): RedisKind["redis"] {
+    const found = this.kinds.get(kind);
+    if (!found) throw new Error(`the Redis store has no kind ${kind}`);
+    return found;
+  }
+
   ping(): Promise<void> {
     return this.scripts.ping();
   }
@@ -63,11 +72,11 @@ export class RedisStoreCore {
    * does (notingWatchers), and the Worker tells the object.
    */
   async markWatchers(kind: KindName, ref: LockRef, ms: number | undefined): Promise<void> {
-    const key = this.kinds.watcherKeys[kind](ref);
+    const key = this.kindOf(kind).watcherKey(ref);
     if (ms === undefined) await this.scripts.command("watchers key", (redis) => redis.del(key));
     else await this.scripts.command("watchers key", (redis) => redis.set(key, "1", { px: ms }));
   }
 }
 
-// Every kind's operations, one member per kind (handed in: RedisKinds.ops), assigned in the constructor.
+// Every kind's operations, one member per kind (handed in: RedisKind.redis.ops), assigned in the constructor.
 export interface RedisStoreCore extends EveryKindStore {}

@@ -1,4 +1,4 @@
-import type { LockRef } from "../LockRef.js";
+import type { LockRef } from "../types.js";
 
 /**
  * The keys every lock kind keeps in Redis, under the hash tag

@@ -1,4 +1,4 @@
-import { InvalidInputError } from "../../errors.js";
+import { InvalidInputError, NotSupportedError } from "../../errors.js";
 import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord, type NamePage, type OperatorOps } from "../OperatorOps.js";
 import type { RedisKinds } from "./RedisKinds.js";
 import type { ScriptRunner } from "./ScriptRunner.js";
@@ -31,12 +31,13 @@ const SCANS_PER_PAGE = 12;
  * Redis's own time as the entry id, trimmed by MINID to AUDIT_KEEP_MS and
  * expiring that long after its last entry.
  */
-export function redisOperator(scripts: ScriptRunner, kinds: Pick<RedisKinds, "mainKeys" | "listedSuffixes">): OperatorOps {
+export function redisOperator(scripts: ScriptRunner, kinds: RedisKinds): OperatorOps {
   return {
     async names(ns, kind, { prefix, limit, cursor }): Promise<NamePage> {
       const at = decodeScanCursor(cursor);
-      const mainKey = kinds.mainKeys[kind];
-      const suffixes = kinds.listedSuffixes[kind];
+      const redisKind = kinds.get(kind);
+      if (!redisKind) throw new NotSupportedError(`this store has no kind ${kind}`);
+      const { mainKey, listedSuffixes: suffixes } = redisKind;
       // hf:{mx:<ns>:<prefix>*} - or with a * after it where another key of the lock also says it is listed.
       const base = mainKey({ ns: globEscape(ns), name: `${globEscape(prefix)}*` });
       const pattern = suffixes.length > 1 ? `${base}*` : base;

@@ -1,4 +1,4 @@
-import type { WatchState } from "../WatchState.js";
+import type { WatchState } from "../types.js";
 import { numberField, type ScriptReply, unexpectedReply } from "./ScriptRunner.js";
 
 /** A kind's watch script reply (lua/<kind>/watch.lua), decoded by name. */

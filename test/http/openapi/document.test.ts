@@ -1,8 +1,8 @@
 import { validate } from "@readme/openapi-parser";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../../src/http/app";
-import { kindApis } from "../../../src/kinds/registry/routes";
-import { selectStore } from "../../../src/kinds/registry/stores";
+import { kinds as kindApis } from "../../../src/worker/kinds";
+import { selectStore } from "../../../src/worker/stores";
 import { openApiDocument } from "../../../src/http/openapi/openapi";
 
 // The app as src/worker.ts builds it (the Worker module itself needs workerd for its Durable Objects).

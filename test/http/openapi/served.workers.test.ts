@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { openApiDocument } from "../../../src/http/openapi/openapi";
-import { kindApis } from "../../../src/kinds/registry/routes";
+import { kinds as kindApis } from "../../../src/worker/kinds";
 import { api } from "../../support/workers/api";
 
 describe("service documents", () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { selectStore } from "../../../src/kinds/registry/stores.js";
+import { selectStore } from "../../../src/worker/stores.js";
 import { kindOps } from "../../../src/store/types.js";
 import { newOwnerToken, newRequestId } from "../../../src/tokens.js";
 import { envFor, type StoreKind, uniqueName } from "../../support/workers/api.js";

@@ -8,7 +8,7 @@ import type { SemaphoreGrant } from "../../../src/kinds/semaphore/types";
 import { mutexQueuePolicy } from "../../../src/kinds/mutex/mutexQueuePolicy";
 import { WaitQueue } from "../../../src/lockObject/line/WaitQueue";
 import type { WaitOutcome } from "../../../src/lockObject/line/waitProtocol";
-import { RedisStore } from "../../../src/kinds/registry/redisStore";
+import { RedisStore } from "../../../src/library/RedisStore";
 import { kindOps, type LockStore } from "../../../src/store/types";
 import { freshRef, requestId, tokenOf } from "../../contract/support";
 import { pollUntil } from "../../support/pollUntil";

@@ -7,7 +7,7 @@ import type { WaitOutcome } from "../../../src/lockObject/line/waitProtocol";
 import { mutexKeys } from "../../../src/kinds/mutex/keys";
 import { type MutexWaitRequest, mutexQueuePolicy } from "../../../src/kinds/mutex/mutexQueuePolicy";
 import type { MutexGrant } from "../../../src/kinds/mutex/types";
-import { RedisStore } from "../../../src/kinds/registry/redisStore";
+import { RedisStore } from "../../../src/library/RedisStore";
 import type { LockStore } from "../../../src/store/types";
 import { freshRef, requestId, tokenOf } from "../../contract/support";
 import { pollUntil } from "../../support/pollUntil";

@@ -11,9 +11,9 @@ import type {
   MutexWithdrawResult,
 } from "../types.js";
 import { newRequestId } from "../../../tokens.js";
-import type { LockRef } from "../../../store/LockRef.js";
+import type { LockRef } from "../../../store/types.js";
 import type { ScriptRunner } from "../../../store/redis/ScriptRunner.js";
-import type { WatchState } from "../../../store/WatchState.js";
+import type { WatchState } from "../../../store/types.js";
 import { grantFence, leaseFence } from "./quorumFences.js";
 import { gather, type NodeAnswer, noMajority, valuesOf } from "./majority.js";
 

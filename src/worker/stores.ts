@@ -1,13 +1,14 @@
-import { storeTimeoutMs } from "../../deadline.js";
-import { NotConfiguredError } from "../../errors.js";
-import type { Env } from "../../env.js";
-import { DurableStore } from "../../store/durable/DurableStore.js";
-import { createUpstashClient } from "../../store/redis/createUpstashClient.js";
-import { QuorumStore } from "../mutex/quorum/QuorumStore.js";
-import { RedisStore } from "./redisStore.js";
-import type { LockStore } from "../../store/types.js";
+import { storeTimeoutMs } from "../deadline.js";
+import { NotConfiguredError } from "../errors.js";
+import type { Env } from "../env.js";
+import { DurableStore } from "../store/durable/DurableStore.js";
+import { createUpstashClient } from "../store/redis/createUpstashClient.js";
+import { QuorumStore } from "../kinds/mutex/quorum/QuorumStore.js";
+import { RedisStoreCore } from "../store/redis/RedisStore.js";
+import { kinds } from "./kinds.js";
+import type { LockStore } from "../store/types.js";
 
-let cachedRedis: { key: string; store: RedisStore | QuorumStore } | undefined;
+let cachedRedis: { key: string; store: RedisStoreCore | QuorumStore } | undefined;
 
 /**
  * The store outside the lock objects: a quorum when both UPSTASH_REDIS_REST_URLS
@@ -17,7 +18,7 @@ let cachedRedis: { key: string; store: RedisStore | QuorumStore } | undefined;
  * object alike, and kept per isolate (its client and script cache); nothing
  * of it is ever stored.
  */
-export function redisStoreOf(env: Env): RedisStore | QuorumStore | undefined {
+export function redisStoreOf(env: Env): RedisStoreCore | QuorumStore | undefined {
   if (env.UPSTASH_REDIS_REST_URLS && env.UPSTASH_REDIS_REST_TOKENS)
     return quorumStoreOf(env.UPSTASH_REDIS_REST_URLS, env.UPSTASH_REDIS_REST_TOKENS, storeTimeoutMs(env));
   const url = env.UPSTASH_REDIS_REST_URL;
@@ -26,7 +27,7 @@ export function redisStoreOf(env: Env): RedisStore | QuorumStore | undefined {
   const timeoutMs = storeTimeoutMs(env);
   const key = `${url} ${token} ${timeoutMs}`;
   if (cachedRedis?.key !== key) {
-    cachedRedis = { key, store: new RedisStore(createUpstashClient(url, token, timeoutMs), { timeoutMs }) };
+    cachedRedis = { key, store: new RedisStoreCore(createUpstashClient(url, token, timeoutMs), kinds, { timeoutMs }) };
   }
   return cachedRedis.store;
 }
@@ -65,7 +66,7 @@ function durableStoreOf(env: Env): DurableStore {
   const timeoutMs = storeTimeoutMs(env);
   const c = cachedDurable;
   if (c?.objects === env.LOCK_OBJECT && c.namespaces === env.NAMESPACE_OBJECT && c.timeoutMs === timeoutMs) return c.store;
-  const store = new DurableStore(env.LOCK_OBJECT, { timeoutMs, namespaces: env.NAMESPACE_OBJECT });
+  const store = new DurableStore(env.LOCK_OBJECT, { timeoutMs, namespaces: env.NAMESPACE_OBJECT, kinds: kinds.map((k) => k.name) });
   cachedDurable = { objects: env.LOCK_OBJECT, namespaces: env.NAMESPACE_OBJECT, timeoutMs, store };
   return store;
 }

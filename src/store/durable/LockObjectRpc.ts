@@ -1,4 +1,4 @@
-import type { KindName, KindWriteNote, KindOps } from "../kinds/registry/ops.js";
+import type { KindName, KindWriteNote, KindOps } from "../kinds.js";
 
 /**
  * What the Worker can call on a lock object (LockObject implements it): the

@@ -1,6 +1,6 @@
 import type { Env } from "../env.js";
 import { InvalidInputError } from "../errors.js";
-import { onExpireTargetProblem } from "./onExpireTarget.js";
+import { onExpireTargetProblem } from "../wire/onExpireTarget.js";
 
 /**
  * An onExpire watch is refused up front when notifications could not be

@@ -1,5 +1,5 @@
-import type { KindName } from "../kinds/registry/ops.js";
-import type { AuditEntry, AuditRecord } from "../store/OperatorOps.js";
+import type { KindName } from "../kinds.js";
+import type { AuditEntry, AuditRecord } from "../OperatorOps.js";
 
 /** The namespace object's methods as the Worker and the lock objects call them (its binding's type). */
 export interface NamespaceObjectRpc extends Rpc.DurableObjectBranded {

@@ -1,0 +1,40 @@
+import { stateAsStored } from "../../lockObject/ObjectKinds.js";
+import { defineKind } from "../kind.js";
+import { durableIdempotency, nextIdempotencyDeadline } from "./durableIdempotency.js";
+import { IdempotencyObjectPart } from "./objectPart.js";
+import { idempotencyOperations } from "./openapi.js";
+import { idempotencyOnRedis } from "./redisIdempotency.js";
+import { idempotencyRoutes } from "./routes.js";
+import { completeTellsObject, inspectIdempotency } from "./service.js";
+import { idempotencyWait } from "./wait.js";
+
+/** Idempotency keys (docs/API.md "Idempotency keys"): one run per key, its result kept and replayed. */
+export const idempotency = defineKind({
+  ...idempotencyOnRedis,
+  noun: "idempotency keys",
+  object: {
+    part: (host) => new IdempotencyObjectPart(host),
+    durable: durableIdempotency,
+    nextDeadline: nextIdempotencyDeadline,
+    wait: idempotencyWait,
+    watchedState: stateAsStored("idempotency"),
+    // Its wait socket awaits the end of another caller's run: no line, nothing granted.
+    socket: "awaitEnd",
+  },
+  service: {
+    inspect: async (ctx, name) => ({ ...(await inspectIdempotency(ctx, name)) }),
+    listed: (s) => s.state !== "absent",
+    toldByNoteWrite: { complete: completeTellsObject, fail: () => true },
+  },
+  http: {
+    path: "/v1/idempotency",
+    routes: idempotencyRoutes,
+    operations: idempotencyOperations,
+    onQuorum: false,
+    param: "key",
+    one: "an idempotency key",
+    listing: "stored idempotency keys",
+    waitSteps: ["wait"],
+    waitNeeds: ["wait"],
+  },
+});

@@ -1,0 +1,43 @@
+import { stateWithLine } from "../../lockObject/ObjectKinds.js";
+import { mutexForceBody } from "../../operator/schemas.js";
+import { defineKind, waitedOn } from "../kind.js";
+import { durableMutex, nextMutexDeadline } from "./durableMutex.js";
+import { MutexObjectPart } from "./objectPart.js";
+import { mutexOperations } from "./openapi.js";
+import { mutexOnRedis } from "./redisMutex.js";
+import { mutexRoutes } from "./routes.js";
+import { forceReleaseMutex, inspectMutex, mutexSocketAcquire, releaseTellsObject } from "./service.js";
+import { mutexWait } from "./wait.js";
+
+/** The mutex (docs/API.md "Mutex"): one holder, fenced leases, a fair line. */
+export const mutex = defineKind({
+  ...mutexOnRedis,
+  noun: "the mutex",
+  object: {
+    part: (host) => new MutexObjectPart(host),
+    durable: durableMutex,
+    nextDeadline: nextMutexDeadline,
+    wait: mutexWait,
+    watchedState: stateWithLine("mutex"),
+    socket: "acquire",
+  },
+  service: {
+    inspect: async (ctx, name) => ({ ...(await inspectMutex(ctx, name)) }),
+    listed: (s) => s.held === true || waitedOn(s) || s.delayedUntil != null,
+    forceRelease: (ctx, name, ask) => forceReleaseMutex(ctx, name, ask.fence),
+    socketAcquire: mutexSocketAcquire,
+    toldByNoteWrite: { release: releaseTellsObject },
+  },
+  http: {
+    path: "/v1/locks",
+    routes: mutexRoutes,
+    operations: mutexOperations,
+    onQuorum: true,
+    param: "name",
+    one: "a lock",
+    listing: "held or waited-on locks",
+    waitSteps: ["wait"],
+    waitNeeds: ["wait", "acquire"],
+    forceReleaseBody: ["MutexForceReleaseRequest", mutexForceBody],
+  },
+});

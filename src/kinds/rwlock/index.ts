@@ -1,0 +1,45 @@
+import { forceReleaseHolders, forceReleaseTellsObject } from "../../holders/forceRelease.js";
+import { nextHoldersDeadline } from "../../holders/durableHolders.js";
+import { stateWithLine } from "../../lockObject/ObjectKinds.js";
+import { holdersForceBody } from "../../operator/schemas.js";
+import { defineKind, waitedOn } from "../kind.js";
+import { durableRwLock } from "./durableRwLock.js";
+import { rwLockObjectPart } from "./objectPart.js";
+import { rwLockOperations } from "./openapi.js";
+import { rwLockOnRedis } from "./redisRwLock.js";
+import { rwLockRoutes } from "./routes.js";
+import { inspectRw, releaseTellsObject, rwLockSocketAcquire } from "./service.js";
+import { rwLockWait } from "./wait.js";
+
+/** The read-write lock (docs/API.md "Read-write lock"): many readers or one writer, admitted in order. */
+export const rwLock = defineKind({
+  ...rwLockOnRedis,
+  noun: "the read-write lock",
+  object: {
+    part: rwLockObjectPart,
+    durable: durableRwLock,
+    nextDeadline: nextHoldersDeadline,
+    wait: rwLockWait,
+    watchedState: stateWithLine("rwlock"),
+    socket: "acquire",
+  },
+  service: {
+    inspect: async (ctx, name) => ({ ...(await inspectRw(ctx, name)) }),
+    listed: (s) => s.mode !== "free" || waitedOn(s),
+    forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, "rwlock", name, ask.holder),
+    socketAcquire: rwLockSocketAcquire,
+    toldByNoteWrite: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+  },
+  http: {
+    path: "/v1/rwlocks",
+    routes: rwLockRoutes,
+    operations: rwLockOperations,
+    onQuorum: false,
+    param: "name",
+    one: "a lock",
+    listing: "held or waited-on locks",
+    waitSteps: ["read/wait", "write/wait"],
+    waitNeeds: ["wait", "acquire"],
+    forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
+  },
+});

@@ -1,0 +1,45 @@
+import { forceReleaseHolders, forceReleaseTellsObject } from "../../holders/forceRelease.js";
+import { nextHoldersDeadline } from "../../holders/durableHolders.js";
+import { stateWithLine } from "../../lockObject/ObjectKinds.js";
+import { holdersForceBody } from "../../operator/schemas.js";
+import { defineKind, waitedOn } from "../kind.js";
+import { durableSemaphore } from "./durableSemaphore.js";
+import { semaphoreObjectPart } from "./objectPart.js";
+import { semaphoreOperations } from "./openapi.js";
+import { semaphoreOnRedis } from "./redisSemaphore.js";
+import { semaphoreRoutes } from "./routes.js";
+import { inspectSemaphore, releaseTellsObject, semaphoreSocketAcquire } from "./service.js";
+import { semaphoreWait } from "./wait.js";
+
+/** The semaphore (docs/API.md "Semaphore"): up to a limit of permits, admitted in order. */
+export const semaphore = defineKind({
+  ...semaphoreOnRedis,
+  noun: "the semaphore",
+  object: {
+    part: semaphoreObjectPart,
+    durable: durableSemaphore,
+    nextDeadline: nextHoldersDeadline,
+    wait: semaphoreWait,
+    watchedState: stateWithLine("semaphore"),
+    socket: "acquire",
+  },
+  service: {
+    inspect: async (ctx, name) => ({ ...(await inspectSemaphore(ctx, name)) }),
+    listed: (s) => Number(s.holders) > 0 || waitedOn(s),
+    forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, "semaphore", name, ask.holder),
+    socketAcquire: semaphoreSocketAcquire,
+    toldByNoteWrite: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+  },
+  http: {
+    path: "/v1/semaphores",
+    routes: semaphoreRoutes,
+    operations: semaphoreOperations,
+    onQuorum: false,
+    param: "name",
+    one: "a lock",
+    listing: "held or waited-on locks",
+    waitSteps: ["wait"],
+    waitNeeds: ["wait", "acquire"],
+    forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
+  },
+});

@@ -1,0 +1,40 @@
+import type { KindName } from "../store/kinds.js";
+import type { ServiceContext } from "./ServiceContext.js";
+import type { KindSocketAcquire } from "./socketAcquire.js";
+
+/** What an operator's force release asks (src/operator/schemas.ts): a label picks holders of a many-holder lock, a fence the mutex's lease. */
+export interface ForceReleaseAsk {
+  holder?: string;
+  fence?: number;
+}
+
+/** What a store write answered, as the rules below read it. */
+export type WriteResult = Record<string, unknown>;
+
+/**
+ * What a kind brings to the service layer (src/kinds/<kind>/index.ts, the
+ * `service` of its descriptor): what listing, force release, a wait socket's
+ * acquire and the Worker's notes of its writes need of it. The service layer
+ * names no kind.
+ */
+export interface ServiceKind<K extends KindName = KindName> {
+  readonly name: K;
+  /** How messages name the kind ("the mutex", "idempotency keys"). */
+  readonly noun: string;
+  readonly service: {
+    /** Its GET body (without the name), which a listing's items are too. */
+    inspect(ctx: ServiceContext, name: string): Promise<Record<string, unknown>>;
+    /** Whether a listing shows it: held, waited on, delayed or stored. */
+    listed(state: Record<string, unknown>): boolean;
+    /** An operator's force release (absent: the kind has none); what it freed. */
+    forceRelease?(ctx: ServiceContext, name: string, ask: ForceReleaseAsk): Promise<{ released: number; fence: number; holder: string | null }>;
+    /** A wait socket's acquire (the kinds with a line), through the kind's service and the acquire flow as over HTTP. */
+    socketAcquire?: KindSocketAcquire;
+    /**
+     * The writes whose service tells the lock object itself, by noteWrite (which pushes its watchers too):
+     * by operation, the service's own condition on the store's answer. src/service/changeNotes.ts then
+     * does not tell it a second time.
+     */
+    toldByNoteWrite?: Readonly<Record<string, (result: WriteResult) => boolean>>;
+  };
+}
