@@ -58,7 +58,7 @@ export interface Report {
   hung: number;
 }
 
-export type WriteCounts = Pick<Report, "writesAccepted" | "writesRefused" | "staleWritesAccepted" | "acceptedOutOfOrder">;
+type WriteCounts = Pick<Report, "writesAccepted" | "writesRefused" | "staleWritesAccepted" | "acceptedOutOfOrder">;
 
 interface Hold {
   client: number;

@@ -25,7 +25,7 @@ export const STEP_AFTER_MS = 300;
 const QUIET_MS = 2 * STEP_TTL_MS;
 const POLL_MS = 20;
 /** What a waiter's measured overrun may exceed one TTL by: the object's timers and round trips on a busy machine. */
-export const WAITER_SLACK_MS = 500;
+const WAITER_SLACK_MS = 500;
 
 export interface StepBackRun {
   waiter: boolean;

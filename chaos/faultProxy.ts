@@ -6,7 +6,7 @@
 import http from "node:http";
 import { sleep } from "./time";
 
-export type ProxyMode = { kind: "pass" } | { kind: "error"; status: number } | { kind: "slow"; delayMs: number };
+type ProxyMode = { kind: "pass" } | { kind: "error"; status: number } | { kind: "slow"; delayMs: number };
 
 export interface FaultProxy {
   url: string;

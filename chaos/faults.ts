@@ -64,7 +64,7 @@ export interface Fault {
  * - Durable, Worker: no fault, the Worker restart, holders pausing, socket waiters going away;
  * - quorum of 3, library: the clock back under a vanished holder, and its own three faults.
  */
-export interface QuickRun {
+interface QuickRun {
   target: TargetName;
   lastsMs?: number;
 }

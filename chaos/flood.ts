@@ -100,14 +100,14 @@ export const QUICK_TIMINGS: FloodTimings = {
 /** A probe request unanswered after this counts as failed. */
 const PROBE_TIMEOUT_MS = 10_000;
 /** Flooders at once, in turn. */
-export const FLOODERS = [1, 10] as const;
+const FLOODERS = [1, 10] as const;
 const COME_BACK_MS = 100;
 /** holdfast's ratio to its unloaded figure may be this many times the floor's under the same flood. */
 export const SLACK = 1.5;
 /** The flooder's priority (nice): below the Worker's and the probe's, not so low that a busy machine starves it. */
 const FLOODER_NICE = 10;
 /** The probe's p50 is back within 2x its unloaded one within this of the flood's end. */
-export const RECOVERY_MS = 1000;
+const RECOVERY_MS = 1000;
 /** Recovery is judged on windows of this many probes (their median). */
 const RECOVERY_WINDOW = 10;
 /** Below this many heartbeats sent, a flood did not happen and the row proves nothing. */
@@ -116,7 +116,7 @@ const MIN_SENT = 1000;
 export type FloodTarget = "floor (bare object)" | "Redis, Worker" | "Durable, Worker";
 
 /** The other namespace's try-lock + release over one window. */
-export interface Probe {
+interface Probe {
   sent: number;
   answered: number;
   p50: number;
@@ -129,7 +129,7 @@ export interface Probe {
   samples: { at: number; ms: number }[];
 }
 
-export interface FloodPhase {
+interface FloodPhase {
   flooders: number;
   probe: Probe;
   /** From the flood's end until the probe's p50 (over RECOVERY_WINDOW probes) is back within 2x its unloaded one; undefined: not within the window. */
@@ -137,7 +137,7 @@ export interface FloodPhase {
   stats?: FloodStats;
 }
 
-export interface FloodSide {
+interface FloodSide {
   target: FloodTarget;
   unloaded: Probe;
   phases: FloodPhase[];
@@ -196,7 +196,7 @@ export async function measureFloodRows(
 }
 
 /** The floor: the bare object (bench/floodFloorWorker) in its own workerd, under the same floods. */
-export async function measureFloor(timings: FloodTimings): Promise<FloodSide> {
+async function measureFloor(timings: FloodTimings): Promise<FloodSide> {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
   const server = await startWorkerServer({ vars: {}, projectDir: path.join(root, "bench/floodFloorWorker") });
   try {
@@ -207,7 +207,7 @@ export async function measureFloor(timings: FloodTimings): Promise<FloodSide> {
 }
 
 /** One side: the probe unloaded, then under one flooder and under ten, each followed by its recovery. */
-export async function measureFlood(target: FloodTarget, url: string, timings: FloodTimings): Promise<FloodSide> {
+async function measureFlood(target: FloodTarget, url: string, timings: FloodTimings): Promise<FloodSide> {
   const run = `flood-${Date.now().toString(36)}`;
   await probe(url, `${run}-probe`, timings.settleMs);
   const unloaded = await probe(url, `${run}-probe`, timings.unloadedMs);
@@ -311,7 +311,7 @@ function verdict(side: FloodSide, floor: FloodSide, timings: FloodTimings): stri
  * a quiet window, which moved 13-210 ms for the floor alone between runs here; the floor's p99 under the flood is
  * the runtime's own stall, which is what holdfast is held to. (Both unloaded p50s were 8-11 ms in the same runs.)
  */
-export function boundOf(
+function boundOf(
   q: "p50" | "p99",
   unloaded: Probe,
   floorUnloaded: Probe,

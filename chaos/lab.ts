@@ -23,11 +23,11 @@ export const FLOOD_API_KEY = "chaos-flood-key-0123456789";
 /** The flood rows' ten flooders, a namespace ("flood10") of their own: fresh to the flood penalty the one flooder earned. */
 export const FLOOD_TEN_API_KEY = "chaos-flood-ten-key-0123456789";
 /** The Redis store's and each quorum database's bound per call. */
-export const STORE_TIMEOUT_MS = 1000;
+const STORE_TIMEOUT_MS = 1000;
 
 export type TargetName = "Redis, library" | "Redis, Worker" | "Durable, Worker" | "quorum of 3, library";
 
-export interface RestartableWorker {
+interface RestartableWorker {
   readonly url: string;
   restart(): Promise<void>;
   stop(): Promise<void>;

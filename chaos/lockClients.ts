@@ -24,7 +24,7 @@ export interface LockClient {
   release(name: string, token: string): Promise<Outcome>;
 }
 
-export interface SocketWaiterEnd {
+interface SocketWaiterEnd {
   opened: boolean;
   /** Closed after it opened (our close, or the service's), seen within a bound. */
   went: boolean;

@@ -16,8 +16,8 @@ import { type ClaimOnGrant, PostgresFence, RedisFence, StaleFenceError } from ".
 import type { SqlQuery } from "../src/fence/sql";
 import type { Write } from "./fencedResource";
 
-export const RESOURCE_KINDS = ["redis", "postgres"] as const;
-export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+const RESOURCE_KINDS = ["redis", "postgres"] as const;
+type ResourceKind = (typeof RESOURCE_KINDS)[number];
 
 /** Appends one entry to the list (KEYS[1]), run by RedisFence only while the fence holds. */
 const APPEND = "return redis.call('RPUSH', KEYS[1], ARGV[1])";

@@ -30,8 +30,8 @@ export interface SemaphoreAcquireOptions {
   signal?: AbortSignal;
 }
 
-export const checkLimit = (value: unknown) => checkInt("invalid_limit", "limit", value, 1, LIMIT_MAX);
-export const checkPermits = (value: unknown, limit: number) => checkInt("invalid_permits", "permits", value, 1, limit);
+const checkLimit = (value: unknown) => checkInt("invalid_limit", "limit", value, 1, LIMIT_MAX);
+const checkPermits = (value: unknown, limit: number) => checkInt("invalid_permits", "permits", value, 1, limit);
 
 /**
  * A counting semaphore over any store: up to `limit` permits, each holder

@@ -5,7 +5,7 @@ import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord } from "../store/Opera
 import type { NamespaceObjectRpc } from "../store/durable/NamespaceObjectRpc.js";
 
 /** How long a lock object's socket count stands without being told again (socketCaps.ts tells it more often). */
-export const SOCKETS_TOLD_FOR_MS = 15 * 60 * 1000;
+const SOCKETS_TOLD_FOR_MS = 15 * 60 * 1000;
 
 /** How often the alarm drops entries past their time, at most. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;

@@ -15,7 +15,7 @@ import type { KindName } from "../store/kinds.js";
 export const SIGNATURE_HEADER = "x-lock-signature";
 
 /** How old a notification's `t` may be for verifyNotification by default. */
-export const DEFAULT_TOLERANCE_MS = 5 * 60_000;
+const DEFAULT_TOLERANCE_MS = 5 * 60_000;
 
 const encoder = new TextEncoder();
 

@@ -18,7 +18,7 @@ export async function startOnBothStores(vars: Record<string, string>, upstash: {
 }
 
 /** API_KEYS for one key per namespace: { namespace: key } as "namespace=key,...". */
-export function apiKeysOf(keys: Record<string, string>): string {
+function apiKeysOf(keys: Record<string, string>): string {
   return Object.entries(keys)
     .map(([ns, key]) => `${ns}=${key}`)
     .join(",");

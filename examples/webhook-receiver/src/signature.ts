@@ -7,7 +7,7 @@
  */
 
 /** How far a delivery's timestamp may be from now (Stripe's default). */
-export const TOLERANCE_SECONDS = 300;
+const TOLERANCE_SECONDS = 300;
 
 export type SignatureCheck = { ok: true } | { ok: false; reason: string };
 
@@ -31,12 +31,6 @@ export async function verifySignature(
     if (await crypto.subtle.verify("HMAC", key, fromHex(hex), signed)) return { ok: true };
   }
   return { ok: false, reason: "no signature matches" };
-}
-
-/** What a sender puts in the header (also handy for tests and for replaying an event by hand). */
-export async function signatureHeader(body: string, secret: string, t = Math.floor(Date.now() / 1000)): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret), new TextEncoder().encode(`${t}.${body}`));
-  return `t=${t},v1=${[...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
 function hmacKey(secret: string): Promise<CryptoKey> {

@@ -1,9 +1,9 @@
 import { NotConfiguredError, UnauthorizedError } from "../../errors.js";
 import { NAMESPACE_PATTERN } from "../../limits.js";
 import { SCOPED_TOKEN_PREFIX } from "../../wire/scopedToken.js";
-import type { Caller, KeyRole } from "../../operator/schemas.js";
+import type { Caller } from "../../operator/schemas.js";
 
-export type { Caller, KeyRole };
+export type { Caller };
 
 /** API_KEYS gives no usable key: every /v1 call is refused until it is set right. */
 class ApiKeysNotConfiguredError extends NotConfiguredError {
