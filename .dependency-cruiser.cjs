@@ -9,17 +9,21 @@
 
 // The layers, bottom to top. A file may import its own layer or one below it.
 // A kind's service.ts is the service layer and its routes.ts and openapi.ts the HTTP layer,
-// though they sit in src/kinds/<kind>/ (whose other files are the kinds layer).
-const KIND_SERVICE = "^src/kinds/[^/]+/service\\.ts$";
+// though they sit in src/kinds/<kind>/ (whose other files are the kinds layer); its descriptor
+// (index.ts, defineKind in src/kinds/kind.ts) joins every layer's part of it, so it is at the top,
+// with the entry points whose lists name it.
+const KIND_SERVICE = ["^src/kinds/[^/]+/service\\.ts$", "^src/holders/forceRelease\\.ts$"];
 const KIND_HTTP = "^src/kinds/[^/]+/(routes|openapi)\\.ts$";
-const WIRE = ["^src/(wire|fence)/", "^src/(errors|limits|logError|tokens|deadline|jsonDepth|validation|env)\\.ts$"];
-const CORE = ["^src/(store|lockObject|namespaceObject)/", "^src/metrics\\.ts$"];
+const KIND_DESCRIPTOR = ["^src/kinds/[^/]+/index\\.ts$", "^src/kinds/kind\\.ts$"];
+const WIRE = ["^src/(wire|fence)/", "^src/(errors|limits|logError|tokens|deadline|jsonDepth|validation)\\.ts$"];
+// env.ts is the Worker's bindings, the two Durable Objects' RPC types among them (src/store/durable/).
+const CORE = ["^src/(store|lockObject|namespaceObject)/", "^src/(metrics|env)\\.ts$"];
 const KINDS = ["^src/(kinds|holders)/"]; // less KIND_SERVICE and KIND_HTTP (see kindsLayer below)
-const SERVICE = ["^src/(service|operator|library)/", KIND_SERVICE];
+const SERVICE = ["^src/(service|operator|library)/", ...KIND_SERVICE];
 const HTTP = ["^src/(http|middleware)/", KIND_HTTP];
-const ENTRY = ["^src/(worker|index|hono)\\.ts$", "^src/(client|cli|worker)/"]; // src/worker/: worker.ts's own parts
+const ENTRY = ["^src/(worker|index|hono)\\.ts$", "^src/(client|cli|worker)/", ...KIND_DESCRIPTOR]; // src/worker/: worker.ts's own parts
 
-const kindsLayer = { path: KINDS, pathNot: [KIND_SERVICE, KIND_HTTP] };
+const kindsLayer = { path: KINDS, pathNot: [...KIND_SERVICE, KIND_HTTP, ...KIND_DESCRIPTOR] };
 const LAYERS = [
   ["wire", { path: WIRE }],
   ["core", { path: CORE }],

@@ -2,12 +2,12 @@ import type { LockObjectRpc } from "./store/durable/LockObjectRpc.js";
 import type { NamespaceObjectRpc } from "./store/durable/NamespaceObjectRpc.js";
 
 /** What a Workers Rate Limiting binding offers (declared here so the library's types need no platform types). */
-export interface RateLimiter {
+interface RateLimiter {
   limit(options: { key: string }): Promise<{ success: boolean }>;
 }
 
 /** What a Workers Analytics Engine dataset binding offers (declared here for the same reason). */
-export interface MetricsDataset {
+interface MetricsDataset {
   writeDataPoint(point: { indexes?: string[]; blobs?: string[]; doubles?: number[] }): void;
 }
 

@@ -114,7 +114,7 @@ export function markEnded(kv: SyncKvStorage, token: string, now: number): void {
   kv.put(ENDED + token, { until: now + ENDED_KEEP_MS });
 }
 
-export function heartbeat<H extends HolderLease>(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): HolderHeartbeatResult {
+function heartbeat<H extends HolderLease>(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): HolderHeartbeatResult {
   const set = load<H>(kv, now);
   const mine = set.holders[input.token];
   if (!mine) return { status: "lost" };
@@ -128,11 +128,7 @@ export function heartbeat<H extends HolderLease>(kv: SyncKvStorage, now: number,
 }
 
 /** The same rules as lua/holders/withdraw.lua. */
-export function withdraw<H extends HolderLease>(
-  kv: SyncKvStorage,
-  now: number,
-  input: { token: string; reason: WithdrawReason },
-): HolderWithdrawResult {
+function withdraw<H extends HolderLease>(kv: SyncKvStorage, now: number, input: { token: string; reason: WithdrawReason }): HolderWithdrawResult {
   const gate = live<Gate>(kv, GATE, now, (g) => g.until);
   if (input.token && gate?.token === input.token) {
     kv.delete(GATE);
@@ -148,7 +144,7 @@ export function withdraw<H extends HolderLease>(
 }
 
 /** The same rules as lua/holders/force_release.lua. */
-export function forceRelease(kv: SyncKvStorage, now: number, input: HolderForceInput): HolderForceResult {
+function forceRelease(kv: SyncKvStorage, now: number, input: HolderForceInput): HolderForceResult {
   const seen = recall<HolderForceResult>(kv, input, now);
   if (seen) return seen;
   const set = load(kv, now);
@@ -175,7 +171,7 @@ export function forceRelease(kv: SyncKvStorage, now: number, input: HolderForceI
   return remember(kv, input, r, now + REQUEST_MEMORY_MS);
 }
 
-export function watch(kv: SyncKvStorage, now: number, token: string): WatchState {
+function watch(kv: SyncKvStorage, now: number, token: string): WatchState {
   const mine = load(kv, now).holders[token];
   if (mine) return { state: "held", remainingMs: mine.exp - now, expiresAt: mine.exp };
   if (live<{ until: number }>(kv, ENDED + token, now, (e) => e.until)) return { state: "ended" };

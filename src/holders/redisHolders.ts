@@ -10,7 +10,7 @@ import type { LockRef } from "../store/types.js";
 import type { HolderForceInput, HolderForceResult, HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
 
 /** The scripts every many-holder kind shares (lua/holders/*.lua), on that kind's keys. */
-export function redisHolders(scripts: ScriptRunner) {
+function redisHolders(scripts: ScriptRunner) {
   return {
     async heartbeat(k: HolderKeys, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult> {
       const r = await scripts.run("holders_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""], k.watchers);

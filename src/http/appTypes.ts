@@ -1,7 +1,7 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
 import type { Caller } from "./access/auth.js";
-import type { KindApi } from "./kindApi.js";
+import type { ServiceKind } from "../service/ServiceKind.js";
 
 /** Hono generics of the app: bindings, and what the auth middleware sets. */
 export interface AppEnv {
@@ -16,6 +16,6 @@ export interface AppEnv {
     /** The bearer key that authenticated the request (a secret: derives retried acquires' tokens). */
     apiKey: string;
     /** The kinds the app serves (what the service layer reads of them: src/service/changeNotes.ts). */
-    kinds: readonly KindApi[];
+    kinds: readonly ServiceKind[];
   };
 }

@@ -5,7 +5,7 @@ import { type MetricEvent, writeMetric } from "../metrics.js";
 import type { AppEnv } from "./appTypes.js";
 
 /** What an answer was, for metrics: undefined when it is none of the counted events. */
-export function eventOf(method: string, pathname: string, status: number, error: string | undefined): MetricEvent | undefined {
+function eventOf(method: string, pathname: string, status: number, error: string | undefined): MetricEvent | undefined {
   if (method !== "POST") return undefined;
   const op = pathname.slice(pathname.lastIndexOf("/") + 1);
   if ((op === "heartbeat" || op === "release" || op === "complete" || op === "fail") && error === "lease_lost") return "lease_lost";

@@ -1,40 +1,55 @@
-import type { KindName, KindWriteNote, KindOps, KindWait } from "../store/kinds.js";
-import type { LockRef } from "../store/types.js";
+import type { KindName, KindOps, KindWait, KindWriteNote } from "../store/kinds.js";
+import type { LockRef, LockStore } from "../store/types.js";
 import type { SocketAnswer } from "../wire/socketProtocol.js";
+import type { QueuePolicy } from "./line/QueuePolicy.js";
 import type { StoreKind, WaitOutcome } from "./line/waitProtocol.js";
 
 /** A socket holder's heartbeat or release: the HTTP answer's body, or lost. */
 export type HeldAnswer = { status: "ok"; answer: Record<string, unknown> } | { status: "lost" };
-import type { WaitOptions } from "./line/WaitQueue.js";
+
+/** What a write (a release, a key given up) does here: the watches it ends, and what the line does next. */
+export interface WriteEffect {
+  /** Watch ids (a fence, or a token where holders share a fence) whose lease ended on purpose: no notification. */
+  endedWatches: Array<number | string>;
+  /** The release handed the lock to this waiter (the store granted its registered token). */
+  handedTo?: { token: string; grant: unknown };
+  /**
+   * The line's next step: "ifWaiting" (its head tries again if it has one), "always" (also with no waiter:
+   * the store's line state, a gate, may be dropped), or none.
+   */
+  next?: "ifWaiting" | "always";
+}
 
 /**
- * What a lock kind brings to its lock object (src/kinds/<kind>/objectPart.ts).
- * Each object serves one kind, so it holds one part; the core (LockObject.ts)
- * reaches it only through this shape, for every kind alike.
+ * What a lock kind brings to its lock object (src/kinds/<kind>/objectPart.ts):
+ * hooks and data. The object's core (src/lockObject/line/Line.ts) drives
+ * the line, the tries and the watches, and calls these; a hook answers a
+ * value and never calls back into the line.
  */
-export interface KindObjectPart<K extends KindName> {
+export interface KindObjectPart<K extends KindName = KindName, Grant = unknown> {
   /**
    * The kind's operations on this object's own storage (the Durable store),
-   * with what each does to the line and the watches in the same call (a
-   * release hands the lock to the next waiter, a heartbeat picks a grant up).
+   * telling the object what each did (LockObjectHost.wrote, pickedUp), so the
+   * line moves in the same call.
    */
   readonly durableOps: KindOps[K];
-  /** A wait in the line, or one try with a watch. */
-  wait(req: KindWait[K], signal: AbortSignal, options?: WaitOptions): Promise<WaitOutcome<unknown>>;
-  /** Redis store: what the Worker tells after a write it made there. */
-  noteWrite(note: KindWriteNote[K]): void;
-  /** A grant from the line reached its client. */
-  pickedUp(token: string): void;
-  /** A grant from the line whose client left before acknowledging it: back to the line at once. */
-  takeBack(token: string): void;
-  /** Whether that grant was already taken back (its acknowledgement came too late). */
-  wasTakenBack(token: string): boolean;
-  readonly waiterCount: number;
+  /** The line's store step: which waiters the store grants now. Absent for a kind with no line (idempotency keys). */
+  readonly policy?: QueuePolicy<unknown, Grant>;
+  /** The line's request for a wait. */
+  queued(req: KindWait[K]): unknown;
+  /** A re-entry with a held token: tried at once, never queued, never refused for the line. */
+  isReentry(req: KindWait[K]): boolean;
+  /** One try in the store: a try-lock (waitMs 0), a re-entry, or a kind with no line's one step. */
+  tryOnce(store: LockStore, req: KindWait[K]): Promise<WaitOutcome<Grant>>;
+  /** The lease a grant watches for onExpire (undefined: the grant started no lease, such as a replayed key). */
+  watchOf(grant: Grant): { fence: number; token?: string; expiresAt: number; ttlMs: number } | undefined;
+  /** A write the Worker made in Redis, or the object's own on the Durable store: what it does here. */
+  wrote(note: KindWriteNote[K]): WriteEffect;
   /**
    * A holder on its wait socket (kept open after `held`): its heartbeat and
    * release, done here, on either store, with what a release does to the
    * line in the same step; answered as the HTTP API answers them. Absent
-   * for kinds with no line (idempotency keys).
+   * for kinds with no line.
    */
   heartbeatOnSocket?(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer>;
   releaseOnSocket?(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer>;
@@ -43,4 +58,6 @@ export interface KindObjectPart<K extends KindName> {
    * idempotency key): the socket's last message once the run ended or waitMs ran out.
    */
   awaitEnd?(ref: LockRef, store: StoreKind, waitMs: number, signal: AbortSignal): Promise<SocketAnswer>;
+  /** Callers waiting on awaitEnd: what a lock's waiters are to its line. */
+  readonly awaiting?: number;
 }

@@ -13,11 +13,13 @@ import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "../store/durable/LockObjectRpc.js";
 import { type ObjectKind, type ObjectKinds, waitRequestOf } from "./ObjectKinds.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
+import { Line, type LineHost } from "./line/Line.js";
 import type { StoreKind } from "./line/waitProtocol.js";
 import { AlarmTimers } from "./timers.js";
 import { SocketCaps } from "./sockets/socketCaps.js";
 import { WaitSockets } from "./sockets/WaitSockets.js";
 import { HttpWaits } from "./line/HttpWaits.js";
+import { Waiters } from "./line/Waiters.js";
 import { LockWatchers } from "./watches/LockWatchers.js";
 import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches/watches.js";
 
@@ -42,29 +44,35 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   private readonly timers = new AlarmTimers(() => this.schedule());
   /** What a kind's part gets from the core (LockObjectHost.ts), made in the constructor from the kinds handed in. */
   private readonly host: LockObjectHost;
+  /** What the line gets from the core (Line.ts). */
+  private readonly lineHost: LineHost;
   /** The caps on waiters per lock and sockets per namespace (socketCaps.ts). */
   private readonly caps = new SocketCaps(
     this.env,
     () => this.sockets.liveCount + this.watchers.liveCount,
-    () => this.httpWaits.count,
+    () => this.waiters.count("http"),
   );
+  /** Every wait in progress here, HTTP and socket alike: one registry (line/Waiters.ts). */
+  private readonly waiters = new Waiters();
   /** Waiters on WebSockets (WaitSockets.ts): in the same line as HTTP waiters. */
   private readonly sockets: WaitSockets = new WaitSockets({
     ctx: this.ctx,
     env: this.env,
     part: (kind) => this.part(kind),
+    line: (kind) => this.line(kind),
     socketMode: (kind) => this.kindOf(kind).object.socket,
     afterWait: (at, result) => this.afterWait(at, result),
     acquire: (call, ask, signal) => this.kinds.socketAcquire(call, ask, signal),
     storeOf: (kind) => this.storeOf(kind),
     timers: this.timers,
     caps: this.caps,
+    waiters: this.waiters,
   });
   /** Watch sockets (LockWatchers.ts): the lock's state pushed when it changes; under the same caps. */
   private readonly watchers: LockWatchers = new LockWatchers({
     ctx: this.ctx,
     env: this.env,
-    state: (at) => this.kindOf(at.kind).object.watchedState(this.storeOf(at.store), at.ref, () => this.part(at.kind).waiterCount),
+    state: (at) => this.kindOf(at.kind).object.watchedState(this.storeOf(at.store), at.ref, () => this.line(at.kind).count),
     storeOf: (kind) => this.storeOf(kind),
     timers: this.timers,
     caps: this.caps,
@@ -75,13 +83,14 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   private readonly httpWaits: HttpWaits = new HttpWaits({
     waitRequest: () => (this.waitRequest ??= waitRequestOf(this.kinds.kinds)),
     caps: this.caps,
-    part: (kind) => this.part(kind),
+    waiters: this.waiters,
+    line: (kind) => this.line(kind),
     afterWait: (at, result) => this.afterWait(at, result),
   });
   /** The request to this object (POST /wait), every kind's, made at the first. */
   private waitRequest: ReturnType<typeof waitRequestOf> | undefined;
-  /** The part of the one kind this object serves, made at its first request. */
-  private served: { kind: KindName; part: KindObjectPart<KindName> } | undefined;
+  /** The one kind this object serves, its part and its line, made at its first request. */
+  private served: { kind: KindName; part: KindObjectPart<KindName>; line: Line } | undefined;
   /** The alarm this instance last set (the runtime clears it when it fires). */
   private alarmAt: number | undefined;
   /** On the Durable store: a lazy bound on when stored state next needs cleaning up. */
@@ -103,6 +112,14 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     this.host = {
       ownStore: new LocalStore(this.kv, kinds.kinds),
       storeOf: (kind) => this.storeOf(kind),
+      wrote: (note, store) => this.served?.line.wrote(note, store),
+      pickedUp: (token) => this.served?.line.pickedUp(token),
+      timers: this.timers,
+    };
+    this.lineHost = {
+      storeOf: (kind) => this.storeOf(kind),
+      timers: this.timers,
+      changed: () => this.watchers.changed(),
       watchLease: (l) => {
         // Looked at again when the lease would end by our clock (the store's ttl, not its clock).
         addWatch(this.kv, {
@@ -119,8 +136,6 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
         });
       },
       dropWatch: (id) => dropWatch(this.kv, id),
-      timers: this.timers,
-      lineChanged: () => this.watchers.changed(),
     };
     // Woken from hibernation with sockets still waiting: they take their places in the line again.
     this.sockets.restore();
@@ -144,10 +159,22 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     return found;
   }
 
-  private part<K extends KindName>(kind: K): KindObjectPart<K> {
-    this.served ??= { kind, part: this.kindOf(kind).object.part(this.host) as KindObjectPart<KindName> };
+  /** The kind this object serves: its part and its line, made at the first request (one object serves one kind). */
+  private serve(kind: KindName): { kind: KindName; part: KindObjectPart<KindName>; line: Line } {
+    if (!this.served) {
+      const part = this.kindOf(kind).object.part(this.host);
+      this.served = { kind, part, line: new Line(kind, part, this.lineHost) };
+    }
     if (this.served.kind !== kind) throw new InternalError(`this lock object serves the ${this.served.kind}, not the ${kind}`);
-    return this.served.part as unknown as KindObjectPart<K>;
+    return this.served;
+  }
+
+  private part(kind: KindName): KindObjectPart<KindName> {
+    return this.serve(kind).part;
+  }
+
+  private line(kind: KindName): Line {
+    return this.serve(kind).line;
   }
 
   // ---- Worker -> object, both stores ----------------------------------------------------------
@@ -165,7 +192,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
 
   /** The Worker's client of an HTTP wait hung up: that waiter leaves the line. */
   withdraw(waiterId: string): void {
-    this.httpWaits.withdraw(waiterId);
+    this.waiters.withdraw(waiterId);
   }
 
   webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
@@ -203,7 +230,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
 
   /** Redis store: the Worker's note of a write it made there (a release, a key given up). */
   noteWrite<K extends KindName>(kind: K, note: KindWriteNote[K]): void {
-    this.part(kind).noteWrite(note);
+    this.line(kind).wrote(note, "redis");
     this.watchers.changed();
     this.schedule();
   }
@@ -215,22 +242,23 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
 
   /** The Worker delivered a queued grant's answer to its client. */
   pickedUp(kind: KindName, token: string): void {
-    this.part(kind).pickedUp(token);
+    this.line(kind).pickedUp(token);
   }
 
   /** The Worker could not deliver a queued grant's answer: its client was gone. */
   takeBack(kind: KindName, token: string): void {
-    this.part(kind).takeBack(token);
+    this.line(kind).takeBack(token);
     this.watchers.changed();
   }
 
   waiterCount(kind: KindName): number {
-    return this.part(kind).waiterCount;
+    return this.line(kind).count;
   }
 
   /** The Durable store (DurableStore calls this): one of the kind's operations, on the state kept here. */
   async run<K extends KindName, Op extends keyof KindOps[K] & string>(kind: K, op: Op, args: unknown[]): Promise<unknown> {
-    const fn = this.part(kind).durableOps[op] as unknown as ((...a: unknown[]) => Promise<unknown>) | undefined;
+    const ops = this.part(kind).durableOps as unknown as Record<string, ((...a: unknown[]) => Promise<unknown>) | undefined>;
+    const fn = ops[op]?.bind(ops);
     if (typeof fn !== "function") throw new InternalError(`the ${kind} has no operation ${op}`);
     const result = await fn(...args);
     if (op !== "inspect") {

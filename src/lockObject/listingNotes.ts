@@ -4,7 +4,7 @@ import type { NamespaceObjectRpc } from "../store/durable/NamespaceObjectRpc.js"
 import type { LockRef } from "../store/types.js";
 
 /** A lock is listed this long past its last operation (or past the end of the lease it granted, if later). */
-export const LISTED_FOR_MS = 10 * 60 * 1000;
+const LISTED_FOR_MS = 10 * 60 * 1000;
 
 /**
  * On the Durable store, what a lock object tells its namespace object so the

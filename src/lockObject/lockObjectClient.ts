@@ -57,5 +57,3 @@ export function lockObjectClient<K extends KindName>(env: Env, kind: K, ref: Loc
     withdraw: (waiterId: string) => call("withdraw", () => stub.withdraw(waiterId)),
   };
 }
-
-export type LockObjectClient = ReturnType<typeof lockObjectClient>;

@@ -30,7 +30,7 @@ export const forceReleaseResponse = z.object({
 });
 
 /** An audit entry; `kind` is one of the service's kinds (its names: the OpenAPI document's enum). */
-export const auditEntrySchemaOf = (kindNames: readonly [string, ...string[]]) =>
+const auditEntrySchemaOf = (kindNames: readonly [string, ...string[]]) =>
   z.object({
     id: z.string(),
     at: z.int(),
@@ -76,7 +76,7 @@ export function cursorParam(raw: string | undefined): string | undefined {
 }
 
 /** What a key may do: "user" locks and reads; "admin" also force-releases (docs/API.md "Keys and roles"). */
-export type KeyRole = "user" | "admin";
+type KeyRole = "user" | "admin";
 
 /** Who called: the key's namespace, role and name (never the key itself: audit entries and the console show the name). */
 export interface Caller {

@@ -33,7 +33,7 @@ export interface AuditEntry extends AuditRecord {
   at: number;
 }
 
-export interface AuditPage {
+interface AuditPage {
   entries: AuditEntry[];
   cursor: string | null;
 }

@@ -27,7 +27,10 @@ export interface KindWait {}
 // biome-ignore lint/suspicious/noEmptyInterface: each kind adds its member (declaration merging).
 export interface KindWriteNote {}
 
-/** The kinds whose clients wait in their lock object's line (one acquire flow: src/service/acquireFlow.ts). */
+/**
+ * The kinds whose clients wait in their lock object's line (one acquire flow: src/service/acquireFlow.ts).
+ * @public (each waiting kind adds itself: declaration merging)
+ */
 // biome-ignore lint/suspicious/noEmptyInterface: each waiting kind adds itself (declaration merging).
 export interface WaitingKinds {}
 

@@ -1,4 +1,3 @@
-import type { KindName } from "../store/kinds.js";
 /**
  * Expiry notifications are signed per namespace. Each namespace has its own
  * key, derived from the service's WEBHOOK_SECRET and the namespace's name
@@ -36,7 +35,7 @@ export async function signatureHeader(key: string, body: string, now = Date.now(
 
 /** What an expiry notification says. */
 export interface ExpiryNotification {
-  kind: KindName;
+  kind: string;
   namespace: string;
   name: string;
   fence: number;

@@ -78,15 +78,6 @@ export const holderMessage = z.discriminatedUnion("type", [
   z.strictObject({ type: z.literal("release") }),
 ]);
 
-/** What a client sends on a wait or watch socket. */
-export type SocketMessage =
-  | z.output<typeof acquireMessage>
-  | z.output<typeof renewMessage>
-  | z.output<typeof ackMessage>
-  | z.output<typeof watchMessage>
-  | z.output<typeof watchStartMessage>
-  | z.output<typeof holderMessage>;
-
 // What the object answers. Nothing checks these today (the client takes them as typed, without zod), so the
 // schema is not exported, only its type: export it for whoever comes to check them (a Node client, a test).
 

@@ -6,7 +6,7 @@
  * so the client SDK, which imports this file, takes in no zod.
  */
 
-export type { SocketAnswer, SocketAt, SocketMessage } from "./socketMessages.js";
+export type { SocketAnswer, SocketAt } from "./socketMessages.js";
 
 /** The subprotocol every wait socket speaks (the server answers with it). */
 export const SOCKET_PROTOCOL = "holdfast.v1";
@@ -16,7 +16,7 @@ export const SOCKET_PROTOCOL = "holdfast.v1";
  * second subprotocol, `holdfast.key.<base64url of the key>`, never in the
  * URL (URLs are logged). The server never echoes it.
  */
-export const SOCKET_KEY_PROTOCOL_PREFIX = "holdfast.key.";
+const SOCKET_KEY_PROTOCOL_PREFIX = "holdfast.key.";
 
 /** The header on which the Worker tells the object what the socket is for (internal; never from a client). */
 export const SOCKET_AT_HEADER = "x-holdfast-wait-socket";

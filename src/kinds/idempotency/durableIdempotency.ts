@@ -108,7 +108,7 @@ export function begin(kv: SyncKvStorage, now: number, input: IdempotencyBeginInp
   );
 }
 
-export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): IdempotencyHeartbeatResult {
+function heartbeat(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): IdempotencyHeartbeatResult {
   const rec = ownedBy(kv, now, input.token);
   if (!rec) return { status: "lost" };
   const ttl = input.ttlMs ?? rec.ttl;
@@ -134,7 +134,7 @@ export function complete(kv: SyncKvStorage, now: number, input: { token: string;
   return answer({ status: "ok", completedAt: now, fence: rec.fence, keptUntil: now + rec.retain });
 }
 
-export function fail(kv: SyncKvStorage, now: number, input: { token: string } & AnsweredWrite): IdempotencyFailResult {
+function fail(kv: SyncKvStorage, now: number, input: { token: string } & AnsweredWrite): IdempotencyFailResult {
   const seen = recall<IdempotencyFailResult>(kv, input, now);
   if (seen) return seen;
   const answer = (r: IdempotencyFailResult) => remember(kv, input, r, now + REQUEST_MEMORY_MS);
@@ -156,7 +156,7 @@ export function inspect(kv: SyncKvStorage, now: number): IdempotencyState {
 }
 
 /** The start of this fence, for its watch. (Complete and fail here end their watch in the same call.) */
-export function watch(kv: SyncKvStorage, now: number, fence: number): WatchState {
+function watch(kv: SyncKvStorage, now: number, fence: number): WatchState {
   const rec = liveRecord(kv, now);
   if (rec?.fence !== fence) return { state: "lapsed" };
   if (rec.state === "completed") return { state: "ended" };

@@ -1,8 +1,7 @@
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { KindObjectPart } from "../../lockObject/KindObjectPart.js";
-import { waitFault } from "../../lockObject/line/waitFault.js";
+import type { KindObjectPart, WriteEffect } from "../../lockObject/KindObjectPart.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
-import { kindOps } from "../../store/types.js";
+import { kindOps, type LockStore } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import type { LockRef } from "../../store/types.js";
 import type { SocketAnswer } from "../../wire/socketProtocol.js";
@@ -20,9 +19,9 @@ const MIN_LOOK_AGAIN_MS = 10;
  * onExpire (begun and watched in one step), and on the Durable store the
  * operations themselves; completing or failing ends the watch quietly and
  * wakes callers waiting for the run's end (awaitEnd, from a wait socket).
- * Keys have no line: nobody is granted anything from own.
+ * Keys have no line: nobody is granted anything from one.
  */
-export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
+export class IdempotencyObjectPart implements KindObjectPart<"idempotency", IdempotencyBeginResult> {
   readonly durableOps: IdempotencyOps;
   /** Callers waiting here for the run's end (awaitEnd), counted once they have looked at the key. */
   private waiting = 0;
@@ -33,53 +32,49 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
       ...own,
       complete: async (ref, input) => {
         const r = await own.complete(ref, input);
-        if (r.status === "ok") this.noteWrite({ fence: r.fence });
+        if (r.status === "ok") host.wrote({ fence: r.fence }, "durable");
         return r;
       },
       fail: async (ref, input) => {
         const r = await own.fail(ref, input);
-        if (r.status === "ok") this.noteWrite({ fence: r.fence });
+        if (r.status === "ok") host.wrote({ fence: r.fence }, "durable");
         return r;
       },
     };
   }
 
-  /** A begin with onExpire: begun, and watched when it started the work. */
-  async wait(req: IdempotencyWait): Promise<WaitOutcome<IdempotencyBeginResult>> {
-    try {
-      const r = await kindOps(this.host.storeOf(req.store), "idempotency").begin(req.ref, {
-        token: req.newToken ?? newOwnerToken(),
-        ttlMs: req.ttlMs,
-        retainMs: req.retainMs,
-        fingerprint: req.fingerprint,
-        requestId: req.requestId ?? newRequestId(),
-        holder: req.holder,
-      });
-      if (r.status === "started" && req.onExpire) {
-        this.host.watchLease({
-          kind: "idempotency",
-          store: req.store,
-          ref: req.ref,
-          fence: r.fence,
-          expiresAt: r.expiresAt,
-          ttlMs: r.ttlMs,
-          onExpire: req.onExpire,
-          ...(req.holder === undefined ? {} : { holderLabel: req.holder }),
-        });
-      }
-      return { status: "granted", grant: r, pickup: false };
-    } catch (err) {
-      return waitFault("lock object idempotency begin", err);
-    }
+  queued(): undefined {
+    return undefined;
+  }
+
+  isReentry(): boolean {
+    return false;
+  }
+
+  /** A begin with onExpire: begun here, and watched (by the core) when it started the work. */
+  async tryOnce(store: LockStore, req: IdempotencyWait): Promise<WaitOutcome<IdempotencyBeginResult>> {
+    const r = await kindOps(store, "idempotency").begin(req.ref, {
+      token: req.newToken ?? newOwnerToken(),
+      ttlMs: req.ttlMs,
+      retainMs: req.retainMs,
+      fingerprint: req.fingerprint,
+      requestId: req.requestId ?? newRequestId(),
+      holder: req.holder,
+    });
+    return { status: "granted", grant: r, pickup: false };
+  }
+
+  watchOf(r: IdempotencyBeginResult) {
+    return r.status === "started" ? { fence: r.fence, expiresAt: r.expiresAt, ttlMs: r.ttlMs } : undefined;
   }
 
   /** Given up or finished on purpose (Redis store: told by the Worker): the watch ends with no notification. */
-  noteWrite(note: IdempotencyWriteNote): void {
-    this.host.dropWatch(note.fence);
+  wrote(note: IdempotencyWriteNote): WriteEffect {
     // Callers waiting for the run's end look again.
     const wake = this.wakeWaiters;
     this.nextEnd = new Promise((resolve) => (this.wakeWaiters = resolve));
     wake();
+    return { endedWatches: [note.fence] };
   }
 
   /** Resolves at the next note of a complete or fail: callers waiting on a wait socket look again then. */
@@ -132,16 +127,7 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency"> {
   }
 
   /** Callers waiting here for a run's end that have looked at the key (awaitEnd): what a lock's waiters are to its line. */
-  get waiterCount(): number {
+  get awaiting(): number {
     return this.waiting;
-  }
-
-  pickedUp(): void {}
-
-  /** Idempotency keys have no line: nothing is granted from one, nothing is taken back. */
-  takeBack(): void {}
-
-  wasTakenBack(): boolean {
-    return false;
   }
 }

@@ -14,7 +14,7 @@ import type {
 } from "./types.js";
 
 /** Idempotency keys on the Redis store: one script (lua/idempotency/<op>.lua) per operation. */
-export function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
+function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
   return {
     async begin(ref, input): Promise<IdempotencyBeginResult> {
       const k = idempotencyKeys(ref);

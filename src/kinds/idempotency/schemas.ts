@@ -3,8 +3,8 @@ import { FINGERPRINT_MAX_CHARS, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS 
 import { holderLabel, intFrom, jsonValue, onExpire, token, ttlMs } from "../../wire/schemas.js";
 
 /** Idempotency keys' request and response schemas (routes and OpenAPI). */
-export const retainMs = intFrom(RETAIN_MIN_MS, RETAIN_MAX_MS);
-export const fingerprint = z.string().check(z.minLength(1), z.maxLength(FINGERPRINT_MAX_CHARS));
+const retainMs = intFrom(RETAIN_MIN_MS, RETAIN_MAX_MS);
+const fingerprint = z.string().check(z.minLength(1), z.maxLength(FINGERPRINT_MAX_CHARS));
 
 export const idempotencyBeginBody = z.strictObject({
   ttlMs,

@@ -111,7 +111,7 @@ function grantOfLease(name: string, lease: Lease): MutexGrant {
   return { name, token: lease.owner, fence: lease.fence, ttlMs: lease.ttl, expiresAt: lease.expiresAt, count: lease.count };
 }
 
-export function acquire(kv: SyncKvStorage, now: number, name: string, input: MutexAcquireInput): MutexAcquireResult {
+function acquire(kv: SyncKvStorage, now: number, name: string, input: MutexAcquireInput): MutexAcquireResult {
   const lease = liveLease(kv, now);
   if (input.mode === "reenter") {
     const seen = recall<MutexAcquireResult>(kv, input, now);
@@ -192,7 +192,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Mut
   return { status: "granted", grant: grantOfLease(name, granted) };
 }
 
-export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): MutexHeartbeatResult {
+function heartbeat(kv: SyncKvStorage, now: number, input: { token: string; ttlMs?: number }): MutexHeartbeatResult {
   const lease = liveLease(kv, now);
   if (lease?.owner !== input.token) return { status: "lost" };
   const ttl = input.ttlMs ?? lease.ttl;
@@ -204,7 +204,7 @@ export function heartbeat(kv: SyncKvStorage, now: number, input: { token: string
   return { status: "ok", expiresAt: now + ttl, ttlMs: ttl, fence: lease.fence };
 }
 
-export function release(kv: SyncKvStorage, now: number, name: string, input: MutexReleaseInput): MutexReleaseResult {
+function release(kv: SyncKvStorage, now: number, name: string, input: MutexReleaseInput): MutexReleaseResult {
   const { force } = input;
   const lease = liveLease(kv, now);
   // The answers are read only when this may be a retry, as lua/mutex/release.lua does: a forced release, a lease
@@ -234,7 +234,7 @@ export function release(kv: SyncKvStorage, now: number, name: string, input: Mut
   return answer({ status: "ok", released: true, count: 0, fence: lease.fence, watched: true, handedTo: grantOfLease(name, handed) });
 }
 
-export function withdraw(kv: SyncKvStorage, now: number, input: { token: string; reason: WithdrawReason }): MutexWithdrawResult {
+function withdraw(kv: SyncKvStorage, now: number, input: { token: string; reason: WithdrawReason }): MutexWithdrawResult {
   if (input.token && liveNext(kv, now)?.token === input.token) {
     kv.delete(NEXT);
     return { status: "unregistered" };
@@ -249,7 +249,7 @@ export function withdraw(kv: SyncKvStorage, now: number, input: { token: string;
   return { status: "none" };
 }
 
-export function inspect(kv: SyncKvStorage, now: number): MutexState {
+function inspect(kv: SyncKvStorage, now: number): MutexState {
   const lease = liveLease(kv, now);
   if (!lease) {
     const delayedUntil = liveDelay(kv, now)?.until ?? null;
@@ -267,7 +267,7 @@ export function inspect(kv: SyncKvStorage, now: number): MutexState {
 }
 
 /** The lease of this fence, for its watch. (Releases here end their watch in the same call.) */
-export function watch(kv: SyncKvStorage, now: number, fence: number): WatchState {
+function watch(kv: SyncKvStorage, now: number, fence: number): WatchState {
   const lease = liveLease(kv, now);
   if (lease?.fence === fence) return { state: "held", remainingMs: lease.expiresAt - now, expiresAt: lease.expiresAt };
   return { state: "lapsed" };

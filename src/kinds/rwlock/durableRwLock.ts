@@ -74,7 +74,7 @@ function newHolder(kv: SyncKvStorage, set: RwSet, now: number, mode: RwMode, ttl
   };
 }
 
-export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwAcquireInput): RwAcquireResult {
+function acquire(kv: SyncKvStorage, now: number, name: string, input: RwAcquireInput): RwAcquireResult {
   if (input.reenter) {
     const seen = recall<RwAcquireResult>(kv, input, now);
     if (seen) return seen;
@@ -126,7 +126,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: RwA
   return { status: "granted", grant: rwGrantOfHolder(name, input.token, input.mode, h) };
 }
 
-export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQueuedHolder[], more: boolean): Admitted<RwGrant> {
+function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQueuedHolder[], more: boolean): Admitted<RwGrant> {
   const set = load<RwHolder>(kv, now);
   const granted: RwGrant[] = [];
   let stopped: RwQueuedHolder | undefined;
@@ -159,7 +159,7 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQ
   return { granted, refused: [] };
 }
 
-export function release(kv: SyncKvStorage, now: number, input: RwReleaseInput): RwReleaseResult {
+function release(kv: SyncKvStorage, now: number, input: RwReleaseInput): RwReleaseResult {
   const seen = recall<RwReleaseResult>(kv, input, now);
   if (seen) return seen;
   const set = load<RwHolder>(kv, now);
@@ -185,7 +185,7 @@ export function release(kv: SyncKvStorage, now: number, input: RwReleaseInput): 
   return remember(kv, input, r, now + REQUEST_MEMORY_MS);
 }
 
-export function inspect(kv: SyncKvStorage, now: number): RwState {
+function inspect(kv: SyncKvStorage, now: number): RwState {
   const set = load<RwHolder>(kv, now);
   const holders = Object.values(set.holders);
   const writer = holders.some(hasWriter);

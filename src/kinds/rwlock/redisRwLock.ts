@@ -6,7 +6,7 @@ import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
 
 /** The read-write lock on the Redis store: lua/rwlock/<op>.lua, and the shared holder scripts. */
-export function redisRwLock(scripts: ScriptRunner): RwLockOps {
+function redisRwLock(scripts: ScriptRunner): RwLockOps {
   return {
     ...redisHolderOps(scripts, rwLockKeys),
     async acquire(ref, input) {

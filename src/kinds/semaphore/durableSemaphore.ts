@@ -60,7 +60,7 @@ function newHolder(kv: SyncKvStorage, now: number, w: { permits: number; ttlMs: 
   };
 }
 
-export function acquire(kv: SyncKvStorage, now: number, name: string, input: SemaphoreAcquireInput): SemaphoreAcquireResult {
+function acquire(kv: SyncKvStorage, now: number, name: string, input: SemaphoreAcquireInput): SemaphoreAcquireResult {
   const set = load<SemHolder>(kv, now);
   const limit = heldBy(set) ? (set.limit ?? input.limit) : input.limit;
   const mine = set.holders[input.token];
@@ -87,7 +87,7 @@ export function acquire(kv: SyncKvStorage, now: number, name: string, input: Sem
   return { status: "granted", grant: semaphoreGrantOfHolder(name, input.token, h, input.limit, input.limit - usedOf(set)) };
 }
 
-export function admit(kv: SyncKvStorage, now: number, name: string, waiters: SemaphoreQueuedHolder[], more: boolean): Admitted<SemaphoreGrant> {
+function admit(kv: SyncKvStorage, now: number, name: string, waiters: SemaphoreQueuedHolder[], more: boolean): Admitted<SemaphoreGrant> {
   const set = load<SemHolder>(kv, now);
   const granted: Array<{ token: string; h: SemHolder }> = [];
   const refused: Admitted<SemaphoreGrant>["refused"] = [];
@@ -126,7 +126,7 @@ export function admit(kv: SyncKvStorage, now: number, name: string, waiters: Sem
   return { granted: grants, refused };
 }
 
-export function release(kv: SyncKvStorage, now: number, input: { token: string } & AnsweredWrite): SemaphoreReleaseResult {
+function release(kv: SyncKvStorage, now: number, input: { token: string } & AnsweredWrite): SemaphoreReleaseResult {
   const seen = recall<SemaphoreReleaseResult>(kv, input, now);
   if (seen) return seen;
   const set = load<SemHolder>(kv, now);
@@ -146,7 +146,7 @@ export function release(kv: SyncKvStorage, now: number, input: { token: string }
   return remember(kv, input, r, now + REQUEST_MEMORY_MS);
 }
 
-export function inspect(kv: SyncKvStorage, now: number): SemaphoreState {
+function inspect(kv: SyncKvStorage, now: number): SemaphoreState {
   const set = load<SemHolder>(kv, now);
   return {
     limit: heldBy(set) ? (set.limit ?? null) : null,

@@ -6,7 +6,7 @@ import { semaphoreKeys } from "./keys.js";
 import type { SemaphoreGrant, SemaphoreOps } from "./types.js";
 
 /** The semaphore on the Redis store: lua/semaphore/<op>.lua, and the shared holder scripts. */
-export function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
+function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
   return {
     ...redisHolderOps(scripts, semaphoreKeys),
     async acquire(ref, input) {

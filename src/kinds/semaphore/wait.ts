@@ -8,7 +8,7 @@ export const semaphoreWait = z.object({
   limit: z.number(),
   permits: z.number(),
 });
-export type SemaphoreWait = z.infer<typeof semaphoreWait>;
+type SemaphoreWait = z.infer<typeof semaphoreWait>;
 
 /** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
 declare module "../../store/kinds.js" {

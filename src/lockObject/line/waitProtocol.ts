@@ -65,10 +65,3 @@ export function waitOutcomeSchema<Grant>(grant: z.ZodMiniType<Grant>): z.ZodMini
     z.object({ status: z.literal("internal"), message: z.string() }),
   ]) as z.ZodMiniType<WaitOutcome<Grant>>;
 }
-
-/** The store behind the object did not answer (errors lose their type over RPC, so it is said as a result). */
-export interface ObjectStoreFault {
-  status: "unavailable";
-  message: string;
-  outcome: "unknown" | "not_applied";
-}

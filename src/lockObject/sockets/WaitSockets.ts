@@ -1,11 +1,13 @@
 import type { Env } from "../../env.js";
 import { InvalidInputError, LockedError, StoreUnavailableError, TooLargeError } from "../../errors.js";
 import { jsonOf, validated } from "../../wire/parse.js";
-import type { KindName, WaitingKindName } from "../../store/kinds.js";
+import type { KindName } from "../../store/kinds.js";
 import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
 import { BODY_MAX_BYTES } from "../../limits.js";
 import { newOwnerToken } from "../../tokens.js";
 import type { KindObjectPart } from "../KindObjectPart.js";
+import type { Line } from "../line/Line.js";
+import type { Waiters } from "../line/Waiters.js";
 import { MessageGate } from "./messageGate.js";
 import { type Attachment, attachmentOf, keepAttachment, keepWaiting, type Place, type Resume } from "./socketAttachment.js";
 import { closeWith, errorAsAnswer, sendAnswer } from "./socketAttachment.js";
@@ -19,6 +21,7 @@ import { refusal, type SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "../timers.js";
 import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer } from "../../wire/socketProtocol.js";
 import type { SocketAt } from "./socketSchemas.js";
+import { acquireMessage } from "../../wire/socketMessages.js";
 import { ackMessage, renewMessage, socketAtOf, watchMessage } from "./socketSchemas.js";
 
 /** What the sockets need of their lock object. */
@@ -26,6 +29,8 @@ export interface WaitSocketsHost {
   ctx: DurableObjectState;
   env: Env;
   part(kind: KindName): KindObjectPart<KindName>;
+  /** The object's line for the kind (Line.ts). */
+  line(kind: KindName): Line;
   /** What a wait socket of the kind does: acquire from the line, or await the end of another caller's run (ObjectKind.socket). */
   socketMode(kind: KindName): "acquire" | "awaitEnd";
   /** After a wait or a holder's message (which may have written here): its store, kind and lock, and what it answered. */
@@ -38,6 +43,8 @@ export interface WaitSocketsHost {
   timers: ObjectTimers;
   /** The caps on waiters and on the namespace's sockets (socketCaps.ts). */
   caps: SocketCaps;
+  /** Every wait in progress here, HTTP and socket alike (line/Waiters.ts): a socket's wait is withdrawn when it closes. */
+  waiters: Waiters;
 }
 
 /**
@@ -48,8 +55,6 @@ export interface WaitSocketsHost {
  * socket back in the line, in order.
  */
 export class WaitSockets {
-  /** The waits in progress on this instance: closing the socket aborts its wait (it leaves the line). */
-  private readonly waits = new Map<WebSocket, AbortController>();
   /** Each socket's messages, one at a time and no faster than allowed (messageGate.ts). */
   private readonly gates = new Map<WebSocket, MessageGate>();
   /** Sockets this instance ended: what still arrives on them is dropped before anything is read (a flood's tail). */
@@ -59,6 +64,7 @@ export class WaitSockets {
   /** What a socket holder's messages need of the sockets (socketHolder.ts). */
   private readonly holding: SocketHolderHost = {
     part: (kind) => this.host.part(kind),
+    line: (kind) => this.host.line(kind),
     afterWait: (at, result) => this.host.afterWait(at, result),
     told: (at) => this.host.caps.tell(at, true),
     end: (ws, answer) => this.end(ws, answer),
@@ -83,7 +89,7 @@ export class WaitSockets {
       if (state && state.phase !== "done") this.live.add(ws);
       // Its idle limit was a timer of the instance that went: set again, for what is left of it.
       if (state) this.limitIdle(ws, state);
-      if (state?.phase !== "waiting" || this.waits.has(ws)) continue;
+      if (state?.phase !== "waiting" || this.host.waiters.has(ws)) continue;
       if (!state.resume) {
         this.fail(ws, new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied"));
         continue;
@@ -183,11 +189,12 @@ export class WaitSockets {
       await holdOnSocket(this.holding, ws, state, json);
       return;
     }
-    if (state.phase === "waiting" && !this.waits.has(ws)) {
+    if (state.phase === "waiting" && !this.host.waiters.has(ws)) {
       throw new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied");
     }
     // A renew that crossed its grant on the way is late, not wrong: dropped.
-    if (type === "renew" && (this.waits.has(ws) || state.phase === "granted")) return renewWait(ws, validated(json, renewMessage, "renew").waitMs);
+    if (type === "renew" && (this.host.waiters.has(ws) || state.phase === "granted"))
+      return renewWait(ws, validated(json, renewMessage, "renew").waitMs);
     throw new InvalidInputError(
       "invalid_body",
       state.phase !== "open"
@@ -200,16 +207,16 @@ export class WaitSockets {
 
   /** The client closed the socket, or its connection failed. */
   closed(ws: WebSocket): void {
-    const wait = this.waits.get(ws);
-    this.waits.delete(ws);
+    const wait = this.host.waiters.get(ws);
+    this.host.waiters.leave(ws);
     // Waiting: it leaves the line now. Offered a grant it never acknowledged: the grant goes back now.
     wait?.abort();
     this.finish(ws);
   }
 
   private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
-    const { type: _type, keep, ...message } = json;
-    if (keep !== undefined && typeof keep !== "boolean") throw new InvalidInputError("invalid_body", "keep: must be true or false");
+    // The acquire message is the kind's HTTP acquire body plus its type and keep (src/wire/socketMessages.ts).
+    const { type: _type, keep, ...message } = validated(json, acquireMessage, "acquire message");
     await this.waitOnSocket(ws, at, { token: newOwnerToken(), seq: ++this.lastSeq, keep: keep === true }, { message });
   }
 
@@ -219,17 +226,15 @@ export class WaitSockets {
    * object (socketLine.ts); its answer on the socket.
    */
   private async waitOnSocket(ws: WebSocket, at: SocketAt, place: Place, ask: SocketAsk): Promise<void> {
-    const part = this.host.part(at.kind) as KindObjectPart<WaitingKindName>;
-    const line = socketLine(part, ws, at, place, (outcome) => this.host.afterWait(at, outcome));
+    const line = socketLine(this.host.line(at.kind), ws, at, place, (outcome) => this.host.afterWait(at, outcome));
     const call = { env: this.host.env, at, store: this.host.storeOf(at.store), line, waitUntil: (p: Promise<unknown>) => this.host.ctx.waitUntil(p) };
-    const wait = new AbortController();
-    this.waits.set(ws, wait);
+    const wait = this.host.waiters.join(ws, "socket");
     let answer: Awaited<ReturnType<SocketAcquire>>;
     try {
       answer = await this.host.acquire(call, ask, wait.signal);
     } catch (err) {
       if (wait.signal.aborted) return;
-      this.waits.delete(ws);
+      this.host.waiters.leave(ws);
       if (!(err instanceof LockedError)) throw err;
       this.end(ws, { type: "timeout", retryAfterMs: err.retryAfterMs });
       return;
@@ -239,7 +244,7 @@ export class WaitSockets {
       void answer.delivery?.giveBack();
       return;
     }
-    this.waits.delete(ws);
+    this.host.waiters.leave(ws);
     const { token, ttlMs } = answer.grant;
     const offered: Attachment = { at, phase: "granted", token, keep: place.keep, offeredAt: Date.now(), ttlMs };
     keepAttachment(ws, offered);
@@ -251,11 +256,10 @@ export class WaitSockets {
   private async watchKey(ws: WebSocket, at: SocketAt, waitMs: number, place?: Resume): Promise<void> {
     const part = this.host.part(at.kind);
     if (!part.awaitEnd) throw new InvalidInputError("invalid_body", `a ${at.kind} wait socket awaits no run`);
-    const wait = new AbortController();
-    this.waits.set(ws, wait);
+    const wait = this.host.waiters.join(ws, "socket");
     keepWaiting(ws, at, { deadline: Date.now() + waitMs, seq: place?.seq ?? ++this.lastSeq, watch: true });
     const end = await part.awaitEnd(at.ref, at.store, waitMs, wait.signal);
-    this.waits.delete(ws);
+    this.host.waiters.leave(ws);
     if (wait.signal.aborted) return;
     this.end(ws, end);
   }
@@ -292,7 +296,7 @@ export class WaitSockets {
 
   /** A socket offered a grant it did not acknowledge: the grant goes back to the line (a no-op once it was picked up). */
   private giveBackOffer(state: Attachment | null): void {
-    if (state?.phase === "granted") this.host.part(state.at.kind).takeBack(state.token);
+    if (state?.phase === "granted") this.host.line(state.at.kind).takeBack(state.token);
   }
 
   static isSocketRequest(request: Request): boolean {

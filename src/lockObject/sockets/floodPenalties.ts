@@ -16,11 +16,11 @@
 import { RateLimitedError } from "../../errors.js";
 
 /** The first refusal of a flooder's new sockets. */
-export const PENALTY_FIRST_MS = 1000;
+const PENALTY_FIRST_MS = 1000;
 /** The longest: a client that floods again and again waits this long between tries. */
-export const PENALTY_MAX_MS = 60_000;
+const PENALTY_MAX_MS = 60_000;
 /** A flooder quiet this long after its last flood starts again from PENALTY_FIRST_MS. */
-export const STRIKES_KEPT_MS = 10 * 60_000;
+const STRIKES_KEPT_MS = 10 * 60_000;
 /** At most this many flooders are remembered per isolate (the oldest penalty goes first). */
 const MAX_REMEMBERED = 10_000;
 
@@ -34,7 +34,7 @@ interface Strikes {
 }
 
 /** A box of who flooded: their ids (a key's, an address's) and until when they are refused. */
-export class FloodPenalties {
+class FloodPenalties {
   private readonly byId = new Map<string, Strikes>();
 
   /** One more flood by these ids: each is refused for twice as long as the last time (from PENALTY_FIRST_MS). Answers until when. */

@@ -9,7 +9,7 @@ import { errorAnswer } from "../../wire/errorAnswer.js";
  * wait again when the object wakes (restore): its line token, its request,
  * its deadline and its place (seq), unless that is too large to attach.
  */
-export type SocketPhase =
+type SocketPhase =
   /** Opened at `since`; closed if no acquire or watch comes within SOCKET_IDLE_MS. */
   | { phase: "open"; since?: number }
   | { phase: "waiting"; resume?: Resume }

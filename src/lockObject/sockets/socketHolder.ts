@@ -4,12 +4,14 @@ import { validated } from "../../wire/parse.js";
 import type { SocketAnswer } from "../../wire/socketProtocol.js";
 import type { SocketAt } from "./socketSchemas.js";
 import type { KindObjectPart } from "../KindObjectPart.js";
+import type { Line } from "../line/Line.js";
 import { type Attachment, attachmentOf, keepAttachment, sendAnswer } from "./socketAttachment.js";
 import { holderMessage } from "./socketSchemas.js";
 
 /** What a socket's ack and a kept socket's holder messages need of the wait sockets (WaitSockets.ts). */
 export interface SocketHolderHost {
   part(kind: KindName): KindObjectPart<KindName>;
+  line(kind: KindName): Line;
   afterWait(at: SocketAt, result: unknown): void;
   /** A kept socket is still there: its namespace object may hear of it (now and then). */
   told(at: SocketAt): void;
@@ -21,9 +23,9 @@ export interface SocketHolderHost {
 /** A socket's ack of the grant it was offered: held (closed, or kept for the holder), or too late. */
 export function acknowledge(host: SocketHolderHost, ws: WebSocket, state: Attachment & { phase: "granted" }, token: string): void {
   if (token !== state.token) throw new InvalidInputError("invalid_token", "token: the ack names a token this socket was not granted");
-  const part = host.part(state.at.kind);
-  if (part.wasTakenBack(token)) throw new LeaseLostError("the grant was not acknowledged in time and went to the next waiter");
-  part.pickedUp(token);
+  const line = host.line(state.at.kind);
+  if (line.wasTakenBack(token)) throw new LeaseLostError("the grant was not acknowledged in time and went to the next waiter");
+  line.pickedUp(token);
   if (!state.keep) {
     host.end(ws, { type: "held" });
     return;

@@ -3,13 +3,13 @@ import { InvalidInputError } from "../../errors.js";
 import type { KindWait, WaitingKindName } from "../../store/kinds.js";
 import type { LockStore } from "../../store/types.js";
 import type { SocketAt } from "./socketSchemas.js";
-import type { KindObjectPart } from "../KindObjectPart.js";
+import type { Line } from "../line/Line.js";
 import { keepWaiting, type Place } from "./socketAttachment.js";
 import type { WaitOutcome } from "../line/waitProtocol.js";
 import type { WaitLine } from "../line/WaitLine.js";
 
 /** What a wait socket's acquire is run with: the socket's lock and store, and its line inside this object. */
-export interface SocketCall {
+interface SocketCall {
   env: Env;
   at: SocketAt;
   store: LockStore;
@@ -44,18 +44,12 @@ export function renewWait(ws: WebSocket, waitMs: number): void {
 }
 
 /**
- * A wait socket's line, for the acquire flow: the kind's part of this object,
+ * A wait socket's line, for the acquire flow: this object's line (Line.ts),
  * called directly. Every grant waits for the client's ack (mustPickUp), and
  * the socket keeps what it takes to wait again in its attachment before it
  * joins the line, so the object may hibernate meanwhile.
  */
-export function socketLine(
-  part: KindObjectPart<WaitingKindName>,
-  ws: WebSocket,
-  at: SocketAt,
-  place: Place,
-  afterWait: (outcome: WaitOutcome<unknown>) => void,
-): WaitLine {
+export function socketLine(line: Line, ws: WebSocket, at: SocketAt, place: Place, afterWait: (outcome: WaitOutcome<unknown>) => void): WaitLine {
   return {
     inObject: true,
     wait: async <Grant>(req: KindWait[WaitingKindName], _grant: unknown, signal?: AbortSignal) => {
@@ -71,11 +65,11 @@ export function socketLine(
           keepWaiting(ws, at, { ...place, deadline: Date.now() + waitMs, req });
         });
       const options = { mustPickUp: true, token: place.token, renewable };
-      const outcome = await part.wait(req as never, signal ?? new AbortController().signal, options).finally(() => renewals.delete(ws));
+      const outcome = await line.wait(req, signal ?? new AbortController().signal, options).finally(() => renewals.delete(ws));
       afterWait(outcome);
       return outcome as WaitOutcome<Grant>;
     },
-    pickedUp: async (token) => part.pickedUp(token),
-    takeBack: async (token) => part.takeBack(token),
+    pickedUp: async (token) => line.pickedUp(token),
+    takeBack: async (token) => line.takeBack(token),
   };
 }

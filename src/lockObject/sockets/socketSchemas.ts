@@ -15,7 +15,7 @@ export { ackMessage, holderMessage, renewMessage, watchMessage } from "../../wir
 export type SocketAt = WireSocketAt<KindName>;
 
 /** The check of SOCKET_AT_HEADER (socketMessages.ts): a kind by name, which the Worker took from its own list. */
-export const socketAtSchema = anyKindSocketAt as unknown as z.ZodMiniType<SocketAt>;
+const socketAtSchema = anyKindSocketAt as unknown as z.ZodMiniType<SocketAt>;
 
 /** What a socket handed over by the Worker is for (its SOCKET_AT_HEADER), checked; undefined when missing or malformed. */
 export function socketAtOf(request: Request): SocketAt | undefined {

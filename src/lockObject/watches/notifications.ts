@@ -7,7 +7,7 @@ import { namespaceKey, SIGNATURE_HEADER, signatureHeader } from "../../wire/sign
  * lock object, and a notification for a lease that was in fact released
  * would be a lie.
  */
-export const RELEASE_GRACE_MS = 1000;
+const RELEASE_GRACE_MS = 1000;
 export const MAX_ATTEMPTS = 10;
 const DELIVERY_TIMEOUT_MS = 5000;
 

@@ -8,7 +8,7 @@ import { sleep, uniqueName } from "../../support/workers/api";
  * requests (same request id) and the clean-up alarm of an idle key's object.
  */
 describe("durable store: idempotency internals", () => {
-  const store = new DurableStore(env.LOCK_OBJECT);
+  const store = new DurableStore(env.LOCK_OBJECT, { kinds: ["idempotency"] });
   const ns = "tenant-a";
   const objectOf = (key: string) => env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`idempotency:${ns}:${key}`));
 

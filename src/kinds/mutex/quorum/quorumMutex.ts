@@ -24,7 +24,7 @@ export interface QuorumNode {
 }
 
 /** Redlock's allowance for clocks running at different rates: 1 % of the TTL plus 2 ms. */
-export function driftMs(ttlMs: number): number {
+function driftMs(ttlMs: number): number {
   return Math.floor(ttlMs / 100) + 2;
 }
 
