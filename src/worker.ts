@@ -2,7 +2,7 @@ import { createApp } from "./http/app.js";
 import { openApiDocument } from "./http/openapi/openapi.generated.js";
 import { LockObjectCore } from "./lockObject/LockObject.js";
 import { kinds } from "./worker/kinds.js";
-import { socketAcquireOf } from "./worker/socketAcquire.js";
+import { socketAcquireOf } from "./service/socketAcquire.js";
 import { redisStoreOf, selectStore } from "./worker/stores.js";
 
 /** The Worker: the Hono app plus the Durable Object classes wrangler binds. */

@@ -12,7 +12,7 @@ import { errorResponse } from "./errorResponse.js";
 import { recordMetrics } from "./metrics.js";
 import { notificationKeyRoutes } from "./notificationKey.js";
 import { operatorRoutes } from "./operator/operatorRoutes.js";
-import { watchRoutes } from "./watchRoutes.js";
+import { socketRoutes } from "./socketRoutes.js";
 import { checkRateLimit } from "../namespaceObject/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { callerOfScopedToken, checkTokenScope, isScopedToken } from "./access/scopedTokens.js";
@@ -98,7 +98,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
 
   for (const api of kinds.apis) app.route(api.http.path, api.http.routes);
   app.route("/v1/notifications", notificationKeyRoutes);
-  app.route("/v1", watchRoutes(kinds.apis));
+  app.route("/v1", socketRoutes(kinds.apis));
   app.route("/v1/tokens", tokenRoutes);
   app.route("/v1", operatorRoutes(kinds.apis));
 

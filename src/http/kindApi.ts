@@ -5,6 +5,7 @@ import type { KindName } from "../store/kinds.js";
 import type { LockStore } from "../store/types.js";
 import type { ServiceKind } from "../service/ServiceKind.js";
 import type { TokenOperation } from "../wire/scopedToken.js";
+import type { SocketAt } from "../wire/socketProtocol.js";
 import type { AppEnv } from "./appTypes.js";
 import type { Operations } from "./openapi/openapiOps.js";
 
@@ -28,8 +29,11 @@ export interface KindApi<K extends KindName = KindName> extends ServiceKind<K> {
     one: string;
     /** What its listing lists, in the OpenAPI summary ("held or waited-on locks"). */
     listing: string;
-    /** Its wait socket routes, after `/{param}/` ("wait"; a read-write lock's "read/wait" and "write/wait"). */
-    waitSteps: readonly string[];
+    /**
+     * Its wait socket routes, after `/{param}/` ("wait"; a read-write lock's "read/wait" and "write/wait"),
+     * each with what it tells the lock object of the socket (a read-write lock's mode).
+     */
+    waitSteps: readonly { step: string; at?: Pick<SocketAt, "mode"> }[];
     /** What a scoped token needs to open its wait socket (a lock's acquires; an idempotency key's only waits). */
     waitNeeds: readonly TokenOperation[];
     /** Its force release's body and the body's name in the OpenAPI document (with service.forceRelease). */
@@ -64,5 +68,5 @@ export function isSocketHandshake(request: Request, apis: readonly KindApi[]): b
   const slash = rest.indexOf("/");
   if (slash <= 0) return false;
   const step = rest.slice(slash + 1);
-  return step === "watch" || api.http.waitSteps.includes(step);
+  return step === "watch" || api.http.waitSteps.some((w) => w.step === step);
 }

@@ -15,8 +15,8 @@ import { tierOf } from "../namespaceObject/rateLimit.js";
  * which speaks the wait protocol (src/wire/socketProtocol.ts) with
  * the client; the Worker takes no part in the wait, so a grant is one hop.
  */
-export function openWaitSocket(c: Context<AppEnv>, kind: KindName, options: { param?: string; mode?: "read" | "write" } = {}): Promise<Response> {
-  return socketToObject(c, kind, options.param ?? "name", options.mode ? { mode: options.mode } : {});
+export function openWaitSocket(c: Context<AppEnv>, kind: KindName, param: string, at: Pick<SocketAt, "mode"> = {}): Promise<Response> {
+  return socketToObject(c, kind, param, at);
 }
 
 /** GET /v1/<kind>/<name>/watch as a WebSocket: the same checks and the same hop; the object pushes the lock's state. */

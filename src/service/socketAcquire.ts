@@ -1,43 +1,65 @@
 import type * as z from "zod/mini";
+import { InternalError } from "../errors.js";
+import type { SocketAcquire } from "../lockObject/sockets/socketLine.js";
+import type { SocketAt } from "../lockObject/sockets/socketSchemas.js";
 import type { KindWait, WaitingKindName } from "../store/kinds.js";
 import { kindOps } from "../store/types.js";
-import type { SocketAt } from "../lockObject/sockets/socketSchemas.js";
-import { type AcquireAnswer, acquireFlow } from "./acquireFlow.js";
-import type { ServiceContext } from "./ServiceContext.js";
+import { type AcquireSteps, acquireFlow } from "./acquireFlow.js";
+import { randomRequestIds } from "./requestIds.js";
+import { followUpsWith, type ServiceContext } from "./ServiceContext.js";
+import type { ServiceKind } from "./ServiceKind.js";
 
 /** What a grant on a wait socket carries for the socket's own bookkeeping (its ack, a kept socket's lease). */
 export type SocketGrant = { token: string; ttlMs: number };
 
 /**
- * A waiting kind's acquire as a wait socket asks it (src/kinds/<kind>/service.ts):
- * the same service and acquire flow as its HTTP route, so the checks and the
- * metrics are the HTTP acquire's.
+ * What a waiting kind brings to a wait socket's acquire (src/kinds/<kind>/service.ts):
+ * the steps of its HTTP acquire, from the acquire message (the HTTP body's schema),
+ * so the checks and the metrics are the HTTP acquire's.
  */
 export interface KindSocketAcquire<K extends WaitingKindName = WaitingKindName> {
-  /** An acquire message: checked as the HTTP acquire body is (the same schema), then the kind's acquire. */
-  acquire(ctx: ServiceContext, at: SocketAt, message: unknown, signal: AbortSignal): Promise<AcquireAnswer<SocketGrant>>;
-  /** A wait the object resumes after it woke (checked when it began): into the line again, through the same flow. */
-  resume(ctx: ServiceContext, wait: KindWait[K], signal: AbortSignal): Promise<AcquireAnswer<SocketGrant>>;
+  /** An acquire message, checked as the HTTP acquire body is, as the acquire flow's steps. */
+  steps(ctx: ServiceContext, at: SocketAt, message: unknown): Promise<AcquireSteps<K, SocketGrant>>;
+  /** The kind's grant, for a wait the object resumes after it woke. */
+  grantSchema: z.ZodMiniType<SocketGrant>;
 }
 
 /**
- * A kind's `resume`: the wait into the line again through the acquire flow,
- * with the kind's grant schema, and its heartbeat for a pickup the object
- * cannot be told of (the same for every waiting kind).
+ * A wait socket's acquire, as the lock object runs it (handed in by
+ * src/worker.ts): the service's view of the socket's lock, the kind's steps,
+ * then the acquire flow, as an HTTP acquire goes. No client request id
+ * reaches a socket, so its ids are fresh. A wait the object resumes after
+ * it woke (checked when it began) goes into the line again the same way.
  */
-export function resumeWait<K extends WaitingKindName>(kind: K, grantSchema: z.ZodMiniType<SocketGrant>): KindSocketAcquire<K>["resume"] {
-  return (ctx, wait, signal) =>
-    acquireFlow(
-      ctx,
-      {
-        kind,
-        ref: wait.ref,
-        wait,
-        grantSchema,
-        heartbeat: (token) => (kindOps(ctx.store, kind) as KindHeartbeat).heartbeat(wait.ref, { token }),
-      },
-      signal,
-    );
+export function socketAcquireOf(kinds: readonly ServiceKind[]): SocketAcquire {
+  return async (call, ask, signal) => {
+    const kind = kinds.find((k) => k.name === call.at.kind)?.service.socketAcquire;
+    if (!kind) throw new InternalError(`the ${call.at.kind} has no wait socket acquire`);
+    const ctx: ServiceContext = {
+      env: call.env,
+      ns: call.at.ref.ns,
+      store: call.store,
+      ids: randomRequestIds,
+      later: followUpsWith(call.waitUntil),
+      line: call.line,
+    };
+    const steps =
+      "message" in ask
+        ? await kind.steps(ctx, call.at, ask.message)
+        : resumeSteps(ctx, call.at.kind as WaitingKindName, ask.resume, kind.grantSchema);
+    return acquireFlow(ctx, steps, signal);
+  };
+}
+
+/** A resumed wait's steps: into the line again, with the kind's grant schema and its heartbeat for a pickup the object cannot be told of. */
+function resumeSteps(ctx: ServiceContext, kind: WaitingKindName, wait: KindWait[WaitingKindName], grantSchema: z.ZodMiniType<SocketGrant>) {
+  return {
+    kind,
+    ref: wait.ref,
+    wait,
+    grantSchema,
+    heartbeat: (token: string) => (kindOps(ctx.store, kind) as KindHeartbeat).heartbeat(wait.ref, { token }),
+  };
 }
 
 /** What every waiting kind's store operations have in common for a resumed wait. */

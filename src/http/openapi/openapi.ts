@@ -3,7 +3,7 @@ import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "../requestId.js";
 import type { KindApi } from "../kindApi.js";
 import { notificationKeyResponse } from "../notificationKey.js";
 import { operatorOperations } from "./operatorOpenapi.js";
-import { watchOperations } from "../watchRoutes.js";
+import { watchOperations } from "../socketRoutes.js";
 import { tokenOperations } from "../access/tokenRoutes.js";
 import type { Named, Operations } from "./openapiOps.js";
 import * as shared from "../../wire/schemas.js";

@@ -34,7 +34,7 @@ export const idempotency = defineKind({
     param: "key",
     one: "an idempotency key",
     listing: "stored idempotency keys",
-    waitSteps: ["wait"],
+    waitSteps: [{ step: "wait" }],
     waitNeeds: ["wait"],
   },
 });

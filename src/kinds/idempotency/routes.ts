@@ -3,7 +3,6 @@ import { lockName } from "../../http/lockName.js";
 import { readBody } from "../../http/readBody.js";
 import { heartbeatBody } from "../../wire/schemas.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
-import { openWaitSocket } from "../../http/waitSocket.js";
 import { idempotencyBeginBody, idempotencyCompleteBody, idempotencyFailBody } from "./schemas.js";
 import { beginIdempotency, completeIdempotency, failIdempotency, heartbeatIdempotency, inspectIdempotency } from "./service.js";
 
@@ -17,9 +16,6 @@ idempotencyRoutes.post("/:key/begin", async (c) => {
   if (r.state === "started") return c.json({ state: r.state, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt }, 201);
   return c.json({ state: r.state, response: r.response, completedAt: r.completedAt }, 200);
 });
-
-// Waiting for another caller's run of the key to end, over a WebSocket (docs/API.md): the result is pushed.
-idempotencyRoutes.get("/:key/wait", (c) => openWaitSocket(c, "idempotency", { param: "key" }));
 
 idempotencyRoutes.post("/:key/heartbeat", async (c) => {
   const key = lockName(c, "key");

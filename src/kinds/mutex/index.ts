@@ -36,7 +36,7 @@ export const mutex = defineKind({
     param: "name",
     one: "a lock",
     listing: "held or waited-on locks",
-    waitSteps: ["wait"],
+    waitSteps: [{ step: "wait" }],
     waitNeeds: ["wait", "acquire"],
     forceReleaseBody: ["MutexForceReleaseRequest", mutexForceBody],
   },

@@ -3,7 +3,6 @@ import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
-import { openWaitSocket } from "../../http/waitSocket.js";
 import { heartbeatBody, releaseBody } from "../../wire/schemas.js";
 import { mutexAcquireBody } from "./schemas.js";
 import { acquireMutex, heartbeatMutex, inspectMutex, releaseMutex } from "./service.js";
@@ -18,9 +17,6 @@ mutexRoutes.post("/:name/acquire", async (c) => {
   // A grant from the line is confirmed once its answer went out (see deliveryConfirmed).
   return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
 });
-
-// A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
-mutexRoutes.get("/:name/wait", (c) => openWaitSocket(c, "mutex"));
 
 mutexRoutes.post("/:name/heartbeat", async (c) => {
   const name = lockName(c);

@@ -1,8 +1,8 @@
 import type * as z from "zod/mini";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
-import { type AcquireAnswer, acquireFlow } from "../../service/acquireFlow.js";
-import { type KindSocketAcquire, resumeWait } from "../../service/socketAcquire.js";
+import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
+import type { KindSocketAcquire } from "../../service/socketAcquire.js";
 import { checkOnExpire } from "../../service/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
@@ -24,6 +24,11 @@ import type { MutexGrant, MutexReleaseResult, MutexState } from "./types.js";
 export type AcquireBody = z.output<typeof mutexAcquireBody>;
 
 export async function acquireMutex(ctx: ServiceContext, name: string, body: AcquireBody, signal?: AbortSignal): Promise<AcquireAnswer<MutexGrant>> {
+  return acquireFlow(ctx, await mutexAcquireSteps(ctx, name, body), signal);
+}
+
+/** The mutex's acquire as the acquire flow runs it: the checks, the ids, its one try in the store, its wait in the line. */
+async function mutexAcquireSteps(ctx: ServiceContext, name: string, body: AcquireBody): Promise<AcquireSteps<"mutex", MutexGrant>> {
   if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   const ref = { ns: ctx.ns, name };
   const mutex = kindOps(ctx.store, "mutex");
@@ -34,57 +39,53 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
   const tryStoreFirst =
     body.token !== undefined || body.waitMs === 0 || ctx.ids.fromClient || (ctx.store.kind === "redis" && !recentlyContended(hint));
   const reenter = body.token !== undefined;
-  return acquireFlow(
-    ctx,
-    {
+  return {
+    kind: "mutex",
+    ref,
+    tryStore:
+      body.onExpire === undefined && tryStoreFirst
+        ? async () => {
+            const r = await mutex.acquire(ref, {
+              token: body.token ?? (newToken as string),
+              mode: reenter ? "reenter" : "new",
+              ttlMs: body.ttlMs,
+              ...write,
+              watch: false,
+              holder: body.holder,
+              lockDelayMs: body.lockDelayMs,
+            });
+            if (r.status === "granted") return r.grant;
+            if (r.status === "lost") throw new LeaseLostError();
+            if (reenter) throw new InternalError("a re-entry answered busy");
+            if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
+            // Held: wait in the lock object's line (it registers us for the handoff).
+            sawContended(hint);
+            return undefined;
+          }
+        : undefined,
+    wait: {
       kind: "mutex",
+      store: ctx.store.kind,
       ref,
-      tryStore:
-        body.onExpire === undefined && tryStoreFirst
-          ? async () => {
-              const r = await mutex.acquire(ref, {
-                token: body.token ?? (newToken as string),
-                mode: reenter ? "reenter" : "new",
-                ttlMs: body.ttlMs,
-                ...write,
-                watch: false,
-                holder: body.holder,
-                lockDelayMs: body.lockDelayMs,
-              });
-              if (r.status === "granted") return r.grant;
-              if (r.status === "lost") throw new LeaseLostError();
-              if (reenter) throw new InternalError("a re-entry answered busy");
-              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
-              // Held: wait in the lock object's line (it registers us for the handoff).
-              sawContended(hint);
-              return undefined;
-            }
-          : undefined,
-      wait: {
-        kind: "mutex",
-        store: ctx.store.kind,
-        ref,
-        ttlMs: body.ttlMs,
-        waitMs: body.waitMs,
-        token: body.token,
-        onExpire: body.onExpire,
-        newToken,
-        requestId: write.requestId,
-        holder: body.holder,
-        lockDelayMs: body.lockDelayMs,
-      },
-      grantSchema: mutexGrant,
-      heartbeat: (token) => mutex.heartbeat(ref, { token }),
-      fromLine: () => sawContended(hint),
+      ttlMs: body.ttlMs,
+      waitMs: body.waitMs,
+      token: body.token,
+      onExpire: body.onExpire,
+      newToken,
+      requestId: write.requestId,
+      holder: body.holder,
+      lockDelayMs: body.lockDelayMs,
     },
-    signal,
-  );
+    grantSchema: mutexGrant,
+    heartbeat: (token) => mutex.heartbeat(ref, { token }),
+    fromLine: () => sawContended(hint),
+  };
 }
 
 /** The mutex on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
 export const mutexSocketAcquire: KindSocketAcquire<"mutex"> = {
-  acquire: (ctx, at, message, signal) => acquireMutex(ctx, at.ref.name, validated(message, mutexAcquireBody, "acquire message"), signal),
-  resume: resumeWait("mutex", mutexGrant),
+  steps: (ctx, at, message) => mutexAcquireSteps(ctx, at.ref.name, validated(message, mutexAcquireBody, "acquire message")),
+  grantSchema: mutexGrant,
 };
 
 export async function heartbeatMutex(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {

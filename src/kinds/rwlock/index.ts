@@ -38,7 +38,10 @@ export const rwLock = defineKind({
     param: "name",
     one: "a lock",
     listing: "held or waited-on locks",
-    waitSteps: ["read/wait", "write/wait"],
+    waitSteps: [
+      { step: "read/wait", at: { mode: "read" } },
+      { step: "write/wait", at: { mode: "write" } },
+    ],
     waitNeeds: ["wait", "acquire"],
     forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
   },

@@ -3,7 +3,6 @@ import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
-import { openWaitSocket } from "../../http/waitSocket.js";
 import { heartbeatBody, releaseBody } from "../../wire/schemas.js";
 import { rwAcquireBody } from "./schemas.js";
 import { acquireRw, heartbeatRw, inspectRw, releaseRw } from "./service.js";
@@ -26,9 +25,6 @@ for (const mode of ["read", "write"] as const satisfies readonly RwMode[]) {
     const { grant, delivery } = await acquireRw(serviceContext(c), name, mode, body, c.req.raw.signal);
     return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
   });
-
-  // A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
-  rwLockRoutes.get(`/:name/${mode}/wait`, (c) => openWaitSocket(c, "rwlock", { mode }));
 }
 
 // The token says which holder: the mode in the path changes nothing here.

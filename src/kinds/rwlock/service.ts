@@ -1,15 +1,15 @@
 import type * as z from "zod/mini";
 import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
-import { acquireFlow } from "../../service/acquireFlow.js";
-import { type KindSocketAcquire, resumeWait } from "../../service/socketAcquire.js";
+import { type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
+import type { KindSocketAcquire } from "../../service/socketAcquire.js";
 import { checkOnExpire } from "../../service/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { UPGRADE_REFUSED } from "./objectPart.js";
 import { rwAcquireBody, rwGrant } from "./schemas.js";
-import type { RwMode, RwState } from "./types.js";
+import type { RwGrant, RwMode, RwState } from "./types.js";
 
 /**
  * The read-write lock as the HTTP API serves it: call the store, then tell
@@ -21,61 +21,62 @@ import type { RwMode, RwState } from "./types.js";
 export type RwAcquireBody = z.output<typeof rwAcquireBody>;
 
 export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode, body: RwAcquireBody, signal?: AbortSignal) {
+  return acquireFlow(ctx, await rwAcquireSteps(ctx, name, mode, body), signal);
+}
+
+/** The read-write lock's acquire as the acquire flow runs it: the checks, the ids, its one try in the store, its wait in the line. */
+async function rwAcquireSteps(ctx: ServiceContext, name: string, mode: RwMode, body: RwAcquireBody): Promise<AcquireSteps<"rwlock", RwGrant>> {
   if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   const ref = { ns: ctx.ns, name };
   const rwlock = kindOps(ctx.store, "rwlock");
   const reenter = body.token !== undefined;
   const newToken = reenter ? undefined : await ctx.ids.token(`rwlock:${name}:${mode}/acquire`);
   const write = await ctx.ids.write(`rwlock:${name}:${mode}/acquire`, body.token);
-  return acquireFlow(
-    ctx,
-    {
+  return {
+    kind: "rwlock",
+    ref,
+    tryStore:
+      body.onExpire === undefined
+        ? async () => {
+            const r = await rwlock.acquire(ref, {
+              mode,
+              token: body.token ?? (newToken as string),
+              reenter,
+              ttlMs: body.ttlMs,
+              watch: false,
+              ...write,
+              holder: body.holder,
+            });
+            if (r.status === "granted") return r.grant;
+            if (r.status === "lost") throw new LeaseLostError();
+            if (r.status === "upgrade") throw new ConflictError(UPGRADE_REFUSED.code, UPGRADE_REFUSED.message);
+            if (reenter) throw new InternalError("a re-entry answered busy");
+            if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
+            return undefined;
+          }
+        : undefined,
+    wait: {
       kind: "rwlock",
+      store: ctx.store.kind,
       ref,
-      tryStore:
-        body.onExpire === undefined
-          ? async () => {
-              const r = await rwlock.acquire(ref, {
-                mode,
-                token: body.token ?? (newToken as string),
-                reenter,
-                ttlMs: body.ttlMs,
-                watch: false,
-                ...write,
-                holder: body.holder,
-              });
-              if (r.status === "granted") return r.grant;
-              if (r.status === "lost") throw new LeaseLostError();
-              if (r.status === "upgrade") throw new ConflictError(UPGRADE_REFUSED.code, UPGRADE_REFUSED.message);
-              if (reenter) throw new InternalError("a re-entry answered busy");
-              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
-              return undefined;
-            }
-          : undefined,
-      wait: {
-        kind: "rwlock",
-        store: ctx.store.kind,
-        ref,
-        mode,
-        ttlMs: body.ttlMs,
-        waitMs: body.waitMs,
-        token: body.token,
-        onExpire: body.onExpire,
-        newToken,
-        requestId: write.requestId,
-        holder: body.holder,
-      },
-      grantSchema: rwGrant,
-      heartbeat: (token) => rwlock.heartbeat(ref, { token }),
+      mode,
+      ttlMs: body.ttlMs,
+      waitMs: body.waitMs,
+      token: body.token,
+      onExpire: body.onExpire,
+      newToken,
+      requestId: write.requestId,
+      holder: body.holder,
     },
-    signal,
-  );
+    grantSchema: rwGrant,
+    heartbeat: (token) => rwlock.heartbeat(ref, { token }),
+  };
 }
 
 /** The read-write lock on a wait socket: the mode from the path, the rest the HTTP acquire body, acquired the same way. */
 export const rwLockSocketAcquire: KindSocketAcquire<"rwlock"> = {
-  acquire: (ctx, at, message, signal) => acquireRw(ctx, at.ref.name, at.mode ?? "read", validated(message, rwAcquireBody, "acquire message"), signal),
-  resume: resumeWait("rwlock", rwGrant),
+  steps: (ctx, at, message) => rwAcquireSteps(ctx, at.ref.name, at.mode ?? "read", validated(message, rwAcquireBody, "acquire message")),
+  grantSchema: rwGrant,
 };
 
 /** Extends the token's lease, whatever modes it holds. */

@@ -38,7 +38,7 @@ export const semaphore = defineKind({
     param: "name",
     one: "a lock",
     listing: "held or waited-on locks",
-    waitSteps: ["wait"],
+    waitSteps: [{ step: "wait" }],
     waitNeeds: ["wait", "acquire"],
     forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
   },

@@ -3,7 +3,6 @@ import { jsonWithDeliveryConfirmed } from "../../http/deliveryConfirmed.js";
 import { lockName } from "../../http/lockName.js";
 import { readBody } from "../../http/readBody.js";
 import { serviceContext } from "../../http/serviceContextOf.js";
-import { openWaitSocket } from "../../http/waitSocket.js";
 import { heartbeatBody, releaseBody } from "../../wire/schemas.js";
 import { semaphoreAcquireBody } from "./schemas.js";
 import { acquireSemaphore, heartbeatSemaphore, inspectSemaphore, releaseSemaphore } from "./service.js";
@@ -17,9 +16,6 @@ semaphoreRoutes.post("/:name/acquire", async (c) => {
   const { grant, delivery } = await acquireSemaphore(serviceContext(c), name, body, c.req.raw.signal);
   return delivery ? jsonWithDeliveryConfirmed(c, grant, delivery) : c.json(grant, 200);
 });
-
-// A wait over a WebSocket (docs/API.md): the socket goes to the lock object.
-semaphoreRoutes.get("/:name/wait", (c) => openWaitSocket(c, "semaphore"));
 
 semaphoreRoutes.post("/:name/heartbeat", async (c) => {
   const name = lockName(c);

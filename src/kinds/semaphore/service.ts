@@ -1,15 +1,15 @@
 import type * as z from "zod/mini";
 import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
-import { acquireFlow } from "../../service/acquireFlow.js";
-import { type KindSocketAcquire, resumeWait } from "../../service/socketAcquire.js";
+import { type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
+import type { KindSocketAcquire } from "../../service/socketAcquire.js";
 import { checkOnExpire } from "../../service/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { limitMismatchMessage } from "./objectPart.js";
 import { semaphoreAcquireBody, semaphoreGrant } from "./schemas.js";
-import type { SemaphoreState } from "./types.js";
+import type { SemaphoreGrant, SemaphoreState } from "./types.js";
 
 /**
  * The semaphore as the HTTP API serves it: call the store, then tell the
@@ -19,55 +19,60 @@ import type { SemaphoreState } from "./types.js";
 export type SemaphoreAcquireBody = z.output<typeof semaphoreAcquireBody>;
 
 export async function acquireSemaphore(ctx: ServiceContext, name: string, body: SemaphoreAcquireBody, signal?: AbortSignal) {
+  return acquireFlow(ctx, await semaphoreAcquireSteps(ctx, name, body), signal);
+}
+
+/** The semaphore's acquire as the acquire flow runs it: the checks, the ids, its one try in the store, its wait in the line. */
+async function semaphoreAcquireSteps(
+  ctx: ServiceContext,
+  name: string,
+  body: SemaphoreAcquireBody,
+): Promise<AcquireSteps<"semaphore", SemaphoreGrant>> {
   if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   const ref = { ns: ctx.ns, name };
   const semaphore = kindOps(ctx.store, "semaphore");
   const newToken = await ctx.ids.token(`semaphore:${name}:acquire`);
-  return acquireFlow(
-    ctx,
-    {
+  return {
+    kind: "semaphore",
+    ref,
+    tryStore:
+      body.onExpire === undefined
+        ? async () => {
+            const r = await semaphore.acquire(ref, {
+              token: newToken,
+              limit: body.limit,
+              permits: body.permits,
+              ttlMs: body.ttlMs,
+              watch: false,
+              holder: body.holder,
+            });
+            if (r.status === "granted") return r.grant;
+            if (r.status === "limit_mismatch") throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit));
+            if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, "the permits are taken", r.current);
+            return undefined;
+          }
+        : undefined,
+    wait: {
       kind: "semaphore",
+      store: ctx.store.kind,
       ref,
-      tryStore:
-        body.onExpire === undefined
-          ? async () => {
-              const r = await semaphore.acquire(ref, {
-                token: newToken,
-                limit: body.limit,
-                permits: body.permits,
-                ttlMs: body.ttlMs,
-                watch: false,
-                holder: body.holder,
-              });
-              if (r.status === "granted") return r.grant;
-              if (r.status === "limit_mismatch") throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit));
-              if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, "the permits are taken", r.current);
-              return undefined;
-            }
-          : undefined,
-      wait: {
-        kind: "semaphore",
-        store: ctx.store.kind,
-        ref,
-        limit: body.limit,
-        permits: body.permits,
-        ttlMs: body.ttlMs,
-        waitMs: body.waitMs,
-        onExpire: body.onExpire,
-        newToken,
-        holder: body.holder,
-      },
-      grantSchema: semaphoreGrant,
-      heartbeat: (token) => semaphore.heartbeat(ref, { token }),
+      limit: body.limit,
+      permits: body.permits,
+      ttlMs: body.ttlMs,
+      waitMs: body.waitMs,
+      onExpire: body.onExpire,
+      newToken,
+      holder: body.holder,
     },
-    signal,
-  );
+    grantSchema: semaphoreGrant,
+    heartbeat: (token) => semaphore.heartbeat(ref, { token }),
+  };
 }
 
 /** The semaphore on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
 export const semaphoreSocketAcquire: KindSocketAcquire<"semaphore"> = {
-  acquire: (ctx, at, message, signal) => acquireSemaphore(ctx, at.ref.name, validated(message, semaphoreAcquireBody, "acquire message"), signal),
-  resume: resumeWait("semaphore", semaphoreGrant),
+  steps: (ctx, at, message) => semaphoreAcquireSteps(ctx, at.ref.name, validated(message, semaphoreAcquireBody, "acquire message")),
+  grantSchema: semaphoreGrant,
 };
 
 export async function heartbeatSemaphore(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {

@@ -3,20 +3,25 @@ import { honoApp } from "./honoApp.js";
 import type { AppEnv } from "./appTypes.js";
 import type { KindApi } from "./kindApi.js";
 import { type Operations, SOCKET_ERRORS } from "./openapi/openapiOps.js";
-import { openWatchSocket } from "./waitSocket.js";
+import { openWaitSocket, openWatchSocket } from "./waitSocket.js";
 
 /** The path parameter of a kind's name: an idempotency key is a key. */
 const paramOf = (api: KindApi) => api.http.param;
 
 /**
- * GET /v1/<kind path>/<name>/watch, for every kind alike (docs/API.md,
- * "Watching a lock"): a WebSocket that pushes the lock's state as its GET
- * answers it, whenever it changes, without a place in line.
+ * Every kind's sockets, alike (docs/API.md): GET /v1/<kind path>/<name>/wait
+ * ("Waiting over a WebSocket": the socket goes to the lock object, which
+ * speaks the wait protocol), and GET .../watch ("Watching a lock": the lock's
+ * state pushed as its GET answers it, whenever it changes, without a place in
+ * line).
  */
-export function watchRoutes(apis: readonly KindApi[]): Hono<AppEnv> {
+export function socketRoutes(apis: readonly KindApi[]): Hono<AppEnv> {
   const routes = honoApp();
-  for (const api of apis)
-    routes.get(`${api.http.path.replace(/^\/v1/, "")}/:${paramOf(api)}/watch`, (c) => openWatchSocket(c, api.name, paramOf(api)));
+  for (const api of apis) {
+    const base = `${api.http.path.replace(/^\/v1/, "")}/:${paramOf(api)}`;
+    for (const { step, at } of api.http.waitSteps) routes.get(`${base}/${step}`, (c) => openWaitSocket(c, api.name, paramOf(api), at));
+    routes.get(`${base}/watch`, (c) => openWatchSocket(c, api.name, paramOf(api)));
+  }
   return routes;
 }
 
