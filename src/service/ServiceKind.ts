@@ -1,6 +1,9 @@
 import type { KindName } from "../store/kinds.js";
 import type { ServiceContext } from "./ServiceContext.js";
-import type { KindSocketAcquire } from "./socketAcquire.js";
+import type * as z from "zod/mini";
+import type { SocketAt } from "../lockObject/sockets/socketSchemas.js";
+import type { WaitingKindName } from "../store/kinds.js";
+import type { AcquireSteps } from "./acquireFlow.js";
 
 /** What an operator's force release asks (src/operator/schemas.ts): a label picks holders of a many-holder lock, a fence the mutex's lease. */
 export interface ForceReleaseAsk {
@@ -37,4 +40,19 @@ export interface ServiceKind<K extends KindName = KindName> {
      */
     toldByNoteWrite?: Readonly<Record<string, (result: WriteResult) => boolean>>;
   };
+}
+
+/** What a grant on a wait socket carries for the socket's own bookkeeping (its ack, a kept socket's lease). */
+export type SocketGrant = { token: string; ttlMs: number };
+
+/**
+ * What a waiting kind brings to a wait socket's acquire (src/kinds/<kind>/service.ts):
+ * the steps of its HTTP acquire, from the acquire message (the HTTP body's schema),
+ * so the checks and the metrics are the HTTP acquire's.
+ */
+export interface KindSocketAcquire<K extends WaitingKindName = WaitingKindName> {
+  /** An acquire message, checked as the HTTP acquire body is, as the acquire flow's steps. */
+  steps(ctx: ServiceContext, at: SocketAt, message: unknown): Promise<AcquireSteps<K, SocketGrant>>;
+  /** The kind's grant, for a wait the object resumes after it woke. */
+  grantSchema: z.ZodMiniType<SocketGrant>;
 }

@@ -1,28 +1,12 @@
 import type * as z from "zod/mini";
 import { InternalError } from "../errors.js";
 import type { SocketAcquire } from "../lockObject/sockets/socketLine.js";
-import type { SocketAt } from "../lockObject/sockets/socketSchemas.js";
 import type { KindWait, WaitingKindName } from "../store/kinds.js";
 import { kindOps } from "../store/types.js";
-import { type AcquireSteps, acquireFlow } from "./acquireFlow.js";
+import { acquireFlow } from "./acquireFlow.js";
 import { randomRequestIds } from "./requestIds.js";
 import { followUpsWith, type ServiceContext } from "./ServiceContext.js";
-import type { ServiceKind } from "./ServiceKind.js";
-
-/** What a grant on a wait socket carries for the socket's own bookkeeping (its ack, a kept socket's lease). */
-export type SocketGrant = { token: string; ttlMs: number };
-
-/**
- * What a waiting kind brings to a wait socket's acquire (src/kinds/<kind>/service.ts):
- * the steps of its HTTP acquire, from the acquire message (the HTTP body's schema),
- * so the checks and the metrics are the HTTP acquire's.
- */
-export interface KindSocketAcquire<K extends WaitingKindName = WaitingKindName> {
-  /** An acquire message, checked as the HTTP acquire body is, as the acquire flow's steps. */
-  steps(ctx: ServiceContext, at: SocketAt, message: unknown): Promise<AcquireSteps<K, SocketGrant>>;
-  /** The kind's grant, for a wait the object resumes after it woke. */
-  grantSchema: z.ZodMiniType<SocketGrant>;
-}
+import type { ServiceKind, SocketGrant } from "./ServiceKind.js";
 
 /**
  * A wait socket's acquire, as the lock object runs it (handed in by

@@ -2,7 +2,7 @@ import type * as z from "zod/mini";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
-import type { KindSocketAcquire } from "../../service/socketAcquire.js";
+import type { KindSocketAcquire } from "../../service/ServiceKind.js";
 import { checkOnExpire } from "../../service/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
