@@ -84,7 +84,7 @@ async function acquireWithin(
       deadline: Date.now() + waitMs + ctx.host.timeoutMs,
       signal: options.signal,
       opened: () => waiting?.("socket"),
-      giveBack: (token) => void releaseHandle(ctx.host, { ...what, token }).catch(() => undefined),
+      takeBack: (token) => void releaseHandle(ctx.host, { ...what, token }).catch(() => undefined),
     }),
   );
   if (held) return leaseOf(ctx.host, { ...what, ...grantFields(held.grant) }, sentAt, held.kept);

@@ -40,7 +40,7 @@ export interface SocketWaitOptions extends SocketOptions {
    * nobody. Give it back (a release of a grant already taken back is
    * harmless), rather than leave it to its TTL.
    */
-  giveBack(token: string): void;
+  takeBack(token: string): void;
 }
 
 /**
@@ -90,7 +90,7 @@ export function waitOverSocket<Grant extends { token: string }>(options: SocketW
     },
     ended: () => clearTimeout(renewal),
     abandoned: () => {
-      if (offered) options.giveBack(offered.token);
+      if (offered) options.takeBack(offered.token);
     },
   });
 }

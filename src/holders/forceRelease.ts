@@ -21,7 +21,7 @@ export async function forceReleaseHolders(ctx: ServiceContext, kind: "rwlock" | 
   if (r.status === "lost") throw new NotHeldError(holder === undefined ? `nobody holds ${name}` : `no holder of ${name} has that label`);
   if (ctx.store.kind === "redis" && forceReleaseTellsObject(r)) {
     const endedTokens = r.endedTokens;
-    ctx.later("force-released", () => lockObjectClient(ctx.env, kind, ref).noteWrite({ ref, token: "", endedWatch: false, endedTokens }));
+    ctx.afterAnswer("force-released", () => lockObjectClient(ctx.env, kind, ref).noteWrite({ ref, token: "", endedWatch: false, endedTokens }));
   }
   return { released: r.released, fence: r.fence, holder: r.holder };
 }

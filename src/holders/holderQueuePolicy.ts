@@ -18,15 +18,15 @@ export function holderQueuePolicy<Req extends Omit<QueuedHolder, "token" | "mark
   return {
     batch: ADMIT_BATCH,
     async admit(store, ref, waiters: ReadonlyArray<QueuedWaiter<Req>>, more): Promise<Admission<Grant>> {
-      const fresh = new Set(waiters.filter((w) => w.fresh).map((w) => w.token));
+      const firstTries = new Set(waiters.filter((w) => w.firstTry).map((w) => w.token));
       const r = await ops.admit(
         store,
         ref,
-        waiters.map((w) => ({ ...w.req, token: w.token, markPickup: !w.fresh })),
+        waiters.map((w) => ({ ...w.req, token: w.token, markPickup: !w.firstTry })),
         more,
       );
       return {
-        granted: r.granted.map((grant) => ({ token: grant.token, grant, pickup: !fresh.has(grant.token) })),
+        granted: r.granted.map((grant) => ({ token: grant.token, grant, pickup: !firstTries.has(grant.token) })),
         refused: r.refused,
         ...(r.retryAfterMs === undefined ? {} : { retryInMs: r.retryAfterMs }),
       };

@@ -62,12 +62,12 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
       },
       release: async (ref: LockRef, input: Parameters<KindOps[HolderKind]["release"]>[1]) => {
         const r = await (own.release as (ref: LockRef, input: unknown) => ReturnType<KindOps[K]["release"]>)(ref, input);
-        if (r.status === "ok") host.wrote({ ref, token: input.token, endedWatch: spec.endedWatch(r as never) }, "durable");
+        if (r.status === "ok") host.noteWrite({ ref, token: input.token, endedWatch: spec.endedWatch(r as never) }, "durable");
         return r;
       },
       forceRelease: async (ref: LockRef, input: HolderForceInput) => {
         const r = await own.forceRelease(ref, input);
-        if (r.status === "ok") host.wrote({ ref, token: "", endedWatch: false, endedTokens: r.endedTokens }, "durable");
+        if (r.status === "ok") host.noteWrite({ ref, token: "", endedWatch: false, endedTokens: r.endedTokens }, "durable");
         return r;
       },
     } as unknown as KindOps[K];
@@ -90,7 +90,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
   }
 
   /** A holder released (in Redis, or here): its watch ends if it released for good, and the line takes its next step. */
-  wrote({ token, endedWatch, endedTokens }: HolderWriteNote): WriteEffect {
+  noteWrite({ token, endedWatch, endedTokens }: HolderWriteNote): WriteEffect {
     // With waiters, the next store step; with none (the object restarted and lost its line), the idle step drops their gate.
     return { endedWatches: [...(endedWatch ? [token] : []), ...(endedTokens ?? [])], next: "always" };
   }
@@ -110,7 +110,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
     if (r.status === "lost") return { status: "lost" };
     const ok = r as ReleaseOk<K>;
     const endedWatch = this.spec.endedWatch(ok);
-    if (store === "redis" && ((ok as { waiters?: boolean }).waiters || endedWatch)) this.host.wrote({ ref, token, endedWatch }, "redis");
+    if (store === "redis" && ((ok as { waiters?: boolean }).waiters || endedWatch)) this.host.noteWrite({ ref, token, endedWatch }, "redis");
     return { status: "ok", answer: this.spec.releaseAnswer(ok) };
   }
 }

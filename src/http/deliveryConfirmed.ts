@@ -44,7 +44,7 @@ const LAST_BYTE_AFTER_MS = 0;
  * A JSON answer whose delivery is confirmed: `confirm` runs once the body
  * has been taken whole by the connection (the stream was read to its end).
  * A client that vanished while it waited never takes it: its connection
- * fails the write and the stream is cancelled, and then `giveBack` returns
+ * fails the write and the stream is cancelled, and then `takeBack` returns
  * the grant to the line at once. Should neither happen, nothing is confirmed
  * and the lock object takes the grant back after its pickup time. Workerd
  * reports no disconnect of its own locally, so this is the signal that
@@ -66,7 +66,7 @@ export function jsonWithDeliveryConfirmed(c: Context, body: unknown, delivery: G
     {
       cancel() {
         // The client's connection failed the write: nobody will read this grant.
-        if (step < 3) later(delivery.giveBack().catch((err) => logError("giving back an undelivered grant", err)));
+        if (step < 3) later(delivery.takeBack().catch((err) => logError("giving back an undelivered grant", err)));
       },
       async pull(controller) {
         step += 1;

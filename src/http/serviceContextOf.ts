@@ -18,10 +18,10 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
   const ns = c.get("ns");
   const clientId = c.get("requestId");
   const ids = clientId === undefined ? randomRequestIds : clientRequestIds(clientId, c.get("apiKey"), ns);
-  const later = followUpsWith(waitUntil);
+  const afterAnswer = followUpsWith(waitUntil);
   // On Redis the lock object hears of a write that changed a lock it has watch sockets on (changeNotes.ts).
   const store = noticingChanges(c.get("store"), c.get("kinds"), (kind, ref) =>
-    later("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange()),
+    afterAnswer("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange()),
   );
-  return { env: c.env, ns, store, ids, later };
+  return { env: c.env, ns, store, ids, afterAnswer };
 }

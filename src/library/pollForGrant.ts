@@ -2,7 +2,7 @@
  * Retries a try-lock until it succeeds or the wait runs out, sleeping with
  * exponential backoff and full jitter, never past the holder's known expiry
  * nor past the deadline. Used by the library, which has no room to wait in;
- * the Worker's waiters are woken by their LockRoom instead. A busy attempt
+ * the Worker's waiters are woken by their lock object instead. A busy attempt
  * may carry more than its retryAfterMs (who holds the lock): the last one is
  * answered as it came.
  */

@@ -44,7 +44,7 @@ export interface KindObjectPart<K extends KindName = KindName, Grant = unknown> 
   /** The lease a grant watches for onExpire (undefined: the grant started no lease, such as a replayed key). */
   watchOf(grant: Grant): { fence: number; token?: string; expiresAt: number; ttlMs: number } | undefined;
   /** A write the Worker made in Redis, or the object's own on the Durable store: what it does here. */
-  wrote(note: KindWriteNote[K]): WriteEffect;
+  noteWrite(note: KindWriteNote[K]): WriteEffect;
   /**
    * A holder on its wait socket (kept open after `held`): its heartbeat and
    * release, done here, on either store, with what a release does to the

@@ -112,7 +112,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     this.host = {
       ownStore: new LocalStore(this.kv, kinds.kinds),
       storeOf: (kind) => this.storeOf(kind),
-      wrote: (note, store) => this.served?.line.wrote(note, store),
+      noteWrite: (note, store) => this.served?.line.noteWrite(note, store),
       pickedUp: (token) => this.served?.line.pickedUp(token),
       timers: this.timers,
     };
@@ -230,7 +230,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
 
   /** Redis store: the Worker's note of a write it made there (a release, a key given up). */
   noteWrite<K extends KindName>(kind: K, note: KindWriteNote[K]): void {
-    this.line(kind).wrote(note, "redis");
+    this.line(kind).noteWrite(note, "redis");
     this.watchers.changed();
     this.schedule();
   }

@@ -13,8 +13,8 @@ export interface LockObjectHost {
   readonly ownStore: EveryKindStore;
   /** Redis (from the object's own configuration) or the local store. */
   storeOf(kind: StoreKind): LockStore;
-  /** A write the part made (a Durable-store operation, a socket holder's release): the line hears of it (Line.wrote). */
-  wrote(note: KindWriteNote[KindName], store: StoreKind): void;
+  /** A write the part made (a Durable-store operation, a socket holder's release): the line hears of it (Line.noteWrite). */
+  noteWrite(note: KindWriteNote[KindName], store: StoreKind): void;
   /** A grant was picked up (its holder heartbeated). */
   pickedUp(token: string): void;
   /** Timers that let the object hibernate (timers.ts). */

@@ -1,6 +1,6 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
-import type { WaitLine } from "../lockObject/line/WaitLine.js";
+import type { LineClient } from "../lockObject/line/LineClient.js";
 import { logError } from "../logError.js";
 import type { RequestIds } from "./requestIds.js";
 
@@ -16,19 +16,19 @@ export interface ServiceContext {
    * store already committed). Retried a few times; its failure never turns a
    * committed write into an error: the object's alarm catches up.
    */
-  later(what: string, step: () => Promise<unknown>): void;
+  afterAnswer(what: string, step: () => Promise<unknown>): void;
   /**
    * The line a wait waits in when the request is already inside the lock
    * object (a wait socket's, src/lockObject/sockets/socketLine.ts). Absent in the
    * Worker: the flow reaches the lock object through its client.
    */
-  line?: WaitLine;
+  line?: LineClient;
 }
 
 const FOLLOW_UP_ATTEMPTS = 3;
 
-/** A ServiceContext's `later` on top of the platform's waitUntil. */
-export function followUpsWith(waitUntil: (p: Promise<unknown>) => void): ServiceContext["later"] {
+/** A ServiceContext's `afterAnswer` on top of the platform's waitUntil. */
+export function followUpsWith(waitUntil: (p: Promise<unknown>) => void): ServiceContext["afterAnswer"] {
   return (what, step) =>
     waitUntil(
       (async () => {

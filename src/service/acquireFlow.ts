@@ -6,7 +6,7 @@ import { lockObjectClient } from "../lockObject/lockObjectClient.js";
 import type { KindWait, WaitingKindName } from "../store/kinds.js";
 import type { LockRef } from "../store/types.js";
 import type { WaitOutcome } from "../lockObject/line/waitProtocol.js";
-import type { WaitLine } from "../lockObject/line/WaitLine.js";
+import type { LineClient } from "../lockObject/line/LineClient.js";
 import { countAcquire } from "./countAcquire.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
@@ -21,7 +21,7 @@ export interface GrantDelivery {
   /** The answer went out whole: the holder has it. */
   confirm(): Promise<unknown>;
   /** The client was gone when the answer was written: the grant goes back to the line at once. */
-  giveBack(): Promise<unknown>;
+  takeBack(): Promise<unknown>;
 }
 
 /** What one waiting kind brings to the acquire flow. */
@@ -69,7 +69,7 @@ async function acquire<K extends WaitingKindName, Grant extends { token: string 
   const tried = ctx.line?.inObject ? undefined : await steps.tryStore?.();
   if (tried) return { grant: tried };
   // The lock object's client only now: an uncontended acquire, answered by the store, makes no stub.
-  const line: WaitLine<K> = ctx.line ?? lockObjectClient(ctx.env, steps.kind, steps.ref);
+  const line: LineClient<K> = ctx.line ?? lockObjectClient(ctx.env, steps.kind, steps.ref);
   // waitMs counts from here, not from the line: a store slow to answer the first try uses it up
   // too, so no grant is answered after the wait the client asked for.
   const waitMs = Math.max(0, steps.wait.waitMs - (Date.now() - startedAt));
@@ -77,7 +77,7 @@ async function acquire<K extends WaitingKindName, Grant extends { token: string 
   // A client that hangs up while waiting leaves the line: the Worker says so itself, after the
   // answer, rather than rely on its request's abort reaching the object along the way.
   const waiterId = line.withdraw ? crypto.randomUUID() : undefined;
-  const hungUp = () => ctx.later("withdraw", () => line.withdraw?.(waiterId as string) ?? Promise.resolve());
+  const hungUp = () => ctx.afterAnswer("withdraw", () => line.withdraw?.(waiterId as string) ?? Promise.resolve());
   if (waiterId) signal?.addEventListener("abort", hungUp, { once: true });
   let outcome: WaitOutcome<Grant>;
   try {
@@ -92,7 +92,7 @@ async function acquire<K extends WaitingKindName, Grant extends { token: string 
     grant,
     delivery: {
       confirm: confirmPickup(line, grant.token, () => steps.heartbeat(grant.token)),
-      giveBack: () => line.takeBack(grant.token),
+      takeBack: () => line.takeBack(grant.token),
     },
   };
 }

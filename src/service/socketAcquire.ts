@@ -24,7 +24,7 @@ export function socketAcquireOf(kinds: readonly ServiceKind[]): SocketAcquire {
       ns: call.at.ref.ns,
       store: call.store,
       ids: randomRequestIds,
-      later: followUpsWith(call.waitUntil),
+      afterAnswer: followUpsWith(call.waitUntil),
       line: call.line,
     };
     const steps =

@@ -32,12 +32,12 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency", Idem
       ...own,
       complete: async (ref, input) => {
         const r = await own.complete(ref, input);
-        if (r.status === "ok") host.wrote({ fence: r.fence }, "durable");
+        if (r.status === "ok") host.noteWrite({ fence: r.fence }, "durable");
         return r;
       },
       fail: async (ref, input) => {
         const r = await own.fail(ref, input);
-        if (r.status === "ok") host.wrote({ fence: r.fence }, "durable");
+        if (r.status === "ok") host.noteWrite({ fence: r.fence }, "durable");
         return r;
       },
     };
@@ -69,7 +69,7 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency", Idem
   }
 
   /** Given up or finished on purpose (Redis store: told by the Worker): the watch ends with no notification. */
-  wrote(note: IdempotencyWriteNote): WriteEffect {
+  noteWrite(note: IdempotencyWriteNote): WriteEffect {
     // Callers waiting for the run's end look again.
     const wake = this.wakeWaiters;
     this.nextEnd = new Promise((resolve) => (this.wakeWaiters = resolve));

@@ -72,7 +72,7 @@ export async function completeIdempotency(ctx: ServiceContext, key: string, toke
   // Someone was told in_progress, or watched on the key's wait socket, meanwhile: the key's lock object
   // hears it, to hand the result to its waiters (the Durable store's object did so in the same call).
   if (ctx.store.kind === "redis" && completeTellsObject(r)) {
-    ctx.later("completed", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence: r.fence }));
+    ctx.afterAnswer("completed", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence: r.fence }));
   }
   return r;
 }
@@ -80,7 +80,8 @@ export async function completeIdempotency(ctx: ServiceContext, key: string, toke
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
   const { fence } = await idempotencyOf(ctx).fail(key, token, await ctx.ids.write(`idempotency:${key}:fail`, token));
   // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
-  if (ctx.store.kind === "redis") ctx.later("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence }));
+  if (ctx.store.kind === "redis")
+    ctx.afterAnswer("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence }));
 }
 
 export const inspectIdempotency = (ctx: ServiceContext, key: string) => idempotencyOf(ctx).inspect(key);

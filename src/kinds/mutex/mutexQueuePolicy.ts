@@ -31,9 +31,9 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
       holder: head.req.holder,
       lockDelayMs: head.req.lockDelayMs,
       more,
-      markPickup: !head.fresh,
+      markPickup: !head.firstTry,
     });
-    if (r.status === "granted") return { granted: [{ token: head.token, grant: r.grant, pickup: !head.fresh }] };
+    if (r.status === "granted") return { granted: [{ token: head.token, grant: r.grant, pickup: !head.firstTry }] };
     if (r.status === "busy") return { granted: [], retryInMs: r.retryAfterMs, ...(r.current ? { current: r.current } : {}) };
     throw new InternalError(`a queued acquire answered ${r.status}`);
   },

@@ -29,7 +29,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex", MutexGrant> {
       release: async (ref, input) => {
         const r = await own.release(ref, input);
         // The handoff happens in this same call: no second object, no round trip.
-        if (r.status === "ok" && r.released) host.wrote({ ref, fence: r.fence, handedTo: r.handedTo }, "durable");
+        if (r.status === "ok" && r.released) host.noteWrite({ ref, fence: r.fence, handedTo: r.handedTo }, "durable");
         return r;
       },
     };
@@ -64,7 +64,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex", MutexGrant> {
   }
 
   /** A release landed (in Redis, told by the Worker; or here): it may have handed the lock to the registered waiter. */
-  wrote({ fence, handedTo }: MutexWriteNote): WriteEffect {
+  noteWrite({ fence, handedTo }: MutexWriteNote): WriteEffect {
     return { endedWatches: [fence], ...(handedTo ? { handedTo: { token: handedTo.token, grant: handedTo } } : { next: "ifWaiting" }) };
   }
 
@@ -78,7 +78,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex", MutexGrant> {
     // The id is made here for this one call: no retry carries it, so no answer is kept under it.
     const r = await this.opsOn(store).release(ref, { token, requestId: newRequestId(), idUnrepeated: true });
     if (r.status === "lost") return r;
-    if (store === "redis" && r.released && r.watched) this.host.wrote({ ref, fence: r.fence, handedTo: r.handedTo }, "redis");
+    if (store === "redis" && r.released && r.watched) this.host.noteWrite({ ref, fence: r.fence, handedTo: r.handedTo }, "redis");
     return { status: "ok", answer: { released: r.released, count: r.count } };
   }
 

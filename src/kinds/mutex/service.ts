@@ -112,7 +112,7 @@ export async function releaseMutex(ctx: ServiceContext, name: string, token: str
 function tellReleased(ctx: ServiceContext, ref: LockRef, r: MutexReleaseResult & { status: "ok" }): void {
   if (ctx.store.kind !== "redis" || !releaseTellsObject(r)) return;
   const { fence, handedTo } = r;
-  ctx.later("released", () => lockObjectClient(ctx.env, "mutex", ref).noteWrite({ ref, fence, handedTo }));
+  ctx.afterAnswer("released", () => lockObjectClient(ctx.env, "mutex", ref).noteWrite({ ref, fence, handedTo }));
 }
 
 /** A release the lock object must hear of (its waiters, an onExpire watch): told by noteWrite, after the answer. */

@@ -98,7 +98,7 @@ export async function releaseRw(ctx: ServiceContext, name: string, token: string
   // ends). The Durable store's object did both in the same call.
   const endedWatch = r.released && r.watched;
   if (ctx.store.kind === "redis" && releaseTellsObject(r)) {
-    ctx.later("released", () => lockObjectClient(ctx.env, "rwlock", ref).noteWrite({ ref, token, endedWatch }));
+    ctx.afterAnswer("released", () => lockObjectClient(ctx.env, "rwlock", ref).noteWrite({ ref, token, endedWatch }));
   }
   return { released: r.released, mode: r.mode, count: r.count };
 }

@@ -87,7 +87,7 @@ export async function releaseSemaphore(ctx: ServiceContext, name: string, token:
   if (r.status === "lost") throw new LeaseLostError();
   // Redis store: the object hears of it after the answer (see ../rwlock/service.ts).
   if (ctx.store.kind === "redis" && releaseTellsObject(r)) {
-    ctx.later("released", () => lockObjectClient(ctx.env, "semaphore", ref).noteWrite({ ref, token, endedWatch: r.watched }));
+    ctx.afterAnswer("released", () => lockObjectClient(ctx.env, "semaphore", ref).noteWrite({ ref, token, endedWatch: r.watched }));
   }
   return { released: true as const, permits: r.permits, available: r.available };
 }

@@ -4,7 +4,7 @@ import type { KindObjectPart } from "../KindObjectPart.js";
 import type { ObjectTimers } from "../timers.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 import { waitFault } from "./waitFault.js";
-import { type WaitOptions, WaitQueue } from "./WaitQueue.js";
+import { type WaitOptions, Queue } from "./Queue.js";
 
 /** What the line needs of its lock object. */
 export interface LineHost {
@@ -31,13 +31,13 @@ export interface LineHost {
 /**
  * The lock object's line for its one kind: the core owns it and the kind
  * answers its hooks (KindObjectPart). A wait tries once (a try-lock, a
- * re-entry, a kind with no line) or queues (WaitQueue: order, timeouts,
+ * re-entry, a kind with no line) or queues (Queue: order, timeouts,
  * pickups, store faults); a granted lease is watched for onExpire; a write
  * noted here ends watches and moves the line; a grant is picked up or taken
  * back here.
  */
 export class Line<K extends KindName = KindName> {
-  private queue: WaitQueue<unknown, unknown> | undefined;
+  private queue: Queue<unknown, unknown> | undefined;
   /** The store of the requests this object serves now (waiters of one lock all use the same). */
   private storeKind: StoreKind = "durable";
 
@@ -52,11 +52,11 @@ export class Line<K extends KindName = KindName> {
     return this.queue?.length ?? this.part.awaiting ?? 0;
   }
 
-  private queueFor(ref: LockRef, store: StoreKind): WaitQueue<unknown, unknown> | undefined {
+  private queueFor(ref: LockRef, store: StoreKind): Queue<unknown, unknown> | undefined {
     this.storeKind = store;
     const policy = this.part.policy;
     if (!policy) return undefined;
-    this.queue ??= new WaitQueue(policy, {
+    this.queue ??= new Queue(policy, {
       store: () => this.host.storeOf(this.storeKind),
       ref,
       timers: this.host.timers,
@@ -94,8 +94,8 @@ export class Line<K extends KindName = KindName> {
   }
 
   /** A write in Redis (the Worker's note) or here (the Durable store's own operation): its watches end, the line moves. */
-  wrote(note: KindWriteNote[K], store: StoreKind): void {
-    const effect = this.part.wrote(note);
+  noteWrite(note: KindWriteNote[K], store: StoreKind): void {
+    const effect = this.part.noteWrite(note);
     for (const id of effect.endedWatches) this.host.dropWatch(id);
     const { ref } = note as { ref?: LockRef };
     const queue = ref ? this.queueFor(ref, store) : this.queue;

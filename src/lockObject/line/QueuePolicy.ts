@@ -8,7 +8,7 @@ export interface QueuedWaiter<Req> {
   token: string;
   req: Req;
   /** It found the line empty and has not been tried yet: a grant now needs no pickup. */
-  fresh: boolean;
+  firstTry: boolean;
 }
 
 /** What one store step for the queue decided. */

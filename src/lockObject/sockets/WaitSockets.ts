@@ -241,7 +241,7 @@ export class WaitSockets {
     }
     if (wait.signal.aborted) {
       // Gone while its answer was on the way: the grant goes back to the line.
-      void answer.delivery?.giveBack();
+      void answer.delivery?.takeBack();
       return;
     }
     this.host.waiters.leave(ws);

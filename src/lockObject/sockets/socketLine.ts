@@ -6,14 +6,14 @@ import type { SocketAt } from "./socketSchemas.js";
 import type { Line } from "../line/Line.js";
 import { keepWaiting, type Place } from "./socketAttachment.js";
 import type { WaitOutcome } from "../line/waitProtocol.js";
-import type { WaitLine } from "../line/WaitLine.js";
+import type { LineClient } from "../line/LineClient.js";
 
 /** What a wait socket's acquire is run with: the socket's lock and store, and its line inside this object. */
 interface SocketCall {
   env: Env;
   at: SocketAt;
   store: LockStore;
-  line: WaitLine;
+  line: LineClient;
   waitUntil(p: Promise<unknown>): void;
 }
 
@@ -29,7 +29,7 @@ export type SocketAcquire = (
   call: SocketCall,
   ask: SocketAsk,
   signal: AbortSignal,
-) => Promise<{ grant: { token: string; ttlMs: number }; delivery?: { giveBack(): Promise<unknown> } }>;
+) => Promise<{ grant: { token: string; ttlMs: number }; delivery?: { takeBack(): Promise<unknown> } }>;
 
 /** The renewals of the sockets waiting in a line on this isolate, by socket (a wait's end is dropped with it). */
 const renewals = new WeakMap<WebSocket, (waitMs: number) => void>();
@@ -49,7 +49,7 @@ export function renewWait(ws: WebSocket, waitMs: number): void {
  * the socket keeps what it takes to wait again in its attachment before it
  * joins the line, so the object may hibernate meanwhile.
  */
-export function socketLine(line: Line, ws: WebSocket, at: SocketAt, place: Place, afterWait: (outcome: WaitOutcome<unknown>) => void): WaitLine {
+export function socketLine(line: Line, ws: WebSocket, at: SocketAt, place: Place, afterWait: (outcome: WaitOutcome<unknown>) => void): LineClient {
   return {
     inObject: true,
     wait: async <Grant>(req: KindWait[WaitingKindName], _grant: unknown, signal?: AbortSignal) => {

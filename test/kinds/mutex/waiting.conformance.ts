@@ -5,7 +5,7 @@ import { sleep, type StoreKind, uniqueName } from "../../support/workers/api.js"
 import { lockApi } from "./lockApi.js";
 import { deliveries, eventually, fireObjectAlarm, newReceiver, objectAlarm, runAlarmsUntilQuiet } from "../../support/workers/lockObjectHelpers.js";
 
-/** Waiting in the LockRoom and expiry notifications, the same on both stores. */
+/** Waiting in the lock object's line and expiry notifications, the same on both stores. */
 export function waitingConformance(kind: StoreKind) {
   const { post, get, path, waiters, untilWaiters } = lockApi(kind);
 

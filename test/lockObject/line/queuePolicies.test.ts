@@ -6,7 +6,7 @@ import type { RwGrant, RwMode } from "../../../src/kinds/rwlock/types";
 import { semaphoreKeys } from "../../../src/kinds/semaphore/keys";
 import type { SemaphoreGrant } from "../../../src/kinds/semaphore/types";
 import { mutexQueuePolicy } from "../../../src/kinds/mutex/mutexQueuePolicy";
-import { WaitQueue } from "../../../src/lockObject/line/WaitQueue";
+import { Queue } from "../../../src/lockObject/line/Queue";
 import type { WaitOutcome } from "../../../src/lockObject/line/waitProtocol";
 import { RedisStore } from "../../../src/library/RedisStore";
 import { kindOps, type LockStore } from "../../../src/store/types";
@@ -21,7 +21,7 @@ import { pollUntil } from "../../support/pollUntil";
  * many-holder kinds' (src/holders/holderQueuePolicy.ts): a batch from
  * the front, every reader up to the next writer, semaphore permits while they
  * fit, stopping at the first that does not; another limit refused. Run
- * through WaitQueue where the choice shows as who is granted, in what order.
+ * through Queue where the choice shows as who is granted, in what order.
  */
 
 const redis = new Redis({ url: inject("upstashUrl"), token: inject("upstashToken"), enableTelemetry: false });
@@ -67,14 +67,14 @@ describe("mutex queue policy", () => {
     const ref = freshRef("policy-mx");
     const [fresh, waited] = [tokenOf("fresh"), tokenOf("waited")];
     const req = { ttlMs: 4000, watch: false };
-    expect(await mutexQueuePolicy.admit(store, ref, [{ token: fresh, req, fresh: true }], false)).toEqual({
+    expect(await mutexQueuePolicy.admit(store, ref, [{ token: fresh, req, firstTry: true }], false)).toEqual({
       granted: [{ token: fresh, grant: expect.objectContaining({ token: fresh, ttlMs: 4000, count: 1 }), pickup: false }],
     });
     // Granted unmarked: an unclaimed withdraw takes nothing back.
     expect(await mutexQueuePolicy.withdraw(store, ref, fresh, "unclaimed")).toBe(false);
     await store.mutex.release(ref, { token: fresh, requestId: requestId() });
 
-    expect(await mutexQueuePolicy.admit(store, ref, [{ token: waited, req, fresh: false }], false)).toMatchObject({
+    expect(await mutexQueuePolicy.admit(store, ref, [{ token: waited, req, firstTry: false }], false)).toMatchObject({
       granted: [{ token: waited, pickup: true }],
     });
     expect(await mutexQueuePolicy.withdraw(store, ref, waited, "unclaimed")).toBe(true);
@@ -88,7 +88,7 @@ describe("mutex queue policy", () => {
     if (held.status !== "granted") throw new Error(`not granted: ${JSON.stringify(held)}`);
     const head = tokenOf("head");
     const t0 = Date.now();
-    const admission = await mutexQueuePolicy.admit(store, ref, [{ token: head, req: { ttlMs: 4000, watch: false }, fresh: true }], false);
+    const admission = await mutexQueuePolicy.admit(store, ref, [{ token: head, req: { ttlMs: 4000, watch: false }, firstTry: true }], false);
     const t1 = Date.now();
     expect(admission).toEqual({ granted: [], retryInMs: expect.any(Number), current: { holder: "nightly", expiresAt: held.grant.expiresAt } });
     // What is left of the holder's lease (the store's clock and ours a few ms apart).
@@ -101,7 +101,7 @@ describe("mutex queue policy", () => {
 });
 
 describe("many-holder queue policy", () => {
-  it("each waiter of a batch is marked for pickup unless it was fresh: the store may take back only the marked one", async () => {
+  it("each waiter of a batch is marked for pickup unless it was firstTry: the store may take back only the marked one", async () => {
     const ref = freshRef("policy-rw-marks");
     const [fresh, waited] = [tokenOf("fresh"), tokenOf("waited")];
     const req: RwReq = { mode: "read", ttlMs: 4000, watch: false };
@@ -109,8 +109,8 @@ describe("many-holder queue policy", () => {
       store,
       ref,
       [
-        { token: fresh, req, fresh: true },
-        { token: waited, req, fresh: false },
+        { token: fresh, req, firstTry: true },
+        { token: waited, req, firstTry: false },
       ],
       false,
     );
@@ -132,7 +132,7 @@ describe("many-holder queue policy (through the line)", () => {
 
   it("rwlock: a released writer lets every reader up to the next writer in at once; the writer next; the reader behind it after (no overtaking)", async () => {
     const ref = rwRef();
-    const line = new WaitQueue<RwReq, RwGrant>(rwPolicy, { store: liveStore, ref });
+    const line = new Queue<RwReq, RwGrant>(rwPolicy, { store: liveStore, ref });
     const x = tokenOf("x");
     await store.rwlock.acquire(ref, { mode: "write", token: x, reenter: false, ttlMs: 5000, watch: false, requestId: requestId() });
     const modes: RwMode[] = ["read", "read", "write", "read"];
@@ -178,7 +178,7 @@ describe("many-holder queue policy (through the line)", () => {
 
   it("rwlock: the first waiter on a free lock is granted on arrival with no pickup", async () => {
     const ref = rwRef();
-    const line = new WaitQueue<RwReq, RwGrant>(rwPolicy, { store: liveStore, ref });
+    const line = new Queue<RwReq, RwGrant>(rwPolicy, { store: liveStore, ref });
     const a = tokenOf("a");
     expect(await line.wait({ mode: "write", ttlMs: 4000, watch: false }, 2000, undefined, { token: a })).toMatchObject({
       status: "granted",
@@ -189,7 +189,7 @@ describe("many-holder queue policy (through the line)", () => {
 
   it("semaphore: permits are granted in order while they fit; the first that does not stops the line, and a smaller one behind it waits", async () => {
     const ref = freshRef("policy-sem");
-    const line = new WaitQueue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
+    const line = new Queue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
     const x = tokenOf("x");
     await store.semaphore.acquire(ref, { token: x, limit: 3, permits: 2, ttlMs: 5000, watch: false });
     const [big, small] = [tokenOf("big"), tokenOf("small")];
@@ -214,7 +214,7 @@ describe("many-holder queue policy (through the line)", () => {
 
   it("semaphore: a waiter asking another limit than the holders' is refused (limit_mismatch), the next one is still served", async () => {
     const ref = freshRef("policy-sem-limit");
-    const line = new WaitQueue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
+    const line = new Queue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
     await store.semaphore.acquire(ref, { token: tokenOf("x"), limit: 3, permits: 1, ttlMs: 5000, watch: false });
     const other = track(line.wait({ limit: 5, permits: 1, ttlMs: 4000, watch: false }, 3000, undefined, { token: tokenOf("other") }));
     const fits = track(line.wait({ limit: 3, permits: 1, ttlMs: 4000, watch: false }, 3000, undefined, { token: tokenOf("fits") }));
@@ -228,7 +228,7 @@ describe("many-holder queue policy (through the line)", () => {
     await store.semaphore.admit(ref, [{ token: tokenOf("gone"), limit: 3, permits: 1, ttlMs: 4000, watch: false, markPickup: false }], true);
     const tryLock = () => store.semaphore.acquire(ref, { token: tokenOf("try"), limit: 3, permits: 1, ttlMs: 4000, watch: false });
     expect(await tryLock()).toMatchObject({ status: "busy", queued: true });
-    const line = new WaitQueue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
+    const line = new Queue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
     line.letHeadTry(true);
     await pollUntil(
       () => redis.exists(semaphoreKeys(ref).gate),

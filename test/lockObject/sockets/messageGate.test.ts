@@ -112,7 +112,7 @@ describe("MessageGate", () => {
     // A whole token is missing: it comes back in 1000 / rate ms.
     expect((dry as RateLimitedError).retryAfterMs).toBe(Math.ceil(1000 / SOCKET_MESSAGES_PER_SECOND));
 
-    // Half a token's time later: still refused, and told to come back in the other half.
+    // Half a token's time afterAnswer: still refused, and told to come back in the other half.
     const halfToken = 500 / SOCKET_MESSAGES_PER_SECOND;
     const half = refusal(() => one(t0 + halfToken));
     expect(half).toMatchObject({ limit: "socket_messages", message: expect.stringMatching(rateReason) });

@@ -54,7 +54,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
       count(answers, test) >= majority || answers.length - count(answers, test) > n - majority;
 
   /** Releases wherever this token holds a level it should not (a grant short of a majority, or too late). */
-  async function giveBack(ref: LockRef, token: string, where: number[]): Promise<void> {
+  async function takeBack(ref: LockRef, token: string, where: number[]): Promise<void> {
     await Promise.all(where.map((i) => nodes[i].mutex.release(ref, { token, requestId: newRequestId() }).catch(() => undefined)));
   }
 
@@ -140,14 +140,14 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
         }
         // Not confirmed in time: a grant nobody may rely on, so give it back everywhere.
         const all = await g.all;
-        await giveBack(ref, input.token, indexesWhere(all, isGrant));
+        await takeBack(ref, input.token, indexesWhere(all, isGrant));
         if (!raised) throw noMajority("the fence step of mutex acquire", all, majority);
         return { status: "busy", retryAfterMs: RETRY_AFTER_INVALID_MS, queued: false };
       }
 
       // No majority granted: give back what was granted (a late node's too), then say why.
       const all = await g.all;
-      await giveBack(ref, input.token, indexesWhere(all, isGrant));
+      await takeBack(ref, input.token, indexesWhere(all, isGrant));
       const answered = valuesOf(all);
       if (answered.filter((r) => r.status === "lost").length >= majority) return { status: "lost" };
       if (answered.length < majority) throw noMajority("mutex acquire", all, majority);

@@ -49,7 +49,7 @@ const MIN_WAKE_MS = 5;
  * before any grant reached it has whatever the store granted it taken back
  * unconditionally: nobody knows its token.
  */
-export class WaitQueue<Req, Grant> {
+export class Queue<Req, Grant> {
   private readonly waiters: Array<Waiter<Req, Grant>> = [];
   /** Pickups pending and take-backs to send (grantClaims.ts). */
   private readonly claims = new GrantClaims();
@@ -88,7 +88,7 @@ export class WaitQueue<Req, Grant> {
         token: options.token ?? newOwnerToken(),
         req,
         // A grant that must be acknowledged is marked for pickup even on arrival, so it can be taken back.
-        fresh: this.waiters.length === 0 && !options.mustPickUp,
+        firstTry: this.waiters.length === 0 && !options.mustPickUp,
         settled: false,
         admitted: false,
         settle: (outcome) => {
@@ -118,7 +118,7 @@ export class WaitQueue<Req, Grant> {
   /** A release handed the lock to this waiter (the store granted its registered token); the next head's turn follows. */
   handedOver(token: string, grant: Grant): void {
     this.deliver(token, grant, true); // a handoff always follows a wait
-    this.timers.after(0, () => this.letHeadTry()); // a turn later: the grant goes out before the next head's store step (Redis: a call)
+    this.timers.after(0, () => this.letHeadTry()); // a turn afterAnswer: the grant goes out before the next head's store step (Redis: a call)
   }
 
   /**
@@ -202,7 +202,7 @@ export class WaitQueue<Req, Grant> {
 
   private async admitHeads(): Promise<void> {
     while (this.waiters.length) {
-      const front = this.waiters.slice(0, this.policy.batch).map((w) => ({ ...w, fresh: w.fresh && !w.admitted }));
+      const front = this.waiters.slice(0, this.policy.batch).map((w) => ({ ...w, firstTry: w.firstTry && !w.admitted }));
       const more = this.waiters.length > front.length;
       const head = this.waiters[0];
       for (const w of this.waiters.slice(0, this.policy.batch)) w.admitted = true;

@@ -9,7 +9,7 @@ import type { WaitOutcome } from "./waitProtocol.js";
  * (socketLine.ts), which calls the kind's part directly. The flow is the same
  * either way: one pipeline for HTTP and socket waits.
  */
-export interface WaitLine<K extends KindName = KindName> {
+export interface LineClient<K extends KindName = KindName> {
   /** Wait in the line (or try once, with a watch); the signal withdraws the wait. */
   wait<Grant>(req: KindWait[K], grant: z.ZodMiniType<Grant>, signal?: AbortSignal): Promise<WaitOutcome<Grant>>;
   /** A grant from the line reached its client. */
