@@ -3,8 +3,7 @@ import type { Env } from "../env.js";
 import { writeMetric } from "../metrics.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
 import type { KindName, KindWriteNote, KindOps } from "../store/kinds.js";
-import type { LockRef } from "../store/types.js";
-import type { LockStore } from "../store/types.js";
+import type { LockRef, LockStore } from "../store/types.js";
 import { ListingNotes } from "./listingNotes.js";
 import { earliest } from "../store/durable/records.js";
 import { KeptKv } from "./KeptKv.js";
@@ -18,26 +17,21 @@ import type { StoreKind } from "./line/waitProtocol.js";
 import { AlarmTimers } from "./timers.js";
 import { SocketCaps } from "./sockets/socketCaps.js";
 import { WaitSockets } from "./sockets/WaitSockets.js";
+import { isSocketRequest } from "./sockets/socketSchemas.js";
 import { HttpWaits } from "./line/HttpWaits.js";
 import { Waiters } from "./line/Waiters.js";
 import { LockWatchers } from "./watches/LockWatchers.js";
-import { addWatch, checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount } from "./watches/watches.js";
+import { checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount, watchGrantedLease } from "./watches/watches.js";
 
 /**
- * One lock object per (kind, namespace, name). Its core: which store to act
- * on (Redis from its own configuration, or its own storage), the lease
- * watches for onExpire, and one alarm for what is stored (watch checks,
- * notification retries, clean-up). The lock's kind brings its part
- * (src/kinds/<kind>/objectPart.ts, in its descriptor's `object`):
- * its line of waiters, and on the Durable store its operations, with a
- * release handing the lock to the head waiter in the same call. Every entry
- * point below names the kind and reaches the part the same way, whatever the
- * kind: there is no method per operation.
- *
- * On the Redis store the state lives in Redis: the Worker runs uncontended
- * operations there directly, and comes here only to wait, to watch, or to
- * note a write it made (a release that may have handed the lock to this
- * object's registered waiter). No credentials are ever stored.
+ * One lock object per (kind, namespace, name): which store to act on (Redis
+ * from its own configuration, or its own storage), the lock's line (Line.ts,
+ * driven here, calling the kind's part for its hooks), its waiters over HTTP
+ * and on sockets, its watch sockets, the lease watches for onExpire, and one
+ * alarm for what is stored. Every entry point names the kind and reaches it
+ * the same way: there is no method per operation or per kind. On the Redis
+ * store the Worker runs uncontended operations in Redis and comes here only
+ * to wait, to watch, or to note a write it made. No credentials are stored.
  */
 export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc {
   /** Long timers (a socket waiter's deadline, a wake-up at a lease's end) run from the alarm, so the object may hibernate. */
@@ -120,21 +114,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
       storeOf: (kind) => this.storeOf(kind),
       timers: this.timers,
       changed: () => this.watchers.changed(),
-      watchLease: (l) => {
-        // Looked at again when the lease would end by our clock (the store's ttl, not its clock).
-        addWatch(this.kv, {
-          kind: l.kind,
-          store: l.store,
-          ns: l.ref.ns,
-          name: l.ref.name,
-          fence: l.fence,
-          ...(l.token === undefined ? {} : { token: l.token }),
-          expiresAt: l.expiresAt,
-          checkAt: Date.now() + l.ttlMs,
-          onExpire: l.onExpire,
-          ...(l.holderLabel === undefined ? {} : { holderLabel: l.holderLabel }),
-        });
-      },
+      watchLease: (lease) => watchGrantedLease(this.kv, lease),
       dropWatch: (id) => dropWatch(this.kv, id),
     };
     // Woken from hibernation with sockets still waiting: they take their places in the line again.
@@ -185,8 +165,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
    * the Worker (WaitSockets.ts).
    */
   async fetch(request: Request): Promise<Response> {
-    if (WaitSockets.isSocketRequest(request))
-      return await (LockWatchers.isWatchRequest(request) ? this.watchers.accept(request) : this.sockets.accept(request));
+    if (isSocketRequest(request)) return await (LockWatchers.isWatchRequest(request) ? this.watchers.accept(request) : this.sockets.accept(request));
     return await this.httpWaits.serve(request);
   }
 
@@ -201,8 +180,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   }
 
   webSocketClose(ws: WebSocket): void {
-    if (this.watchers.has(ws)) this.watchers.closed(ws);
-    else this.sockets.closed(ws);
+    this.webSocketError(ws);
     // The runtime does not answer a client's Close frame for a hibernatable socket: answered here, or the
     // client waits in CLOSING for a close that never completes (1005, 1006 and 1015 may not be sent: 1000).
     try {

@@ -1,16 +1,25 @@
 import type { Env } from "../../env.js";
-import { InvalidInputError, LockedError, StoreUnavailableError, TooLargeError } from "../../errors.js";
-import { jsonOf, validated } from "../../wire/parse.js";
+import { InvalidInputError, LockedError, StoreUnavailableError } from "../../errors.js";
+import { validated } from "../../wire/parse.js";
 import type { KindName } from "../../store/kinds.js";
 import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
-import { BODY_MAX_BYTES } from "../../limits.js";
 import { newOwnerToken } from "../../tokens.js";
 import type { KindObjectPart } from "../KindObjectPart.js";
 import type { Line } from "../line/Line.js";
 import type { Waiters } from "../line/Waiters.js";
 import { MessageGate } from "./messageGate.js";
-import { type Attachment, attachmentOf, keepAttachment, keepWaiting, type Place, type Resume } from "./socketAttachment.js";
-import { closeWith, errorAsAnswer, sendAnswer } from "./socketAttachment.js";
+import {
+  type Attachment,
+  attachmentOf,
+  closeWith,
+  errorAsAnswer,
+  keepAttachment,
+  keepWaiting,
+  type Place,
+  type Resume,
+  sendAnswer,
+  waitsToRestore,
+} from "./socketAttachment.js";
 import { renewWait, type SocketAcquire, type SocketAsk, socketLine } from "./socketLine.js";
 import type { LockStore } from "../../store/types.js";
 import type { StoreKind } from "../line/waitProtocol.js";
@@ -19,10 +28,9 @@ import { limitIdle } from "./socketIdleLimits.js";
 import { checkTokenLife } from "../tokenLife.js";
 import { refusal, type SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "../timers.js";
-import { SOCKET_AT_HEADER, SOCKET_PROTOCOL, type SocketAnswer } from "../../wire/socketProtocol.js";
-import type { SocketAt } from "./socketSchemas.js";
+import { SOCKET_PROTOCOL, type SocketAnswer } from "../../wire/socketProtocol.js";
 import { acquireMessage } from "../../wire/socketMessages.js";
-import { ackMessage, renewMessage, socketAtOf, watchMessage } from "./socketSchemas.js";
+import { ackMessage, renewMessage, type SocketAt, socketAtOf, socketMessageOf, watchMessage } from "./socketSchemas.js";
 
 /** What the sockets need of their lock object. */
 export interface WaitSocketsHost {
@@ -48,11 +56,9 @@ export interface WaitSocketsHost {
 }
 
 /**
- * The lock object's wait sockets (socketProtocol.ts): accepted with the hibernation API, one wait each,
- * in the same line as HTTP waiters. The wait in progress is this instance's (to withdraw it when the socket
- * closes); where the socket is in its wait, and what it takes to wait again, is kept in its attachment, so
- * when the object wakes from hibernation (or restarts with its sockets open) restore() puts every waiting
- * socket back in the line, in order.
+ * The lock object's wait sockets (socketMessages.ts): accepted with the hibernation API, one wait each, in
+ * the same line as HTTP waiters. Where a socket is in its wait, and what it takes to wait again, is kept in
+ * its attachment, so a woken object (restore) puts every waiting socket back in the line, in order.
  */
 export class WaitSockets {
   /** Each socket's messages, one at a time and no faster than allowed (messageGate.ts). */
@@ -83,20 +89,15 @@ export class WaitSockets {
    * (too large to attach) is told its wait was lost.
    */
   restore(): void {
-    const waiting: Array<{ ws: WebSocket; at: SocketAt; resume: Resume }> = [];
-    for (const ws of this.host.ctx.getWebSockets()) {
+    const sockets = this.host.ctx.getWebSockets();
+    for (const ws of sockets) {
       const state = attachmentOf(ws);
       if (state && state.phase !== "done") this.live.add(ws);
       // Its idle limit was a timer of the instance that went: set again, for what is left of it.
       if (state) this.limitIdle(ws, state);
-      if (state?.phase !== "waiting" || this.host.waiters.has(ws)) continue;
-      if (!state.resume) {
-        this.fail(ws, new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied"));
-        continue;
-      }
-      waiting.push({ ws, at: state.at, resume: state.resume });
     }
-    waiting.sort((a, b) => a.resume.seq - b.resume.seq);
+    const { waiting, lost } = waitsToRestore(sockets.filter((ws) => !this.host.waiters.has(ws)));
+    for (const ws of lost) this.fail(ws, new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied"));
     for (const { ws, at, resume } of waiting) {
       this.lastSeq = Math.max(this.lastSeq, resume.seq);
       const waitMs = Math.max(1, resume.deadline - Date.now());
@@ -165,10 +166,7 @@ export class WaitSockets {
     // Read again: the socket may have moved on (or ended) while the budget was asked.
     const state = attachmentOf(ws);
     if (!state || state.phase === "done") return;
-    if (typeof data !== "string") throw new InvalidInputError("invalid_body", "wait socket messages are JSON text, not binary");
-    if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
-    const json = jsonOf(data, "message");
-    const type = typeof json === "object" && json !== null && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined;
+    const { json, type } = socketMessageOf(data, "wait");
     const awaitsEnd = this.host.socketMode(state.at.kind) === "awaitEnd";
     if (state.phase === "open" && type === "watch" && awaitsEnd) {
       const { waitMs } = validated(json, watchMessage, "watch message");
@@ -297,9 +295,5 @@ export class WaitSockets {
   /** A socket offered a grant it did not acknowledge: the grant goes back to the line (a no-op once it was picked up). */
   private giveBackOffer(state: Attachment | null): void {
     if (state?.phase === "granted") this.host.line(state.at.kind).takeBack(state.token);
-  }
-
-  static isSocketRequest(request: Request): boolean {
-    return request.headers.has(SOCKET_AT_HEADER);
   }
 }

@@ -71,3 +71,22 @@ export function errorAsAnswer(err: unknown): SocketAnswer {
   const { status, body } = errorAnswer(err);
   return { type: "error", status, ...body };
 }
+
+/**
+ * The sockets that were waiting when the object went (hibernation, a restart that kept them), in
+ * their old order; those that could not keep what it takes to wait again (too large to attach) apart.
+ */
+export function waitsToRestore(sockets: readonly WebSocket[]): {
+  waiting: Array<{ ws: WebSocket; at: SocketAt; resume: Resume }>;
+  lost: WebSocket[];
+} {
+  const waiting: Array<{ ws: WebSocket; at: SocketAt; resume: Resume }> = [];
+  const lost: WebSocket[] = [];
+  for (const ws of sockets) {
+    const state = attachmentOf(ws);
+    if (state?.phase !== "waiting") continue;
+    if (state.resume) waiting.push({ ws, at: state.at, resume: state.resume });
+    else lost.push(ws);
+  }
+  return { waiting: waiting.sort((a, b) => a.resume.seq - b.resume.seq), lost };
+}

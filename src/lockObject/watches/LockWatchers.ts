@@ -1,8 +1,7 @@
 import type { Env } from "../../env.js";
-import { InvalidInputError, TooLargeError } from "../../errors.js";
-import { BODY_MAX_BYTES } from "../../limits.js";
+import { InvalidInputError } from "../../errors.js";
 import { logError } from "../../logError.js";
-import { jsonOf, validated } from "../../wire/parse.js";
+import { validated } from "../../wire/parse.js";
 import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
 import { SOCKET_PROTOCOL, type SocketAnswer } from "../../wire/socketProtocol.js";
 import type { SocketAt } from "../sockets/socketSchemas.js";
@@ -10,7 +9,7 @@ import { refusal, type SocketCaps } from "../sockets/socketCaps.js";
 import { checkTokenLife } from "../tokenLife.js";
 import { type Attachment, attachmentOf, closeWith, errorAsAnswer, keepAttachment, sendAnswer } from "../sockets/socketAttachment.js";
 import { limitIdle } from "../sockets/socketIdleLimits.js";
-import { socketAtOf } from "../sockets/socketSchemas.js";
+import { socketAtOf, socketMessageOf } from "../sockets/socketSchemas.js";
 import { watchStartMessage } from "../../wire/socketMessages.js";
 import type { ObjectTimers } from "../timers.js";
 import type { StoreKind } from "../line/waitProtocol.js";
@@ -135,9 +134,7 @@ export class LockWatchers {
   private async start(ws: WebSocket, state: Attachment, data: string | ArrayBuffer): Promise<void> {
     checkTokenLife(state.at);
     await checkRateLimit(this.host.env, state.at.ref.ns, state.at.tier ?? tierOf(this.host.env.RATE_LIMIT_TIERS, state.at.ref.ns));
-    if (typeof data !== "string") throw new InvalidInputError("invalid_body", "watch socket messages are JSON text, not binary");
-    if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
-    validated(jsonOf(data, "message"), watchStartMessage, "watch message");
+    validated(socketMessageOf(data, "watch").json, watchStartMessage, "watch message");
     // Ended while its budget was asked (closed, or a second message came): nothing to start.
     if (this.ended.has(ws)) return;
     keepAttachment(ws, { at: state.at, phase: "watching" });

@@ -1,4 +1,5 @@
-import { kindOps, type LockStore } from "../../store/types.js";
+import { kindOps, type LockRef, type LockStore } from "../../store/types.js";
+import type { KindName } from "../../store/kinds.js";
 import type { WatchState } from "../../store/types.js";
 import type { StoreKind } from "../line/waitProtocol.js";
 import { deliver, holderIdOf, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications.js";
@@ -28,6 +29,35 @@ const watchesChanged = (kv: SyncKvStorage) => nextTimes.delete(kv);
 export function addWatch(kv: SyncKvStorage, lease: WatchedLease): void {
   kv.put(WATCH + watchIdOf(lease), lease);
   watchesChanged(kv);
+}
+
+/** A lease granted with onExpire: looked at again when it would end by our clock (the store's ttl, not its clock). */
+export function watchGrantedLease(
+  kv: SyncKvStorage,
+  l: {
+    kind: KindName;
+    store: StoreKind;
+    ref: LockRef;
+    fence: number;
+    token?: string;
+    expiresAt: number;
+    ttlMs: number;
+    onExpire: string;
+    holderLabel?: string;
+  },
+): void {
+  addWatch(kv, {
+    kind: l.kind,
+    store: l.store,
+    ns: l.ref.ns,
+    name: l.ref.name,
+    fence: l.fence,
+    ...(l.token === undefined ? {} : { token: l.token }),
+    expiresAt: l.expiresAt,
+    checkAt: Date.now() + l.ttlMs,
+    onExpire: l.onExpire,
+    ...(l.holderLabel === undefined ? {} : { holderLabel: l.holderLabel }),
+  });
 }
 
 /** The lease of this watch id (fence or token) ended on purpose (released, completed, failed): no notification. */
