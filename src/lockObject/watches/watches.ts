@@ -26,7 +26,7 @@ const MIN_RECHECK_MS = 250;
 const nextTimes = new WeakMap<SyncKvStorage, number | undefined>();
 const watchesChanged = (kv: SyncKvStorage) => nextTimes.delete(kv);
 
-export function addWatch(kv: SyncKvStorage, lease: WatchedLease): void {
+function addWatch(kv: SyncKvStorage, lease: WatchedLease): void {
   kv.put(WATCH + watchIdOf(lease), lease);
   watchesChanged(kv);
 }
