@@ -2,6 +2,7 @@ import type { KindName, KindWait, KindWriteNote } from "../../store/kinds.js";
 import type { LockRef, LockStore } from "../../store/types.js";
 import type { KindObjectPart } from "../KindObjectPart.js";
 import type { ObjectTimers } from "../timers.js";
+import type { GrantedLease } from "../watches/watches.js";
 import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
 import { waitFault } from "./waitFault.js";
 import { type WaitOptions, Queue } from "./Queue.js";
@@ -13,17 +14,7 @@ export interface LineHost {
   /** A waiter joined or left: the waiters count a watcher sees moved. */
   changed(): void;
   /** Watch a granted lease for onExpire. */
-  watchLease(lease: {
-    kind: KindName;
-    store: StoreKind;
-    ref: LockRef;
-    fence: number;
-    token?: string;
-    expiresAt: number;
-    ttlMs: number;
-    onExpire: string;
-    holderLabel?: string;
-  }): void;
+  watchLease(lease: GrantedLease): void;
   /** A lease ended on purpose: its watch ends with no notification. */
   dropWatch(id: number | string): void;
 }

@@ -31,21 +31,22 @@ function addWatch(kv: SyncKvStorage, lease: WatchedLease): void {
   watchesChanged(kv);
 }
 
+/** A lease granted with onExpire, as the line hands it over (its fence, and its token where holders share a fence). */
+export interface GrantedLease {
+  kind: KindName;
+  store: StoreKind;
+  ref: LockRef;
+  fence: number;
+  token?: string;
+  expiresAt: number;
+  ttlMs: number;
+  onExpire: string;
+  /** The holder's label, carried in the notification. */
+  holderLabel?: string;
+}
+
 /** A lease granted with onExpire: looked at again when it would end by our clock (the store's ttl, not its clock). */
-export function watchGrantedLease(
-  kv: SyncKvStorage,
-  l: {
-    kind: KindName;
-    store: StoreKind;
-    ref: LockRef;
-    fence: number;
-    token?: string;
-    expiresAt: number;
-    ttlMs: number;
-    onExpire: string;
-    holderLabel?: string;
-  },
-): void {
+export function watchGrantedLease(kv: SyncKvStorage, l: GrantedLease): void {
   addWatch(kv, {
     kind: l.kind,
     store: l.store,
