@@ -22,7 +22,7 @@ const TTL_MS = 300_000;
 
 export interface Step {
   label: string;
-  /** The floor row this row is read against (a label of FLOOR_STEPS), if any. */
+  /** The floor row this row is read against (a label of FLOORS), if any. */
   floor?: string;
   /** Brings name i to the state the step needs (not counted). */
   setup(i: number): Promise<void>;

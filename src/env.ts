@@ -34,12 +34,12 @@ export interface Env {
   /**
    * Hosts that may receive expiry notifications, per namespace:
    * "shop=hooks.shop.example|*.shop.example,*=hooks.example" ("*": every namespace).
-   * Unset: no namespace may use onExpire. See http/onExpireTarget.ts.
+   * Unset: no namespace may use onExpire. See src/wire/onExpireTarget.ts.
    */
   ONEXPIRE_HOSTS?: string;
   /** "1": onExpire may be http://localhost (local development only). */
   ONEXPIRE_ALLOW_HTTP_LOCALHOST?: string;
-  /** Request budgets per namespace: "ns=low|standard|high|off,*=standard" (http/rateLimit.ts). */
+  /** Request budgets per namespace: "ns=low|standard|high|off,*=standard" (src/namespaceObject/rateLimit.ts). */
   RATE_LIMIT_TIERS?: string;
   /** The tiers' Workers Rate Limiting bindings (wrangler.toml [[ratelimits]]). */
   RATE_LIMIT_LOW?: RateLimiter;

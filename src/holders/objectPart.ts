@@ -39,7 +39,7 @@ export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderG
  * A many-holder kind's part of its lock object (the read-write lock, the
  * semaphore): its line's store step admits waiters in batches; its holders'
  * onExpire watches go by token (readers share a fence). A release tells the
- * object (wrote), whose line takes its next step; on the Durable store its
+ * object (noteWrite), whose line takes its next step; on the Durable store its
  * own release does the same in the same call.
  */
 export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGrant> implements KindObjectPart<K, Grant> {

@@ -29,7 +29,7 @@ export interface WriteEffect {
 export interface KindObjectPart<K extends KindName = KindName, Grant = unknown> {
   /**
    * The kind's operations on this object's own storage (the Durable store),
-   * telling the object what each did (LockObjectHost.wrote, pickedUp), so the
+   * telling the object what each did (LockObjectHost.noteWrite, pickedUp), so the
    * line moves in the same call.
    */
   readonly durableOps: KindOps[K];

@@ -40,7 +40,7 @@ export interface ObjectKinds {
   redisStoreOf(env: Env): LockStore | undefined;
   /**
    * A wait socket's acquire, through the kind's service and the acquire flow
-   * as over HTTP (src/worker/socketAcquire.ts: the service layer, so the
+   * as over HTTP (src/service/socketAcquire.ts: the service layer, so the
    * entry point hands it in).
    */
   socketAcquire: SocketAcquire;

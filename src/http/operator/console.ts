@@ -41,7 +41,7 @@ export const consoleRoutes = honoApp();
 
 // "/console" and "/console/" both open the page (its links are absolute); Hono's strict routing tells the two
 // apart. The file is ".+", not ".*" with the empty name: Hono's RegExpRouter refuses a pattern that matches
-// nothing, and the app would fall back to its slower TrieRouter (test/node/router.test.ts).
+// nothing, and the app would fall back to its slower TrieRouter (test/http/router.test.ts).
 consoleRoutes.get("/console", (c) => serve(c.env.ASSETS, c.req.raw, "index.html"));
 consoleRoutes.get("/console/", (c) => serve(c.env.ASSETS, c.req.raw, "index.html"));
 consoleRoutes.get("/console/:file{.+}", (c) => serve(c.env.ASSETS, c.req.raw, c.req.param("file")));

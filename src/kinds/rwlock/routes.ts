@@ -17,7 +17,7 @@ export const rwLockRoutes = honoApp();
 
 // Each mode is its own literal path, not one `:mode{read|write}` pattern: a pattern beside the literal
 // `/:name/heartbeat` (or the watch route's `/:name/watch`) is a route Hono's RegExpRouter refuses, and the
-// app would fall back to its slower TrieRouter (test/node/router.test.ts).
+// app would fall back to its slower TrieRouter (test/http/router.test.ts).
 for (const mode of ["read", "write"] as const satisfies readonly RwMode[]) {
   rwLockRoutes.post(`/:name/${mode}/acquire`, async (c) => {
     const name = lockName(c);

@@ -8,8 +8,8 @@ export type StoreKind = "redis" | "durable";
  * watched, and what comes back. Sent over fetch (not RPC) so the client's
  * disconnect reaches the object as the request's abort signal where the
  * platform reports it; both directions are decoded with a schema, not cast.
- * Every kind's request (src/kinds/<kind>/schemas.ts) is this base with its
- * own `kind` and fields; the registry (src/kinds/registry/waits.ts) joins them.
+ * Every kind's request (src/kinds/<kind>/wait.ts) is this base with its
+ * own `kind` and fields; waitRequestOf (ObjectKinds.ts) joins them.
  */
 export const waitBase = {
   /** Which store the request uses (never its credentials: the object has its own). */

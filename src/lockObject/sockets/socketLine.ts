@@ -22,7 +22,7 @@ export type SocketAsk = { message: unknown } | { resume: KindWait[WaitingKindNam
 
 /**
  * A wait socket's acquire through the kind's service and the acquire flow,
- * as an HTTP acquire goes (src/kinds/registry/service.ts, handed in by the
+ * as an HTTP acquire goes (src/service/socketAcquire.ts, handed in by the
  * Worker's entry point): the object's core names no kind and no service.
  */
 export type SocketAcquire = (
