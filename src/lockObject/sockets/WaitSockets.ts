@@ -284,7 +284,7 @@ export class WaitSockets {
    */
   private finish(ws: WebSocket): void {
     const state = attachmentOf(ws);
-    this.giveBackOffer(state);
+    this.takeBackOffer(state);
     keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
     this.gates.delete(ws);
     this.ended.add(ws);
@@ -293,7 +293,7 @@ export class WaitSockets {
   }
 
   /** A socket offered a grant it did not acknowledge: the grant goes back to the line (a no-op once it was picked up). */
-  private giveBackOffer(state: Attachment | null): void {
+  private takeBackOffer(state: Attachment | null): void {
     if (state?.phase === "granted") this.host.line(state.at.kind).takeBack(state.token);
   }
 }
