@@ -10,6 +10,7 @@ import { measureCeiling, CEILING_CLIENTS, CEILING_REQUESTS } from "./ceiling";
 import { upstashRedis, WorkerApi } from "./clients";
 import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContendedRows, type ContendedRow, type ContendedShape } from "./contended";
 import { cycleFloorSection } from "./cycleFloor";
+import { workerInstructionsSection } from "./workerInstructions";
 import { FLOOR_HEADER, floorTableRows, measureFloors } from "./floor";
 import { measureVanished, VANISHED_HEADER, type VanishedRow, vanishedTableRows } from "./vanished";
 import { PICKUP_MS } from "../src/limits";
@@ -63,7 +64,7 @@ const MARKET_SECONDS = QUICK ? 1 : 3;
 const RESULTS_DIR = path.join(ROOT, "bench", "results");
 const WATCHDOG_MS = 600_000;
 
-/** `BENCH_ONLY=1,5 npm run bench` runs only those sections (table 0, the floors, always runs; 1c: table 1c alone). */
+/** `BENCH_ONLY=1,5 npm run bench` runs only those sections (table 0, the floors, always runs; 1c, 1d: that table alone). */
 const only = process.env.BENCH_ONLY?.split(",").map((x) => x.trim());
 const wanted = (section: string) => !only || only.includes(section);
 
@@ -130,6 +131,8 @@ async function main(): Promise<number> {
   if (wanted("1")) await cyclesSection(gw, redis, workers, run, floors, ceiling);
   // 1c. The uncontended cycle through the Worker over a bare Worker doing the same store round trips.
   if (wanted("1") || wanted("1c")) await cycleFloorSection(gw, workers, run, QUICK);
+  // 1d. The same cycle's instructions in workerd over the floor's (callgrind): a figure load does not move.
+  if (wanted("1") || wanted("1d")) await workerInstructionsSection(gw, stack.vars, run, QUICK);
   if (wanted("2")) await handoffSection(gw, redis, workers, run, floors, relay);
   // 3 and 4. Contended throughput, without and with work under the lock.
   if (wanted("3")) await contendedSection("3", CONTENDED, gw, redis, workers, run);

@@ -36,6 +36,8 @@ export interface BenchStack {
   /** Base URL of the relay Worker (bench/relayWorker), when startBenchStack was asked for it. */
   relay?: string;
   apiKey: string;
+  /** The vars each store's Worker was served with (another server of it, such as under callgrind, takes the same). */
+  vars: { redis: Record<string, string>; durable: Record<string, string> };
   stop(): Promise<void>;
 }
 
@@ -80,10 +82,11 @@ export async function startBenchStack(options: { relay?: boolean } = {}): Promis
       MAX_SOCKETS_PER_NAMESPACE: "20000",
     };
     // Sequential: the first call bundles, the second reuses the bundle.
-    const redis = await startWorker("redis", { ...common, UPSTASH_REDIS_REST_URL: gateway.url, UPSTASH_REDIS_REST_TOKEN: gateway.token }, stoppers);
-    const durable = await startWorker("durable", common, stoppers);
+    const vars = { redis: { ...common, UPSTASH_REDIS_REST_URL: gateway.url, UPSTASH_REDIS_REST_TOKEN: gateway.token }, durable: common };
+    const redis = await startWorker("redis", vars.redis, stoppers);
+    const durable = await startWorker("durable", vars.durable, stoppers);
     const relay = options.relay ? await startRelay(stoppers) : undefined;
-    return { gateway, workers: { redis, durable }, relay, apiKey, stop };
+    return { gateway, workers: { redis, durable }, relay, apiKey, vars, stop };
   } catch (err) {
     await stop();
     throw err;

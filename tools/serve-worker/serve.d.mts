@@ -25,6 +25,8 @@ export function resolveEngine(requested?: string): Engine;
  * engine: see resolveEngine.
  * projectDir: the Worker project to bundle (its wrangler.toml and node_modules), default this repository.
  * port: listen there (workerd engine; default a free port).
+ * wrap: a command (with its arguments) workerd runs under, such as valgrind (workerd engine only).
+ * v8Flags: flags for V8, such as --single-threaded (workerd engine only).
  */
 export function startWorkerServer(options: {
   vars: Record<string, string>;
@@ -32,6 +34,8 @@ export function startWorkerServer(options: {
   engine?: Engine;
   projectDir?: string;
   port?: number;
+  wrap?: string[];
+  v8Flags?: string[];
 }): Promise<WorkerServer>;
 
 /** One module of the bundle: its path relative to outDir (the entry first) and its type. */

@@ -75,17 +75,19 @@ export function resolveEngine(requested) {
 
 /**
  * Starts the Worker on 127.0.0.1, on `port` (workerd engine) or a free port.
- * @param {{ vars: Record<string, string>, persistDir?: string, engine?: Engine, projectDir?: string, port?: number }} options
+ * @param {{ vars: Record<string, string>, persistDir?: string, engine?: Engine, projectDir?: string, port?: number, wrap?: string[], v8Flags?: string[] }} options
  *   vars: the Worker's vars and secrets (API_KEYS, WEBHOOK_SECRET, UPSTASH_REDIS_REST_URL/TOKEN...),
  *   over wrangler.toml's [vars]; persistDir: keep Durable Object storage there (default: dropped on
  *   stop), in the same layout under both engines; engine: see resolveEngine; projectDir: the
- *   Worker project to bundle (its wrangler.toml and node_modules), default this repository.
+ *   Worker project to bundle (its wrangler.toml and node_modules), default this repository; wrap: a
+ *   command (with its arguments) workerd runs under, such as valgrind; v8Flags: flags for V8 (both workerd engine only).
  * @returns {Promise<WorkerServer>}
  */
-export async function startWorkerServer({ vars, persistDir, engine, projectDir = ROOT, port }) {
+export async function startWorkerServer({ vars, persistDir, engine, projectDir = ROOT, port, wrap, v8Flags }) {
   const chosen = resolveEngine(engine);
   const bundle = await bundleWorker(projectDir);
-  if (chosen === "workerd") return startWorkerd(bundle, { vars, persistDir, port, forwardLine: forwardRuntimeLine });
+  if (chosen === "workerd") return startWorkerd(bundle, { vars, persistDir, port, forwardLine: forwardRuntimeLine, wrap, v8Flags });
+  if (wrap || v8Flags) throw new Error("wrap, v8Flags: only the workerd engine takes them");
   return startMiniflare(bundle, { vars, persistDir });
 }
 
