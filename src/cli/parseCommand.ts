@@ -61,6 +61,8 @@ const OPTIONS = {
 } as const;
 
 const KINDS: readonly LeaseKind[] = LEASE_KINDS;
+/** The verbs whose first word after them is a NAME; any other verb refuses one. */
+const VERBS_WITH_A_NAME = new Set(["status", "release", "force-release"]);
 const WAIT_CHANNELS: WaitChannel[] = ["auto", "socket", "http"];
 
 /** Reads argv (after the program name) and the environment into a command. */
@@ -81,6 +83,12 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
   if (values.help || verb === "help" || verb === undefined) return { command: { name: "help" }, quiet };
   if (extra.length)
     throw new CliError(`unexpected ${JSON.stringify(extra[0])}: put the command after "--", e.g. holdfast run --lock NAME -- ${extra.join(" ")}`);
+  // A verb that takes no NAME refuses a stray word (`--ttl 30 seconds` would otherwise drop "seconds").
+  if (target !== undefined && !VERBS_WITH_A_NAME.has(verb)) {
+    throw new CliError(
+      `unexpected ${JSON.stringify(target)}: ${verb} takes no NAME (a value with a space in it needs quotes; a command goes after "--")`,
+    );
+  }
 
   const str = (k: string) => values[k] as string | undefined;
   const duration = (flag: string, fallback: number) => {

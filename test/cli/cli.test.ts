@@ -276,6 +276,11 @@ describe("usage", () => {
     const grace = await holdfast(servers.durable.url, ["run", "--lock", "x", "--ttl", "10s", "--grace", "5s", "--", "true"]).done;
     expect(grace.status).toBe(EXIT.usage);
     expect(grace.stderr).toMatch(/--grace 5s must be under half of --ttl 10s/);
+    // A stray word (a value with a space, unquoted) is refused, not dropped: CMD does not run.
+    const stray = await holdfast(servers.durable.url, ["run", "--lock", "x", "--ttl", "30", "seconds", "--", "echo", "ran"]).done;
+    expect(stray.status).toBe(EXIT.usage);
+    expect(stray.stderr).toMatch(/unexpected "seconds": run takes no NAME/);
+    expect(stray.stdout).not.toMatch(/ran/);
     const noCmd = await holdfast(servers.durable.url, ["run", "--lock", "x"]).done;
     expect(noCmd.status).toBe(EXIT.usage);
     expect(noCmd.stderr).toMatch(/holdfast run --lock x -- CMD/);
