@@ -1,6 +1,15 @@
 import { Redis } from "@upstash/redis";
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
-import { InternalError, InvalidInputError, LeaseLostError, LockedError, Mutex, RedisStore, StoreUnavailableError } from "holdfast";
+import {
+  InternalError,
+  InvalidInputError,
+  LeaseLostError,
+  LockedError,
+  Mutex,
+  NotConfiguredError,
+  RedisStore,
+  StoreUnavailableError,
+} from "holdfast";
 import { startLocalStack } from "../../tools/local-stack/stack.mjs";
 import type { LocalStack } from "../../tools/local-stack/stack.mjs";
 
@@ -32,6 +41,30 @@ function countFetches() {
 }
 
 describe("Mutex over @upstash/redis", () => {
+  it("names what is missing at once when the client has no URL or no token, not after the store's deadline", async () => {
+    const started = Date.now();
+    const noUrl = await new Mutex(new Redis({ url: "", token: "" }), unique("no-url")).acquire({ ttlMs: 1000 }).catch((err) => err);
+    expect(noUrl).toBeInstanceOf(NotConfiguredError);
+    expect(noUrl.message).toMatch(/no URL: set UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN/);
+    const noToken = await new Mutex(new Redis({ url: inject("upstashUrl"), token: "" }), unique("no-token"))
+      .acquire({ ttlMs: 1000 })
+      .catch((err) => err);
+    expect(noToken).toBeInstanceOf(NotConfiguredError);
+    expect(noToken.message).toMatch(/no token: set UPSTASH_REDIS_REST_TOKEN/);
+    // No network was waited for (the store's deadline is 2000 ms).
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+
+  it("says a wrong token was refused, naming the setting, and shows no script, key or token", async () => {
+    const name = unique("wrong-token");
+    const refused = await new Mutex(new Redis({ url: inject("upstashUrl"), token: "not-the-token" }), name)
+      .acquire({ ttlMs: 1000 })
+      .catch((err) => err);
+    expect(refused).toBeInstanceOf(NotConfiguredError);
+    expect(refused.message).toMatch(/refused its credentials .*Unauthorized.*check the Redis client's token \(UPSTASH_REDIS_REST_TOKEN\)/);
+    expect(refused.message).not.toMatch(/evalsha|command was|hf:\{|not-the-token/i);
+  });
+
   it("keeps a holder label: inspect shows it, and a caller turned away learns who holds it and until when", async () => {
     const name = unique("label");
     const lock = new Mutex(sharedRedis(), name);

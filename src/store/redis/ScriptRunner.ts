@@ -1,6 +1,6 @@
 import type { Redis } from "@upstash/redis";
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
-import { InternalError } from "../../errors.js";
+import { InternalError, NotConfiguredError } from "../../errors.js";
 import { classifyRedisFault } from "./redisFaults.js";
 import { luaScriptSha1, luaScripts, luaScriptTakesCallerClock, plainScript, plainScriptSha1, type LuaScriptName } from "./scripts.generated.js";
 
@@ -37,7 +37,11 @@ export class ScriptRunner {
     readonly notesWatchers = false,
   ) {
     this.timeoutMs = timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+    this.missing = missingSetting(redis);
   }
+
+  /** What the client lacks to reach a database (no URL, no token): every call says so at once, not after its deadline. */
+  private readonly missing: string | undefined;
 
   /** Runs a script; `watchers`, a write's lock's watchers key, goes last in KEYS only on the Worker's runner. */
   run(name: LuaScriptName, keys: string[], args: Array<string | number>, watchers?: string): Promise<ScriptReply> {
@@ -59,6 +63,7 @@ export class ScriptRunner {
 
   /** EVALSHA, and EVAL when Redis does not have the script (a new or flushed database). */
   private evalsha(name: LuaScriptName, keys: string[], argv: string[]): Promise<unknown> {
+    if (this.missing) return Promise.reject(new NotConfiguredError(this.missing));
     if (refusesKeyLocking.has(this.redis)) return this.evalshaPlain(name, keys, argv);
     return this.redis.evalsha(luaScriptSha1[name], keys, argv).catch((err: unknown) => this.evalOnNoScript(name, keys, argv, err));
   }
@@ -91,12 +96,30 @@ export class ScriptRunner {
 
   /** A plain Redis command (no script): under the same deadline, its failure sorted the same way. */
   async command<T>(what: string, call: (redis: Redis) => Promise<T>): Promise<T> {
+    if (this.missing) throw new NotConfiguredError(this.missing);
     try {
       return await withDeadline(what, this.timeoutMs, () => call(this.redis));
     } catch (err) {
       throw classifyRedisFault(what, err);
     }
   }
+}
+
+/**
+ * An @upstash/redis client made without a URL or token (`Redis.fromEnv()` with the variables unset warns,
+ * then waits for a network that is not there): what it lacks, in words that name the settings.
+ */
+function missingSetting(redis: Redis): string | undefined {
+  const client = (redis as unknown as { client?: { baseUrl?: unknown; headers?: { authorization?: unknown } } }).client;
+  if (!client || typeof client !== "object") return undefined;
+  if (client.baseUrl === "") {
+    return "the Redis client has no URL: set UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (Redis.fromEnv() reads them), or give new Redis({ url, token })";
+  }
+  const auth = client.headers?.authorization;
+  if (typeof auth === "string" && auth.trim() === "Bearer") {
+    return "the Redis client has no token: set UPSTASH_REDIS_REST_TOKEN (Redis.fromEnv() reads it), or give new Redis({ url, token })";
+  }
+  return undefined;
 }
 
 function isNoScript(err: unknown): boolean {

@@ -1,4 +1,4 @@
-import { HoldfastError, InternalError, StoreUnavailableError } from "../../errors.js";
+import { HoldfastError, InternalError, NotConfiguredError, StoreUnavailableError } from "../../errors.js";
 
 /**
  * Sorts what a Redis call threw into an outage (503) or a bug (500).
@@ -8,22 +8,29 @@ import { HoldfastError, InternalError, StoreUnavailableError } from "../../error
  *   UpstashError whose text is Redis's own, starting with ERR or WRONGTYPE
  *   (after "Command failed: " when it comes from a script).
  * - Redis busy, loading, read-only or out of memory, Upstash or the network
- *   failing or over quota, our deadline passing: an outage. Refused
- *   credentials surely applied nothing; anything else may have.
+ *   failing or over quota, our deadline passing: an outage, which may have
+ *   applied the write.
+ * - Refused credentials (a wrong token): not configured, nothing applied.
  */
 export function classifyRedisFault(what: string, err: unknown): HoldfastError {
   if (err instanceof HoldfastError) return err;
-  const message = err instanceof Error ? err.message : String(err);
+  // @upstash/redis ends its errors with the command it sent (a script's keys and arguments, owner tokens among
+  // them): never passed on, to a caller or to a log.
+  const message = (err instanceof Error ? err.message : String(err)).replace(/,? command was: [\s\S]*$/, "");
   const cause = err instanceof Error && err.cause instanceof Error ? ` (${err.cause.message})` : "";
   const detail = `${message}${cause}`.slice(0, 300);
+  // Refused credentials are a configuration to fix, not an outage to wait out; they surely applied nothing.
+  if (/^Unauthorized\b|WRONGPASS|NOAUTH/i.test(message)) {
+    return new NotConfiguredError(
+      `the store refused its credentials for ${what} (${message.slice(0, 80)}): check the Redis client's token (UPSTASH_REDIS_REST_TOKEN)`,
+    );
+  }
   const outage = /connect|connection|limit exceeded|max (daily )?requests?/i.test(message); // Upstash quotas speak as ERR too
   if (isUpstashError(err) && /^(Command failed: )?(ERR|WRONGTYPE|NOSCRIPT)\b/.test(message) && !outage) {
     return new InternalError(`the store rejected ${what}: ${detail}`);
   }
-  // Refused credentials surely applied nothing. A refused connection may follow an
-  // attempt that did reach Redis (the client retries), so it stays unknown.
-  const refused = /Unauthorized|WRONGPASS|NOAUTH/i.test(detail);
-  return new StoreUnavailableError(`the store failed ${what}: ${detail}`, refused ? "not_applied" : "unknown");
+  // A refused connection may follow an attempt that did reach Redis (the client retries), so it stays unknown.
+  return new StoreUnavailableError(`the store failed ${what}: ${detail}`, "unknown");
 }
 
 function isUpstashError(err: unknown): boolean {
