@@ -68,6 +68,21 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
     return c.json({ status: "ok", ...health }, 200);
   });
 
+  // The root answers where to go, so the URL `npm start` or a deploy prints shows something useful in a browser.
+  app.get("/", (c) => {
+    const origin = new URL(c.req.url).origin;
+    return c.json(
+      {
+        service: "holdfast",
+        console: `${origin}/console`,
+        openapi: `${origin}/openapi.json`,
+        health: `${origin}/healthz`,
+        docs: "https://github.com/holdfast-dev/holdfast#readme",
+        api: `${origin}/v1/ (Authorization: Bearer <API key>)`,
+      },
+      200,
+    );
+  });
   app.get("/openapi.json", async (c) => c.json(await kinds.openApiDocument(new URL(c.req.url).origin, c.env.ASSETS)));
   app.route("/", consoleRoutes);
 

@@ -20,10 +20,11 @@ interface Started {
 
 const running: Started[] = [];
 
-/** Runs start.mjs in its own process group (wrangler dev's children too), with API_KEYS unset as on a fresh clone. */
-function start(args: string[], port: number): Started {
+/** Runs start.mjs in its own process group (wrangler dev's children too), with API_KEYS unset as on a fresh clone (or as `vars` say). */
+function start(args: string[], port: number, vars: Record<string, string> = {}): Started {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
   delete env.API_KEYS;
+  Object.assign(env, vars);
   const child = spawn(process.execPath, [START, ...args], { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   child.stdout?.on("data", (d) => {
@@ -91,6 +92,41 @@ describe("npm start", () => {
     expect(grant.fence).toBeGreaterThan(fence); // one fence sequence: the same lock
     expect((await acquireOnWorker()).status).toBe(409);
     await lock.release(grant.token);
+  });
+
+  it("honours the browser settings: a listed origin's preflight is answered for it, a token is minted; GET / says where to go", {
+    timeout: 120_000,
+  }, async () => {
+    const origin = "http://localhost:8894";
+    const s = start([], await freePort(), { CORS_ORIGINS: `default=${origin}`, TOKEN_SECRETS: `default=${"s".repeat(40)}` });
+    const out = await until(s.output, (o) => PRINTED.test(o) || s.child.exitCode !== null, 90_000);
+    const url = SERVED.exec(out)?.[1];
+    const key = /^API key: (\S+)/m.exec(out)?.[1];
+    expect({ url, key }, out).toMatchObject({ url: expect.any(String), key: expect.any(String) });
+    const preflight = await fetch(`${url}/v1/locks/cart-5/acquire`, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe(origin);
+    const minted = await fetch(`${url}/v1/tokens`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ prefix: "cart-", operations: ["acquire", "release"], ttlMs: 60_000 }),
+    });
+    const body = (await minted.json()) as { token?: string };
+    expect(minted.status, JSON.stringify(body)).toBe(200);
+    expect(body.token).toMatch(/^hfs1\./);
+    const root = await fetch(`${url}/`);
+    expect(root.status).toBe(200);
+    expect(await root.json()).toMatchObject({ console: `${url}/console`, health: `${url}/healthz` });
+  });
+
+  it("a malformed API_KEYS is said before anything is served, in the service's words, and exits 78", { timeout: 120_000 }, async () => {
+    const s = start([], await freePort(), { API_KEYS: "no-equals-sign" });
+    expect(await s.exited).toBe(78);
+    expect(s.output()).toMatch(/npm start: the service has no usable API keys \(API_KEYS entry 1/);
+    expect(s.output()).not.toMatch(SERVED);
   });
 
   it("a busy PORT is named, with a free one to set instead", async () => {

@@ -10,11 +10,17 @@
 // edit of src/ (its proxy reads every answer whole, so an HTTP waiter that
 // hung up is taken for delivered and keeps a lock it is granted up to its
 // ttlMs; wait sockets are not affected; see docs/guarantees.md).
-// Honours PORT (default 8787), API_KEYS and WEBHOOK_SECRET from the
-// environment; with no API_KEYS it uses a documented local-only key in the
-// namespace the library uses by default, so `new Mutex(Redis.fromEnv(), name)`
-// and this Worker contend for the same lock on one Redis.
+// Honours PORT (default 8787) and every variable the Worker reads (src/env.ts:
+// API_KEYS, TOKEN_SECRETS, CORS_ORIGINS, WEBHOOK_SECRET, ONEXPIRE_HOSTS,
+// RATE_LIMIT_TIERS, the caps, STORE_TIMEOUT_MS, the Upstash settings), from
+// the environment, else from a `.dev.vars` file in the repository's root as
+// `wrangler dev` reads it (KEY=value lines); with no API_KEYS it uses a
+// documented local-only key in the namespace the library uses by default, so
+// `new Mutex(Redis.fromEnv(), name)` and this Worker contend for the same lock
+// on one Redis. A malformed API_KEYS is said, with the service's own message,
+// before anything is served (exit 78).
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startLocalStack } from "../local-stack/stack.mjs";
@@ -31,14 +37,51 @@ if (busy) {
   console.error(`npm start: ${busy}`);
   process.exit(1);
 }
-let apiKeys = process.env.API_KEYS;
+/** The variables the Worker reads (src/env.ts), passed on from the environment or `.dev.vars`. */
+const WORKER_VARS = [
+  "API_KEYS",
+  "TOKEN_SECRETS",
+  "CORS_ORIGINS",
+  "WEBHOOK_SECRET",
+  "ONEXPIRE_HOSTS",
+  "ONEXPIRE_ALLOW_HTTP_LOCALHOST",
+  "RATE_LIMIT_TIERS",
+  "MAX_WAITERS_PER_LOCK",
+  "MAX_SOCKETS_PER_NAMESPACE",
+  "STORE_TIMEOUT_MS",
+  "UPSTASH_REDIS_REST_URL",
+  "UPSTASH_REDIS_REST_TOKEN",
+  "UPSTASH_REDIS_REST_URLS",
+  "UPSTASH_REDIS_REST_TOKENS",
+];
+/** `.dev.vars` (KEY=value lines, # comments, optional quotes), as `wrangler dev` reads it; the environment wins. */
+function devVars(file) {
+  if (!fs.existsSync(file)) return {};
+  const out = {};
+  for (const line of fs.readFileSync(file, "utf8").split(/\r?\n/)) {
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!m || line.trimStart().startsWith("#")) continue;
+    out[m[1]] = m[2].replace(/^(["'])(.*)\1$/, "$2");
+  }
+  return out;
+}
+const fromFile = devVars(path.join(ROOT, ".dev.vars"));
+const setting = (name) => process.env[name] ?? fromFile[name];
+const given = Object.fromEntries(WORKER_VARS.flatMap((name) => (setting(name) === undefined ? [] : [[name, setting(name)]])));
+let apiKeys = given.API_KEYS;
 // The local-only key is an admin key, so the console can force-release too.
 if (!apiKeys) apiKeys = `${LOCAL_NAMESPACE}:admin:local-dev=${LOCAL_API_KEY}`;
-const webhookSecret = process.env.WEBHOOK_SECRET || "holdfast-local-webhook-secret";
+const webhookSecret = given.WEBHOOK_SECRET || "holdfast-local-webhook-secret";
 
 // Local development: expiry notifications may go to receivers on this machine over http.
-const onExpireHosts = process.env.ONEXPIRE_HOSTS || "*=localhost|127.0.0.1";
-const vars = { API_KEYS: apiKeys, WEBHOOK_SECRET: webhookSecret, ONEXPIRE_HOSTS: onExpireHosts, ONEXPIRE_ALLOW_HTTP_LOCALHOST: "1" };
+const onExpireHosts = given.ONEXPIRE_HOSTS || "*=localhost|127.0.0.1";
+const vars = {
+  ONEXPIRE_ALLOW_HTTP_LOCALHOST: "1",
+  ...given,
+  API_KEYS: apiKeys,
+  WEBHOOK_SECRET: webhookSecret,
+  ONEXPIRE_HOSTS: onExpireHosts,
+};
 let stack;
 if (useRedis) {
   stack = await startLocalStack();
@@ -73,12 +116,20 @@ if (dev) {
 }
 
 const url = `http://127.0.0.1:${port}`;
-const key = process.env.API_KEYS ? "<one of your API_KEYS>" : LOCAL_API_KEY;
+// What the service says of itself, before the ready line: a malformed API_KEYS (every /v1 call would be
+// refused) is said in the service's own words, and the store is the one the settings chose.
+const health = await fetch(`${url}/healthz`)
+  .then((r) => r.json())
+  .catch(() => ({}));
+if (health.status === "not_configured") {
+  console.error(`npm start: ${health.message}`);
+  await stop(78);
+}
+const storeName = health.store === "redis" ? (useRedis ? "Redis" : "Redis, from your Upstash settings") : "Durable Object";
+const key = given.API_KEYS ? "<one of your API_KEYS>" : LOCAL_API_KEY;
+console.log(`\nholdfast (${storeName} store${dev ? ", wrangler dev: reloads on edits" : ", served as in production"}) at ${url}`);
 console.log(
-  `\nholdfast (${useRedis ? "Redis" : "Durable Object"} store${dev ? ", wrangler dev: reloads on edits" : ", served as in production"}) at ${url}`,
-);
-console.log(
-  `API key: ${key}${process.env.API_KEYS ? "" : `  (namespace "${LOCAL_NAMESPACE}", the library's default; local only, an admin key: set API_KEYS=namespace=key to use your own)`}`,
+  `API key: ${key}${given.API_KEYS ? "" : `  (namespace "${LOCAL_NAMESPACE}", the library's default; local only, an admin key: set API_KEYS=namespace=key to use your own)`}`,
 );
 console.log(`console: ${url}/console (sign in with the key)`);
 console.log(`try: curl -s -X POST ${url}/v1/locks/demo/acquire -H 'authorization: Bearer ${key}' -d '{"ttlMs":30000}'\n`);

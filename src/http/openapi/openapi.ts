@@ -85,6 +85,14 @@ export function openApiDocument(origin: string, apis: readonly KindApi[]) {
   ];
 
   const paths: Record<string, Record<string, unknown>> = {
+    "/": {
+      get: {
+        operationId: "root",
+        summary: "Where to go: the console, this document, the health check",
+        security: [],
+        responses: { "200": { description: "This deployment's console, OpenAPI document and health check URLs", content: json({ type: "object" }) } },
+      },
+    },
     "/healthz": {
       get: {
         operationId: "health",
