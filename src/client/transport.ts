@@ -88,12 +88,44 @@ export class Transport {
       } catch (err) {
         if (err instanceof HoldfastClientError) throw err;
         if (options.signal?.aborted) throw options.signal.reason;
+        // In a browser page a refused origin looks like a dead network (no response at all): told apart at once.
+        const refusedOrigin = attempt === 0 ? await this.refusedOrigin() : undefined;
+        if (refusedOrigin) throw new UnreachableError(refusedOrigin, { cause: err });
         retryable = new UnreachableError(`no answer from ${this.baseUrl}: ${describe(err)}`, { cause: err });
       }
       const delay = Math.max(waitAtLeast, Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
       if (Date.now() + delay >= options.deadline) throw retryable;
       await sleep(delay, options.signal);
     }
+  }
+
+  /**
+   * On a page of another origin than the service's, a fetch that got no response at all may be the browser
+   * refusing the service's answer (CORS), not a network that is down. A `no-cors` request, whose answer the
+   * page may not read, still tells whether the service answers at all: if it does, the refusal was the
+   * origin's, and the message says how to fix it. Undefined outside a browser page, or when the service
+   * does not answer either (then the call is retried as for any network failure).
+   */
+  private async refusedOrigin(): Promise<string | undefined> {
+    const page = (globalThis as { document?: unknown; location?: { origin?: string } }).location?.origin;
+    if (!page || typeof (globalThis as { document?: unknown }).document === "undefined") return undefined;
+    let service: string;
+    try {
+      service = new URL(this.baseUrl).origin;
+    } catch {
+      return undefined;
+    }
+    if (service === page) return undefined;
+    try {
+      await this.fetchFn(`${this.baseUrl}/healthz`, { mode: "no-cors", credentials: "omit", signal: AbortSignal.timeout(1500) });
+    } catch {
+      return undefined; // no answer to that either: the network, or the URL
+    }
+    return (
+      `${service} answers, but not to this page: the browser refused its answer to ${page}. ` +
+      `Most often the service's CORS_ORIGINS does not list ${page} for this key's namespace ` +
+      '(docs/API.md, "Browsers: CORS and scoped tokens")'
+    );
   }
 
   /** One HTTP attempt, cut off at the deadline or by the caller's signal. */

@@ -5,7 +5,14 @@ import { HoldfastClient } from "./sdk.js";
 const leases = new Map();
 
 /** An error as plain data the test can compare: the SDK's class, code, status and the service's reason. */
-const described = (err) => ({ error: err.constructor.name, code: err.code, status: err.status, reason: err.body?.reason ?? null });
+const described = (err) => ({
+  error: err.constructor.name,
+  code: err.code,
+  status: err.status,
+  reason: err.body?.reason ?? null,
+  // An unreachable service's message is what tells a refused origin from a dead network.
+  ...(err.code === "unreachable" ? { message: err.message } : {}),
+});
 
 const client = (baseUrl, apiKey, waitChannel = "auto") => new HoldfastClient({ baseUrl, apiKey, waitChannel, timeoutMs: 3000 });
 
