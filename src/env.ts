@@ -49,9 +49,9 @@ export interface Env {
   ASSETS?: Fetcher;
   /** Optional Workers Analytics Engine dataset: grants, busy answers, waits, lapses, lease_lost, force releases (docs/metrics.md). */
   METRICS?: MetricsDataset;
-  /** Waiters one lock takes at once, sockets and held-open requests together (default 1000; src/lockObject/sockets/socketCaps.ts). */
+  /** Waiters one lock takes at once, sockets and held-open requests together (default 10,000: src/limits.ts; src/lockObject/sockets/socketCaps.ts). */
   MAX_WAITERS_PER_LOCK?: string;
-  /** Wait sockets one namespace may have open at once (default 5000). */
+  /** Wait sockets one namespace may have open at once (default 10,000: src/limits.ts). */
   MAX_SOCKETS_PER_NAMESPACE?: string;
   /** Bound on one store call in ms (default 2000). */
   STORE_TIMEOUT_MS?: string;

@@ -20,7 +20,7 @@ export interface RwLockOptions {
 export interface RwLockAcquireOptions {
   /** 100 .. 86_400_000, as in the HTTP contract. */
   ttlMs: number;
-  /** How long to keep trying (0 .. 60_000); 0 tries once. Ignored with `token`. */
+  /** How long to keep trying, ms (0 up to 2^31 - 1, LIBRARY_WAIT_MAX_MS); 0 tries once. Ignored with `token`. */
   waitMs?: number;
   /**
    * A token you hold, to re-enter (tried once, never waits): a reader may

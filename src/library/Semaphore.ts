@@ -23,7 +23,7 @@ export interface SemaphoreOptions {
 export interface SemaphoreAcquireOptions {
   /** 100 .. 86_400_000, as in the HTTP contract. */
   ttlMs: number;
-  /** How long to keep trying (0 .. 60_000); 0 tries once. */
+  /** How long to keep trying, ms (0 up to 2^31 - 1, LIBRARY_WAIT_MAX_MS); 0 tries once. */
   waitMs?: number;
   /** How many permits to take as one holder (1 .. limit, default 1). */
   permits?: number;

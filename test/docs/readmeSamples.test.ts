@@ -32,7 +32,7 @@ const PLAN: Record<string, "node" | "curl" | { notRun: string }> = {
   start: { notRun: "npm ci and npm start: .ci/run does the one, test/tools/localStart.test.ts runs the other" },
   curl: "curl",
   test: { notRun: "npm ci and npm test: what .ci/run runs" },
-  install: { notRun: "the registry's package: npm run check:package installs the packed tarball and runs it" },
+  install: { notRun: "npm run check:package (in .ci/run) runs this block as written: the tarball it packs, installed in a new project" },
   client: "node",
   "client-await-using": "node",
   "client-lease-travels": "node",

@@ -87,6 +87,38 @@ function step(what) {
   process.stdout.write(`package check: ${what}\n`);
 }
 
+/**
+ * The README's `install` block (`<!-- sample: install -->`), run as it is written: its `npm pack` is the
+ * one above (packed into the scratch directory rather than the clone), its `npm install <clone>/<tarball>
+ * @upstash/redis` runs in a new empty project with the clone's path put in, and the library it installed
+ * then imports. A block that names another tarball, or other commands, fails here.
+ */
+async function readmeInstall(scratch, tarball) {
+  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const block = /<!-- sample: install -->\n```sh\n([\s\S]*?)\n```/.exec(readme)?.[1];
+  if (!block) throw new Error("README.md has no install block (<!-- sample: install --> before a ```sh block)");
+  const commands = block
+    .split("\n")
+    .map((line) => line.replace(/#.*$/, "").trim())
+    .filter(Boolean);
+  const expected = ["npm ci", "npm pack", `npm install <clone>/${tarball} @upstash/redis`];
+  if (JSON.stringify(commands) !== JSON.stringify(expected)) {
+    throw new Error(`README.md's install block runs ${JSON.stringify(commands)}; this check runs ${JSON.stringify(expected)}: make them agree`);
+  }
+  const project = path.join(scratch, "readme-install");
+  fs.mkdirSync(project);
+  fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "readme-install", private: true, type: "module" }));
+  const install = commands[2].replace("<clone>", scratch).split(" ").slice(1);
+  await npm([...install, "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "error"], { cwd: project });
+  await run(
+    process.execPath,
+    ["--input-type=module", "-e", "const m = await import('holdfast'); if (typeof m.Mutex !== 'function') process.exit(1);"],
+    {
+      cwd: project,
+    },
+  );
+}
+
 async function main() {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-package-"));
   let stack;
@@ -141,6 +173,9 @@ async function main() {
       .split("\n")
       .filter((line) => /\bwarn\b/i.test(line) && !/\bwarn (fetch|retry)\b/i.test(line));
     if (warnings.length) throw new Error(`installing the tarball warned:\n${warnings.join("\n")}`);
+
+    step("the README's install block, as written, in a new project");
+    await readmeInstall(scratch, packed.filename);
 
     stack = await startLocalStack();
     const upstashEnv = { UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token };
