@@ -1,10 +1,9 @@
 import type { Redis } from "@upstash/redis";
 import type { Context, MiddlewareHandler } from "hono";
-import { HoldfastError, LeaseLostError } from "../errors.js";
+import { HoldfastError } from "../errors.js";
 import { errorResponse } from "../http/errorResponse.js";
-import { RESPONSE_MAX_BYTES } from "../limits.js";
 import { Idempotency } from "../library/Idempotency.js";
-import { keepLease, leaseClock } from "../wire/keepLease.js";
+import { answerOnce, keptHeaders, requestFingerprint } from "../library/answerOnce.js";
 import type { LockStore } from "../store/types.js";
 
 export interface IdempotencyMiddlewareOptions {
@@ -24,15 +23,6 @@ export interface IdempotencyMiddlewareOptions {
   keepHeaders?: string[];
 }
 
-/** A handler's response as kept for replays. The body is text: JSON and form APIs, not downloads. */
-interface StoredResponse {
-  status: number;
-  headers: Array<[string, string]>;
-  body: string;
-  /** The body was over the size limit and is not replayed (the work itself is still done once). */
-  bodyOmitted?: true;
-}
-
 /**
  * Hono middleware that runs a handler once per idempotency key: a retried
  * request (a webhook redelivery, a client retry) gets the first response
@@ -40,88 +30,37 @@ interface StoredResponse {
  * twice; one that overlaps the first gets 409 in_progress, one that reuses
  * the key for a different request 422 fingerprint_mismatch. A handler that
  * throws or answers 5xx fails the key, so the sender's retry can run it.
+ * The rules are the library's, once (src/library/answerOnce.ts); this adapts
+ * them to Hono's context, as `idempotent()` does to a fetch handler.
  */
 export function idempotency(options: IdempotencyMiddlewareOptions): MiddlewareHandler {
   const backend = options.store ?? options.redis;
   if (!backend) throw new TypeError("idempotency() needs a redis client or a store");
   const idem = new Idempotency(backend, { namespace: options.namespace });
   const keyOf = options.key ?? ((c: Context) => c.req.header("Idempotency-Key") || undefined);
-  const fingerprintOf = options.fingerprint ?? defaultFingerprint;
-  const keep = new Set(["content-type", "location", ...(options.keepHeaders ?? []).map((h) => h.toLowerCase())]);
+  const fingerprintOf = options.fingerprint ?? ((c: Context, body: string) => requestFingerprint(c.req.method, c.req.url, body));
+  const rules = { ttlMs: options.ttlMs, retainMs: options.retainMs, keep: keptHeaders(options.keepHeaders) };
 
   return async (c, next) => {
     const key = await keyOf(c);
     if (key === undefined) return next();
-
-    let begun: Awaited<ReturnType<Idempotency["begin"]>>;
-    const sentAt = leaseClock();
+    let fingerprint: string;
     try {
-      const fingerprint = await fingerprintOf(c, await c.req.text());
-      begun = await idem.begin(key, { ttlMs: options.ttlMs, retainMs: options.retainMs, fingerprint });
+      fingerprint = await fingerprintOf(c, await c.req.text());
     } catch (err) {
-      // in_progress, fingerprint_mismatch, a bad key, the store down: answered here, so
-      // the handler never runs without the key's protection.
       if (err instanceof HoldfastError) return errorResponse(c, err);
       throw err;
     }
-    if (begun.state === "completed") return replay(begun.response);
-
-    const token = begun.token;
-    const lease = keepLease({
-      ttlMs: begun.ttlMs,
-      since: sentAt,
-      heartbeat: () =>
-        idem.heartbeat(key, token).then(
-          () => "ok" as const,
-          (err) => (err instanceof LeaseLostError ? ("lost" as const) : Promise.reject(err)),
-        ),
+    const answered = await answerOnce(idem, rules, {
+      key,
+      fingerprint,
+      answerError: (err) => errorResponse(c, err),
+      run: async () => {
+        await next();
+        // Hono catches a throwing handler and sets c.error, with c.res from onError.
+        return { response: c.res, failed: c.error !== undefined || c.res.status >= 500 };
+      },
     });
-    try {
-      await next();
-    } finally {
-      lease.stop();
-    }
-    // Hono catches a throwing handler and sets c.error, with c.res from onError.
-    if (c.error !== undefined || c.res.status >= 500) {
-      await idem.fail(key, token).catch(() => undefined);
-      return;
-    }
-    // A store error or a lapsed lease here cannot undo the work already done:
-    // the response still goes out, and the key lapses at its deadline.
-    await idem.complete(key, token, await toStored(c.res, keep)).catch(() => undefined);
+    if (!answered.ran) return answered.response;
   };
-}
-
-async function toStored(res: Response, keep: Set<string>): Promise<StoredResponse> {
-  const headers: Array<[string, string]> = [];
-  res.headers.forEach((value, name) => {
-    if (keep.has(name.toLowerCase())) headers.push([name, value]);
-  });
-  const body = await res.clone().text();
-  // Leave room for the status and headers in the stored JSON.
-  if (new TextEncoder().encode(body).byteLength > RESPONSE_MAX_BYTES - 4096) {
-    return { status: res.status, headers, body: "", bodyOmitted: true };
-  }
-  return { status: res.status, headers, body };
-}
-
-function replay(stored: unknown): Response {
-  if (!isStoredResponse(stored)) {
-    throw new Error("this idempotency key holds a result that was not stored by the idempotency middleware");
-  }
-  const headers = new Headers(stored.headers);
-  headers.set("Idempotent-Replayed", "true");
-  return new Response(stored.status === 204 || stored.status === 304 ? null : stored.body, { status: stored.status, headers });
-}
-
-function isStoredResponse(x: unknown): x is StoredResponse {
-  const r = x as StoredResponse;
-  return typeof r === "object" && r !== null && Number.isInteger(r.status) && Array.isArray(r.headers) && typeof r.body === "string";
-}
-
-async function defaultFingerprint(c: Context, bodyText: string): Promise<string> {
-  const url = new URL(c.req.url);
-  const data = new TextEncoder().encode(`${c.req.method} ${url.pathname}${url.search}\n${bodyText}`);
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }

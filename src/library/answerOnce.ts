@@ -1,0 +1,129 @@
+import { HoldfastError, LeaseLostError } from "../errors.js";
+import { RESPONSE_MAX_BYTES } from "../limits.js";
+import { keepLease, leaseClock } from "../wire/keepLease.js";
+import type { Idempotency } from "./Idempotency.js";
+
+/** What the rules keep of a request's key: how long the handler may run, how long its answer is kept, which headers. */
+export interface AnswerRules {
+  /** The handler must answer within this; it is heartbeated every ttlMs/3 while it runs. */
+  ttlMs: number;
+  /** How long the response is kept for replays (default one day). */
+  retainMs?: number;
+  /** Response headers to keep and replay, lower case (content-type and location always). */
+  keep: ReadonlySet<string>;
+}
+
+/** One request with a key, as the rules see it; `run` runs the handler (its response, and whether it failed). */
+export interface KeyedCall {
+  key: string;
+  fingerprint: string;
+  run(): Promise<{ response: Response; failed: boolean }>;
+  /** A typed error (in_progress, fingerprint_mismatch, a bad key, the store down) as this caller's answer. */
+  answerError(err: HoldfastError): Response;
+}
+
+/** A handler's response as kept for replays. The body is text: JSON and form APIs, not downloads. */
+interface StoredResponse {
+  status: number;
+  headers: Array<[string, string]>;
+  body: string;
+  /** The body was over the size limit and is not replayed (the work itself is still done once). */
+  bodyOmitted?: true;
+}
+
+/**
+ * The rules of an idempotent request, once for every adapter (the fetch-handler
+ * wrapper, idempotent.ts; the Hono middleware): the key is begun; a completed
+ * key's response is replayed with `Idempotent-Replayed: true`; one in progress
+ * is 409 in_progress with Retry-After, one reused for another request 422
+ * fingerprint_mismatch; otherwise the handler runs, heartbeated, and its
+ * response is kept, unless it threw or answered 5xx: then the key is failed,
+ * so the sender's retry runs it again.
+ *
+ * Answers `{ ran: false, response }` when the handler did not run (a replay,
+ * an error), `{ ran: true, response }` when it did.
+ */
+export async function answerOnce(idem: Idempotency, rules: AnswerRules, call: KeyedCall): Promise<{ ran: boolean; response: Response }> {
+  let begun: Awaited<ReturnType<Idempotency["begin"]>>;
+  const sentAt = leaseClock();
+  try {
+    begun = await idem.begin(call.key, { ttlMs: rules.ttlMs, retainMs: rules.retainMs, fingerprint: call.fingerprint });
+  } catch (err) {
+    // Answered here, so the handler never runs without the key's protection.
+    if (err instanceof HoldfastError) return { ran: false, response: call.answerError(err) };
+    throw err;
+  }
+  if (begun.state === "completed") return { ran: false, response: replay(begun.response) };
+
+  const { key } = call;
+  const token = begun.token;
+  const lease = keepLease({
+    ttlMs: begun.ttlMs,
+    since: sentAt,
+    heartbeat: () =>
+      idem.heartbeat(key, token).then(
+        () => "ok" as const,
+        (err) => (err instanceof LeaseLostError ? ("lost" as const) : Promise.reject(err)),
+      ),
+  });
+  let outcome: { response: Response; failed: boolean };
+  try {
+    outcome = await call.run();
+  } catch (err) {
+    await idem.fail(key, token).catch(() => undefined);
+    throw err;
+  } finally {
+    lease.stop();
+  }
+  if (outcome.failed) {
+    await idem.fail(key, token).catch(() => undefined);
+    return { ran: true, response: outcome.response };
+  }
+  // A store error or a lapsed lease here cannot undo the work already done:
+  // the response still goes out, and the key lapses at its deadline.
+  await idem.complete(key, token, await toStored(outcome.response, rules.keep)).catch(() => undefined);
+  return { ran: true, response: outcome.response };
+}
+
+async function toStored(res: Response, keep: ReadonlySet<string>): Promise<StoredResponse> {
+  const headers: Array<[string, string]> = [];
+  res.headers.forEach((value, name) => {
+    if (keep.has(name.toLowerCase())) headers.push([name, value]);
+  });
+  const body = await res.clone().text();
+  // Leave room for the status and headers in the stored JSON.
+  if (new TextEncoder().encode(body).byteLength > RESPONSE_MAX_BYTES - 4096) {
+    return { status: res.status, headers, body: "", bodyOmitted: true };
+  }
+  return { status: res.status, headers, body };
+}
+
+function replay(stored: unknown): Response {
+  if (!isStoredResponse(stored)) {
+    throw new Error("this idempotency key holds a result that was not stored by the idempotency middleware");
+  }
+  const headers = new Headers(stored.headers);
+  headers.set("Idempotent-Replayed", "true");
+  return new Response(stored.status === 204 || stored.status === 304 ? null : stored.body, { status: stored.status, headers });
+}
+
+function isStoredResponse(x: unknown): x is StoredResponse {
+  const r = x as StoredResponse;
+  return typeof r === "object" && r !== null && Number.isInteger(r.status) && Array.isArray(r.headers) && typeof r.body === "string";
+}
+
+/** The headers always kept, and the caller's. */
+export function keptHeaders(extra: readonly string[] = []): ReadonlySet<string> {
+  return new Set(["content-type", "location", ...extra.map((h) => h.toLowerCase())]);
+}
+
+/** SHA-256 hex of a request's method, path (with query) and body: the default fingerprint. */
+export async function requestFingerprint(method: string, url: string, bodyText: string): Promise<string> {
+  const u = new URL(url);
+  return sha256Hex(`${method} ${u.pathname}${u.search}\n${bodyText}`);
+}
+
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
