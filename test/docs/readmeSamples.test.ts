@@ -12,6 +12,7 @@
 // to fail on Node 20. The TypeScript samples are also type-checked as written
 // (strict, NodeNext) against the package's declarations, with what they leave
 // to the reader declared in support/readmeSamples/globals.ts.
+import { installBuiltPackage } from "../support/builtPackage";
 import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -147,17 +148,7 @@ let env: NodeJS.ProcessEnv;
  */
 async function scratchProject(): Promise<string> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-readme-"));
-  const pkg = path.join(dir, "node_modules/holdfast");
-  fs.mkdirSync(pkg, { recursive: true });
-  fs.copyFileSync(path.join(ROOT, "package.json"), path.join(pkg, "package.json"));
-  await run(process.execPath, [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", path.join(pkg, "dist")], {
-    cwd: ROOT,
-  });
-  for (const dep of ["@upstash/redis", "hono", "zod"]) {
-    fs.mkdirSync(path.dirname(path.join(dir, "node_modules", dep)), { recursive: true });
-    fs.symlinkSync(path.join(ROOT, "node_modules", dep), path.join(dir, "node_modules", dep));
-  }
-  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ private: true, type: "module" }));
+  await installBuiltPackage(dir);
   for (const file of fs.readdirSync(SUPPORT)) fs.copyFileSync(path.join(SUPPORT, file), path.join(dir, file));
   // The samples as TypeScript too, to be checked against the package's declarations.
   fs.mkdirSync(path.join(dir, "typed"));

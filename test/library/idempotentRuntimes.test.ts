@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { installBuiltPackage } from "../support/builtPackage";
 
 /**
  * `idempotent(handler)` on every runtime it claims (docs/idempotency.md's table): the same cases, one
@@ -98,17 +99,7 @@ let scratch: string;
 
 beforeAll(async () => {
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-runtimes-"));
-  const pkg = path.join(scratch, "node_modules/holdfast");
-  fs.mkdirSync(pkg, { recursive: true });
-  fs.copyFileSync(path.join(ROOT, "package.json"), path.join(pkg, "package.json"));
-  await run(process.execPath, [path.join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json", "--outDir", path.join(pkg, "dist")], {
-    cwd: ROOT,
-  });
-  for (const dep of ["@upstash/redis", "hono", "zod"]) {
-    fs.mkdirSync(path.dirname(path.join(scratch, "node_modules", dep)), { recursive: true });
-    fs.symlinkSync(path.join(ROOT, "node_modules", dep), path.join(scratch, "node_modules", dep));
-  }
-  fs.writeFileSync(path.join(scratch, "package.json"), JSON.stringify({ private: true, type: "module" }));
+  await installBuiltPackage(scratch);
   fs.writeFileSync(path.join(scratch, "cases.mjs"), CASES);
 }, 120_000);
 
