@@ -1,6 +1,7 @@
 import { HoldfastError, LeaseLostError } from "../errors.js";
 import { RESPONSE_MAX_BYTES } from "../limits.js";
 import { keepLease, leaseClock } from "../wire/keepLease.js";
+import type { CompletedCache } from "./completedCache.js";
 import type { Idempotency } from "./Idempotency.js";
 
 /** What the rules keep of a request's key: how long the handler may run, how long its answer is kept, which headers. */
@@ -11,7 +12,12 @@ export interface AnswerRules {
   retainMs?: number;
   /** Response headers to keep and replay, lower case (content-type and location always). */
   keep: ReadonlySet<string>;
+  /** Completed responses kept in this process: a replay answered without a round trip (off unless given). */
+  cache?: CompletedCache;
 }
+
+/** How long a response is kept for replays when the caller does not say (the store's default too). */
+const RETAIN_DEFAULT_MS = 86_400_000;
 
 /** One request with a key, as the rules see it; `run` runs the handler (its response, and whether it failed). */
 export interface KeyedCall {
@@ -44,6 +50,8 @@ interface StoredResponse {
  * an error), `{ ran: true, response }` when it did.
  */
 export async function answerOnce(idem: Idempotency, rules: AnswerRules, call: KeyedCall): Promise<{ ran: boolean; response: Response }> {
+  const cached = rules.cache?.get(call.key, call.fingerprint);
+  if (cached !== undefined) return { ran: false, response: replay(cached) };
   let begun: Awaited<ReturnType<Idempotency["begin"]>>;
   const sentAt = leaseClock();
   try {
@@ -53,7 +61,10 @@ export async function answerOnce(idem: Idempotency, rules: AnswerRules, call: Ke
     if (err instanceof HoldfastError) return { ran: false, response: call.answerError(err) };
     throw err;
   }
-  if (begun.state === "completed") return { ran: false, response: replay(begun.response) };
+  if (begun.state === "completed") {
+    rules.cache?.put(call.key, call.fingerprint, begun.response, rules.retainMs ?? RETAIN_DEFAULT_MS);
+    return { ran: false, response: replay(begun.response) };
+  }
 
   const { key } = call;
   const token = begun.token;
@@ -81,7 +92,12 @@ export async function answerOnce(idem: Idempotency, rules: AnswerRules, call: Ke
   }
   // A store error or a lapsed lease here cannot undo the work already done:
   // the response still goes out, and the key lapses at its deadline.
-  await idem.complete(key, token, await toStored(outcome.response, rules.keep)).catch(() => undefined);
+  const stored = await toStored(outcome.response, rules.keep);
+  const completed = await idem.complete(key, token, stored).then(
+    () => true,
+    () => false,
+  );
+  if (completed) rules.cache?.put(key, call.fingerprint, stored, rules.retainMs ?? RETAIN_DEFAULT_MS);
   return { ran: true, response: outcome.response };
 }
 

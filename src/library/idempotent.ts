@@ -3,6 +3,7 @@ import { HoldfastError, InvalidInputError } from "../errors.js";
 import type { LockStore } from "../store/types.js";
 import { errorAnswer } from "../wire/errorAnswer.js";
 import { answerOnce, keptHeaders, requestFingerprint, sha256Hex } from "./answerOnce.js";
+import { CompletedCache, type CompletedCacheOptions } from "./completedCache.js";
 import { Idempotency } from "./Idempotency.js";
 
 /** Where a request's idempotency key comes from: a header, or a field of its JSON body. */
@@ -48,6 +49,11 @@ export interface IdempotentOptions {
   fingerprint?: readonly string[] | ((request: Request, bodyText: string) => string | Promise<string>);
   /** Response headers to replay besides content-type and location. */
   keepHeaders?: string[];
+  /**
+   * Keep completed responses in this process too, so a replay here needs no round trip (off by default;
+   * bounded: 1000 entries and 1 MiB unless set). Another process's view of the key is not seen meanwhile.
+   */
+  cache?: boolean | CompletedCacheOptions;
 }
 
 /**
@@ -66,7 +72,8 @@ export function idempotent<Rest extends unknown[]>(
   const backend = options.store ?? options.redis;
   if (!backend) throw new TypeError("idempotent() needs a redis client or a store");
   const idem = new Idempotency(backend, { namespace: options.namespace });
-  const rules = { ttlMs: options.ttlMs, retainMs: options.retainMs, keep: keptHeaders(options.keepHeaders) };
+  const cache = options.cache ? new CompletedCache(options.cache === true ? {} : options.cache) : undefined;
+  const rules = { ttlMs: options.ttlMs, retainMs: options.retainMs, keep: keptHeaders(options.keepHeaders), cache };
   const source = options.key ?? senders.idempotencyKey;
 
   return async (request, ...rest) => {

@@ -121,6 +121,44 @@ describe("idempotent(handler): a fetch handler run once per key", () => {
   });
 });
 
+describe("idempotent(handler) with a cache of completed responses", () => {
+  /** Counts the store's round trips: @upstash/redis talks to Upstash by fetch alone. */
+  function countFetches() {
+    const original = globalThis.fetch;
+    const counter = { calls: 0 };
+    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+      counter.calls++;
+      return original(input, init);
+    }) as typeof fetch;
+    return { counter, restore: () => (globalThis.fetch = original) };
+  }
+
+  it("answers a replay this process saw complete without a round trip; one past the bound goes to the store again", async () => {
+    const { runs, handler } = counting();
+    const wrapped = idempotent(handler, { redis: redis(), ttlMs: 5000, cache: { entries: 1 } });
+    const [a, b] = [unique("cache-a"), unique("cache-b")];
+    await wrapped(post({ "idempotency-key": a }, { n: 1 }));
+    const fetches = countFetches();
+    try {
+      const replayed = await wrapped(post({ "idempotency-key": a }, { n: 1 }));
+      expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+      expect(await replayed.json()).toMatchObject({ run: 1 });
+      expect(fetches.counter.calls).toBe(0);
+      // Another key completes: with room for one, a's entry goes, and its next replay asks the store.
+      await wrapped(post({ "idempotency-key": b }, { n: 2 }));
+      const before = fetches.counter.calls;
+      const fromStore = await wrapped(post({ "idempotency-key": a }, { n: 1 }));
+      expect(fromStore.headers.get("idempotent-replayed")).toBe("true");
+      expect(fetches.counter.calls).toBeGreaterThan(before);
+      // The same key with another request is the store's to answer (422), not the cache's.
+      expect((await wrapped(post({ "idempotency-key": a }, { n: 9 }))).status).toBe(422);
+    } finally {
+      fetches.restore();
+    }
+    expect(runs).toHaveLength(2);
+  });
+});
+
 /** Each sender's delivery, shaped as its docs show it, and its redelivery: the handler runs once. */
 describe("senders' keys", () => {
   const id = unique("delivery");
