@@ -1,7 +1,7 @@
 import type { Redis } from "@upstash/redis";
 import { HoldfastError, InvalidInputError } from "../errors.js";
 import type { LockStore } from "../store/types.js";
-import { errorAnswer } from "../wire/errorAnswer.js";
+import { errorAnswer, retryAfterHeader } from "../wire/errorAnswer.js";
 import { answerOnce, keptHeaders, requestFingerprint, sha256Hex } from "./answerOnce.js";
 import { CompletedCache, type CompletedCacheOptions } from "./completedCache.js";
 import { Idempotency } from "./Idempotency.js";
@@ -138,6 +138,7 @@ function fieldOf(bodyText: string, field: string): unknown {
 function errorAsResponse(err: HoldfastError): Response {
   const answer = errorAnswer(err);
   const headers: Record<string, string> = { "content-type": "application/json" };
-  if (answer.retryAfterMs !== undefined) headers["retry-after"] = String(Math.max(1, Math.ceil(answer.retryAfterMs / 1000)));
+  const retryAfter = retryAfterHeader(answer);
+  if (retryAfter !== undefined) headers["retry-after"] = retryAfter;
   return new Response(JSON.stringify(answer.body), { status: answer.status, headers });
 }

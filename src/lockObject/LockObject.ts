@@ -10,7 +10,7 @@ import { KeptKv } from "./KeptKv.js";
 import { LocalStore } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "../store/durable/LockObjectRpc.js";
-import { type ObjectKind, type ObjectKinds, waitRequestOf } from "./ObjectKinds.js";
+import { type ObjectKind, type ObjectKinds, type Served, waitRequestOf } from "./ObjectKinds.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { Line, type LineHost } from "./line/Line.js";
 import type { StoreKind } from "./line/waitProtocol.js";
@@ -54,7 +54,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     env: this.env,
     part: (kind) => this.part(kind),
     line: (kind) => this.line(kind),
-    socketMode: (kind) => this.kindOf(kind).object.socket,
+    socketMode: (kind) => this.serve(kind).object.socket,
     afterWait: (at, result) => this.afterWait(at, result),
     acquire: (call, ask, signal) => this.kinds.socketAcquire(call, ask, signal),
     storeOf: (kind) => this.storeOf(kind),
@@ -66,7 +66,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   private readonly watchers: LockWatchers = new LockWatchers({
     ctx: this.ctx,
     env: this.env,
-    state: (at) => this.kindOf(at.kind).object.watchedState(this.storeOf(at.store), at.ref, () => this.line(at.kind).count),
+    state: (at) => this.serve(at.kind).object.watchedState(this.storeOf(at.store), at.ref, () => this.line(at.kind).count),
     storeOf: (kind) => this.storeOf(kind),
     timers: this.timers,
     caps: this.caps,
@@ -84,7 +84,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   /** The request to this object (POST /wait), every kind's, made at the first. */
   private waitRequest: ReturnType<typeof waitRequestOf> | undefined;
   /** The one kind this object serves, its part and its line, made at its first request. */
-  private served: { kind: KindName; part: KindObjectPart<KindName>; line: Line } | undefined;
+  private served: Served | undefined;
   /** The alarm this instance last set (the runtime clears it when it fires). */
   private alarmAt: number | undefined;
   /** On the Durable store: a lazy bound on when stored state next needs cleaning up. */
@@ -139,11 +139,12 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     return found;
   }
 
-  /** The kind this object serves: its part and its line, made at the first request (one object serves one kind). */
-  private serve(kind: KindName): { kind: KindName; part: KindObjectPart<KindName>; line: Line } {
+  /** The kind this object serves: what it brings, its part and its line, made at the first request (one object serves one kind). */
+  private serve(kind: KindName): Served {
     if (!this.served) {
-      const part = this.kindOf(kind).object.part(this.host);
-      this.served = { kind, part, line: new Line(kind, part, this.lineHost) };
+      const { object } = this.kindOf(kind);
+      const part = object.part(this.host);
+      this.served = { kind, object, part, line: new Line(kind, part, this.lineHost) };
     }
     if (this.served.kind !== kind) throw new InternalError(`this lock object serves the ${this.served.kind}, not the ${kind}`);
     return this.served;

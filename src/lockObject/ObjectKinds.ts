@@ -4,6 +4,7 @@ import type { KindName, KindOps, KindWait } from "../store/kinds.js";
 import { kindOps, type LockRef, type LockStore } from "../store/types.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
+import type { Line } from "./line/Line.js";
 import type { SocketAcquire } from "./sockets/socketLine.js";
 
 /**
@@ -63,3 +64,11 @@ export const stateWithLine =
 export const stateAsStored =
   (kind: KindName): ObjectKind["object"]["watchedState"] =>
   async (store, ref) => ({ ...(await (kindOps(store, kind) as unknown as Inspecting).inspect(ref)) });
+
+/** The one kind a lock object serves, found once: what it brings, its part and its line. */
+export interface Served {
+  kind: KindName;
+  object: ObjectKind["object"];
+  part: KindObjectPart<KindName>;
+  line: Line;
+}

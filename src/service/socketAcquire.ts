@@ -16,8 +16,10 @@ import type { ServiceKind, SocketGrant } from "./ServiceKind.js";
  * it woke (checked when it began) goes into the line again the same way.
  */
 export function socketAcquireOf(kinds: readonly ServiceKind[]): SocketAcquire {
+  // Each kind's acquire by name, found once (every socket's acquire comes this way).
+  const acquires = new Map(kinds.flatMap((k) => (k.service.socketAcquire ? [[k.name, k.service.socketAcquire] as const] : [])));
   return async (call, ask, signal) => {
-    const kind = kinds.find((k) => k.name === call.at.kind)?.service.socketAcquire;
+    const kind = acquires.get(call.at.kind);
     if (!kind) throw new InternalError(`the ${call.at.kind} has no wait socket acquire`);
     const ctx: ServiceContext = {
       env: call.env,

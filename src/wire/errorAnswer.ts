@@ -34,6 +34,11 @@ export interface ErrorAnswer {
   retryAfterMs?: number;
 }
 
+/** An answer's Retry-After header value: whole seconds, at least 1 (undefined when it says no time). */
+export function retryAfterHeader(answer: ErrorAnswer): string | undefined {
+  return answer.retryAfterMs === undefined ? undefined : String(Math.max(1, Math.ceil(answer.retryAfterMs / 1000)));
+}
+
 /**
  * The one place where typed errors become HTTP statuses and bodies, for
  * every channel (an HTTP answer, a message on a wait socket).
