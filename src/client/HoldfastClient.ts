@@ -3,6 +3,7 @@ import type { BeginOptions, BeginResult, HoldfastClientOptions, LockOptions, Run
 import { lockBody } from "./clientOptions.js";
 import { LeaseLostError } from "./errors.js";
 import { acquireLease, type GrantContext, releaseHandle } from "./grants.js";
+import { serviceKeys, type ServiceKeys } from "./idempotencyKeys.js";
 import { beginKey } from "./keyRuns.js";
 import { KIND_PATHS, Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
 import { Operator } from "./operator.js";
@@ -118,6 +119,15 @@ export class HoldfastClient {
    */
   begin<T = unknown>(key: string, options: BeginOptions): Promise<BeginResult<T>> {
     return beginKey<T>(this.grants, key, options);
+  }
+
+  /**
+   * This service's idempotency keys as `idempotent()` (holdfast) keeps them, so an app with no
+   * Redis of its own passes the client: `idempotent(handler, { client, ttlMs })`. Steps by token,
+   * no waiting; its errors are the library's. For your own code, begin / complete / fail.
+   */
+  idempotencyKeys(): ServiceKeys {
+    return serviceKeys(this.host);
   }
 
   /** Stores the key's result (kept retainMs) and ends its lease. */

@@ -5,7 +5,7 @@ import { type GrantContext, once, writeOrGiveBack } from "./grants.js";
 import { Lease } from "./lease.js";
 import { type KeyWaitEnd, watchKeyOverSocket } from "./socketWait.js";
 
-const keyPath = (key: string, op: string) => `/v1/idempotency/${encodeURIComponent(key)}/${op}`;
+export const keyPath = (key: string, op: string) => `/v1/idempotency/${encodeURIComponent(key)}/${op}`;
 
 /**
  * Begins an idempotency key, waiting up to waitMs (any length) while

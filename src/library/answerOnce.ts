@@ -2,12 +2,31 @@ import { HoldfastError, LeaseLostError } from "../errors.js";
 import { RESPONSE_MAX_BYTES } from "../limits.js";
 import { keepLease, leaseClock } from "../wire/keepLease.js";
 import type { CompletedCache } from "./completedCache.js";
-import type { Idempotency } from "./Idempotency.js";
+
+/**
+ * Where the rules keep keys: the four steps of one key they use, so one set of rules serves every
+ * backend. The library's Idempotency (Redis, a store) is one; a holdfast service's client is another
+ * (`HoldfastClient#idempotencyKeys()`, holdfast/client). begin throws the typed errors of
+ * src/errors.ts (InProgressError, FingerprintMismatchError, InvalidInputError, StoreUnavailableError...),
+ * which the rules answer; heartbeat, complete and fail throw LeaseLostError once the token no longer
+ * holds the key.
+ */
+export interface IdempotencyBackend {
+  begin(
+    key: string,
+    options: { ttlMs: number; retainMs?: number; fingerprint: string },
+  ): Promise<{ state: "started"; token: string; ttlMs: number } | { state: "completed"; response: unknown }>;
+  heartbeat(key: string, token: string): Promise<unknown>;
+  complete(key: string, token: string, response: unknown): Promise<unknown>;
+  fail(key: string, token: string): Promise<unknown>;
+}
 
 /** What the rules keep of a request's key: how long the handler may run, how long its answer is kept, which headers. */
 export interface AnswerRules {
-  /** The handler must answer within this; it is heartbeated every ttlMs/3 while it runs. */
+  /** The handler must answer within this; it is heartbeated every ttlMs/3 while it runs (unless `heartbeat` is false). */
   ttlMs: number;
+  /** false: ttlMs is the handler's time left to its runtime's deadline, and the key is held until then, not renewed past it. */
+  heartbeat?: boolean;
   /** How long the response is kept for replays (default one day). */
   retainMs?: number;
   /** Response headers to keep and replay, lower case (content-type and location always). */
@@ -49,10 +68,10 @@ interface StoredResponse {
  * Answers `{ ran: false, response }` when the handler did not run (a replay,
  * an error), `{ ran: true, response }` when it did.
  */
-export async function answerOnce(idem: Idempotency, rules: AnswerRules, call: KeyedCall): Promise<{ ran: boolean; response: Response }> {
+export async function answerOnce(idem: IdempotencyBackend, rules: AnswerRules, call: KeyedCall): Promise<{ ran: boolean; response: Response }> {
   const cached = rules.cache?.get(call.key, call.fingerprint);
   if (cached !== undefined) return { ran: false, response: replay(cached) };
-  let begun: Awaited<ReturnType<Idempotency["begin"]>>;
+  let begun: Awaited<ReturnType<IdempotencyBackend["begin"]>>;
   const sentAt = leaseClock();
   try {
     begun = await idem.begin(call.key, { ttlMs: rules.ttlMs, retainMs: rules.retainMs, fingerprint: call.fingerprint });
@@ -68,15 +87,18 @@ export async function answerOnce(idem: Idempotency, rules: AnswerRules, call: Ke
 
   const { key } = call;
   const token = begun.token;
-  const lease = keepLease({
-    ttlMs: begun.ttlMs,
-    since: sentAt,
-    heartbeat: () =>
-      idem.heartbeat(key, token).then(
-        () => "ok" as const,
-        (err) => (err instanceof LeaseLostError ? ("lost" as const) : Promise.reject(err)),
-      ),
-  });
+  const lease =
+    rules.heartbeat === false
+      ? undefined
+      : keepLease({
+          ttlMs: begun.ttlMs,
+          since: sentAt,
+          heartbeat: () =>
+            idem.heartbeat(key, token).then(
+              () => "ok" as const,
+              (err) => (err instanceof LeaseLostError ? ("lost" as const) : Promise.reject(err)),
+            ),
+        });
   let outcome: { response: Response; failed: boolean };
   try {
     outcome = await call.run();
@@ -84,7 +106,7 @@ export async function answerOnce(idem: Idempotency, rules: AnswerRules, call: Ke
     await idem.fail(key, token).catch(() => undefined);
     throw err;
   } finally {
-    lease.stop();
+    lease?.stop();
   }
   if (outcome.failed) {
     await idem.fail(key, token).catch(() => undefined);

@@ -1,8 +1,9 @@
 import type { Redis } from "@upstash/redis";
 import { HoldfastError, InvalidInputError } from "../errors.js";
+import { TTL_MAX_MS, TTL_MIN_MS } from "../limits.js";
 import type { LockStore } from "../store/types.js";
 import { errorAnswer, retryAfterHeader } from "../wire/errorAnswer.js";
-import { answerOnce, keptHeaders, requestFingerprint, sha256Hex } from "./answerOnce.js";
+import { type AnswerRules, answerOnce, type IdempotencyBackend, keptHeaders, requestFingerprint, sha256Hex } from "./answerOnce.js";
 import { CompletedCache, type CompletedCacheOptions } from "./completedCache.js";
 import { Idempotency } from "./Idempotency.js";
 
@@ -28,13 +29,24 @@ export const senders = {
   standardWebhooks: { header: "webhook-id" },
 } as const satisfies Record<string, KeySource>;
 
-export interface IdempotentOptions {
-  /** Where keys live: an @upstash/redis client or a store (one of the two). */
+export interface IdempotentOptions<Rest extends unknown[] = unknown[]> {
+  /** Where keys live: an @upstash/redis client or a store, or `client` (one of them). */
   redis?: Redis;
   store?: LockStore;
+  /**
+   * A holdfast service's client (`new HoldfastClient({ baseUrl, apiKey })` from holdfast/client), for an app
+   * with no Redis of its own: keys live in the service, in its API key's namespace (so no `namespace` here).
+   */
+  client?: { idempotencyKeys(): IdempotencyBackend };
   namespace?: string;
-  /** The handler must answer within this; it is heartbeated every ttlMs/3 while it runs. */
-  ttlMs: number;
+  /**
+   * How long the handler may run, in ms (100 .. 86 400 000). A number: the key is heartbeated every ttlMs/3
+   * while the handler runs. A function of the handler's arguments: the time the handler has left to its
+   * runtime's deadline, e.g. `(request, env) => env.lambdaContext.getRemainingTimeInMillis()` (AWS Lambda):
+   * the key is held until then and not renewed past it, so a run cut off at its deadline frees the key for
+   * the retry (a fraction is rounded down). Any other value is a TypeError, before the key is touched.
+   */
+  ttlMs: number | ((request: Request, ...rest: Rest) => number);
   /** How long the response is kept for replays (default one day). */
   retainMs?: number;
   /** The request's key: a sender's (`senders.github`...), a source of your own, or a function. Default: the Idempotency-Key header. */
@@ -67,19 +79,28 @@ export interface IdempotentOptions {
  */
 export function idempotent<Rest extends unknown[]>(
   handler: (request: Request, ...rest: Rest) => Response | Promise<Response>,
-  options: IdempotentOptions,
+  options: IdempotentOptions<Rest>,
 ): (request: Request, ...rest: Rest) => Promise<Response> {
-  const backend = options.store ?? options.redis;
-  if (!backend) throw new TypeError("idempotent() needs a redis client or a store");
-  const idem = new Idempotency(backend, { namespace: options.namespace });
+  const idem = backendOf(options);
   const cache = options.cache ? new CompletedCache(options.cache === true ? {} : options.cache) : undefined;
-  const rules = { ttlMs: options.ttlMs, retainMs: options.retainMs, keep: keptHeaders(options.keepHeaders), cache };
+  const base = { retainMs: options.retainMs, keep: keptHeaders(options.keepHeaders), cache };
+  const { ttlMs } = options;
+  // A number is checked once and heartbeated; a function is asked each call for the time left to the
+  // handler's deadline, which the key is held to and not renewed past.
+  let rulesFor: (request: Request, rest: Rest) => AnswerRules;
+  if (typeof ttlMs === "function") {
+    rulesFor = (request, rest) => ({ ...base, ttlMs: checkedTtl(roundDown(ttlMs(request, ...rest)), "ttlMs(request, ...) gave"), heartbeat: false });
+  } else {
+    const fixed = { ...base, ttlMs: checkedTtl(ttlMs, "ttlMs is") };
+    rulesFor = () => fixed;
+  }
   const source = options.key ?? senders.idempotencyKey;
 
   return async (request, ...rest) => {
     const bodyText = request.method === "GET" || request.method === "HEAD" ? "" : await request.clone().text();
     let key: string | undefined;
     let fingerprint: string;
+    let callRules: AnswerRules;
     try {
       key = await keyOf(source, request, bodyText);
       if (key === undefined) {
@@ -87,11 +108,12 @@ export function idempotent<Rest extends unknown[]>(
         throw new InvalidInputError("missing_idempotency_key", `this endpoint needs an idempotency key: ${describeSource(source)}`);
       }
       fingerprint = await fingerprintOf(options.fingerprint, request, bodyText);
+      callRules = rulesFor(request, rest);
     } catch (err) {
       if (err instanceof HoldfastError) return errorAsResponse(err);
       throw err;
     }
-    const answered = await answerOnce(idem, rules, {
+    const answered = await answerOnce(idem, callRules, {
       key,
       fingerprint,
       answerError: errorAsResponse,
@@ -103,6 +125,29 @@ export function idempotent<Rest extends unknown[]>(
     return answered.response;
   };
 }
+
+/** Where keys live: the service's (client), or the library's over Redis or a store. */
+function backendOf(options: Pick<IdempotentOptions, "redis" | "store" | "client" | "namespace">): IdempotencyBackend {
+  const local = options.store ?? options.redis;
+  if (options.client && local) throw new TypeError("idempotent(): one of redis, store or client, not both");
+  if (options.client) {
+    if (options.namespace !== undefined) {
+      throw new TypeError("idempotent(): namespace is for redis or a store; a holdfast service keeps keys in its API key's namespace");
+    }
+    return options.client.idempotencyKeys();
+  }
+  if (!local) throw new TypeError("idempotent() needs a redis client, a store or a holdfast client");
+  return new Idempotency(local, { namespace: options.namespace });
+}
+
+/** A ttl as the store takes it (src/limits.ts), or a TypeError naming the option: nothing has been changed yet. */
+function checkedTtl(value: unknown, what: string): number {
+  if (typeof value === "number" && Number.isInteger(value) && value >= TTL_MIN_MS && value <= TTL_MAX_MS) return value;
+  throw new TypeError(`idempotent(): ${what} ${String(value)}; it must be a whole number of ms in ${TTL_MIN_MS}..${TTL_MAX_MS}`);
+}
+
+/** A time left may come with a fraction (a deadline less performance.now()); whole ms are kept. */
+const roundDown = (value: number): number => (typeof value === "number" ? Math.floor(value) : value);
 
 async function keyOf(source: NonNullable<IdempotentOptions["key"]>, request: Request, bodyText: string): Promise<string | undefined> {
   if (typeof source === "function") return (await source(request, bodyText)) || undefined;

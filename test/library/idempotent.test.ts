@@ -1,15 +1,30 @@
 import { Redis } from "@upstash/redis";
-import { describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { idempotent, senders } from "holdfast";
+import { HoldfastClient } from "../../src/client/index";
+import { LOCAL_API_KEY } from "../../tools/dev/local.mjs";
+import type { WorkerServer } from "../../tools/serve-worker/serve.mjs";
+import { startLocalService } from "../support/workerServers";
 
 /**
  * `idempotent(handler)`, the fetch-handler wrapper, as an app uses it: a
- * plain `(request, ...rest) => Response` handler over a real @upstash/redis
- * client against redis-server behind the project's Upstash gateway. The
+ * plain `(request, ...rest) => Response` handler, its keys kept by either
+ * backend, with the same cases: a real @upstash/redis client against
+ * redis-server behind the project's Upstash gateway, or a HoldfastClient of
+ * the Worker served as `npm start` serves it (over the same Redis). The
  * rules are the Hono middleware's (test/library/idempotency.test.ts holds
  * the middleware to them).
  */
-const redis = () => new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") });
+let service: WorkerServer;
+beforeAll(async () => {
+  service = await startLocalService();
+});
+afterAll(() => service?.stop());
+
+const BACKENDS = [
+  { name: "redis", keys: () => ({ redis: new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") }) }) },
+  { name: "a holdfast service", keys: () => ({ client: new HoldfastClient({ baseUrl: service.url, apiKey: LOCAL_API_KEY }) }) },
+];
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
 /** A handler that counts its runs and answers 201 with what it was sent (and the extra argument it was given). */
@@ -30,193 +45,201 @@ const post = (headers: Record<string, string>, body: unknown) =>
     body: JSON.stringify(body),
   });
 
-describe("idempotent(handler): a fetch handler run once per key", () => {
-  it("runs the handler once; a retry gets the first response, marked replayed, with the kept headers", async () => {
-    const { runs, handler } = counting();
-    const wrapped = idempotent(handler, { redis: redis(), ttlMs: 5000, keepHeaders: ["x-order"] });
-    const key = unique("order");
-    const first = await wrapped(post({ "idempotency-key": key }, { amount: 10 }), { region: "eu" });
-    expect(first.status).toBe(201);
-    expect(await first.json()).toEqual({ run: 1, body: '{"amount":10}', region: "eu" });
-    const again = await wrapped(post({ "idempotency-key": key }, { amount: 10 }), { region: "eu" });
-    expect(again.status).toBe(201);
-    expect(again.headers.get("idempotent-replayed")).toBe("true");
-    expect(again.headers.get("x-order")).toBe("o-1");
-    expect(again.headers.get("x-trace")).toBeNull();
-    expect(await again.json()).toEqual({ run: 1, body: '{"amount":10}', region: "eu" });
-    expect(runs).toHaveLength(1);
-  });
+describe.each(BACKENDS)("over $name", ({ keys }) => {
+  describe("idempotent(handler): a fetch handler run once per key", () => {
+    it("runs the handler once; a retry gets the first response, marked replayed, with the kept headers", async () => {
+      const { runs, handler } = counting();
+      const wrapped = idempotent(handler, { ...keys(), ttlMs: 5000, keepHeaders: ["x-order"] });
+      const key = unique("order");
+      const first = await wrapped(post({ "idempotency-key": key }, { amount: 10 }), { region: "eu" });
+      expect(first.status).toBe(201);
+      expect(await first.json()).toEqual({ run: 1, body: '{"amount":10}', region: "eu" });
+      const again = await wrapped(post({ "idempotency-key": key }, { amount: 10 }), { region: "eu" });
+      expect(again.status).toBe(201);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.headers.get("x-order")).toBe("o-1");
+      expect(again.headers.get("x-trace")).toBeNull();
+      expect(await again.json()).toEqual({ run: 1, body: '{"amount":10}', region: "eu" });
+      expect(runs).toHaveLength(1);
+    });
 
-  it("answers 409 in_progress with Retry-After while the first runs, and 422 for the same key with another request", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let runs = 0;
-    const wrapped = idempotent(
-      async () => {
-        runs++;
-        await gate;
-        return new Response("done", { status: 200 });
-      },
-      { redis: redis(), ttlMs: 5000 },
-    );
-    const key = unique("overlap");
-    const first = wrapped(post({ "idempotency-key": key }, { a: 1 }));
-    // The first has begun the key once its handler runs.
-    await expect.poll(() => runs, { timeout: 10_000 }).toBe(1);
-    const overlap = await wrapped(post({ "idempotency-key": key }, { a: 1 }));
-    expect(overlap.status).toBe(409);
-    expect((await overlap.json()) as { error: string }).toMatchObject({ error: "in_progress" });
-    expect(Number(overlap.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-    const other = await wrapped(post({ "idempotency-key": key }, { a: 2 }));
-    expect(other.status).toBe(422);
-    expect((await other.json()) as { error: string }).toMatchObject({ error: "fingerprint_mismatch" });
-    release();
-    expect((await first).status).toBe(200);
-    expect(runs).toBe(1);
-  });
-
-  it("with fingerprint fields, only those must match: other fields may differ on a replay", async () => {
-    const { runs, handler } = counting();
-    const wrapped = idempotent(handler, { redis: redis(), ttlMs: 5000, fingerprint: ["amount", "currency"] });
-    const key = unique("fields");
-    await wrapped(post({ "idempotency-key": key }, { amount: 10, currency: "eur", note: "first" }));
-    const sameFields = await wrapped(post({ "idempotency-key": key }, { amount: 10, currency: "eur", note: "retry" }));
-    expect(sameFields.headers.get("idempotent-replayed")).toBe("true");
-    const otherAmount = await wrapped(post({ "idempotency-key": key }, { amount: 11, currency: "eur", note: "first" }));
-    expect(otherAmount.status).toBe(422);
-    expect(runs).toHaveLength(1);
-  });
-
-  it("required: no key is 400 naming the header, and the handler does not run; not required, it runs unprotected", async () => {
-    const { runs, handler } = counting();
-    const required = await idempotent(handler, { redis: redis(), ttlMs: 5000, required: true })(post({}, { a: 1 }));
-    expect(required.status).toBe(400);
-    expect(await required.json()).toMatchObject({ error: "missing_idempotency_key", message: expect.stringContaining("Idempotency-Key header") });
-    expect(runs).toHaveLength(0);
-    const optional = await idempotent(handler, { redis: redis(), ttlMs: 5000 })(post({}, { a: 1 }));
-    expect(optional.status).toBe(201);
-    expect(runs).toHaveLength(1);
-  });
-
-  it("a handler that throws or answers 5xx fails the key: the retry runs it again", async () => {
-    let runs = 0;
-    const wrapped = idempotent(
-      async () => {
-        runs++;
-        if (runs === 1) throw new Error("the payment provider timed out");
-        if (runs === 2) return new Response("upstream down", { status: 502 });
-        return new Response("charged", { status: 200 });
-      },
-      { redis: redis(), ttlMs: 5000 },
-    );
-    const key = unique("fails");
-    await expect(wrapped(post({ "idempotency-key": key }, { a: 1 }))).rejects.toThrow("timed out");
-    expect((await wrapped(post({ "idempotency-key": key }, { a: 1 }))).status).toBe(502);
-    const third = await wrapped(post({ "idempotency-key": key }, { a: 1 }));
-    expect(third.status).toBe(200);
-    const replayed = await wrapped(post({ "idempotency-key": key }, { a: 1 }));
-    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
-    expect(await replayed.text()).toBe("charged");
-    expect(runs).toBe(3);
-  });
-});
-
-describe("idempotent(handler) with a cache of completed responses", () => {
-  /** Counts the store's round trips: @upstash/redis talks to Upstash by fetch alone. */
-  function countFetches() {
-    const original = globalThis.fetch;
-    const counter = { calls: 0 };
-    globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
-      counter.calls++;
-      return original(input, init);
-    }) as typeof fetch;
-    return { counter, restore: () => (globalThis.fetch = original) };
-  }
-
-  it("answers a replay this process saw complete without a round trip; one past the bound goes to the store again", async () => {
-    const { runs, handler } = counting();
-    const wrapped = idempotent(handler, { redis: redis(), ttlMs: 5000, cache: { entries: 1 } });
-    const [a, b] = [unique("cache-a"), unique("cache-b")];
-    await wrapped(post({ "idempotency-key": a }, { n: 1 }));
-    const fetches = countFetches();
-    try {
-      const replayed = await wrapped(post({ "idempotency-key": a }, { n: 1 }));
-      expect(replayed.headers.get("idempotent-replayed")).toBe("true");
-      expect(await replayed.json()).toMatchObject({ run: 1 });
-      expect(fetches.counter.calls).toBe(0);
-      // Another key completes: with room for one, a's entry goes, and its next replay asks the store.
-      await wrapped(post({ "idempotency-key": b }, { n: 2 }));
-      const before = fetches.counter.calls;
-      const fromStore = await wrapped(post({ "idempotency-key": a }, { n: 1 }));
-      expect(fromStore.headers.get("idempotent-replayed")).toBe("true");
-      expect(fetches.counter.calls).toBeGreaterThan(before);
-      // The same key with another request is the store's to answer (422), not the cache's.
-      expect((await wrapped(post({ "idempotency-key": a }, { n: 9 }))).status).toBe(422);
-    } finally {
-      fetches.restore();
-    }
-    expect(runs).toHaveLength(2);
-  });
-});
-
-/** Each sender's delivery, shaped as its docs show it, and its redelivery: the handler runs once. */
-describe("senders' keys", () => {
-  const id = unique("delivery");
-  const deliveries: Array<{ sender: keyof typeof senders; first: Request; again: Request }> = [
-    {
-      sender: "stripe",
-      first: post({ "stripe-signature": "t=1,v1=abc" }, { id: `evt_${id}`, object: "event", type: "payment_intent.succeeded", data: { object: {} } }),
-      again: post({ "stripe-signature": "t=2,v1=def" }, { id: `evt_${id}`, object: "event", type: "payment_intent.succeeded", data: { object: {} } }),
-    },
-    {
-      sender: "github",
-      first: post({ "x-github-delivery": `gh-${id}`, "x-github-event": "push", "x-hub-signature-256": "sha256=abc" }, { ref: "refs/heads/main" }),
-      again: post({ "x-github-delivery": `gh-${id}`, "x-github-event": "push", "x-hub-signature-256": "sha256=abc" }, { ref: "refs/heads/main" }),
-    },
-    {
-      sender: "shopify",
-      first: post(
-        { "x-shopify-webhook-id": `sh-${id}`, "x-shopify-topic": "orders/create", "x-shopify-hmac-sha256": "abc=" },
-        { id: 820982911946154500 },
-      ),
-      again: post(
-        { "x-shopify-webhook-id": `sh-${id}`, "x-shopify-topic": "orders/create", "x-shopify-hmac-sha256": "abc=" },
-        { id: 820982911946154500 },
-      ),
-    },
-    {
-      sender: "slack",
-      first: post(
-        { "x-slack-signature": "v0=abc", "x-slack-request-timestamp": "1" },
-        { type: "event_callback", event_id: `Ev${id}`, event: { type: "message" } },
-      ),
-      again: post(
-        { "x-slack-signature": "v0=abc", "x-slack-request-timestamp": "2", "x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout" },
-        { type: "event_callback", event_id: `Ev${id}`, event: { type: "message" } },
-      ),
-    },
-    {
-      sender: "standardWebhooks",
-      first: post({ "webhook-id": `msg_${id}`, "webhook-timestamp": "1", "webhook-signature": "v1,abc" }, { type: "invoice.paid" }),
-      again: post({ "webhook-id": `msg_${id}`, "webhook-timestamp": "2", "webhook-signature": "v1,def" }, { type: "invoice.paid" }),
-    },
-  ];
-
-  for (const { sender, first, again } of deliveries) {
-    it(`${sender}: a redelivery of the same event is replayed, not run again`, async () => {
+    it("answers 409 in_progress with Retry-After while the first runs, and 422 for the same key with another request", async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
       let runs = 0;
       const wrapped = idempotent(
         async () => {
           runs++;
-          return new Response("processed", { status: 200 });
+          await gate;
+          return new Response("done", { status: 200 });
         },
-        // A signature changes between attempts (its timestamp): the fingerprint is the event's identity alone.
-        { redis: redis(), ttlMs: 5000, key: senders[sender], required: true, fingerprint: () => "the event" },
+        { ...keys(), ttlMs: 5000 },
       );
-      expect((await wrapped(first)).status).toBe(200);
-      const redelivered = await wrapped(again);
-      expect(redelivered.headers.get("idempotent-replayed")).toBe("true");
+      const key = unique("overlap");
+      const first = wrapped(post({ "idempotency-key": key }, { a: 1 }));
+      // The first has begun the key once its handler runs.
+      await expect.poll(() => runs, { timeout: 10_000 }).toBe(1);
+      const overlap = await wrapped(post({ "idempotency-key": key }, { a: 1 }));
+      expect(overlap.status).toBe(409);
+      expect((await overlap.json()) as { error: string }).toMatchObject({ error: "in_progress" });
+      expect(Number(overlap.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      const other = await wrapped(post({ "idempotency-key": key }, { a: 2 }));
+      expect(other.status).toBe(422);
+      expect((await other.json()) as { error: string }).toMatchObject({ error: "fingerprint_mismatch" });
+      release();
+      expect((await first).status).toBe(200);
       expect(runs).toBe(1);
     });
-  }
+
+    it("with fingerprint fields, only those must match: other fields may differ on a replay", async () => {
+      const { runs, handler } = counting();
+      const wrapped = idempotent(handler, { ...keys(), ttlMs: 5000, fingerprint: ["amount", "currency"] });
+      const key = unique("fields");
+      await wrapped(post({ "idempotency-key": key }, { amount: 10, currency: "eur", note: "first" }));
+      const sameFields = await wrapped(post({ "idempotency-key": key }, { amount: 10, currency: "eur", note: "retry" }));
+      expect(sameFields.headers.get("idempotent-replayed")).toBe("true");
+      const otherAmount = await wrapped(post({ "idempotency-key": key }, { amount: 11, currency: "eur", note: "first" }));
+      expect(otherAmount.status).toBe(422);
+      expect(runs).toHaveLength(1);
+    });
+
+    it("required: no key is 400 naming the header, and the handler does not run; not required, it runs unprotected", async () => {
+      const { runs, handler } = counting();
+      const required = await idempotent(handler, { ...keys(), ttlMs: 5000, required: true })(post({}, { a: 1 }));
+      expect(required.status).toBe(400);
+      expect(await required.json()).toMatchObject({ error: "missing_idempotency_key", message: expect.stringContaining("Idempotency-Key header") });
+      expect(runs).toHaveLength(0);
+      const optional = await idempotent(handler, { ...keys(), ttlMs: 5000 })(post({}, { a: 1 }));
+      expect(optional.status).toBe(201);
+      expect(runs).toHaveLength(1);
+    });
+
+    it("a handler that throws or answers 5xx fails the key: the retry runs it again", async () => {
+      let runs = 0;
+      const wrapped = idempotent(
+        async () => {
+          runs++;
+          if (runs === 1) throw new Error("the payment provider timed out");
+          if (runs === 2) return new Response("upstream down", { status: 502 });
+          return new Response("charged", { status: 200 });
+        },
+        { ...keys(), ttlMs: 5000 },
+      );
+      const key = unique("fails");
+      await expect(wrapped(post({ "idempotency-key": key }, { a: 1 }))).rejects.toThrow("timed out");
+      expect((await wrapped(post({ "idempotency-key": key }, { a: 1 }))).status).toBe(502);
+      const third = await wrapped(post({ "idempotency-key": key }, { a: 1 }));
+      expect(third.status).toBe(200);
+      const replayed = await wrapped(post({ "idempotency-key": key }, { a: 1 }));
+      expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+      expect(await replayed.text()).toBe("charged");
+      expect(runs).toBe(3);
+    });
+  });
+
+  describe("idempotent(handler) with a cache of completed responses", () => {
+    /** Counts the round trips: @upstash/redis and the HoldfastClient both talk by fetch alone. */
+    function countFetches() {
+      const original = globalThis.fetch;
+      const counter = { calls: 0 };
+      globalThis.fetch = ((input: RequestInfo | URL, init?: RequestInit) => {
+        counter.calls++;
+        return original(input, init);
+      }) as typeof fetch;
+      return { counter, restore: () => (globalThis.fetch = original) };
+    }
+
+    it("answers a replay this process saw complete without a round trip; one past the bound goes to the store again", async () => {
+      const { runs, handler } = counting();
+      const wrapped = idempotent(handler, { ...keys(), ttlMs: 5000, cache: { entries: 1 } });
+      const [a, b] = [unique("cache-a"), unique("cache-b")];
+      await wrapped(post({ "idempotency-key": a }, { n: 1 }));
+      const fetches = countFetches();
+      try {
+        const replayed = await wrapped(post({ "idempotency-key": a }, { n: 1 }));
+        expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+        expect(await replayed.json()).toMatchObject({ run: 1 });
+        expect(fetches.counter.calls).toBe(0);
+        // Another key completes: with room for one, a's entry goes, and its next replay asks the store.
+        await wrapped(post({ "idempotency-key": b }, { n: 2 }));
+        const before = fetches.counter.calls;
+        const fromStore = await wrapped(post({ "idempotency-key": a }, { n: 1 }));
+        expect(fromStore.headers.get("idempotent-replayed")).toBe("true");
+        expect(fetches.counter.calls).toBeGreaterThan(before);
+        // The same key with another request is the store's to answer (422), not the cache's.
+        expect((await wrapped(post({ "idempotency-key": a }, { n: 9 }))).status).toBe(422);
+      } finally {
+        fetches.restore();
+      }
+      expect(runs).toHaveLength(2);
+    });
+  });
+
+  /** Each sender's delivery, shaped as its docs show it, and its redelivery: the handler runs once. */
+  describe("senders' keys", () => {
+    const id = unique("delivery");
+    const deliveries: Array<{ sender: keyof typeof senders; first: Request; again: Request }> = [
+      {
+        sender: "stripe",
+        first: post(
+          { "stripe-signature": "t=1,v1=abc" },
+          { id: `evt_${id}`, object: "event", type: "payment_intent.succeeded", data: { object: {} } },
+        ),
+        again: post(
+          { "stripe-signature": "t=2,v1=def" },
+          { id: `evt_${id}`, object: "event", type: "payment_intent.succeeded", data: { object: {} } },
+        ),
+      },
+      {
+        sender: "github",
+        first: post({ "x-github-delivery": `gh-${id}`, "x-github-event": "push", "x-hub-signature-256": "sha256=abc" }, { ref: "refs/heads/main" }),
+        again: post({ "x-github-delivery": `gh-${id}`, "x-github-event": "push", "x-hub-signature-256": "sha256=abc" }, { ref: "refs/heads/main" }),
+      },
+      {
+        sender: "shopify",
+        first: post(
+          { "x-shopify-webhook-id": `sh-${id}`, "x-shopify-topic": "orders/create", "x-shopify-hmac-sha256": "abc=" },
+          { id: 820982911946154500 },
+        ),
+        again: post(
+          { "x-shopify-webhook-id": `sh-${id}`, "x-shopify-topic": "orders/create", "x-shopify-hmac-sha256": "abc=" },
+          { id: 820982911946154500 },
+        ),
+      },
+      {
+        sender: "slack",
+        first: post(
+          { "x-slack-signature": "v0=abc", "x-slack-request-timestamp": "1" },
+          { type: "event_callback", event_id: `Ev${id}`, event: { type: "message" } },
+        ),
+        again: post(
+          { "x-slack-signature": "v0=abc", "x-slack-request-timestamp": "2", "x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout" },
+          { type: "event_callback", event_id: `Ev${id}`, event: { type: "message" } },
+        ),
+      },
+      {
+        sender: "standardWebhooks",
+        first: post({ "webhook-id": `msg_${id}`, "webhook-timestamp": "1", "webhook-signature": "v1,abc" }, { type: "invoice.paid" }),
+        again: post({ "webhook-id": `msg_${id}`, "webhook-timestamp": "2", "webhook-signature": "v1,def" }, { type: "invoice.paid" }),
+      },
+    ];
+
+    for (const { sender, first, again } of deliveries) {
+      it(`${sender}: a redelivery of the same event is replayed, not run again`, async () => {
+        let runs = 0;
+        const wrapped = idempotent(
+          async () => {
+            runs++;
+            return new Response("processed", { status: 200 });
+          },
+          // A signature changes between attempts (its timestamp): the fingerprint is the event's identity alone.
+          { ...keys(), ttlMs: 5000, key: senders[sender], required: true, fingerprint: () => "the event" },
+        );
+        expect((await wrapped(first)).status).toBe(200);
+        const redelivered = await wrapped(again);
+        expect(redelivered.headers.get("idempotent-replayed")).toBe("true");
+        expect(runs).toBe(1);
+      });
+    }
+  });
 });

@@ -1,5 +1,6 @@
 import { inject } from "vitest";
 import { pollUntil } from "./pollUntil";
+import { LOCAL_API_KEY } from "../../tools/dev/local.mjs";
 import { startWorkerServer, type WorkerServer } from "../../tools/serve-worker/serve.mjs";
 
 export type Stores = Record<"redis" | "durable", WorkerServer>;
@@ -36,4 +37,14 @@ export async function stopAll(stores: Partial<Stores>): Promise<void> {
 /** Reads until ok; throws with the last read when the time is up (pollUntil): waiting for a condition, not a fixed sleep. */
 export function until<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
   return pollUntil(read, ok, timeoutMs);
+}
+
+/**
+ * The Worker as `npm start` serves it, with its local admin key (LOCAL_API_KEY, namespace "default"),
+ * over the suite's Redis (`npm run start:redis`'s store): a deployed holdfast service, as an app's
+ * HoldfastClient reaches it over TCP.
+ */
+export function startLocalService(): Promise<WorkerServer> {
+  const upstash = { UPSTASH_REDIS_REST_URL: inject("upstashUrl"), UPSTASH_REDIS_REST_TOKEN: inject("upstashToken") };
+  return startWorkerServer({ vars: { API_KEYS: `default:admin:local-dev=${LOCAL_API_KEY}`, ...upstash } });
 }

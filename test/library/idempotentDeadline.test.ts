@@ -1,0 +1,123 @@
+import { Redis } from "@upstash/redis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { idempotent } from "holdfast";
+import { HoldfastClient } from "../../src/client/index";
+import { LOCAL_API_KEY } from "../../tools/dev/local.mjs";
+import type { WorkerServer } from "../../tools/serve-worker/serve.mjs";
+import { startLocalService, until } from "../support/workerServers";
+
+/**
+ * How long `idempotent(handler)` holds a key while its handler runs, on both backends (Redis, and a
+ * holdfast service as `npm start` serves it): a number of ms is heartbeated, so a slow handler keeps
+ * its key; a function gives the handler's time left to its runtime's deadline (as AWS Lambda's
+ * context tells it), and the key is held until then and no longer, so a run cut off at its deadline
+ * leaves the key to the sender's retry.
+ */
+let service: WorkerServer;
+beforeAll(async () => {
+  service = await startLocalService();
+});
+afterAll(() => service?.stop());
+
+const BACKENDS = [
+  { name: "redis", keys: () => ({ redis: new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") }) }) },
+  { name: "a holdfast service", keys: () => ({ client: new HoldfastClient({ baseUrl: service.url, apiKey: LOCAL_API_KEY }) }) },
+];
+
+const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+const post = (key: string) => new Request("https://shop.example/hook", { method: "POST", headers: { "idempotency-key": key }, body: "{}" });
+
+/** What Hono's AWS Lambda adapter hands a fetch handler beside the request: the invocation's context among it. */
+type LambdaEnv = { lambdaContext: { getRemainingTimeInMillis(): number } };
+const lambdaEnv = (deadline: number): LambdaEnv => ({ lambdaContext: { getRemainingTimeInMillis: () => deadline - Date.now() } });
+
+/** A handler that counts its runs; the first stays running until released (a slow one, or one its runtime cut off). */
+function slowFirst() {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const state = { runs: 0, release };
+  const handler = async (_request: Request, _env?: LambdaEnv) => {
+    state.runs++;
+    if (state.runs === 1) await gate;
+    return new Response(`run ${state.runs}`);
+  };
+  return { state, handler };
+}
+
+describe.each(BACKENDS)("over $name", ({ keys }) => {
+  it("ttlMs a number: a handler running three times past it keeps its key (heartbeats): every overlapping request is 409", async () => {
+    const { state, handler } = slowFirst();
+    const wrapped = idempotent(handler, { ...keys(), ttlMs: 300 });
+    const key = unique("slow");
+    const first = wrapped(post(key));
+    await until(
+      () => state.runs,
+      (runs) => runs === 1,
+    );
+    const since = Date.now();
+    const last = await until(
+      async () => ({ status: (await wrapped(post(key))).status, waited: Date.now() - since }),
+      (seen) => seen.status !== 409 || seen.waited > 900,
+    );
+    expect(last.status).toBe(409);
+    state.release();
+    expect(await (await first).text()).toBe("run 1");
+    expect(state.runs).toBe(1);
+  });
+
+  it("ttlMs a function of the handler's arguments: the key is held to the handler's deadline, then the retry runs it", async () => {
+    const { state, handler } = slowFirst();
+    const asked: unknown[] = [];
+    const wrapped = idempotent(handler, {
+      ...keys(),
+      ttlMs: (request, env) => {
+        asked.push(request.headers.get("idempotency-key"));
+        // A time left read off a clock comes with a fraction; it is rounded down.
+        return (env as LambdaEnv).lambdaContext.getRemainingTimeInMillis() + 0.5;
+      },
+    });
+    const key = unique("deadline");
+    // The first invocation has 600 ms left and never answers in them (its runtime would cut it off).
+    const cutOff = wrapped(post(key), lambdaEnv(Date.now() + 600));
+    await until(
+      () => state.runs,
+      (runs) => runs === 1,
+    );
+    const overlap = await wrapped(post(key), lambdaEnv(Date.now() + 10_000));
+    expect(overlap.status).toBe(409);
+    expect(Number(overlap.headers.get("retry-after"))).toBe(1);
+    // Past the first's deadline the key is free (no heartbeat renewed it): the sender's retry runs the handler.
+    const retried = await until(
+      () => wrapped(post(key), lambdaEnv(Date.now() + 10_000)),
+      (res) => res.status !== 409,
+    );
+    expect(await retried.text()).toBe("run 2");
+    const replay = await wrapped(post(key), lambdaEnv(Date.now() + 10_000));
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect(await replay.text()).toBe("run 2");
+    expect(asked.every((k) => k === key)).toBe(true);
+    state.release();
+    await cutOff;
+    expect(state.runs).toBe(2);
+  });
+
+  it("a time left out of bounds is a TypeError naming ttlMs, before the key is touched or the handler runs", async () => {
+    let runs = 0;
+    const handler = async () => {
+      runs++;
+      return new Response("ran");
+    };
+    expect(() => idempotent(handler, { ...keys(), ttlMs: 50 })).toThrow(TypeError);
+    expect(() => idempotent(handler, { ...keys(), ttlMs: 50 })).toThrow(/ttlMs is 50; it must be a whole number of ms in 100\.\.86400000/);
+    const key = unique("bounds");
+    for (const left of [99, Number.NaN, 86_400_001, Number.POSITIVE_INFINITY]) {
+      const wrapped = idempotent(handler, { ...keys(), ttlMs: () => left });
+      await expect(wrapped(post(key))).rejects.toThrow(/ttlMs\(request, \.\.\.\) gave/);
+    }
+    expect(runs).toBe(0);
+    // Nothing was begun: the key is free for the next call.
+    const ran = await idempotent(handler, { ...keys(), ttlMs: () => 5000 })(post(key));
+    expect(await ran.text()).toBe("ran");
+    expect(runs).toBe(1);
+  });
+});
