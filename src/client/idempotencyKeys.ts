@@ -51,9 +51,10 @@ export function serviceKeys(host: LeaseHost): ServiceKeys {
 
 /**
  * A client error as the library's: the rules' own answers (in_progress, fingerprint_mismatch,
- * lease_lost, a bad key, rate_limited) keep their code; anything else that kept the service from
- * answering (unreachable, its store down, a refused API key, a 5xx) is the store being unavailable:
- * 503 to the caller, whose retry comes later, and the reason in the operator's log.
+ * lease_lost, a bad key, rate_limited) keep their code; a refused API key, or a service not set up,
+ * is a configuration to fix (503 not_configured, as Redis refusing its token is); anything else that
+ * kept the service from answering (unreachable, its store down, a 5xx) is the store being
+ * unavailable: 503 to the caller, whose retry comes later, and the reason in the operator's log.
  */
 function rethrowShared(err: unknown): never {
   if (!(err instanceof HoldfastClientError)) throw err;
@@ -72,6 +73,10 @@ function rethrowShared(err: unknown): never {
       throw new shared.RateLimitedError(retryAfterMs, err.message);
     case "too_large":
       throw new shared.TooLargeError(err.message);
+    case "unauthorized":
+    case "forbidden":
+    case "not_configured":
+      throw new shared.NotConfiguredError(`the holdfast service refused this client (${err.code}): check its baseUrl and apiKey (${err.message})`);
   }
   if (err instanceof InvalidRequestError) throw new shared.InvalidInputError(err.code, err.message);
   const outcome = err instanceof StoreUnavailableError && err.outcome === "not_applied" ? "not_applied" : "unknown";

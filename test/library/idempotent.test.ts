@@ -243,3 +243,30 @@ describe.each(BACKENDS)("over $name", ({ keys }) => {
     }
   });
 });
+
+describe("idempotent(handler) over a holdfast service that cannot serve it", () => {
+  const wrapped = (client: HoldfastClient) => {
+    const runs: number[] = [];
+    const handler = async () => {
+      runs.push(1);
+      return new Response("ran");
+    };
+    return { runs, h: idempotent(handler, { client, ttlMs: 5000 }) };
+  };
+
+  it("a refused API key is 503 not_configured (as Redis refusing its token is), and the handler does not run", async () => {
+    const { runs, h } = wrapped(new HoldfastClient({ baseUrl: service.url, apiKey: "not-a-key-of-this-service" }));
+    const res = await h(post({ "idempotency-key": unique("refused") }, { a: 1 }));
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: "not_configured", message: expect.stringContaining("apiKey") });
+    expect(runs).toHaveLength(0);
+  });
+
+  it("a service that does not answer is 503 store_unavailable, so the sender retries later; the handler does not run", async () => {
+    const { runs, h } = wrapped(new HoldfastClient({ baseUrl: "http://127.0.0.1:9", apiKey: LOCAL_API_KEY, timeoutMs: 500 }));
+    const res = await h(post({ "idempotency-key": unique("unreachable") }, { a: 1 }));
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: "store_unavailable" });
+    expect(runs).toHaveLength(0);
+  });
+});
