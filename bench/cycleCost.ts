@@ -74,14 +74,14 @@ function scriptCycleTarget(label: string, redis: Redis, acquireSha: string, rele
     direct: true,
     usesRedis: true,
     acquirer: (name) => {
-      const k = mutexKeys({ ns: NAMESPACE, name });
-      const acquireKeys = [k.lock, k.fence, k.next, k.delay];
+      const lock = mutexKeys.lock({ ns: NAMESPACE, name });
+      const acquireKeys = [lock, mutexKeys.legacyFence(lock)];
       return async () => {
         const token = newOwnerToken();
         const granted = (await redis.evalsha(acquireSha, acquireKeys, [token, String(TTL_MS), String(Date.now() * 1000)])) as string[];
         if (granted[1] !== "granted") return null;
         return async () => {
-          const released = (await redis.evalsha(releaseSha, [k.lock, k.request(newRequestId())], [token])) as string[];
+          const released = (await redis.evalsha(releaseSha, [lock, mutexKeys.request(lock, newRequestId())], [token])) as string[];
           if (released[1] !== "ok") throw new Error(`${label}: release answered ${JSON.stringify(released)}`);
         };
       };

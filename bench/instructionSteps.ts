@@ -79,8 +79,8 @@ end
 return 'lost'`;
 
 export const FLOORS = {
-  acquire: "floor: mutex acquire (TIME, EXISTS, SET GET, HSET, PEXPIREAT; same KEYS and ARGV)",
-  release: "floor: mutex release (HLEN, HMGET, DEL, PSETEX; same KEYS and ARGV)",
+  acquire: "floor, 0.1's layout (four keys): mutex acquire (TIME, EXISTS, SET GET, HSET, PEXPIREAT)",
+  release: "floor, 0.1's layout: mutex release (HLEN, HMGET, DEL, PSETEX; same KEYS and ARGV)",
   oneKeyAcquire: "floor, one key per mutex: acquire (TIME, HMGET, HSET, PEXPIREAT; 1 KEY)",
   oneKeyRelease: "floor, one key per mutex: release (HMGET, HDEL, PSETEX; 2 KEYS)",
 };
@@ -105,8 +105,9 @@ export async function instructionSteps(redis: Redis, prefix: string): Promise<St
     await mutex(step, i).release(tokens[i]);
   };
   const floorKeys = (step: string, i: number) => {
-    const k = mutexKeys(ref(step, i));
-    return { acquire: [k.lock, k.fence, k.next, k.delay], release: [k.lock, k.request(newRequestId())] };
+    const lock = mutexKeys.lock(ref(step, i));
+    // 0.1's four keys: the lease, its last fence, its registered waiter, its lock-delay.
+    return { acquire: [lock, `${lock}:fence`, `${lock}:next`, `${lock}:delay`], release: [lock, mutexKeys.request(lock, newRequestId())] };
   };
   const floorGrant = async (step: string, i: number) => {
     tokens[i] = newOwnerToken();
@@ -124,16 +125,16 @@ export async function instructionSteps(redis: Redis, prefix: string): Promise<St
   const rw = (i: number) => new RwLock(store, name("rw", i), { namespace: NS });
   const sem = (i: number) => new Semaphore(store, name("sem", i), { namespace: NS, limit: 3 });
   return [
-    { label: "mutex acquire (try-lock of a free lock)", floor: FLOORS.acquire, setup: (i) => cycle("a", i), run: (i) => grant("a", i) },
+    { label: "mutex acquire (try-lock of a free lock)", floor: FLOORS.oneKeyAcquire, setup: (i) => cycle("a", i), run: (i) => grant("a", i) },
     {
       label: "mutex release (library: release_unwatched)",
-      floor: FLOORS.release,
+      floor: FLOORS.oneKeyRelease,
       setup: (i) => grant("r", i),
       run: async (i) => void (await mutex("r", i).release(tokens[i])),
     },
     {
       label: "mutex acquire (Worker: its watchers key passed, absent)",
-      floor: FLOORS.acquire,
+      floor: FLOORS.oneKeyAcquire,
       setup: (i) => cycle("wa", i),
       run: async (i) => {
         tokens[i] = newOwnerToken();
@@ -142,7 +143,7 @@ export async function instructionSteps(redis: Redis, prefix: string): Promise<St
     },
     {
       label: "mutex release (Worker: the full script, its watchers key passed, absent)",
-      floor: FLOORS.release,
+      floor: FLOORS.oneKeyRelease,
       setup: (i) => grant("f", i),
       run: async (i) => void (await worker.mutex.release(ref("f", i), { token: tokens[i], requestId: newRequestId() })),
     },

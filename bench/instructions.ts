@@ -43,7 +43,11 @@ export type InstructionsResult =
   | { ok: false; reason: string };
 
 /** `steps`: also count each script alone (instructionSteps.ts), `cycles` calls each per round. */
-export async function measureInstructions(cycles = 1000, rounds = 2, { steps = false } = {}): Promise<InstructionsResult> {
+export async function measureInstructions(
+  cycles = 1000,
+  rounds = 2,
+  { steps = false, only }: { steps?: boolean; only?: RegExp } = {},
+): Promise<InstructionsResult> {
   let valgrind: string;
   try {
     valgrind = (await run("valgrind", ["--version"])).stdout.trim();
@@ -76,9 +80,11 @@ export async function measureInstructions(cycles = 1000, rounds = 2, { steps = f
   let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
   try {
     await waitForRedis(port, 60_000);
+    await padKeyspace(port);
     gateway = await startGateway({ redisPort: port, token, keyRule: "off" });
     const redis = new Redis({ url: gateway.url, token, enableTelemetry: false });
-    const targets = directCycleTargets({ url: gateway.url, token, redisPort: port }, redis);
+    // With `only`, just the script calls it names (a script change judged in seconds, not minutes).
+    const targets = only ? [] : directCycleTargets({ url: gateway.url, token, redisPort: port }, redis);
     const rows: InstructionsRow[] = targets.map((t) => ({ label: t.label, perCycle: [] }));
     let dumps = 0;
     /** Instructions Redis spent on what `counted` sends (the counters zeroed before, dumped after). */
@@ -105,7 +111,7 @@ export async function measureInstructions(cycles = 1000, rounds = 2, { steps = f
     }
     const stepRows: StepRow[] = [];
     for (let round = 0; steps && round < rounds; round++) {
-      for (const step of await instructionSteps(redis, `instructions-steps-${round}`)) {
+      for (const step of (await instructionSteps(redis, `instructions-steps-${round}`)).filter((s) => !only || only.test(s.label))) {
         // Warm: the step's scripts loaded and its code paths taken, on names of their own.
         for (let w = cycles; w < cycles + 20; w++) {
           await step.setup(w);
@@ -127,6 +133,29 @@ export async function measureInstructions(cycles = 1000, rounds = 2, { steps = f
     await new Promise((resolve) => (server.exitCode !== null ? resolve(undefined) : server.once("exit", resolve)));
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Fills the keyspace with PAD_KEYS keys that expire in a day, so neither of
+ * Redis's dictionaries (keys, expiries) grows past its size while counting:
+ * a dictionary that doubles rehashes a bucket on each command that follows,
+ * and those steps, a few thousand instructions each, fell on whichever row was
+ * running (rows of one script differed by 10 % with their order). The rows
+ * add about 30,000 keys; 2^17 buckets hold them with the pad.
+ */
+const PAD_KEYS = 80_000;
+async function padKeyspace(port: number): Promise<void> {
+  const script = `for i = 1, ${PAD_KEYS} do redis.call('SET', 'bench-pad:' .. i, '1', 'EX', '86400') end return 1`;
+  await new Promise<void>((resolve, reject) => {
+    const s = net.createConnection({ port, host: "127.0.0.1" });
+    s.once("connect", () => s.write(`*3\r\n$4\r\nEVAL\r\n$${Buffer.byteLength(script)}\r\n${script}\r\n$1\r\n0\r\n`));
+    s.once("data", (d) => {
+      s.destroy();
+      if (d.toString().startsWith(":1")) resolve();
+      else reject(new Error(`padding the keyspace: ${d.toString().trim()}`));
+    });
+    s.once("error", reject);
+  });
 }
 
 /** The instructions a callgrind dump counted ("summary:" or "totals:" line). */
@@ -194,18 +223,20 @@ export function stepTableRows(steps: StepRow[]): string[][] {
 
 export const STEP_HEADER = ["script call", "Redis instructions per call", "vs its floor"];
 
-// `npm run bench:instructions [cycles]`
+// `npm run bench:instructions [cycles] [pattern]`: with a pattern (a regular expression), only the script calls whose label it matches.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const cycles = Number(process.argv[2] ?? 1000);
-  const result = await measureInstructions(cycles, 2, { steps: true });
+  const only = process.argv[3] ? new RegExp(process.argv[3]) : undefined;
+  const result = await measureInstructions(cycles, 2, { steps: true, only });
   if (!result.ok) {
     console.error(`bench:instructions: ${result.reason}`);
     process.exit(1);
   }
   const { printTable } = await import("./table");
-  printTable(`Redis instructions per acquire+release (callgrind, ${cycles} cycles per round)`, INSTRUCTIONS_HEADER, instructionsTableRows(result), [
-    `${result.valgrind}; redis-server at 1 Hz cron behind the gateway (key-rule check off); deterministic to within ~2 %.`,
-  ]);
+  if (result.rows.length)
+    printTable(`Redis instructions per acquire+release (callgrind, ${cycles} cycles per round)`, INSTRUCTIONS_HEADER, instructionsTableRows(result), [
+      `${result.valgrind}; redis-server at 1 Hz cron behind the gateway (key-rule check off); deterministic to within ~2 %.`,
+    ]);
   printTable(
     `Redis instructions per script call (callgrind, ${cycles} calls per round, mean of 2 rounds)`,
     STEP_HEADER,

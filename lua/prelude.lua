@@ -152,3 +152,54 @@ local function issue_fence(fence_key, floor)
   redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG)
   return fence
 end
+
+-- A mutex's next fence, as text, from the last one its hash keeps (field
+-- fence, text or nil) and fence_floor's floor: max(last + 1, floor), as
+-- issue_fence, but written by the caller with the grant (HSET), so it costs
+-- no command of its own. Digit texts of one length compare as their numbers
+-- do, so the usual case converts nothing. A last fence at or past 2^53 - 1
+-- fails the call before any write (nothing changes): no grant ever gets a
+-- fence that did not go up.
+local function next_fence(last, floor)
+  if not last or (#last == #floor and last < floor) then return floor end
+  local n = tonumber(last)
+  if n and n < tonumber(floor) then return floor end
+  if not n or n >= 9007199254740991 then
+    error({err = 'ERR holdfast: the stored fence ' .. string.sub(tostring(last), 1, 40) .. ' has no next fence below 2^53'})
+  end
+  return fmt(n + 1)
+end
+
+-- The highest of a mutex hash's fences as text: its last issued (fence), a
+-- quorum's agreed fence for the lease (qf) and a quorum's raised floor (ff).
+-- An ending lease folds them into fence, so the next grant reads one field.
+local function mutex_last_fence(fence, qf, ff)
+  local last = fence
+  if qf and (not last or tonumber(qf) > tonumber(last)) then last = qf end
+  if ff and (not last or tonumber(ff) > tonumber(last)) then last = ff end
+  return last
+end
+
+-- Redis's clock in milliseconds as digits, for a lease's end (exp) to be
+-- compared with as text: digit texts of one length compare as their numbers
+-- do, and a script that only asks whether a lease lapsed converts nothing.
+local function redis_now_ms_text()
+  local t = redis.call('TIME')
+  return t[1] .. string.sub('000000' .. t[2], -6, -4)
+end
+
+-- Whether a mutex lease's end (exp, ms digits) is still ahead of now_ms_text.
+local function lease_live(exp, now_ms_text)
+  if #exp == #now_ms_text then return exp > now_ms_text end
+  return tonumber(exp) > tonumber(now_ms_text)
+end
+
+-- Sets a mutex hash's expiry (MUTEX_KEEP_MS) when its field ra ("refresh
+-- after", µs digits) has passed or is missing, and moves ra a day on, so a
+-- grant or heartbeat sets it about once a day (src/limits.ts). Returns
+-- nothing; now_us_text is redis_now's text.
+local function keep_mutex(key, ra, now_ms, now_us_text)
+  if ra and #ra == #now_us_text and ra > now_us_text then return end
+  redis.call('HSET', key, 'ra', fmt(now_ms + 86400000) .. '000')
+  redis.call('PEXPIRE', key, MUTEX_KEEP_MS_ARG)
+end

@@ -23,8 +23,8 @@ export const LOCK_DELAY_MAX_MS = 60_000;
 /** A holder label's length in characters (UTF-16 units); at most 4 bytes of UTF-8 each, so the scripts check 1,024 bytes. */
 export const HOLDER_MAX_CHARS = 256;
 
-// FENCE_KEEP_MS, REQUEST_MEMORY_MS, PICKUP_MS, REGISTRATION_GRACE_MS and
-// ENDED_KEEP_MS are also constants of the Redis store's Lua scripts
+// FENCE_KEEP_MS, MUTEX_KEEP_MS, REQUEST_MEMORY_MS, PICKUP_MS,
+// REGISTRATION_GRACE_MS and ENDED_KEEP_MS are also constants of the Redis store's Lua scripts
 // (tools/gen-lua-scripts.mjs reads them from here): keep them plain numbers.
 
 /**
@@ -34,6 +34,17 @@ export const HOLDER_MAX_CHARS = 256;
  * grants faster than one per microsecond or a clock stepping back a little.
  */
 export const FENCE_KEEP_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * How long a mutex's Redis hash lives from when its expiry was last set: the
+ * fence's keep time past the longest lease (TTL_MAX_MS, one day), plus the
+ * day until it is set again (a grant or heartbeat sets it when the hash's
+ * field ra, "refresh after", has passed, and moves ra a day on). So one
+ * constant expiry, set about once a day, outlives every lease, lock-delay
+ * and registered waiter, and keeps the last fence FENCE_KEEP_MS past the
+ * lease's end; the usual grant spends no command on it.
+ */
+export const MUTEX_KEEP_MS = 9 * 24 * 3600 * 1000;
 
 /**
  * How long the result of a write is remembered under its request id, so a

@@ -216,7 +216,7 @@ function bodyOf(name, body) {
  * (fewer arguments to send, parse and check on the hot path).
  */
 function limitsOf() {
-  const names = ["FENCE_KEEP_MS", "REQUEST_MEMORY_MS", "PICKUP_MS", "REGISTRATION_GRACE_MS", "ENDED_KEEP_MS"];
+  const names = ["FENCE_KEEP_MS", "MUTEX_KEEP_MS", "REQUEST_MEMORY_MS", "PICKUP_MS", "REGISTRATION_GRACE_MS", "ENDED_KEEP_MS"];
   const source = readFileSync(join(root, "src/limits.ts"), "utf8");
   return names.flatMap((name) => {
     const m = new RegExp(`^export const ${name} = ([0-9_ *]+);$`, "m").exec(source);

@@ -1,19 +1,21 @@
 -- mutex acquire: grant a free mutex, re-enter it, or (for the lock object)
 -- queue behind the holder.
 --
--- KEYS[1]  lock      hf:{mx:<ns>:<name>}          hash: owner, count, fence, ttl, exp, watch, pk, holder,
---                                                   lt (a heartbeat's ttl: the lease's length since),
---                                                   and qf on a quorum's databases (raise_fence.lua)
--- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     the last fence, kept FENCE_KEEP_MS after a grant
--- KEYS[3]  next      hf:{mx:<ns>:<name>}:next      hash: token, ttl, watch, more, holder of the lock object's
---                                                   head waiter; a release hands the lock to it
---                                                   (token "": more waiters, none registered yet)
--- KEYS[4]  delay     hf:{mx:<ns>:<name>}:delay     a lease's lock-delay (ms), kept until its end plus
---                                                   the delay: while it lives, a free lock is not
---                                                   granted (a release or take-back deletes it)
--- KEYS[5]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries (only
+-- KEYS[1]  lock      hf:{mx:<ns>:<name>}          the mutex's one hash (lua/FIELDS.md): the lease (owner,
+--                                                   count, fence, ttl, lt, exp, watch, pk, holder, ld, qf, rl),
+--                                                   the last fence (fence, kept after the lease), the lock
+--                                                   object's registered head waiter (nt, nl, nw, nm, nh, nd,
+--                                                   nu), a quorum's fence floor (ff) and when its expiry is
+--                                                   next set (ra); it outlives every lease (MUTEX_KEEP_MS,
+--                                                   src/limits.ts), so a lease is held
+--                                                   while owner is set and exp is ahead of Redis's time, and
+--                                                   a lapsed one (owner still set) holds everyone off until
+--                                                   exp + ld, its lock-delay
+-- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     0.1's last fence (a key of its own then), read only when
+--                                                   the hash keeps none, so fences keep rising from 0.1's
+-- KEYS[3]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries (only
 --                                                   passed, and only read, in mode "reenter")
--- KEYS[5]  watchers  hf:{mx:<ns>:<name>}:watchers  (KEYS[6] in mode "reenter") passed only by the
+-- KEYS[3]  watchers  hf:{mx:<ns>:<name>}:watchers  (KEYS[4] in mode "reenter") passed only by the
 --                                                   Worker: exists while the lock object has watch
 --                                                   sockets (lua/FIELDS.md); the library passes none
 -- ARGV[1]  token: the new owner token, or the held token when re-entering
@@ -42,7 +44,7 @@
 --     lapsed lease's lock-delay: delayedUntil
 --   status lost                      re-entry with a token that does not hold the lock
 --
--- No barging: while the lock object has a waiter registered in KEYS[3], a
+-- No barging: while the lock object has a waiter registered (nt, until nu), a
 -- try-lock of a free lock is busy; only "queue" (the object, for its head) may
 -- take it. Safe to run twice: a new or queued acquire whose token already owns
 -- the lock is its own earlier grant and is answered again (a new acquire's
@@ -50,12 +52,14 @@
 -- re-entry (which counts) is remembered under its request id. Busy and lost
 -- answers change nothing and are not remembered.
 --
--- The usual grant (a free lock, no waiter) is TIME, EXISTS, SET ... GET, HSET,
--- PEXPIREAT and its answer written as JSON text, and comes first: in
--- Redis's Lua a number/text conversion, a table, a closure or a library call
--- costs about as much as a small command, so that path converts one number
--- (the lease's end), builds no table and checks its arguments inline. A fresh
--- grant writes no count (absent: 1) and no watch (absent: "0").
+-- The usual grant (a released lock: no owner, no registered waiter) is
+-- TIME, HMGET, HSET and its answer written as JSON text (and PEXPIRE about
+-- once a day, when ra has passed), and comes first: in Redis's Lua a number/text conversion, a table, a
+-- closure or a library call costs about as much as a small command, so that
+-- path converts one number (the lease's end), builds no table and checks its
+-- arguments inline. A fresh grant writes no count (absent: 1) and no watch
+-- (absent: "0"). A release leaves the hash with its fence (and the lease's
+-- ttl and exp, unread without an owner), so the next grant reads one key.
 
 -- Arguments, checked before the first write. The usual try-lock sends only
 -- the first two: the rest are their defaults, set without a check.
@@ -91,51 +95,33 @@ end
 
 local now_ms, now_us = redis_now()
 
--- A free lock (no owner), asked for anew or by the object's head: granted
--- unless a lapsed lease's lock-delay holds everyone off, or (a try-lock) a
--- waiter is registered. One EXISTS for the lock and both keys that could hold
--- it back, on the usual path, where none exists.
-local owner, lease = nil, nil
+-- A released lock (no owner: a release or take-back ends the lock-delay
+-- too), asked for anew or by the object's head, with no waiter registered:
+-- granted at once. One read.
+local lock = nil
 if mode ~= 'reenter' then
-  local free = redis.call('EXISTS', KEYS[1], KEYS[3], KEYS[4]) == 0
-  if not free then
-    -- What a busy answer needs, at once: the lease's length as of its last
-    -- write (a heartbeat's lt, or the acquire's ttl), its label and lock-delay.
-    lease = redis.call('HMGET', KEYS[1], 'owner', 'exp', 'ttl', 'lt', 'holder', 'ld')
-    owner = lease[1]
-    if not owner then
-      -- The delay key holds its own end (ms); one written by an older script held the delay: its time to live says the end.
-      local delayed_until = tonumber(redis.call('GET', KEYS[4]) or '')
-      if delayed_until and delayed_until <= now_ms then delayed_until = now_ms + redis.call('PTTL', KEYS[4]) end
-      if delayed_until and delayed_until > now_ms then
-        return '["status","busy","retryAfterMs","' .. fmt(delayed_until - now_ms) .. '","queued","0","delayedUntil","' .. fmt(delayed_until) .. '"]'
-      end
-      if mode == 'new' and redis.call('EXISTS', KEYS[3]) == 1 then
-        -- Someone waits: the object is about to grant its head.
-        return '["status","busy","retryAfterMs","100","queued","1"]'
-      end
-      free = true
-    end
-  end
-  if free then
-    -- The caller's clock is checked (fence_floor) before this branch's first write, the fence's.
-    local fence = issue_fence(KEYS[2], fence_floor(now_us))
+  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt', 'ra')
+  if not lock[1] and not lock[3] then
+    -- The caller's clock is checked (fence_floor) before the first write. A hash
+    -- with no fence is new: 0.1 kept its last fence in a key of its own.
+    local fence = next_fence(lock[2] or redis.call('GET', KEYS[2]), fence_floor(now_us))
     local exp_ms = now_ms + ttl
     local exp = fmt(exp_ms)
-    redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)
+    -- The hash's expiry outlives any lease's end (MUTEX_KEEP_MS) and is set again once ra (µs digits) passes.
+    if lock[4] and #lock[4] == #now_us and lock[4] > now_us then
+      redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)
+    else
+      redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp, 'ra', fmt(now_ms + 86400000) .. '000')
+      redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
+    end
     if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
     if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
-    -- Exactly the expiresAt we answer, so every reply agrees with the key.
-    redis.call('PEXPIREAT', KEYS[1], exp)
-    if lock_delay > 0 then set_lock_delay(KEYS[1], KEYS[4], lock_delay, exp_ms) end
-    if mode == 'queue' then
-      redis.call('DEL', KEYS[3])
-      if mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
-    end
+    if lock_delay > 0 then redis.call('HSET', KEYS[1], 'ld', fmt(lock_delay)) end
+    if mode == 'queue' and mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
     -- Fences are digits we stored, so the JSON text is built directly.
     local reply = '["status","granted","fence","' .. fence .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp .. '","count","1"]'
     -- Only the Worker passes the watchers key; the library's grant pays one table read for it.
-    if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then reply = string.sub(reply, 1, -2) .. ',"watchers","1"]' end
+    if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then reply = string.sub(reply, 1, -2) .. ',"watchers","1"]' end
     return reply
   end
 end
@@ -157,25 +143,69 @@ local function noted(reply, i)
 end
 
 if mode == 'reenter' then
-  local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'qf')
-  local seen = redis.call('GET', KEYS[5])
+  local held = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'qf', 'exp', 'ra')
+  local seen = redis.call('GET', KEYS[3])
   if seen then return seen end
-  if lock[1] ~= token then return '["status","lost"]' end
-  local count = fmt(tonumber(lock[2] or '1') + 1)
+  -- A lapsed lease keeps its owner field until the next grant: held only while exp is ahead.
+  if held[1] ~= token or tonumber(held[5]) <= now_ms then return '["status","lost"]' end
+  local count = fmt(tonumber(held[2] or '1') + 1)
   local exp_ms = now_ms + ttl
   local exp = fmt(exp_ms)
   redis.call('HSET', KEYS[1], 'count', count, 'ttl', ttl_text, 'exp', exp)
   if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
   if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
-  redis.call('HDEL', KEYS[1], 'pk', 'lt') -- the holder is alive: its grant is picked up; the lease is ttl long again
-  redis.call('PEXPIREAT', KEYS[1], exp)
-  set_lock_delay(KEYS[1], KEYS[4], lock_delay, exp_ms)
-  return remember(KEYS[5], noted(granted(lock[3], ttl_text, exp, count, lock[4]), 6))
+  -- The holder is alive: its grant is picked up; the lease is ttl long again; its lock-delay is this acquire's.
+  redis.call('HDEL', KEYS[1], 'pk', 'lt')
+  if lock_delay > 0 then redis.call('HSET', KEYS[1], 'ld', fmt(lock_delay)) else redis.call('HDEL', KEYS[1], 'ld') end
+  keep_mutex(KEYS[1], held[6], now_ms, now_us)
+  return remember(KEYS[3], noted(granted(held[3], ttl_text, exp, count, held[4]), 4))
+end
+
+-- The rest of what this path may need, in one read: the lease (lapsed or not),
+-- the registered waiter's end, and the quorum's fences.
+local lease = redis.call('HMGET', KEYS[1], 'exp', 'ttl', 'lt', 'holder', 'ld', 'qf', 'ff', 'nu', 'ra')
+local owner = lock[1]
+local exp_text = lease[1]
+local exp = nil
+if owner then
+  exp = lease_end(tonumber(exp_text), tonumber(lease[3] or lease[2]), now_ms)
+  -- A lease whose end has passed lapsed: the lock is free, and its fields go with the next grant.
+  if exp <= now_ms then owner = nil end
+end
+
+if not owner then
+  -- A lapsed lease's lock-delay holds everyone off until its end plus the delay.
+  if exp and lease[5] then
+    local delayed_until = exp + tonumber(lease[5])
+    if delayed_until > now_ms then
+      return '["status","busy","retryAfterMs","' .. fmt(delayed_until - now_ms) .. '","queued","0","delayedUntil","' .. fmt(delayed_until) .. '"]'
+    end
+  end
+  -- A registration lives until nu: the object renews it while its waiter waits.
+  local registered = lock[3] and tonumber(lease[8] or '0') > now_ms
+  if mode == 'new' and registered then
+    -- Someone waits: the object is about to grant its head.
+    return '["status","busy","retryAfterMs","100","queued","1"]'
+  end
+  local fence = next_fence(mutex_last_fence(lock[2] or redis.call('GET', KEYS[2]), lease[6], lease[7]), fence_floor(now_us))
+  local new_exp_ms = now_ms + ttl
+  local new_exp = fmt(new_exp_ms)
+  -- What a lapsed lease, a quorum's floor (now in fence) and a registration (granted now, or
+  -- lapsed) left behind.
+  redis.call('HDEL', KEYS[1], 'count', 'lt', 'watch', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff',
+    'nt', 'nl', 'nw', 'nm', 'nh', 'nd', 'nu')
+  redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', new_exp)
+  if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
+  if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
+  if lock_delay > 0 then redis.call('HSET', KEYS[1], 'ld', fmt(lock_delay)) end
+  if mode == 'queue' and mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
+  keep_mutex(KEYS[1], lease[9], now_ms, now_us)
+  return noted(granted(fence, ttl_text, new_exp, '1'), 3)
 end
 
 if owner == token then
   local rest = redis.call('HMGET', KEYS[1], 'count', 'fence', 'qf')
-  local exp = lease[2]
+  local answered_exp = exp_text
   if mode == 'new' then
     -- This acquire's own earlier grant (the client's retry): it is alive, so
     -- a grant from the line is picked up.
@@ -185,34 +215,28 @@ if owner == token then
     -- lost, or its own step whose answer was lost): the waiter gets its whole
     -- lease from now, as its answer will say, and must pick it up (marked pk
     -- even if that step granted it unmarked: nobody has its token yet).
-    exp = fmt(now_ms + tonumber(lease[3]))
-    redis.call('HSET', KEYS[1], 'exp', exp, 'pk', fmt(now_ms + PICKUP_MS))
+    answered_exp = fmt(now_ms + tonumber(lease[2]))
+    redis.call('HSET', KEYS[1], 'exp', answered_exp, 'pk', fmt(now_ms + PICKUP_MS))
     redis.call('HDEL', KEYS[1], 'lt')
-    redis.call('PEXPIREAT', KEYS[1], exp)
+    keep_mutex(KEYS[1], lease[9], now_ms, now_us)
   end
-  return noted(granted(rest[2], lease[3], exp, rest[1] or '1', rest[3]), 5)
+  return noted(granted(rest[2], lease[2], answered_exp, rest[1] or '1', rest[3]), 3)
 end
 
 -- Held by another. The busy answer formats only what it must: the stored end
 -- as it is (unless the clock rule moves it), no label as "".
-local exp_text = lease[2]
-local exp = tonumber(exp_text)
-local stands = lease_end(exp, tonumber(lease[4] or lease[3]), now_ms)
-if stands < exp then
-  exp = stands
+if exp < tonumber(exp_text) then
   exp_text = fmt(exp)
   redis.call('HSET', KEYS[1], 'exp', exp_text)
-  redis.call('PEXPIREAT', KEYS[1], exp_text)
 end
 if mode == 'queue' then
-  -- The object's head waiter: the release hands the lock straight to it.
-  redis.call('HSET', KEYS[3], 'token', token, 'ttl', ttl_text, 'watch', watch, 'more', more, 'holder', holder, 'ld', fmt(lock_delay))
-  -- Past the holder's end and its lock-delay, if it lapses: the object renews it when it wakes.
-  redis.call('PEXPIREAT', KEYS[3], fmt(exp + tonumber(lease[6] or '0') + REGISTRATION_GRACE_MS))
-  redis.call('HSET', KEYS[1], 'watch', '1')
+  -- The object's head waiter: the release hands the lock straight to it. Registered
+  -- past the holder's end and its lock-delay, if it lapses: the object renews it when it wakes.
+  redis.call('HSET', KEYS[1], 'nt', token, 'nl', ttl_text, 'nw', watch, 'nm', more, 'nh', holder, 'nd', fmt(lock_delay),
+    'nu', fmt(exp + tonumber(lease[5] or '0') + REGISTRATION_GRACE_MS), 'watch', '1')
 end
 -- The label is any text the caller chose: JSON-encoded, not spliced.
 local label = '""'
-if lease[5] then label = cjson.encode(lease[5]) end
+if lease[4] then label = cjson.encode(lease[4]) end
 return '["status","busy","retryAfterMs","' .. fmt(math.max(exp - now_ms, 1)) .. '","queued","0","holder",' .. label
   .. ',"expiresAt","' .. exp_text .. '"]'

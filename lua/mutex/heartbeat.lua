@@ -1,15 +1,15 @@
 -- mutex heartbeat: extend the lease of the token that holds the mutex.
 --
--- KEYS[1]  lock  hf:{mx:<ns>:<name>}
--- KEYS[2]  delay hf:{mx:<ns>:<name>}:delay   the lease's lock-delay, moved to the new end plus the delay
--- KEYS[3]  watchers hf:{mx:<ns>:<name>}:watchers   passed only by the Worker: exists while the lock
+-- KEYS[1]  lock  hf:{mx:<ns>:<name>}           the mutex's hash (acquire.lua, lua/FIELDS.md); a lapse's
+--                                               lock-delay follows the lease's end (exp + ld)
+-- KEYS[2]  watchers hf:{mx:<ns>:<name>}:watchers   passed only by the Worker: exists while the lock
 --                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token
 -- ARGV[2]  ttlMs (1 .. 86400000), or "" for the ttl of the last acquire
 --
 -- replies: JSON text on every path, so the body runs at the script's top level (tools/gen-lua-scripts.mjs)
 -- Returns name/value pairs: status ok, expiresAt, ttlMs, fence (and quorumFence
--- on a quorum's database, see raise_fence.lua; and watchers "1" when KEYS[3] was
+-- on a quorum's database, see raise_fence.lua; and watchers "1" when KEYS[2] was
 -- passed and exists); or status lost.
 --
 -- A heartbeat is the holder's sign of life: it also marks a handed-over grant
@@ -18,8 +18,9 @@
 -- wakes at the old end of the lease, and a registration whose object lost its
 -- line (a restart) must lapse, or the release would hand the lock to a waiter
 -- that is gone, for that waiter's whole ttl.
--- Safe to run twice: a repeat only sets the same expiry again from Redis's now.
--- The usual heartbeat is TIME, HMGET, HSET, PEXPIREAT: pk is deleted only where
+-- Safe to run twice: a repeat only sets the same end again from Redis's now.
+-- A lapsed lease (its owner kept until the next grant) is lost, as a released one.
+-- The usual heartbeat is TIME, HMGET, HSET (and PEXPIRE about once a day): pk is deleted only where
 -- the read found it, the new end is formatted once, and the ttl is kept and
 -- answered as sent (the library and the Worker send decimal digits).
 
@@ -34,10 +35,10 @@ if ttl_text ~= '' then
   end
 end
 
-local now_ms = redis_now()
+local now_ms, now_us = redis_now()
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'qf', 'ld', 'pk')
-if lock[1] ~= token then return '["status","lost"]' end
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'qf', 'exp', 'pk', 'ra')
+if lock[1] ~= token or tonumber(lock[5]) <= now_ms then return '["status","lost"]' end
 
 if not ttl then ttl, ttl_text = tonumber(lock[2]), lock[2] end
 local exp_ms = now_ms + ttl
@@ -45,12 +46,9 @@ local exp = fmt(exp_ms)
 -- lt: the lease's length as of this write (lease_end in lua/prelude.lua).
 redis.call('HSET', KEYS[1], 'exp', exp, 'lt', ttl_text)
 if lock[6] then redis.call('HDEL', KEYS[1], 'pk') end
-redis.call('PEXPIREAT', KEYS[1], exp)
-if lock[5] then
-  local delayed_until = fmt(exp_ms + tonumber(lock[5]))
-  redis.call('SET', KEYS[2], delayed_until, 'XX', 'PXAT', delayed_until)
-end
+-- The hash outlives the new end too: its expiry is set again once ra has passed (src/limits.ts).
+keep_mutex(KEYS[1], lock[7], now_ms, now_us)
 local tail = ']'
 if lock[4] then tail = ',"quorumFence","' .. lock[4] .. '"]' end
-if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then tail = ',"watchers","1"' .. tail end
+if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then tail = ',"watchers","1"' .. tail end
 return '["status","ok","expiresAt","' .. exp .. '","ttlMs","' .. ttl_text .. '","fence","' .. lock[3] .. '"' .. tail

@@ -2,9 +2,8 @@
 --
 -- flags: no-writes (Redis refuses any write; Upstash takes shared read locks)
 --
--- KEYS[1]  lock   hf:{mx:<ns>:<name>}
--- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence
--- KEYS[3]  delay  hf:{mx:<ns>:<name>}:delay   a lapsed lease's lock-delay (delayedUntil while it lasts)
+-- KEYS[1]  lock   hf:{mx:<ns>:<name>}          the mutex's hash (acquire.lua, lua/FIELDS.md)
+-- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence    0.1's last fence, read only when the hash keeps none
 --
 -- Returns name/value pairs: held "1"|"0", fence (or "" when none is
 -- remembered), count, remainingMs, expiresAt (or "" when free), and
@@ -13,17 +12,16 @@
 -- lease's lock-delay, "" for none).
 
 local now_ms = redis_now()
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp', 'qf', 'ttl', 'lt', 'holder')
-if not lock[1] then
-  -- The delay key holds its own end (ms); one written by an older script held the delay: its time to live says the end.
-  local delayed_until = tonumber(redis.call('GET', KEYS[3]) or '')
-  if delayed_until and delayed_until <= now_ms then delayed_until = now_ms + redis.call('PTTL', KEYS[3]) end
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp', 'qf', 'ttl', 'lt', 'holder', 'ld')
+local exp = lock[1] and lease_end(tonumber(lock[4]), tonumber(lock[7] or lock[6]), now_ms)
+if not exp or exp <= now_ms then
+  -- Free: released (no owner), or lapsed (its owner kept until the next grant), maybe in its lock-delay.
   local delayed = ''
-  if delayed_until and delayed_until > now_ms then delayed = fmt(delayed_until) end
-  return {'held', '0', 'fence', redis.call('GET', KEYS[2]) or '', 'count', '0', 'remainingMs', '0', 'expiresAt', '', 'delayedUntil', delayed}
+  if exp and lock[9] and exp + tonumber(lock[9]) > now_ms then delayed = fmt(exp + tonumber(lock[9])) end
+  return {'held', '0', 'fence', lock[3] or redis.call('GET', KEYS[2]) or '', 'count', '0', 'remainingMs', '0', 'expiresAt', '',
+    'delayedUntil', delayed}
 end
-local exp = lease_end(tonumber(lock[4]), tonumber(lock[7] or lock[6]), now_ms)
-local r = {'held', '1', 'fence', lock[3], 'count', lock[2] or '1', 'remainingMs', fmt(math.max(exp - now_ms, 0)), 'expiresAt', fmt(exp),
+local r = {'held', '1', 'fence', lock[3], 'count', lock[2] or '1', 'remainingMs', fmt(exp - now_ms), 'expiresAt', fmt(exp),
   'holder', lock[8] or ''}
 if lock[5] then
   r[#r + 1] = 'quorumFence'

@@ -7,8 +7,8 @@
 -- lease's fence from one this node issued on its own for a grant that came
 -- too late to be counted.
 --
--- KEYS[1]  lock   hf:{mx:<ns>:<name>}         hash (see acquire.lua)
--- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence   the last fence issued here
+-- KEYS[1]  lock   hf:{mx:<ns>:<name>}         the mutex's hash (acquire.lua, lua/FIELDS.md)
+-- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence   0.1's last fence, read only when the hash keeps none
 -- ARGV[1]  token: the grant's owner token
 -- ARGV[2]  fence: the quorum grant's fence
 --
@@ -20,18 +20,31 @@
 -- The remaining time is what makes a quorum grant's expiry true when a node
 -- answered with an older grant (a retry's replay): the quorum's lease ends
 -- with the majority's soonest.
--- Only ever raises: a fence key or qf already at or above ARGV[2] is left as
--- it is, so running it twice, or late, changes nothing.
+-- Where the token holds the lease, the floor is its qf; where another lease
+-- is held, ff (its own fence stays its lease's); on a free lock, the last
+-- fence itself. An ending lease folds qf and ff into fence. Only ever raises:
+-- a fence already at or above ARGV[2] is left as it is, so running it twice,
+-- or late, changes nothing.
 
 local token = arg_str(1, 'token', 256)
 local fence = arg_int(2, 'fence', 1, 9007199254740991)
 
 local now_ms = redis_now()
 
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
-if last < fence then redis.call('SET', KEYS[2], fmt(fence), 'PX', FENCE_KEEP_MS_ARG) end
-
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'qf', 'exp', 'ttl', 'lt')
-if lock[1] ~= token then return {'status', 'ok', 'held', '0'} end
-if tonumber(lock[2] or '0') < fence then redis.call('HSET', KEYS[1], 'qf', fmt(fence)) end
-return {'status', 'ok', 'held', '1', 'remainingMs', fmt(math.max(lease_end(tonumber(lock[3]), tonumber(lock[5] or lock[4]), now_ms) - now_ms, 0))}
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'qf', 'exp', 'ttl', 'lt', 'fence', 'ff')
+local exp = lock[1] and lease_end(tonumber(lock[3]), tonumber(lock[5] or lock[4]), now_ms)
+if exp and exp > now_ms then
+  if lock[1] == token then
+    if tonumber(lock[2] or '0') < fence then redis.call('HSET', KEYS[1], 'qf', fmt(fence)) end
+    return {'status', 'ok', 'held', '1', 'remainingMs', fmt(exp - now_ms)}
+  end
+  if tonumber(lock[7] or '0') < fence then redis.call('HSET', KEYS[1], 'ff', fmt(fence)) end
+  return {'status', 'ok', 'held', '0'}
+end
+-- Free (or lapsed): the last fence is the floor. A new hash gets the expiry every grant sets.
+local last = lock[6] or redis.call('GET', KEYS[2])
+if tonumber(mutex_last_fence(last, lock[2], lock[7]) or '0') < fence then
+  redis.call('HSET', KEYS[1], 'fence', fmt(fence))
+  redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
+end
+return {'status', 'ok', 'held', '0'}

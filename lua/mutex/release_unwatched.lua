@@ -1,10 +1,10 @@
--- mutex release_unwatched: release.lua for a lease that nobody watches and
--- that has no lock-delay (the library's usual lease), with two keys instead
--- of six. A final release of any other lease it leaves alone: it answers
--- defer, and the caller runs release.lua.
+-- mutex release_unwatched: release.lua for a lease that nobody watches (the
+-- library's usual lease), without the ended and watchers keys. A final
+-- release of a watched lease it leaves alone: it answers defer, and the
+-- caller runs release.lua.
 --
--- KEYS[1]  lock     hf:{mx:<ns>:<name>}           its field rl: KEYS[2] of the last inner release
--- KEYS[2]  request  hf:{mx:<ns>:<name>}:rq:<id>   the same request key as release.lua's KEYS[4]
+-- KEYS[1]  lock     hf:{mx:<ns>:<name>}           the mutex's hash; its field rl: KEYS[2] of the last inner release
+-- KEYS[2]  request  hf:{mx:<ns>:<name>}:rq:<id>   the same request key as release.lua's KEYS[2]
 -- ARGV[1]  token
 --
 -- replies: JSON text on every path, so the body runs at the script's top level (tools/gen-lua-scripts.mjs)
@@ -13,28 +13,44 @@
 --     quorum's database
 --   status lost
 --   status defer   a final release of a watched lease (onExpire, or a waiter registered
---                  behind it) or of one with a lock-delay: nothing written; run release.lua,
---                  which hands it over, notes it in the ended set, or deletes the delay key
+--                  behind it): nothing written; run release.lua, which hands it over or
+--                  notes it in the ended set
 --
--- Why two scripts: release.lua also passes the fence, next, ended and delay
--- keys, which only a handoff, a watched lease and a lock-delay use, and each
+-- Why two scripts: release.lua also passes the ended key, which only a watched
+-- lease uses, and the answer memory's script shape differs (a handoff); each
 -- key costs Redis about as much as a small command. The caller that expects
--- none of them (the library, where no lock object waits) runs this first.
+-- no watch (the library, where no lock object waits) runs this first.
 -- Safe to run twice, and interchangeable with release.lua for a retry: both
 -- remember an ok answer under the same request key and mark an inner release
--- on the lease (rl) the same way. The usual release is HLEN, HMGET, DEL, SET.
+-- on the lease (rl) the same way. The usual release is TIME, HLEN, HMGET,
+-- HDEL, SET.
 
+-- The usual path calls no function: in Redis's Lua each local function is a
+-- closure made anew on every call of the script, which costs about as much as
+-- a small command; the prelude's (bad_arg, remember) are made below the mark.
 local token = ARGV[1]
-if not token or #token < 1 or #token > 256 then bad_arg('token', 'must be 1 to 256 bytes') end
+if not token or #token < 1 or #token > 256 then error({err = 'ERR holdfast: token must be 1 to 256 bytes'}) end
 
--- As in release.lua: a lease with only the four fields of every grant has nothing more to read.
+-- Redis's clock in ms as digits: a lease's end (exp) is compared as text
+-- (digit texts of one length compare as their numbers do), so the usual
+-- release converts no number.
+local t = redis.call('TIME')
+local now_ms_text = t[1] .. string.sub('000000' .. t[2], -6, -4)
+
+-- As in release.lua: a lease with only the five fields of every grant has nothing more to read.
+local usual = redis.call('HLEN', KEYS[1]) == 5
 local lock
-if redis.call('HLEN', KEYS[1]) == 4 then
-  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence')
-else
-  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'watch', 'qf', 'count', 'rl', 'ld')
+if usual then
+  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'exp', 'ra')
+  usual = lock[4]
 end
-if lock[1] ~= token or lock[6] == KEYS[2] then
+if not usual then
+  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'exp', 'watch', 'qf', 'count', 'rl', 'ff')
+end
+-- A lapsed lease keeps its owner until the next grant: it is nobody's to release.
+local exp = lock[3]
+local live = lock[1] == token and ((#exp == #now_ms_text and exp > now_ms_text) or (#exp ~= #now_ms_text and tonumber(exp) > tonumber(now_ms_text)))
+if not live or lock[7] == KEYS[2] then
   -- Not (or no longer) this token's, or this very request already ran: its
   -- remembered answer if it did, else lost.
   local seen = redis.call('GET', KEYS[2])
@@ -42,19 +58,33 @@ if lock[1] ~= token or lock[6] == KEYS[2] then
   return '["status","lost"]'
 end
 
-local watched = lock[3] or '0'
+if usual then
+  -- A hash with no owner is free; the next grant rewrites ttl and exp. The answer is remembered for a retry.
+  redis.call('HDEL', KEYS[1], 'owner')
+  local reply = '["status","ok","released","1","count","0","fence","' .. lock[2] .. '","watched","0"]'
+  redis.call('PSETEX', KEYS[2], REQUEST_MEMORY_MS_ARG, reply)
+  return reply
+end
+
+-- prelude below: the prelude functions only the rest uses (tools/gen-lua-scripts.mjs)
+
+local watched = lock[4] or '0'
 local tail = ']'
-if lock[4] then tail = ',"quorumFence","' .. lock[4] .. '"]' end
+if lock[5] then tail = ',"quorumFence","' .. lock[5] .. '"]' end
 
 -- An inner release (count is absent or "1" on every fresh grant) needs no other key, watched or not.
-if lock[5] and lock[5] ~= '1' and tonumber(lock[5]) > 1 then
-  local count = fmt(tonumber(lock[5]) - 1)
+if lock[6] and lock[6] ~= '1' and tonumber(lock[6]) > 1 then
+  local count = fmt(tonumber(lock[6]) - 1)
   redis.call('HSET', KEYS[1], 'count', count, 'rl', KEYS[2])
   return remember(KEYS[2], '["status","ok","released","0","count","' .. count .. '","fence","' .. lock[2]
     .. '","watched","' .. watched .. '"' .. tail)
 end
 
-if watched == '1' or lock[7] then return '["status","defer"]' end
+if watched == '1' then return '["status","defer"]' end
 
-redis.call('DEL', KEYS[1])
+-- The lease's fields go (its lock-delay with them: only a lapse is delayed); the last fence, with a
+-- quorum's where it is higher, stays in fence for the next grant.
+local last = mutex_last_fence(lock[2], lock[5], lock[8])
+redis.call('HDEL', KEYS[1], 'owner', 'count', 'lt', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff')
+if last ~= lock[2] then redis.call('HSET', KEYS[1], 'fence', last) end
 return remember(KEYS[2], '["status","ok","released","1","count","0","fence","' .. lock[2] .. '","watched","0"' .. tail)

@@ -1,9 +1,8 @@
 -- mutex withdraw: the lock object takes a waiter out of line, e.g. one whose
 -- client gave up or never picked up the lock it was handed.
 --
--- KEYS[1]  lock  hf:{mx:<ns>:<name>}
--- KEYS[2]  next  hf:{mx:<ns>:<name>}:next
--- KEYS[3]  delay hf:{mx:<ns>:<name>}:delay   a taken-back grant's lock-delay goes with it (no lapse)
+-- KEYS[1]  lock  hf:{mx:<ns>:<name>}   the mutex's hash (acquire.lua, lua/FIELDS.md): its registered
+--                                      waiter (nt ...) and its lease
 -- ARGV[1]  the waiter's token
 -- ARGV[2]  reason: left (it left the line before any grant reached it: nobody
 --          has its token, so the lock is taken back from it whatever its pk
@@ -11,8 +10,9 @@
 --          time: taken back only while still marked pk)
 --
 -- Returns name/value pairs: status unregistered (it was the registered head),
--- revoked + fence (the lock was taken back from it: free again), or none
--- (nothing of it was left, e.g. it picked the lock up).
+-- revoked + fence (the lock was taken back from it: free again, with no
+-- lock-delay), or none (nothing of it was left, e.g. it picked the lock up,
+-- or its lease lapsed).
 --
 -- An answered grant is only taken back while it is still marked not picked
 -- up (pk): a heartbeat, re-entry or release by the holder clears or ends it
@@ -20,14 +20,18 @@
 
 local token = arg_str(1, 'token', 256)
 local reason = arg_one_of(2, 'reason', {'left', 'unclaimed'})
+local now_ms_text = redis_now_ms_text()
 
-if redis.call('HGET', KEYS[2], 'token') == token then
-  redis.call('DEL', KEYS[2])
+local lock = redis.call('HMGET', KEYS[1], 'nt', 'owner', 'pk', 'fence', 'qf', 'exp', 'ff')
+if lock[1] == token then
+  redis.call('HDEL', KEYS[1], 'nt', 'nl', 'nw', 'nm', 'nh', 'nd', 'nu')
   return {'status', 'unregistered'}
 end
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'pk', 'fence', 'qf')
-if lock[1] == token and (reason == 'left' or lock[2]) then
-  redis.call('DEL', KEYS[1], KEYS[3])
-  return {'status', 'revoked', 'fence', lock[4] or lock[3]}
+if lock[2] == token and (reason == 'left' or lock[3]) and lease_live(lock[6], now_ms_text) then
+  -- The lease's fields go, its lock-delay with them (no lapse); the last fence stays, with a quorum's.
+  local last = mutex_last_fence(lock[4], lock[5], lock[7])
+  redis.call('HDEL', KEYS[1], 'owner', 'count', 'lt', 'watch', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff')
+  if last ~= lock[4] then redis.call('HSET', KEYS[1], 'fence', last) end
+  return {'status', 'revoked', 'fence', lock[5] or lock[4]}
 end
 return {'status', 'none'}

@@ -10,6 +10,7 @@ import {
   RedisStore,
   StoreUnavailableError,
 } from "holdfast";
+import { FENCE_KEEP_MS, MUTEX_KEEP_MS } from "../../src/limits";
 import { startLocalStack } from "../../tools/local-stack/stack.mjs";
 import type { LocalStack } from "../../tools/local-stack/stack.mjs";
 
@@ -121,7 +122,7 @@ describe("Mutex over @upstash/redis", () => {
     expect(next.fence).toBeGreaterThan(holder.fence);
   });
 
-  it("a stored fence at 2^53 or past it is an InternalError, never a grant whose fence did not go up; the key is left as it was", async () => {
+  it("a stored fence at 2^53 or past it (0.1's fence key, read where the hash keeps none) is an InternalError, never a grant whose fence did not go up; the key is left as it was", async () => {
     const name = unique("fence-max");
     // Replies as Redis sent them (the default client would parse "9007199254740993" into a double).
     const redis = new Redis({ url: inject("upstashUrl"), token: inject("upstashToken"), automaticDeserialization: false });
@@ -152,7 +153,7 @@ describe("fences keep rising when Redis lost its last fence and its clock went b
       const g = await lock.acquire({ ttlMs: 5000 });
       expect(g.fence).toBeGreaterThanOrEqual((realNow + 3_600_000) * 1000);
       await lock.release(g.token);
-      await redis.del(`hf:{mx:default:${lock.name}}:fence`); // the last fence is lost
+      await redis.del(`hf:{mx:default:${lock.name}}`); // the mutex's hash, with its last fence, is lost
       vi.setSystemTime(realNow + 3 * 86_400_000);
       const h = await lock.acquire({ ttlMs: 5000 });
       expect(h.fence).toBeGreaterThan(g.fence);
@@ -276,6 +277,11 @@ describe("bad input to the library changes nothing and names the field", () => {
     expect(await redis.pttl(lockKey("default", name))).toBeGreaterThan(4000);
     await lock.release(g.token);
     expect(await redis.pttl(lockKey("default", name))).toBeGreaterThan(0);
+    await lock.release(g.token); // the outer level: now free
+    // The released mutex's hash keeps its last fence, past the fence's keep time, for at most MUTEX_KEEP_MS.
+    expect(await redis.hget(lockKey("default", name), "owner")).toBeNull();
+    expect(await redis.pttl(lockKey("default", name))).toBeGreaterThan(FENCE_KEEP_MS);
+    expect(await redis.pttl(lockKey("default", name))).toBeLessThanOrEqual(MUTEX_KEEP_MS);
   });
 
   it("a script given a bad argument (bypassing the library) fails before its first write: a bug, not an outage, and no key", async () => {
@@ -286,8 +292,7 @@ describe("bad input to the library changes nothing and names the field", () => {
       .catch((e) => e);
     expect(err).toBeInstanceOf(InternalError);
     expect(err.message).toMatch(/ttlMs must be an integer/);
-    expect(await redis.exists(lockKey("default", name))).toBe(0);
-    expect(await redis.exists(`${lockKey("default", name)}:fence`)).toBe(0);
+    expect(await redis.keys(`${lockKey("default", name)}*`)).toEqual([]);
   });
 
   it("busy and lost answers are not remembered: 30 refused try-locks and stale releases leave no request keys", async () => {

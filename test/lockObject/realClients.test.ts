@@ -167,7 +167,8 @@ for (const kind of ["redis", "durable"] as const) {
           acquire: (n: string) => `/v1/locks/${n}/acquire`,
           inspect: (n: string) => `/v1/locks/${n}`,
           held: (b: any) => b.held,
-          fenceKey: (n: string) => mutexKeys({ ns: "real", name: n }).fence,
+          // The mutex keeps its last fence in its hash (lua/FIELDS.md).
+          fenceOf: (redis: Redis, n: string) => redis.hget<string>(mutexKeys.lock({ ns: "real", name: n }), "fence"),
           body: {},
         },
         {
@@ -175,7 +176,7 @@ for (const kind of ["redis", "durable"] as const) {
           acquire: (n: string) => `/v1/rwlocks/${n}/write/acquire`,
           inspect: (n: string) => `/v1/rwlocks/${n}`,
           held: (b: any) => b.mode !== "free",
-          fenceKey: (n: string) => rwLockKeys({ ns: "real", name: n }).fence,
+          fenceOf: (redis: Redis, n: string) => redis.get<string>(rwLockKeys({ ns: "real", name: n }).fence),
           body: {},
         },
         {
@@ -183,7 +184,7 @@ for (const kind of ["redis", "durable"] as const) {
           acquire: (n: string) => `/v1/semaphores/${n}/acquire`,
           inspect: (n: string) => `/v1/semaphores/${n}`,
           held: (b: any) => b.used > 0,
-          fenceKey: (n: string) => semaphoreKeys({ ns: "real", name: n }).fence,
+          fenceOf: (redis: Redis, n: string) => redis.get<string>(semaphoreKeys({ ns: "real", name: n }).fence),
           body: { limit: 1 },
         },
       ] as const;
@@ -211,7 +212,7 @@ for (const kind of ["redis", "durable"] as const) {
           // written, else after the pickup time; never after its 30 s ttl.
           const redis = new Redis({ url: stack.url, token: stack.token });
           const fence = await until(
-            () => redis.get(c.fenceKey(name)),
+            () => c.fenceOf(redis, name),
             (f) => f !== null,
           );
           expect(fence).not.toBeNull();

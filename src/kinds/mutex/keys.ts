@@ -1,19 +1,19 @@
 import type { LockRef } from "../../store/types.js";
-import { lockKeyBase } from "../../store/redis/lockKeyBase.js";
 
-/** The lock-delay key's name after the lock's (it outlives a lapsed lease: a listing looks for it too). */
-export const MUTEX_DELAY_SUFFIX = ":delay";
-
-/** A mutex's hash, its last fence, its registered waiter, its lock-delay, its ended fences, remembered answers and watchers marker. */
-export function mutexKeys(ref: LockRef) {
-  const k = lockKeyBase("mx", ref);
-  return {
-    lock: k.base,
-    fence: k.fence,
-    next: `${k.base}:next`,
-    delay: `${k.base}${MUTEX_DELAY_SUFFIX}`,
-    ended: k.ended,
-    request: k.request,
-    watchers: k.watchers,
-  };
-}
+/**
+ * A mutex's Redis keys (lua/FIELDS.md). Its state is one hash, `hf:{mx:<ns>:<name>}`:
+ * the lease, the last fence, the lock object's registered waiter; beside it, under the
+ * same hash tag, only what a release remembers (a request's answer, watched fences that
+ * ended on purpose), the lock object's watchers marker, and the last fence as 0.1 kept it
+ * (a key of its own, read only where the hash has none). Built from the hash's name
+ * where needed: a try-lock needs two strings, not seven.
+ */
+export const mutexKeys = {
+  lock: (ref: LockRef) => `hf:{mx:${ref.ns}:${ref.name}}`,
+  /** 0.1's last fence: read by acquire, inspect and raise_fence only when the hash keeps none. */
+  legacyFence: (lock: string) => `${lock}:fence`,
+  ended: (lock: string) => `${lock}:ended`,
+  request: (lock: string, requestId: string) => `${lock}:rq:${requestId}`,
+  /** Exists while the lock object has watch sockets (src/lockObject/watches/watchMarker.ts); only the Worker's writes pass it. */
+  watchers: (lock: string) => `${lock}:watchers`,
+};

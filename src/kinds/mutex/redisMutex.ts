@@ -3,7 +3,7 @@ import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import { withWatcherNote } from "../../store/redis/watcherNotes.js";
 import type { LockRef } from "../../store/types.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { MUTEX_DELAY_SUFFIX, mutexKeys } from "./keys.js";
+import { mutexKeys } from "./keys.js";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,
@@ -15,17 +15,18 @@ import type {
   MutexWithdrawResult,
 } from "./types.js";
 
-/** The mutex on the Redis store: one script (lua/mutex/<op>.lua) per operation. */
+/** The mutex on the Redis store: one script (lua/mutex/<op>.lua) per operation, over one hash per mutex (keys.ts). */
 export function redisMutex(scripts: ScriptRunner): MutexOps {
   return {
     async acquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
-      const k = mutexKeys(ref);
+      const lock = mutexKeys.lock(ref);
+      const fence = mutexKeys.legacyFence(lock);
       const r = await scripts.run(
         "mutex_acquire",
         // Only a re-entry reads its request key: a new or queued acquire's retry is recognised by its token.
-        input.mode === "reenter" ? [k.lock, k.fence, k.next, k.delay, k.request(input.requestId)] : [k.lock, k.fence, k.next, k.delay],
+        input.mode === "reenter" ? [lock, fence, mutexKeys.request(lock, input.requestId)] : [lock, fence],
         acquireArgs(input),
-        k.watchers,
+        mutexKeys.watchers(lock),
       );
       // A grant is always to the token sent (the script does not echo it).
       if (r.status === "granted") return withWatcherNote(r, { status: "granted", grant: grantOfReply(ref, r, "", input.token) });
@@ -44,8 +45,8 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
     },
 
     async heartbeat(ref, input): Promise<MutexHeartbeatResult> {
-      const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_heartbeat", [k.lock, k.delay], [input.token, input.ttlMs ?? ""], k.watchers);
+      const lock = mutexKeys.lock(ref);
+      const r = await scripts.run("mutex_heartbeat", [lock], [input.token, input.ttlMs ?? ""], mutexKeys.watchers(lock));
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
       return withWatcherNote(r, {
@@ -58,15 +59,15 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
     },
 
     async release(ref, input): Promise<MutexReleaseResult> {
-      const k = mutexKeys(ref);
+      const lock = mutexKeys.lock(ref);
       const { force } = input;
-      const request = k.request(input.requestId);
-      // Two keys where nobody is expected to watch the lease (the library's); the full release (six, and the
-      // watchers key from the Worker) when it says it needs them.
-      let r = input.expectUnwatched && !force ? await scripts.run("mutex_release_unwatched", [k.lock, request], [input.token]) : undefined;
+      const request = mutexKeys.request(lock, input.requestId);
+      // Two keys where nobody is expected to watch the lease (the library's); the full release (with the ended
+      // set, and the watchers key from the Worker) when it says it needs them.
+      let r = input.expectUnwatched && !force ? await scripts.run("mutex_release_unwatched", [lock, request], [input.token]) : undefined;
       if (!r || r.status === "defer") {
         const args = force ? ["", "force", force.fence === undefined ? "" : String(force.fence)] : [input.token];
-        r = await scripts.run("mutex_release", [k.lock, k.fence, k.next, request, k.ended, k.delay], args, k.watchers);
+        r = await scripts.run("mutex_release", [lock, request, mutexKeys.ended(lock)], args, mutexKeys.watchers(lock));
       }
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
@@ -83,21 +84,20 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
     },
 
     async withdraw(ref, input): Promise<MutexWithdrawResult> {
-      const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_withdraw", [k.lock, k.next, k.delay], [input.token, input.reason]);
+      const r = await scripts.run("mutex_withdraw", [mutexKeys.lock(ref)], [input.token, input.reason]);
       if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
       if (r.status === "unregistered" || r.status === "none") return { status: r.status };
       throw unexpectedReply("mutex_withdraw", r);
     },
 
     async watch(ref, { fence }) {
-      const k = mutexKeys(ref);
-      return watchStateOf("mutex_watch", await scripts.run("mutex_watch", [k.lock, k.ended], [String(fence)]));
+      const lock = mutexKeys.lock(ref);
+      return watchStateOf("mutex_watch", await scripts.run("mutex_watch", [lock, mutexKeys.ended(lock)], [String(fence)]));
     },
 
     async inspect(ref): Promise<MutexState> {
-      const k = mutexKeys(ref);
-      const r = await scripts.run("mutex_inspect", [k.lock, k.fence, k.delay], []);
+      const lock = mutexKeys.lock(ref);
+      const r = await scripts.run("mutex_inspect", [lock, mutexKeys.legacyFence(lock)], []);
       return {
         held: r.held === "1",
         fence: optionalNumberField(r, "fence"),
@@ -154,13 +154,13 @@ function agreedFence(r: ScriptReply): { quorumFence?: number } {
   return r.quorumFence === undefined ? {} : { quorumFence: numberField(r, "quorumFence") };
 }
 
-/** The mutex; a lapsed lease's lock-delay key lists it too (the delay outlives the lease) on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
+/** The mutex on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). Its hash outlives the lease (with the last fence, and a lapse's lock-delay), so listing finds it by that alone. */
 export const mutexOnRedis: RedisKind<"mutex"> = {
   name: "mutex",
   redis: {
     ops: redisMutex,
-    mainKey: (ref) => mutexKeys(ref).lock,
-    listedSuffixes: ["", MUTEX_DELAY_SUFFIX],
-    watcherKey: (ref) => mutexKeys(ref).watchers,
+    mainKey: mutexKeys.lock,
+    listedSuffixes: [""],
+    watcherKey: (ref) => mutexKeys.watchers(mutexKeys.lock(ref)),
   },
 };

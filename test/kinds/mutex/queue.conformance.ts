@@ -206,7 +206,8 @@ export function queueConformance(kind: StoreKind) {
         headers: { authorization: `Bearer ${env.UPSTASH_REDIS_REST_TOKEN}` },
         body: JSON.stringify(command),
       }).then((r) => r.json() as Promise<{ result: unknown }>);
-    if (kind === "redis") await redis(["SET", `hf:{mx:tenant-a:${name}}:fence`, stored]);
+    // The mutex's hash keeps its last fence (lua/FIELDS.md).
+    if (kind === "redis") await redis(["HSET", `hf:{mx:tenant-a:${name}}`, "fence", stored]);
     else {
       await runInDurableObject(lockObject(name), (_o, state) =>
         state.storage.kv.put("mutex:fence", { last: 2 ** 53, keepUntil: Date.now() + 600_000 }),
@@ -218,7 +219,7 @@ export function queueConformance(kind: StoreKind) {
       expect(res.body.error).toBe("internal");
     }
     expect((await get(path(name))).body).toMatchObject({ held: false });
-    if (kind === "redis") expect((await redis(["GET", `hf:{mx:tenant-a:${name}}:fence`])).result).toBe(stored);
+    if (kind === "redis") expect((await redis(["HGETALL", `hf:{mx:tenant-a:${name}}`])).result).toEqual(["fence", stored]);
     else {
       const kept = await runInDurableObject(lockObject(name), (_o, state) => state.storage.kv.get<{ last: number }>("mutex:fence"));
       expect(kept?.last).toBe(2 ** 53);

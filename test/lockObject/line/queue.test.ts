@@ -46,7 +46,7 @@ function lineFor(ref = freshRef("line"), store: () => LockStore = () => live) {
   /** Waits until the line's head is registered in the store behind the holder (its first store step is done). */
   const untilRegistered = (token: string) =>
     pollUntil(
-      () => redis.hget<string>(mutexKeys(ref).next, "token"),
+      () => redis.hget<string>(mutexKeys.lock(ref), "nt"),
       (t) => t === token,
       3000,
     );
@@ -115,7 +115,7 @@ describe("Queue (mutex policy, Redis store)", () => {
     expect(outcome.retryAfterMs).toBeLessThanOrEqual(held.expiresAt - t0 + 50);
     // The head it was is withdrawn from the store: the holder's release hands the lock to nobody.
     await pollUntil(
-      () => redis.exists(mutexKeys(ref).next),
+      () => redis.hexists(mutexKeys.lock(ref), "nt"),
       (n) => n === 0,
       3000,
     );
@@ -232,7 +232,7 @@ describe("Queue (mutex policy, Redis store)", () => {
   it("a store step that fails as a bug (not an outage) fails that waiter with internal at once; nothing loops on it", async () => {
     const ref = freshRef("line-bug");
     // A key of the wrong type where the mutex's hash should be: the script's error is Redis's WRONGTYPE, a bug, not an outage.
-    await redis.set(mutexKeys(ref).lock, "not a hash");
+    await redis.set(mutexKeys.lock(ref), "not a hash");
     let calls = 0;
     const { line } = lineFor(ref, () => {
       calls += 1;
@@ -244,7 +244,7 @@ describe("Queue (mutex policy, Redis store)", () => {
     expect(Date.now() - started).toBeLessThan(2000);
     expect(calls).toBe(1);
     expect(line.length).toBe(0);
-    await redis.del(mutexKeys(ref).lock);
+    await redis.del(mutexKeys.lock(ref));
   });
 
   it("StoreUnavailableError is what the down store throws (the fault the two cases above rely on)", async () => {

@@ -15,7 +15,7 @@ import { eventually, lockObject, newReceiver } from "../../support/workers/lockO
 const inObject = runInDurableObject as unknown as (stub: unknown, fn: (o: any, state: DurableObjectState) => unknown) => Promise<any>;
 
 const redis = createUpstashClient(env.TEST_UPSTASH_URL as string, env.TEST_UPSTASH_TOKEN as string, 5000);
-const watchersKey = (name: string) => mutexKeys({ ns: "tenant-a", name }).watchers;
+const watchersKey = (name: string) => mutexKeys.watchers(mutexKeys.lock({ ns: "tenant-a", name }));
 
 /**
  * The lock objects' noteChange calls, counted as they arrive (the method runs as it is): the RPC the

@@ -67,11 +67,11 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
    * retry's), whose lease began before this acquire did.
    */
   async function raiseFence(ref: LockRef, token: string, fence: number): Promise<{ raised: boolean; endsAt: number }> {
-    const k = mutexKeys(ref);
+    const lock = mutexKeys.lock(ref);
     const sent = now();
     const g = await gather(
       n,
-      (i) => nodes[i].scripts.run("mutex_raise_fence", [k.lock, k.fence], [token, fence]),
+      (i) => nodes[i].scripts.run("mutex_raise_fence", [lock, mutexKeys.legacyFence(lock)], [token, fence]),
       settles((r) => r.held === "1"),
     );
     // Each held node's lease ends no sooner than `sent` plus what it said was left.
