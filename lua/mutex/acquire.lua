@@ -61,15 +61,59 @@
 -- (absent: "0"). A release leaves the hash with its fence (and the lease's
 -- ttl and exp, unread without an owner), so the next grant reads one key.
 
--- Arguments, checked before the first write. The usual try-lock sends only
--- the first two: the rest are their defaults, set without a check.
+-- The usual path calls no function: in Redis's Lua each local function is a
+-- closure made anew on every call of the script, so its checks raise their
+-- errors inline, it reads the clock inline (redis_now in lua/prelude.lua),
+-- and the prelude's functions are made below the mark, for every other path.
+-- Its arguments, checked before the first write:
 local token = ARGV[1]
-if not token or #token < 1 or #token > 256 then bad_arg('token', 'must be 1 to 256 bytes') end
+if not token or #token < 1 or #token > 256 then error({err = 'ERR holdfast: token must be 1 to 256 bytes'}) end
 local ttl_text = ARGV[2]
 local ttl = tonumber(ttl_text)
 if not ttl or ttl % 1 ~= 0 or ttl < 1 or ttl > 86400000 then
-  bad_arg('ttlMs', 'must be an integer from 1 to 86400000, got ' .. tostring(ttl_text))
+  error({err = 'ERR holdfast: ttlMs must be an integer from 1 to 86400000, got ' .. tostring(ttl_text)})
 end
+
+-- Redis's clock: µs digits, and ms.
+local t = redis.call('TIME')
+local us = t[2]
+if #us < 6 then us = string.sub('00000', #us) .. us end
+local now_us = t[1] .. us
+local now_ms = tonumber(now_us)
+now_ms = (now_ms - now_ms % 1000) / 1000
+
+-- The usual grant: a try-lock (every argument after ttlMs its default) of a
+-- released lock (no owner: a release or take-back ends the lock-delay too)
+-- with no waiter registered, whose last fence is behind Redis's clock and
+-- the caller's clock not ahead of it: its fence is Redis's now in µs (digit
+-- texts of one length compare as their numbers do). One read.
+local lock = nil
+if not ARGV[3] then
+  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt', 'ra')
+  local last = lock[2]
+  if not lock[1] and not lock[3] and last and #last == #now_us and last < now_us
+    and #CALLER_CLOCK == #now_us and CALLER_CLOCK <= now_us then
+    local exp = string.format('%d', now_ms + ttl)
+    -- The hash's expiry outlives any lease's end (MUTEX_KEEP_MS) and is set again once ra (µs digits) passes.
+    if lock[4] and #lock[4] == #now_us and lock[4] > now_us then
+      redis.call('HSET', KEYS[1], 'owner', token, 'fence', now_us, 'ttl', ttl_text, 'exp', exp)
+    else
+      redis.call('HSET', KEYS[1], 'owner', token, 'fence', now_us, 'ttl', ttl_text, 'exp', exp,
+        'ra', string.format('%d', now_ms + 86400000) .. '000')
+      redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
+    end
+    -- Fences are digits we stored, so the JSON text is built directly.
+    local reply = '["status","granted","fence","' .. now_us .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp .. '","count","1"]'
+    -- Only the Worker passes the watchers key; the library's grant pays one table read for it.
+    if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then reply = string.sub(reply, 1, -2) .. ',"watchers","1"]' end
+    return reply
+  end
+end
+
+-- prelude below: the prelude functions only the rest uses (tools/gen-lua-scripts.mjs)
+
+-- The other arguments, checked before the first write: the usual try-lock
+-- sends only the first two, and the rest are their defaults, set without a check.
 local mode, watch, more, mark_pickup, holder, lock_delay = 'new', '0', '0', '0', '', 0
 if ARGV[3] then
   mode = ARGV[3]
@@ -92,41 +136,30 @@ if ARGV[3] then
     end
   end
 end
+-- The caller's clock is checked (fence_floor) before the first write of any grant.
+local floor = fence_floor(now_us)
 
-local now_ms, now_us = redis_now()
-
--- A released lock (no owner: a release or take-back ends the lock-delay
--- too), asked for anew or by the object's head, with no waiter registered:
--- granted at once. One read.
-local lock = nil
+-- A released lock with no waiter registered, asked for anew or by the
+-- object's head: granted at once (as the usual grant, with this call's options).
 if mode ~= 'reenter' then
-  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt', 'ra')
+  if not lock then lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt', 'ra') end
   if not lock[1] and not lock[3] then
-    -- The caller's clock is checked (fence_floor) before the first write. A hash
-    -- with no fence is new: 0.1 kept its last fence in a key of its own.
-    local fence = next_fence(lock[2] or redis.call('GET', KEYS[2]), fence_floor(now_us))
+    -- A hash with no fence is new: 0.1 kept its last fence in a key of its own.
+    local fence = next_fence(lock[2] or redis.call('GET', KEYS[2]), floor)
     local exp_ms = now_ms + ttl
     local exp = fmt(exp_ms)
-    -- The hash's expiry outlives any lease's end (MUTEX_KEEP_MS) and is set again once ra (µs digits) passes.
-    if lock[4] and #lock[4] == #now_us and lock[4] > now_us then
-      redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)
-    else
-      redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp, 'ra', fmt(now_ms + 86400000) .. '000')
-      redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
-    end
+    redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)
+    keep_mutex(KEYS[1], lock[4], now_ms, now_us)
     if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
     if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
     if lock_delay > 0 then redis.call('HSET', KEYS[1], 'ld', fmt(lock_delay)) end
     if mode == 'queue' and mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
-    -- Fences are digits we stored, so the JSON text is built directly.
     local reply = '["status","granted","fence","' .. fence .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp .. '","count","1"]'
-    -- Only the Worker passes the watchers key; the library's grant pays one table read for it.
     if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then reply = string.sub(reply, 1, -2) .. ',"watchers","1"]' end
     return reply
   end
 end
 
--- prelude below: the prelude functions only the rest uses (tools/gen-lua-scripts.mjs)
 
 -- A grant's answer, as on the usual path, with a quorum's agreed fence where the lease has one.
 local function granted(fence, ttl_text, exp_text, count_text, qf)
@@ -187,7 +220,7 @@ if not owner then
     -- Someone waits: the object is about to grant its head.
     return '["status","busy","retryAfterMs","100","queued","1"]'
   end
-  local fence = next_fence(mutex_last_fence(lock[2] or redis.call('GET', KEYS[2]), lease[6], lease[7]), fence_floor(now_us))
+  local fence = next_fence(mutex_last_fence(lock[2] or redis.call('GET', KEYS[2]), lease[6], lease[7]), floor)
   local new_exp_ms = now_ms + ttl
   local new_exp = fmt(new_exp_ms)
   -- What a lapsed lease, a quorum's floor (now in fence) and a registration (granted now, or
