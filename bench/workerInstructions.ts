@@ -42,7 +42,8 @@ interface CountedServer {
 async function serveCounted(label: string, vars: Record<string, string>, projectDir?: string): Promise<CountedServer> {
   const dumps = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-workerd-cg-"));
   // --smc-check: V8 writes the code it runs (its JIT) outside the stack; callgrind must see the rewrites.
-  const wrap = ["valgrind", "--tool=callgrind", "--smc-check=all-non-file", `--callgrind-out-file=${path.join(dumps, "cg.out")}`];
+  // -q: valgrind says nothing but errors (its banner and totals would land in the bench's output).
+  const wrap = ["valgrind", "-q", "--tool=callgrind", "--smc-check=all-non-file", `--callgrind-out-file=${path.join(dumps, "cg.out")}`];
   // V8 single-threaded: its compiler and GC threads would count at their own pace; in the request's thread they count alike.
   const served = await withTimeout(
     startWorkerServer({ vars, projectDir, wrap, v8Flags: ["--single-threaded"] }),
