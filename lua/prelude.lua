@@ -101,22 +101,6 @@ local function lease_end(exp, len, now_ms)
   return exp
 end
 
--- A mutex lease's lock-delay: its field ld and the delay key, which lives
--- until the lease's end plus the delay, so a lapse (no release) holds the
--- lock from everyone for that long. 0: none (both removed). A release or a
--- take-back deletes the key: only a lapse is delayed.
-local function set_lock_delay(lock_key, delay_key, delay_ms, exp_ms)
-  if delay_ms > 0 then
-    redis.call('HSET', lock_key, 'ld', fmt(delay_ms))
-    -- Its value is its own end (ms), so a busy answer says delayedUntil exactly (a PTTL against TIME can be 1 ms off).
-    local delayed_until = fmt(exp_ms + delay_ms)
-    redis.call('SET', delay_key, delayed_until, 'PXAT', delayed_until)
-  else
-    redis.call('HDEL', lock_key, 'ld')
-    redis.call('DEL', delay_key)
-  end
-end
-
 -- A write's answer, remembered under its request key for a retry and
 -- returned as the same JSON text: a reply list is encoded once (a hot path
 -- passes its JSON text ready-made), and a retry that finds it returns it as

@@ -129,7 +129,6 @@ export const idempotencyOnRedis: RedisKind<"idempotency"> = {
   redis: {
     ops: redisIdempotency,
     mainKey: (ref) => idempotencyKeys(ref).record,
-    listedSuffixes: [""],
     watcherKey: (ref) => idempotencyKeys(ref).watchers,
   },
 };

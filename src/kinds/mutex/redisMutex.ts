@@ -160,7 +160,6 @@ export const mutexOnRedis: RedisKind<"mutex"> = {
   redis: {
     ops: redisMutex,
     mainKey: mutexKeys.lock,
-    listedSuffixes: [""],
     watcherKey: (ref) => mutexKeys.watchers(mutexKeys.lock(ref)),
   },
 };

@@ -101,7 +101,6 @@ export const rwLockOnRedis: RedisKind<"rwlock"> = {
   redis: {
     ops: redisRwLock,
     mainKey: (ref) => rwLockKeys(ref).lock,
-    listedSuffixes: [""],
     watcherKey: (ref) => rwLockKeys(ref).watchers,
   },
 };

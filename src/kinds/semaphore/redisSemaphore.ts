@@ -98,7 +98,6 @@ export const semaphoreOnRedis: RedisKind<"semaphore"> = {
   redis: {
     ops: redisSemaphore,
     mainKey: (ref) => semaphoreKeys(ref).lock,
-    listedSuffixes: [""],
     watcherKey: (ref) => semaphoreKeys(ref).watchers,
   },
 };

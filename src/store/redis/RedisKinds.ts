@@ -12,10 +12,8 @@ export interface RedisKind<K extends KindName = KindName> {
   readonly redis: {
     /** Its operations, its scripts run through one runner. */
     ops(scripts: ScriptRunner): KindOps[K];
-    /** Its main key, the one that exists while a lock is held (or a key stored). */
+    /** Its main key, the one that exists while a lock is held or waited on (or a key stored; a mutex's outlives its lease): listing scans these. */
     mainKey(ref: LockRef): string;
-    /** Which keys of a lock (after the main key's closing brace) say a listing shows it: "" is the main key. */
-    listedSuffixes: readonly string[];
     /** Its watchers key: exists while the lock object has watch sockets (markWatchers). */
     watcherKey(ref: LockRef): string;
   };

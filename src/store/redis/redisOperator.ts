@@ -13,9 +13,9 @@ const SCANS_PER_PAGE = 12;
  * shares a key with (key locking, docs/DESIGN.md).
  *
  * Listing is SCAN MATCH over the kind's main keys of the namespace
- * (`hf:{mx:<ns>:<prefix>*}`; a mutex's lock-delay key too, which outlives
- * its lapsed lease): nothing is written for it, so it costs the lock
- * operations nothing. A page holds at most `limit` names and ends between
+ * (`hf:{mx:<ns>:<prefix>*}`; a mutex's hash outlives its lease, with its
+ * last fence, and a lapsed lease's lock-delay): nothing is written for it,
+ * so it costs the lock operations nothing. A page holds at most `limit` names and ends between
  * SCAN steps (a step that finds more names than the page has room for is
  * taken again with a smaller COUNT), so its cursor is SCAN's own; except
  * where one hash bucket alone holds more names than the page has room for:
@@ -37,31 +37,19 @@ export function redisOperator(scripts: ScriptRunner, kinds: RedisKinds): Operato
       const at = decodeScanCursor(cursor);
       const redisKind = kinds.get(kind);
       if (!redisKind) throw new NotSupportedError(`this store has no kind ${kind}`);
-      const { mainKey, listedSuffixes: suffixes } = redisKind;
-      // hf:{mx:<ns>:<prefix>*} - or with a * after it where another key of the lock also says it is listed.
-      const base = mainKey({ ns: globEscape(ns), name: `${globEscape(prefix)}*` });
-      const pattern = suffixes.length > 1 ? `${base}*` : base;
+      const { mainKey } = redisKind;
+      // hf:{mx:<ns>:<prefix>*}: a lock's main key says it may be listed (its state, inspected, says whether it is).
+      const pattern = mainKey({ ns: globEscape(ns), name: `${globEscape(prefix)}*` });
       const head = mainKey({ ns, name: "" }).slice(0, -1); // hf:{mx:<ns>: - the key up to the name
-      const nameOf = (key: string) => {
-        if (!key.startsWith(head)) return undefined;
-        const close = key.lastIndexOf("}");
-        return suffixes.includes(key.slice(close + 1)) ? key.slice(head.length, close) : undefined;
-      };
-      // A name comes from its main key; from another listed key (a mutex's :delay) only while its main key is
-      // gone, else SCAN, meeting the two keys in different steps, would list it twice (one EXISTS per such name, rare).
-      const oneSourceEach = async (keys: string[]): Promise<string[]> => {
-        const fromMain = new Set<string>();
-        const fromOther = new Set<string>();
+      // The names of the main keys SCAN found, in order (MATCH's * may also take a key of another shape).
+      const namesOf = async (keys: string[]): Promise<string[]> => {
+        const names = new Set<string>();
         for (const key of keys) {
-          const name = nameOf(key);
-          if (name !== undefined) (key === mainKey({ ns, name }) ? fromMain : fromOther).add(name);
+          if (!key.startsWith(head) || !key.endsWith("}")) continue;
+          const name = key.slice(head.length, -1);
+          if (key === mainKey({ ns, name })) names.add(name);
         }
-        for (const name of fromOther) {
-          if (fromMain.has(name)) continue;
-          const held = await scripts.command("exists", (redis) => redis.exists(mainKey({ ns, name })));
-          if (!held) fromMain.add(name);
-        }
-        return [...fromMain].sort();
+        return [...names].sort();
       };
       const names: string[] = [];
       let scan = at.scan;
@@ -69,7 +57,7 @@ export function redisOperator(scripts: ScriptRunner, kinds: RedisKinds): Operato
       let within = at.within;
       for (let calls = 0; calls < SCANS_PER_PAGE; calls++) {
         const [reply, keys] = await scripts.command("scan", (redis) => redis.scan(scan, { match: pattern, count }));
-        const found = await oneSourceEach(keys);
+        const found = await namesOf(keys);
         let batch = found;
         if (within) {
           // The rest of one bucket an earlier page answered in part (the same SCAN call again): its names up to
