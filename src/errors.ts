@@ -3,17 +3,22 @@
  * `http/errorResponse.ts` is the one place that maps them to statuses.
  */
 export class HoldfastError extends Error {
+  /**
+   * Each class names itself: the Worker's bundle is minified without esbuild's keepNames
+   * (wrangler.toml), so a class's own name there is not the one written here.
+   */
+  override name = "HoldfastError";
   constructor(
     readonly code: string,
     message: string,
   ) {
     super(message);
-    this.name = new.target.name;
   }
 }
 
 /** The lock is held by someone else and was not granted within waitMs; `current`: who holds it, when the store said. */
 export class LockedError extends HoldfastError {
+  override name = "LockedError";
   constructor(
     readonly retryAfterMs: number,
     message = "the lock is held by someone else",
@@ -25,6 +30,7 @@ export class LockedError extends HoldfastError {
 
 /** The token does not hold the lease (expired, released, or never held). */
 export class LeaseLostError extends HoldfastError {
+  override name = "LeaseLostError";
   constructor(message = "this token no longer holds the lease") {
     super("lease_lost", message);
   }
@@ -37,6 +43,7 @@ export class LeaseLostError extends HoldfastError {
  * code stays `rate_limited` for all of them, so a client retries them alike.
  */
 export class RateLimitedError extends HoldfastError {
+  override name = "RateLimitedError";
   constructor(
     readonly retryAfterMs: number,
     message: string,
@@ -48,6 +55,7 @@ export class RateLimitedError extends HoldfastError {
 
 /** A key is being worked on by another owner (HTTP 409 in_progress). */
 export class InProgressError extends HoldfastError {
+  override name = "InProgressError";
   constructor(
     readonly retryAfterMs: number,
     message = "this key is being processed by another request",
@@ -60,6 +68,7 @@ export class InProgressError extends HoldfastError {
 
 /** A key was reused with a different request fingerprint (HTTP 422). */
 export class FingerprintMismatchError extends HoldfastError {
+  override name = "FingerprintMismatchError";
   constructor(message = "this key was used with a different request fingerprint") {
     super("fingerprint_mismatch", message);
   }
@@ -70,7 +79,9 @@ export class FingerprintMismatchError extends HoldfastError {
  * acquire whose limit differs from the holders' (limit_mismatch), a read
  * lock asking to become a write lock (upgrade_not_supported).
  */
-export class ConflictError extends HoldfastError {}
+export class ConflictError extends HoldfastError {
+  override name = "ConflictError";
+}
 
 /**
  * The key may not do this (HTTP 403 forbidden): a force release needs an
@@ -79,6 +90,7 @@ export class ConflictError extends HoldfastError {}
  * CORS_ORIGINS does not list for the key's namespace (origin).
  */
 export class ForbiddenError extends HoldfastError {
+  override name = "ForbiddenError";
   constructor(
     message: string,
     readonly reason: "role" | "operation" | "name" | "origin" = "role",
@@ -89,6 +101,7 @@ export class ForbiddenError extends HoldfastError {
 
 /** A force release found nobody holding the lock (or no holder with that label): HTTP 409 not_held, nothing changed. */
 export class NotHeldError extends HoldfastError {
+  override name = "NotHeldError";
   constructor(message: string) {
     super("not_held", message);
   }
@@ -96,6 +109,7 @@ export class NotHeldError extends HoldfastError {
 
 /** A body or stored response is over the size limit. */
 export class TooLargeError extends HoldfastError {
+  override name = "TooLargeError";
   constructor(message = "the body is over 64 KiB") {
     super("too_large", message);
   }
@@ -103,6 +117,7 @@ export class TooLargeError extends HoldfastError {
 
 /** Bad input: the code names the field or rule (invalid_ttl, invalid_name, ...). Nothing was changed. */
 export class InvalidInputError extends HoldfastError {
+  override name = "InvalidInputError";
   constructor(code: string, message: string) {
     super(code, message);
   }
@@ -114,6 +129,7 @@ export class InvalidInputError extends HoldfastError {
  * but its answer never came, "not_applied" when it surely was not.
  */
 export class StoreUnavailableError extends HoldfastError {
+  override name = "StoreUnavailableError";
   constructor(
     message: string,
     readonly outcome: "unknown" | "not_applied" = "unknown",
@@ -128,6 +144,7 @@ export class StoreUnavailableError extends HoldfastError {
  * logged, never disguised as an outage.
  */
 export class InternalError extends HoldfastError {
+  override name = "InternalError";
   constructor(message: string) {
     super("internal", message);
   }
@@ -139,6 +156,7 @@ export class InternalError extends HoldfastError {
  * retrying will not help, another deployment might.
  */
 export class NotSupportedError extends HoldfastError {
+  override name = "NotSupportedError";
   constructor(message: string) {
     super("not_supported", message);
   }
@@ -146,6 +164,7 @@ export class NotSupportedError extends HoldfastError {
 
 /** The service's own configuration is missing or wrong (API_KEYS, the store settings...): 503 until an operator fixes it. */
 export class NotConfiguredError extends HoldfastError {
+  override name = "NotConfiguredError";
   constructor(message: string) {
     super("not_configured", message);
   }
@@ -153,6 +172,7 @@ export class NotConfiguredError extends HoldfastError {
 
 /** A wait socket was asked for without a WebSocket upgrade (HTTP 426). */
 export class UpgradeRequiredError extends HoldfastError {
+  override name = "UpgradeRequiredError";
   constructor() {
     super("upgrade_required", "this path is a wait socket: open it as a WebSocket (Upgrade: websocket), or wait over HTTP with POST .../acquire");
   }
@@ -160,6 +180,7 @@ export class UpgradeRequiredError extends HoldfastError {
 
 /** A wait socket that did not do its part in time (no acquire or watch, no heartbeat before its lease's end): closed (408 on the socket). */
 export class SocketIdleError extends HoldfastError {
+  override name = "SocketIdleError";
   constructor(message: string) {
     super("socket_idle", message);
   }
@@ -167,6 +188,7 @@ export class SocketIdleError extends HoldfastError {
 
 /** A missing or unknown API key, or a scoped token that is expired (`reason` token_expired) or not this service's (bad_token): HTTP 401. */
 export class UnauthorizedError extends HoldfastError {
+  override name = "UnauthorizedError";
   constructor(
     message = "a valid API key is required: Authorization: Bearer <key>",
     readonly reason?: "token_expired" | "bad_token",

@@ -7,6 +7,7 @@ import { HoldfastError, InvalidInputError } from "../errors.js";
  * highest the resource has seen.
  */
 export class StaleFenceError extends HoldfastError {
+  override name = "StaleFenceError";
   constructor(
     readonly resource: string,
     readonly fence: number,
@@ -26,6 +27,7 @@ export type FenceInputCode = "invalid_fence" | "invalid_resource" | "invalid_val
  * refused, never overwritten). Nothing was written.
  */
 export class FenceInputError extends InvalidInputError {
+  override name = "FenceInputError";
   declare readonly code: FenceInputCode;
   constructor(
     code: FenceInputCode,

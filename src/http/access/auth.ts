@@ -7,6 +7,7 @@ export type { Caller };
 
 /** API_KEYS gives no usable key: every /v1 call is refused until it is set right. */
 class ApiKeysNotConfiguredError extends NotConfiguredError {
+  override name = "ApiKeysNotConfiguredError";
   constructor(detail: string) {
     super(`the service has no usable API keys (${detail}); set the API_KEYS secret`);
   }

@@ -80,6 +80,7 @@ class FloodPenalties {
 
 /** A new socket refused because its key or address flooded one (429 rate_limited, limit socket_flood); `until`: epoch ms. */
 export class FloodRefusal extends RateLimitedError {
+  override name = "FloodRefusal";
   constructor(
     retryAfterMs: number,
     readonly until: number,
