@@ -177,13 +177,3 @@ local function lease_live(exp, now_ms_text)
   if #exp == #now_ms_text then return exp > now_ms_text end
   return tonumber(exp) > tonumber(now_ms_text)
 end
-
--- Sets a mutex hash's expiry (MUTEX_KEEP_MS) when its field ra ("refresh
--- after", µs digits) has passed or is missing, and moves ra a day on, so a
--- grant or heartbeat sets it about once a day (src/limits.ts). Returns
--- nothing; now_us_text is redis_now's text.
-local function keep_mutex(key, ra, now_ms, now_us_text)
-  if ra and #ra == #now_us_text and ra > now_us_text then return end
-  redis.call('HSET', key, 'ra', fmt(now_ms + 86400000) .. '000')
-  redis.call('PEXPIRE', key, MUTEX_KEEP_MS_ARG)
-end

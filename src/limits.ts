@@ -36,15 +36,12 @@ export const HOLDER_MAX_CHARS = 256;
 export const FENCE_KEEP_MS = 7 * 24 * 3600 * 1000;
 
 /**
- * How long a mutex's Redis hash lives from when its expiry was last set: the
- * fence's keep time past the longest lease (TTL_MAX_MS, one day), plus the
- * day until it is set again (a grant or heartbeat sets it when the hash's
- * field ra, "refresh after", has passed, and moves ra a day on). So one
- * constant expiry, set about once a day, outlives every lease, lock-delay
- * and registered waiter, and keeps the last fence FENCE_KEEP_MS past the
- * lease's end; the usual grant spends no command on it.
+ * How long a mutex's Redis hash lives past its last grant, heartbeat or
+ * handoff: the fence's keep time past the longest lease (TTL_MAX_MS, one
+ * day), so the hash outlives every lease, lock-delay and registered waiter,
+ * and keeps the last fence at least FENCE_KEEP_MS past the lease's end.
  */
-export const MUTEX_KEEP_MS = 9 * 24 * 3600 * 1000;
+export const MUTEX_KEEP_MS = 8 * 24 * 3600 * 1000;
 
 /**
  * How long the result of a write is remembered under its request id, so a

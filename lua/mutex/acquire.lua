@@ -89,19 +89,15 @@ now_ms = (now_ms - now_ms % 1000) / 1000
 -- texts of one length compare as their numbers do). One read.
 local lock = nil
 if not ARGV[3] then
-  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt', 'ra')
+  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt')
   local last = lock[2]
-  if not lock[1] and not lock[3] and last and #last == #now_us and last < now_us
+  if (not lock[1] or lock[1] == '') and not lock[3] and last and #last == #now_us and last < now_us
     and #CALLER_CLOCK == #now_us and CALLER_CLOCK <= now_us then
     local exp = string.format('%d', now_ms + ttl)
-    -- The hash's expiry outlives any lease's end (MUTEX_KEEP_MS) and is set again once ra (µs digits) passes.
-    if lock[4] and #lock[4] == #now_us and lock[4] > now_us then
-      redis.call('HSET', KEYS[1], 'owner', token, 'fence', now_us, 'ttl', ttl_text, 'exp', exp)
-    else
-      redis.call('HSET', KEYS[1], 'owner', token, 'fence', now_us, 'ttl', ttl_text, 'exp', exp,
-        'ra', string.format('%d', now_ms + 86400000) .. '000')
-      redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
-    end
+    redis.call('HSET', KEYS[1], 'owner', token, 'fence', now_us, 'ttl', ttl_text, 'exp', exp)
+    -- The hash outlives the lease's end by the fence's keep time (MUTEX_KEEP_MS), set by every write
+    -- that moves the end: a 0.1 process's writes set the key's expiry to the lease's end.
+    redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
     -- Fences are digits we stored, so the JSON text is built directly.
     local reply = '["status","granted","fence","' .. now_us .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp .. '","count","1"]'
     -- Only the Worker passes the watchers key; the library's grant pays one table read for it.
@@ -142,14 +138,14 @@ local floor = fence_floor(now_us)
 -- A released lock with no waiter registered, asked for anew or by the
 -- object's head: granted at once (as the usual grant, with this call's options).
 if mode ~= 'reenter' then
-  if not lock then lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt', 'ra') end
-  if not lock[1] and not lock[3] then
+  if not lock then lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt') end
+  if (not lock[1] or lock[1] == '') and not lock[3] then
     -- A hash with no fence is new: 0.1 kept its last fence in a key of its own.
     local fence = next_fence(lock[2] or redis.call('GET', KEYS[2]), floor)
     local exp_ms = now_ms + ttl
     local exp = fmt(exp_ms)
     redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)
-    keep_mutex(KEYS[1], lock[4], now_ms, now_us)
+    redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
     if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
     if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
     if lock_delay > 0 then redis.call('HSET', KEYS[1], 'ld', fmt(lock_delay)) end
@@ -176,7 +172,7 @@ local function noted(reply, i)
 end
 
 if mode == 'reenter' then
-  local held = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'qf', 'exp', 'ra')
+  local held = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'qf', 'exp')
   local seen = redis.call('GET', KEYS[3])
   if seen then return seen end
   -- A lapsed lease keeps its owner field until the next grant: held only while exp is ahead.
@@ -190,13 +186,13 @@ if mode == 'reenter' then
   -- The holder is alive: its grant is picked up; the lease is ttl long again; its lock-delay is this acquire's.
   redis.call('HDEL', KEYS[1], 'pk', 'lt')
   if lock_delay > 0 then redis.call('HSET', KEYS[1], 'ld', fmt(lock_delay)) else redis.call('HDEL', KEYS[1], 'ld') end
-  keep_mutex(KEYS[1], held[6], now_ms, now_us)
+  redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
   return remember(KEYS[3], noted(granted(held[3], ttl_text, exp, count, held[4]), 4))
 end
 
 -- The rest of what this path may need, in one read: the lease (lapsed or not),
 -- the registered waiter's end, and the quorum's fences.
-local lease = redis.call('HMGET', KEYS[1], 'exp', 'ttl', 'lt', 'holder', 'ld', 'qf', 'ff', 'nu', 'ra')
+local lease = redis.call('HMGET', KEYS[1], 'exp', 'ttl', 'lt', 'holder', 'ld', 'qf', 'ff', 'nu')
 local owner = lock[1]
 local exp_text = lease[1]
 local exp = nil
@@ -232,7 +228,7 @@ if not owner then
   if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
   if lock_delay > 0 then redis.call('HSET', KEYS[1], 'ld', fmt(lock_delay)) end
   if mode == 'queue' and mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
-  keep_mutex(KEYS[1], lease[9], now_ms, now_us)
+  redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
   return noted(granted(fence, ttl_text, new_exp, '1'), 3)
 end
 
@@ -251,7 +247,7 @@ if owner == token then
     answered_exp = fmt(now_ms + tonumber(lease[2]))
     redis.call('HSET', KEYS[1], 'exp', answered_exp, 'pk', fmt(now_ms + PICKUP_MS))
     redis.call('HDEL', KEYS[1], 'lt')
-    keep_mutex(KEYS[1], lease[9], now_ms, now_us)
+    redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
   end
   return noted(granted(rest[2], lease[2], answered_exp, rest[1] or '1', rest[3]), 3)
 end

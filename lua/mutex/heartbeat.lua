@@ -20,7 +20,7 @@
 -- that is gone, for that waiter's whole ttl.
 -- Safe to run twice: a repeat only sets the same end again from Redis's now.
 -- A lapsed lease (its owner kept until the next grant) is lost, as a released one.
--- The usual heartbeat is TIME, HMGET, HSET (and PEXPIRE about once a day): pk is deleted only where
+-- The usual heartbeat is TIME, HMGET, HSET, PEXPIRE: pk is deleted only where
 -- the read found it, the new end is formatted once, and the ttl is kept and
 -- answered as sent (the library and the Worker send decimal digits).
 
@@ -35,9 +35,9 @@ if ttl_text ~= '' then
   end
 end
 
-local now_ms, now_us = redis_now()
+local now_ms = redis_now()
 
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'qf', 'exp', 'pk', 'ra')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'ttl', 'fence', 'qf', 'exp', 'pk')
 if lock[1] ~= token or tonumber(lock[5]) <= now_ms then return '["status","lost"]' end
 
 if not ttl then ttl, ttl_text = tonumber(lock[2]), lock[2] end
@@ -46,8 +46,8 @@ local exp = fmt(exp_ms)
 -- lt: the lease's length as of this write (lease_end in lua/prelude.lua).
 redis.call('HSET', KEYS[1], 'exp', exp, 'lt', ttl_text)
 if lock[6] then redis.call('HDEL', KEYS[1], 'pk') end
--- The hash outlives the new end too: its expiry is set again once ra has passed (src/limits.ts).
-keep_mutex(KEYS[1], lock[7], now_ms, now_us)
+-- The hash outlives the new end by the fence's keep time (MUTEX_KEEP_MS).
+redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
 local tail = ']'
 if lock[4] then tail = ',"quorumFence","' .. lock[4] .. '"]' end
 if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then tail = ',"watchers","1"' .. tail end

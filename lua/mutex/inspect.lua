@@ -12,13 +12,14 @@
 -- lease's lock-delay, "" for none).
 
 local now_ms = redis_now()
-local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp', 'qf', 'ttl', 'lt', 'holder', 'ld')
+local lock = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'exp', 'qf', 'ttl', 'lt', 'holder', 'ld', 'ff')
 local exp = lock[1] and lease_end(tonumber(lock[4]), tonumber(lock[7] or lock[6]), now_ms)
 if not exp or exp <= now_ms then
-  -- Free: released (no owner), or lapsed (its owner kept until the next grant), maybe in its lock-delay.
+  -- Free: never held, released (owner "", exp "0"), or lapsed (its owner kept until the next grant), maybe in
+  -- its lock-delay. Its last fence is the highest it keeps, a quorum's included (as the next grant's floor).
   local delayed = ''
   if exp and lock[9] and exp + tonumber(lock[9]) > now_ms then delayed = fmt(exp + tonumber(lock[9])) end
-  return {'held', '0', 'fence', lock[3] or redis.call('GET', KEYS[2]) or '', 'count', '0', 'remainingMs', '0', 'expiresAt', '',
+  return {'held', '0', 'fence', mutex_last_fence(lock[3] or redis.call('GET', KEYS[2]), lock[5], lock[10]) or '', 'count', '0', 'remainingMs', '0', 'expiresAt', '',
     'delayedUntil', delayed}
 end
 local r = {'held', '1', 'fence', lock[3], 'count', lock[2] or '1', 'remainingMs', fmt(exp - now_ms), 'expiresAt', fmt(exp),

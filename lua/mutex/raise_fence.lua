@@ -41,10 +41,12 @@ if exp and exp > now_ms then
   if tonumber(lock[7] or '0') < fence then redis.call('HSET', KEYS[1], 'ff', fmt(fence)) end
   return {'status', 'ok', 'held', '0'}
 end
--- Free (or lapsed): the last fence is the floor. A new hash gets the expiry every grant sets.
+-- Free (or lapsed): the last fence is the floor. A new hash gets the expiry every grant sets, and is
+-- marked released as release.lua marks it (owner "", exp "0", with a ttl), so a 0.1 process finds it held.
 local last = lock[6] or redis.call('GET', KEYS[2])
 if tonumber(mutex_last_fence(last, lock[2], lock[7]) or '0') < fence then
   redis.call('HSET', KEYS[1], 'fence', fmt(fence))
+  if not lock[1] then redis.call('HSET', KEYS[1], 'owner', '', 'exp', '0', 'ttl', lock[4] or '1') end
   redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
 end
 return {'status', 'ok', 'held', '0'}

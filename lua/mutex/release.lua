@@ -27,11 +27,12 @@
 -- A retried final release finds the owner gone and replays it; a retried
 -- inner release (which would otherwise drop two levels) finds its id on the
 -- lease (field rl) and replays it. Lost is not remembered. Freeing the lock
--- deletes the lease's fields and keeps the hash, with its last fence: the
--- usual release (one level, unwatched: the lease has only the five fields of
--- every grant) is TIME, HLEN, HMGET, HDEL, SET, its answer written as JSON
--- text, and deletes owner only (a hash with no owner is free; the grant
--- rewrites ttl and exp). The waiter is read only behind a watched lease.
+-- keeps the hash, with its last fence, and marks it released: owner "" and
+-- exp "0" (a 0.1 process reads that as held by another, busy, and writes
+-- nothing: it never grants a lock 0.2 keeps, so never a fence below 0.2's).
+-- The usual release (one level, unwatched: the lease has only the four
+-- fields of every grant) is TIME, HLEN, HMGET, HSET, SET, its answer written
+-- as JSON text. The waiter is read only behind a watched lease.
 
 local force = ARGV[2] == 'force'
 local token = ARGV[1]
@@ -44,18 +45,16 @@ end
 
 local now_ms_text = redis_now_ms_text()
 
--- Every 0.2 lease has the five fields a grant writes or keeps (owner, fence,
--- ttl, exp, ra), and the usual one nothing else: then it has no count,
--- watch, quorum fence, inner release, lock-delay or waiter to read, and one
--- HLEN spares reading absent fields (in Redis's Lua each field read costs
--- about as much as a small command). A lease 0.1 granted has no ra.
-local usual = not force and redis.call('HLEN', KEYS[1]) == 5
+-- Every lease has the four fields a grant writes (owner, fence, ttl, exp),
+-- and the usual one nothing else: then it has no count, watch, quorum fence,
+-- inner release, lock-delay or waiter to read, and one HLEN spares reading
+-- absent fields (in Redis's Lua each field read costs about as much as a
+-- small command).
+local usual = not force and redis.call('HLEN', KEYS[1]) == 4
 local lock
 if usual then
-  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'exp', 'ra')
-  usual = lock[4]
-end
-if not usual then
+  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'exp')
+else
   lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'exp', 'watch', 'qf', 'count', 'rl', 'ff')
 end
 -- A lapsed lease keeps its owner until the next grant: it is nobody's to release.
@@ -79,7 +78,7 @@ if lock[1] ~= token or not live or lock[7] == KEYS[2] then
 end
 
 if usual then
-  redis.call('HDEL', KEYS[1], 'owner')
+  redis.call('HSET', KEYS[1], 'owner', '', 'exp', '0')
   local tail = ']'
   if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 1 then tail = ',"watchers","1"]' end
   return remember(KEYS[2], '["status","ok","released","1","count","0","fence","' .. lock[2] .. '","watched","0"' .. tail)
@@ -126,16 +125,16 @@ if watched == '1' then
 end
 if not handing then
   -- The lease's fields go (its lock-delay with them: only a lapse is delayed); a registration stays.
-  redis.call('HDEL', KEYS[1], 'owner', 'count', 'lt', 'watch', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff')
-  if last ~= lock[2] then redis.call('HSET', KEYS[1], 'fence', last) end
+  redis.call('HDEL', KEYS[1], 'count', 'lt', 'watch', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff')
+  redis.call('HSET', KEYS[1], 'owner', '', 'exp', '0', 'fence', last)
   return answer('1', '0')
 end
 
 -- The handoff.
 local exp = fmt(now_ms + tonumber(nx[2]))
-redis.call('HDEL', KEYS[1], 'count', 'lt', 'holder', 'ld', 'qf', 'rl', 'ff', 'nt', 'nl', 'nw', 'nm', 'nh', 'nd', 'nu')
-redis.call('HSET', KEYS[1], 'owner', nx[1], 'fence', fence, 'ttl', nx[2], 'exp', exp, 'watch', nx[3] or '0',
-  'pk', fmt(now_ms + PICKUP_MS))
+redis.call('HDEL', KEYS[1], 'count', 'lt', 'watch', 'holder', 'ld', 'qf', 'rl', 'ff', 'nt', 'nl', 'nw', 'nm', 'nh', 'nd', 'nu')
+redis.call('HSET', KEYS[1], 'owner', nx[1], 'fence', fence, 'ttl', nx[2], 'exp', exp, 'pk', fmt(now_ms + PICKUP_MS))
+if nx[3] == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
 if nx[5] and nx[5] ~= '' then redis.call('HSET', KEYS[1], 'holder', nx[5]) end
 if nx[6] and nx[6] ~= '0' then redis.call('HSET', KEYS[1], 'ld', nx[6]) end
 if nx[4] == '1' then

@@ -22,8 +22,8 @@
 -- no watch (the library, where no lock object waits) runs this first.
 -- Safe to run twice, and interchangeable with release.lua for a retry: both
 -- remember an ok answer under the same request key and mark an inner release
--- on the lease (rl) the same way. The usual release is TIME, HLEN, HMGET,
--- HDEL, SET.
+-- on the lease (rl) the same way, and mark a freed lock alike (owner "",
+-- exp "0"). The usual release is TIME, HLEN, HMGET, HSET, SET.
 
 -- The usual path calls no function: in Redis's Lua each local function is a
 -- closure made anew on every call of the script, which costs about as much as
@@ -37,14 +37,12 @@ if not token or #token < 1 or #token > 256 then error({err = 'ERR holdfast: toke
 local t = redis.call('TIME')
 local now_ms_text = t[1] .. string.sub('000000' .. t[2], -6, -4)
 
--- As in release.lua: a lease with only the five fields of every grant has nothing more to read.
-local usual = redis.call('HLEN', KEYS[1]) == 5
+-- As in release.lua: a lease with only the four fields of every grant has nothing more to read.
+local usual = redis.call('HLEN', KEYS[1]) == 4
 local lock
 if usual then
-  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'exp', 'ra')
-  usual = lock[4]
-end
-if not usual then
+  lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'exp')
+else
   lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'exp', 'watch', 'qf', 'count', 'rl', 'ff')
 end
 -- A lapsed lease keeps its owner until the next grant: it is nobody's to release.
@@ -59,8 +57,8 @@ if not live or lock[7] == KEYS[2] then
 end
 
 if usual then
-  -- A hash with no owner is free; the next grant rewrites ttl and exp. The answer is remembered for a retry.
-  redis.call('HDEL', KEYS[1], 'owner')
+  -- Released (owner "", exp "0": release.lua says why); the answer is remembered for a retry.
+  redis.call('HSET', KEYS[1], 'owner', '', 'exp', '0')
   local reply = '["status","ok","released","1","count","0","fence","' .. lock[2] .. '","watched","0"]'
   redis.call('PSETEX', KEYS[2], REQUEST_MEMORY_MS_ARG, reply)
   return reply
@@ -85,6 +83,6 @@ if watched == '1' then return '["status","defer"]' end
 -- The lease's fields go (its lock-delay with them: only a lapse is delayed); the last fence, with a
 -- quorum's where it is higher, stays in fence for the next grant.
 local last = mutex_last_fence(lock[2], lock[5], lock[8])
-redis.call('HDEL', KEYS[1], 'owner', 'count', 'lt', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff')
-if last ~= lock[2] then redis.call('HSET', KEYS[1], 'fence', last) end
+redis.call('HDEL', KEYS[1], 'count', 'lt', 'watch', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff')
+redis.call('HSET', KEYS[1], 'owner', '', 'exp', '0', 'fence', last)
 return remember(KEYS[2], '["status","ok","released","1","count","0","fence","' .. lock[2] .. '","watched","0"' .. tail)

@@ -30,8 +30,9 @@ end
 if lock[2] == token and (reason == 'left' or lock[3]) and lease_live(lock[6], now_ms_text) then
   -- The lease's fields go, its lock-delay with them (no lapse); the last fence stays, with a quorum's.
   local last = mutex_last_fence(lock[4], lock[5], lock[7])
-  redis.call('HDEL', KEYS[1], 'owner', 'count', 'lt', 'watch', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff')
-  if last ~= lock[4] then redis.call('HSET', KEYS[1], 'fence', last) end
+  redis.call('HDEL', KEYS[1], 'count', 'lt', 'watch', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff')
+  -- Released as release.lua marks it (owner "", exp "0").
+  redis.call('HSET', KEYS[1], 'owner', '', 'exp', '0', 'fence', last)
   return {'status', 'revoked', 'fence', lock[5] or lock[4]}
 end
 return {'status', 'none'}

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Redis } from "@upstash/redis";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it, vi } from "vitest";
 import { Mutex } from "holdfast";
 
 /**
@@ -13,13 +13,15 @@ import { Mutex } from "holdfast";
  * and fences keep rising across the upgrade.
  *
  * The 0.1 scripts are the ones 0.1.0 ran, as tools/gen-lua-scripts.mjs built
- * them at 4b4fae9 (lua/mutex/acquire.lua and release_unwatched.lua with the
- * prelude): fixtures/acquire-0.1.lua and fixtures/release-0.1.lua.
+ * them at 4b4fae9 (lua/mutex/acquire.lua, release_unwatched.lua and
+ * heartbeat.lua with the prelude): fixtures/acquire-0.1.lua,
+ * release-0.1.lua and heartbeat-0.1.lua.
  */
 const redis = new Redis({ url: inject("upstashUrl"), token: inject("upstashToken"), automaticDeserialization: false });
 const fixture = (file: string) => fs.readFileSync(path.join(import.meta.dirname, "fixtures", file), "utf8").replace(/^#!.*\n/, "");
 const ACQUIRE_01 = fixture("acquire-0.1.lua");
 const RELEASE_01 = fixture("release-0.1.lua");
+const HEARTBEAT_01 = fixture("heartbeat-0.1.lua");
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 const keyOf = (name: string) => `hf:{mx:default:${name}}`;
 
@@ -34,6 +36,12 @@ async function acquire01(name: string, token: string, ttlMs: number, callerClock
 async function release01(name: string, token: string): Promise<Record<string, string>> {
   const k = keyOf(name);
   return pairs(await redis.eval(RELEASE_01, [k, `${k}:rq:${unique("rq")}`], [token]));
+}
+
+/** A 0.1 process's heartbeat: the lock and its delay key, token and ttl. */
+async function heartbeat01(name: string, token: string, ttlMs: number): Promise<Record<string, string>> {
+  const k = keyOf(name);
+  return pairs(await redis.eval(HEARTBEAT_01, [k, `${k}:delay`], [token, String(ttlMs)]));
 }
 
 function pairs(reply: unknown): Record<string, string> {
@@ -83,6 +91,42 @@ describe("0.1 meets 0.2 on one Redis", () => {
     // Nothing of the old lease is left to show as the next holder's.
     const next = await new Mutex(redis, name).acquire({ ttlMs: 5000 });
     expect(await new Mutex(redis, name).inspect()).toMatchObject({ held: true, holder: null, fence: next.fence });
+  });
+
+  it("a 0.1 process never grants a lock 0.2 released, so never a fence below 0.2's (even one 0.2 took from a clock an hour ahead)", async () => {
+    const name = unique("upgrade-released");
+    const lock = new Mutex(redis, name);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 3_600_000 });
+    let ahead: number;
+    try {
+      const g = await lock.acquire({ ttlMs: 5000 });
+      ahead = g.fence;
+      await lock.release(g.token);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await acquire01(name, "hf_v01_after", 5000)).toMatchObject({ status: "busy" });
+    expect((await lock.acquire({ ttlMs: 5000 })).fence).toBeGreaterThan(ahead);
+  });
+
+  it("a lease 0.1 heartbeated (setting the key to expire with the lease) and 0.2 carries on never ends when 0.1 said", async () => {
+    // A deploy between the two: a lease taken through 0.2, heartbeated through 0.1 (which sets the key's expiry
+    // to the lease's end), then heartbeated, or released and taken again, through 0.2. Every 0.2 write that
+    // moves a lease's end sets the hash's own expiry.
+    const [a, b] = [unique("upgrade-beat"), unique("upgrade-again")];
+    const [lockA, lockB] = [new Mutex(redis, a), new Mutex(redis, b)];
+    const [ga, gb] = [await lockA.acquire({ ttlMs: 5000 }), await lockB.acquire({ ttlMs: 5000 })];
+    expect(await heartbeat01(a, ga.token, 300)).toMatchObject({ status: "ok" });
+    expect(await heartbeat01(b, gb.token, 300)).toMatchObject({ status: "ok" });
+    await lockA.heartbeat(ga.token, 60_000);
+    await lockB.release(gb.token);
+    const c = await lockB.acquire({ ttlMs: 60_000 });
+    // Past 0.1's expiries (300 ms from its heartbeats): both leases 0.2 carried on are held still.
+    const past = Date.now() + 400;
+    await expect.poll(() => Date.now(), { timeout: 2000, interval: 50 }).toBeGreaterThan(past);
+    await expect(lockA.acquire({ ttlMs: 5000 })).rejects.toMatchObject({ code: "locked" });
+    await expect(lockB.acquire({ ttlMs: 5000 })).rejects.toMatchObject({ code: "locked" });
+    expect(await lockB.inspect()).toMatchObject({ held: true, fence: c.fence });
   });
 
   it("fences keep rising across the upgrade: a 0.2 grant after a 0.1 grant gets a larger fence, even one 0.1 took from a clock an hour ahead", async () => {
