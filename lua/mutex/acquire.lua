@@ -5,12 +5,12 @@
 --                                                   count, fence, ttl, lt, exp, watch, pk, holder, ld, qf, rl),
 --                                                   the last fence (fence, kept after the lease), the lock
 --                                                   object's registered head waiter (nt, nl, nw, nm, nh, nd,
---                                                   nu), a quorum's fence floor (ff) and when its expiry is
---                                                   next set (ra); it outlives every lease (MUTEX_KEEP_MS,
---                                                   src/limits.ts), so a lease is held
---                                                   while owner is set and exp is ahead of Redis's time, and
---                                                   a lapsed one (owner still set) holds everyone off until
---                                                   exp + ld, its lock-delay
+--                                                   nu) and a quorum's fence floor (ff); it outlives every
+--                                                   lease (MUTEX_KEEP_MS, src/limits.ts), so a lease is held
+--                                                   while owner is set and exp is ahead of Redis's time, a
+--                                                   lapsed one (owner still set) holds everyone off until
+--                                                   exp + ld, its lock-delay, and owner "" (exp "0") is
+--                                                   released
 -- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     0.1's last fence (a key of its own then), read only when
 --                                                   the hash keeps none, so fences keep rising from 0.1's
 -- KEYS[3]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries (only
@@ -52,14 +52,13 @@
 -- re-entry (which counts) is remembered under its request id. Busy and lost
 -- answers change nothing and are not remembered.
 --
--- The usual grant (a released lock: no owner, no registered waiter) is
--- TIME, HMGET, HSET and its answer written as JSON text (and PEXPIRE about
--- once a day, when ra has passed), and comes first: in Redis's Lua a number/text conversion, a table, a
--- closure or a library call costs about as much as a small command, so that
--- path converts one number (the lease's end), builds no table and checks its
--- arguments inline. A fresh grant writes no count (absent: 1) and no watch
--- (absent: "0"). A release leaves the hash with its fence (and the lease's
--- ttl and exp, unread without an owner), so the next grant reads one key.
+-- The usual grant (a released lock, no registered waiter) is TIME, HMGET,
+-- HSET, PEXPIRE and its answer written as JSON text, and comes first: in
+-- Redis's Lua a number/text conversion, a table, a closure or a library call
+-- costs about as much as a small command, so that path converts one number
+-- (the lease's end), builds no table and checks its arguments inline. A
+-- fresh grant writes no count (absent: 1) and no watch (absent: "0"). A
+-- release leaves the hash with its fence, so the next grant reads one key.
 
 -- The usual path calls no function: in Redis's Lua each local function is a
 -- closure made anew on every call of the script, so its checks raise their
@@ -83,7 +82,7 @@ local now_ms = tonumber(now_us)
 now_ms = (now_ms - now_ms % 1000) / 1000
 
 -- The usual grant: a try-lock (every argument after ttlMs its default) of a
--- released lock (no owner: a release or take-back ends the lock-delay too)
+-- released lock (owner "" or none: a release or take-back ends the lock-delay too)
 -- with no waiter registered, whose last fence is behind Redis's clock and
 -- the caller's clock not ahead of it: its fence is Redis's now in µs (digit
 -- texts of one length compare as their numbers do). One read.
