@@ -177,3 +177,12 @@ local function lease_live(exp, now_ms_text)
   if #exp == #now_ms_text then return exp > now_ms_text end
   return tonumber(exp) > tonumber(now_ms_text)
 end
+
+-- A mutex fence above Redis's clock (the caller's clock ahead, last + 1, a
+-- quorum's) written to 0.1's fence key too (fence_key: KEYS' `:fence`), so a
+-- fence issued later by 0.1's scripts, which read only that key (where a 0.1
+-- release or lapse took the hash with it), still goes past it. A fence that
+-- is Redis's now (now_us) needs none: any later floor is past it.
+local function keep_legacy_fence(fence_key, fence, now_us)
+  if fence ~= now_us then redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG) end
+end

@@ -12,7 +12,9 @@
 --                                                   exp + ld, its lock-delay, and owner "" (exp "0") is
 --                                                   released
 -- KEYS[2]  fence     hf:{mx:<ns>:<name>}:fence     0.1's last fence (a key of its own then), read only when
---                                                   the hash keeps none, so fences keep rising from 0.1's
+--                                                   the hash keeps none, so fences keep rising from 0.1's;
+--                                                   written only with a fence above Redis's clock
+--                                                   (keep_legacy_fence), so 0.1's keep rising from 0.2's
 -- KEYS[3]  request   hf:{mx:<ns>:<name>}:rq:<id>   a re-entry's answer, for retries (only
 --                                                   passed, and only read, in mode "reenter")
 -- KEYS[3]  watchers  hf:{mx:<ns>:<name>}:watchers  (KEYS[4] in mode "reenter") passed only by the
@@ -141,6 +143,7 @@ if mode ~= 'reenter' then
   if (not lock[1] or lock[1] == '') and not lock[3] then
     -- A hash with no fence is new: 0.1 kept its last fence in a key of its own.
     local fence = next_fence(lock[2] or redis.call('GET', KEYS[2]), floor)
+    keep_legacy_fence(KEYS[2], fence, now_us)
     local exp_ms = now_ms + ttl
     local exp = fmt(exp_ms)
     redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)
@@ -216,6 +219,7 @@ if not owner then
     return '["status","busy","retryAfterMs","100","queued","1"]'
   end
   local fence = next_fence(mutex_last_fence(lock[2] or redis.call('GET', KEYS[2]), lease[6], lease[7]), floor)
+  keep_legacy_fence(KEYS[2], fence, now_us)
   local new_exp_ms = now_ms + ttl
   local new_exp = fmt(new_exp_ms)
   -- What a lapsed lease, a quorum's floor (now in fence) and a registration (granted now, or

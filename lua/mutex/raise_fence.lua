@@ -8,7 +8,7 @@
 -- too late to be counted.
 --
 -- KEYS[1]  lock   hf:{mx:<ns>:<name>}         the mutex's hash (acquire.lua, lua/FIELDS.md)
--- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence   0.1's last fence, read only when the hash keeps none
+-- KEYS[2]  fence  hf:{mx:<ns>:<name>}:fence   0.1's last fence, read where the hash keeps none; raised too
 -- ARGV[1]  token: the grant's owner token
 -- ARGV[2]  fence: the quorum grant's fence
 --
@@ -31,6 +31,10 @@ local fence = arg_int(2, 'fence', 1, 9007199254740991)
 
 local now_ms = redis_now()
 
+-- 0.1's fence key is raised too (it only ever raises), so a fence 0.1's scripts issue, which read only it, goes past this one.
+local legacy = redis.call('GET', KEYS[2])
+if tonumber(legacy or '0') < fence then redis.call('SET', KEYS[2], fmt(fence), 'PX', FENCE_KEEP_MS_ARG) end
+
 local lock = redis.call('HMGET', KEYS[1], 'owner', 'qf', 'exp', 'ttl', 'lt', 'fence', 'ff')
 local exp = lock[1] and lease_end(tonumber(lock[3]), tonumber(lock[5] or lock[4]), now_ms)
 if exp and exp > now_ms then
@@ -43,7 +47,7 @@ if exp and exp > now_ms then
 end
 -- Free (or lapsed): the last fence is the floor. A new hash gets the expiry every grant sets, and is
 -- marked released as release.lua marks it (owner "", exp "0", with a ttl), so a 0.1 process finds it held.
-local last = lock[6] or redis.call('GET', KEYS[2])
+local last = lock[6] or legacy
 if tonumber(mutex_last_fence(last, lock[2], lock[7]) or '0') < fence then
   redis.call('HSET', KEYS[1], 'fence', fmt(fence))
   if not lock[1] then redis.call('HSET', KEYS[1], 'owner', '', 'exp', '0', 'ttl', lock[4] or '1') end

@@ -6,7 +6,9 @@
 --                                             KEYS[2] of the last inner release
 -- KEYS[2]  request  hf:{mx:<ns>:<name>}:rq:<id>
 -- KEYS[3]  ended    hf:{mx:<ns>:<name>}:ended   set of watched fences released on purpose, kept ENDED_KEEP_MS
--- KEYS[4]  watchers hf:{mx:<ns>:<name>}:watchers   passed only by the Worker: exists while the lock
+-- KEYS[4]  fence    hf:{mx:<ns>:<name>}:fence      0.1's last fence: a handoff's fence above Redis's clock is
+--                                                 written there too (keep_legacy_fence in lua/prelude.lua)
+-- KEYS[5]  watchers hf:{mx:<ns>:<name>}:watchers   passed only by the Worker: exists while the lock
 --                                                 object has watch sockets (lua/FIELDS.md)
 -- ARGV[1]  token ('' with force)
 -- ARGV[2]  'force': an operator's force release: whoever holds it, every re-entered level at once
@@ -18,7 +20,7 @@
 --     quorum's database (see raise_fence.lua)
 --     and when handed over: handedTo (token), handedFence, handedTtlMs, handedExpiresAt
 --   with force also holder (the freed lease's label, JSON) when it had one
---   and watchers "1" when KEYS[4] was passed and exists (the Worker then tells the lock object)
+--   and watchers "1" when KEYS[5] was passed and exists (the Worker then tells the lock object)
 --   status lost (the lease lapsed, or is another's; with force: nobody holds it, or not the
 --     lease of that fence)
 --
@@ -69,6 +71,10 @@ if force then
   lock[6] = '1'
   label = redis.call('HGET', KEYS[1], 'holder')
 end
+-- A lease that took inner releases (rl set) replays any of them retried (its answer is remembered under
+-- its request id), not only the last: a late copy of an earlier one must not drop another level.
+local replay = lock[7] and redis.call('GET', KEYS[2])
+if replay then return replay end
 if lock[1] ~= token or not live or lock[7] == KEYS[2] then
   -- Not (or no longer) this token's, or this very request already ran: its
   -- remembered answer if it did, else lost.
@@ -80,7 +86,7 @@ end
 if usual then
   redis.call('HSET', KEYS[1], 'owner', '', 'exp', '0')
   local tail = ']'
-  if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 1 then tail = ',"watchers","1"]' end
+  if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then tail = ',"watchers","1"]' end
   return remember(KEYS[2], '["status","ok","released","1","count","0","fence","' .. lock[2] .. '","watched","0"' .. tail)
 end
 
@@ -96,7 +102,7 @@ local function answer(released, count, handed)
   local tail = handed or ''
   if label then tail = tail .. ',"holder",' .. cjson.encode(label) end
   if lock[5] then tail = tail .. ',"quorumFence","' .. lock[5] .. '"' end
-  if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 1 then tail = tail .. ',"watchers","1"' end
+  if KEYS[5] and redis.call('EXISTS', KEYS[5]) == 1 then tail = tail .. ',"watchers","1"' end
   return remember(KEYS[2], '["status","ok","released","' .. released .. '","count","' .. count .. '","fence","' .. lock[2]
     .. '","watched","' .. watched .. '"' .. tail .. ']')
 end
@@ -134,6 +140,7 @@ end
 local exp = fmt(now_ms + tonumber(nx[2]))
 redis.call('HDEL', KEYS[1], 'count', 'lt', 'watch', 'holder', 'ld', 'qf', 'rl', 'ff', 'nt', 'nl', 'nw', 'nm', 'nh', 'nd', 'nu')
 redis.call('HSET', KEYS[1], 'owner', nx[1], 'fence', fence, 'ttl', nx[2], 'exp', exp, 'pk', fmt(now_ms + PICKUP_MS))
+keep_legacy_fence(KEYS[4], fence, now_us)
 if nx[3] == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
 if nx[5] and nx[5] ~= '' then redis.call('HSET', KEYS[1], 'holder', nx[5]) end
 if nx[6] and nx[6] ~= '0' then redis.call('HSET', KEYS[1], 'ld', nx[6]) end

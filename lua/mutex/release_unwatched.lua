@@ -48,6 +48,10 @@ end
 -- A lapsed lease keeps its owner until the next grant: it is nobody's to release.
 local exp = lock[3]
 local live = lock[1] == token and ((#exp == #now_ms_text and exp > now_ms_text) or (#exp ~= #now_ms_text and tonumber(exp) > tonumber(now_ms_text)))
+-- A lease that took inner releases (rl set) replays any of them retried (its answer is remembered under
+-- its request id), not only the last: a late copy of an earlier one must not drop another level.
+local replay = lock[7] and redis.call('GET', KEYS[2])
+if replay then return replay end
 if not live or lock[7] == KEYS[2] then
   -- Not (or no longer) this token's, or this very request already ran: its
   -- remembered answer if it did, else lost.

@@ -208,9 +208,10 @@ function release(kv: SyncKvStorage, now: number, name: string, input: MutexRelea
   const { force } = input;
   const lease = liveLease(kv, now);
   // The answers are read only when this may be a retry, as lua/mutex/release.lua does: a forced release, a lease
-  // that is not (or no longer) this token's (a retried final release finds it gone), or one this very request
-  // already took a level off (its id on the lease). The usual release holds its own lease: nothing to read.
-  if (force || lease?.owner !== input.token || lease.rl === input.requestId) {
+  // that is not (or no longer) this token's (a retried final release finds it gone), or one that took inner
+  // releases (rl set): a late copy of any of them replays, not only of the last, so it drops no second level.
+  // The usual release holds its own lease, never re-entered: nothing to read.
+  if (force || lease?.owner !== input.token || lease.rl !== undefined) {
     const seen = recall<MutexReleaseResult>(kv, input, now);
     if (seen) return seen;
   }

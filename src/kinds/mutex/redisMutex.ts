@@ -67,7 +67,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
       let r = input.expectUnwatched && !force ? await scripts.run("mutex_release_unwatched", [lock, request], [input.token]) : undefined;
       if (!r || r.status === "defer") {
         const args = force ? ["", "force", force.fence === undefined ? "" : String(force.fence)] : [input.token];
-        r = await scripts.run("mutex_release", [lock, request, mutexKeys.ended(lock)], args, mutexKeys.watchers(lock));
+        r = await scripts.run("mutex_release", [lock, request, mutexKeys.ended(lock), mutexKeys.legacyFence(lock)], args, mutexKeys.watchers(lock));
       }
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);

@@ -54,6 +54,33 @@ export function retrySafetyConformance(kind: StoreKind) {
     expect(final).toMatchObject({ status: "ok", released: true, count: 0 });
   });
 
+  it("a late copy of an earlier inner release, after a later one, drops no level: the holder still holds its last", async () => {
+    const r = ref();
+    const token = newOwnerToken();
+    const reenter = () => ({ token, mode: "reenter" as const, ttlMs: 5000, requestId: newRequestId(), watch: false });
+    await store().mutex.acquire(r, { token, mode: "new" as const, ttlMs: 5000, requestId: newRequestId(), watch: false });
+    await store().mutex.acquire(r, reenter());
+    await store().mutex.acquire(r, reenter());
+    const [r1, r2] = [
+      { token, requestId: newRequestId() },
+      { token, requestId: newRequestId() },
+    ];
+    const first = await store().mutex.release(r, r1);
+    expect(first).toMatchObject({ status: "ok", released: false, count: 2 });
+    expect(await store().mutex.release(r, r2)).toMatchObject({ status: "ok", released: false, count: 1 });
+    // The network delivers r1 again (a client's retry arriving late): it replays r1's answer.
+    expect(await store().mutex.release(r, r1)).toEqual(first);
+    expect(await store().mutex.inspect(r)).toMatchObject({ held: true, count: 1 });
+    const other = await store().mutex.acquire(r, {
+      token: newOwnerToken(),
+      mode: "new" as const,
+      ttlMs: 5000,
+      requestId: newRequestId(),
+      watch: false,
+    });
+    expect(other.status).toBe("busy");
+  });
+
   it(`answers from the ${kind} store`, () => {
     expect(store().kind).toBe(kind);
     expect(env.LOCK_OBJECT).toBeDefined();

@@ -109,6 +109,24 @@ describe("0.1 meets 0.2 on one Redis", () => {
     expect((await lock.acquire({ ttlMs: 5000 })).fence).toBeGreaterThan(ahead);
   });
 
+  it("a lease taken through 0.2 with a fence from a clock an hour ahead and released through 0.1 (which deletes the hash) leaves its fence to 0.1's and 0.2's next grants", async () => {
+    const name = unique("upgrade-cross");
+    const lock = new Mutex(redis, name);
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() + 3_600_000 });
+    let g: Awaited<ReturnType<Mutex["acquire"]>>;
+    try {
+      g = await lock.acquire({ ttlMs: 5000 });
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await release01(name, g.token)).toMatchObject({ status: "ok", released: "1" });
+    expect(await redis.exists(keyOf(name))).toBe(0);
+    const old = await acquire01(name, "hf_v01_next", 5000);
+    expect(Number(old.fence)).toBeGreaterThan(g.fence);
+    expect(await release01(name, "hf_v01_next")).toMatchObject({ status: "ok" });
+    expect((await lock.acquire({ ttlMs: 5000 })).fence).toBeGreaterThan(Number(old.fence));
+  });
+
   it("a lease 0.1 heartbeated (setting the key to expire with the lease) and 0.2 carries on never ends when 0.1 said", async () => {
     // A deploy between the two: a lease taken through 0.2, heartbeated through 0.1 (which sets the key's expiry
     // to the lease's end), then heartbeated, or released and taken again, through 0.2. Every 0.2 write that
