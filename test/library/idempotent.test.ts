@@ -1,10 +1,8 @@
-import { Redis } from "@upstash/redis";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { idempotent, senders } from "holdfast";
 import { HoldfastClient } from "../../src/client/index";
 import { LOCAL_API_KEY } from "../../tools/dev/local.mjs";
-import type { WorkerServer } from "../../tools/serve-worker/serve.mjs";
-import { startLocalService } from "../support/workerServers";
+import { idempotentBackends } from "../support/idempotentBackends";
 
 /**
  * `idempotent(handler)`, the fetch-handler wrapper, as an app uses it: a
@@ -15,16 +13,7 @@ import { startLocalService } from "../support/workerServers";
  * rules are the Hono middleware's (test/library/idempotency.test.ts holds
  * the middleware to them).
  */
-let service: WorkerServer;
-beforeAll(async () => {
-  service = await startLocalService();
-});
-afterAll(() => service?.stop());
-
-const BACKENDS = [
-  { name: "redis", keys: () => ({ redis: new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") }) }) },
-  { name: "a holdfast service", keys: () => ({ client: new HoldfastClient({ baseUrl: service.url, apiKey: LOCAL_API_KEY }) }) },
-];
+const { backends: BACKENDS, service } = idempotentBackends();
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 
 /** A handler that counts its runs and answers 201 with what it was sent (and the extra argument it was given). */
@@ -255,7 +244,7 @@ describe("idempotent(handler) over a holdfast service that cannot serve it", () 
   };
 
   it("a refused API key is 503 not_configured (as Redis refusing its token is), and the handler does not run", async () => {
-    const { runs, h } = wrapped(new HoldfastClient({ baseUrl: service.url, apiKey: "not-a-key-of-this-service" }));
+    const { runs, h } = wrapped(new HoldfastClient({ baseUrl: service().url, apiKey: "not-a-key-of-this-service" }));
     const res = await h(post({ "idempotency-key": unique("refused") }, { a: 1 }));
     expect(res.status).toBe(503);
     expect(await res.json()).toMatchObject({ error: "not_configured", message: expect.stringContaining("apiKey") });

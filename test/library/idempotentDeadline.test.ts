@@ -1,10 +1,7 @@
-import { Redis } from "@upstash/redis";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { idempotent } from "holdfast";
-import { HoldfastClient } from "../../src/client/index";
-import { LOCAL_API_KEY } from "../../tools/dev/local.mjs";
-import type { WorkerServer } from "../../tools/serve-worker/serve.mjs";
-import { startLocalService, until } from "../support/workerServers";
+import { idempotentBackends } from "../support/idempotentBackends";
+import { until } from "../support/workerServers";
 
 /**
  * How long `idempotent(handler)` holds a key while its handler runs, on both backends (Redis, and a
@@ -13,16 +10,7 @@ import { startLocalService, until } from "../support/workerServers";
  * context tells it), and the key is held until then and no longer, so a run cut off at its deadline
  * leaves the key to the sender's retry.
  */
-let service: WorkerServer;
-beforeAll(async () => {
-  service = await startLocalService();
-});
-afterAll(() => service?.stop());
-
-const BACKENDS = [
-  { name: "redis", keys: () => ({ redis: new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") }) }) },
-  { name: "a holdfast service", keys: () => ({ client: new HoldfastClient({ baseUrl: service.url, apiKey: LOCAL_API_KEY }) }) },
-];
+const { backends: BACKENDS } = idempotentBackends();
 
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
 const post = (key: string) => new Request("https://shop.example/hook", { method: "POST", headers: { "idempotency-key": key }, body: "{}" });
