@@ -1,5 +1,5 @@
 -- mutex release_unwatched: release.lua for a lease that nobody watches (the
--- library's usual lease), without the ended and watchers keys. A final
+-- library's usual lease), without the ended, fence and watchers keys. A final
 -- release of a watched lease it leaves alone: it answers defer, and the
 -- caller runs release.lua.
 --
@@ -16,14 +16,14 @@
 --                  behind it): nothing written; run release.lua, which hands it over or
 --                  notes it in the ended set
 --
--- Why two scripts: release.lua also passes the ended key, which only a watched
--- lease uses, and the answer memory's script shape differs (a handoff); each
--- key costs Redis about as much as a small command. The caller that expects
+-- Why two scripts: release.lua also passes the ended key and 0.1's fence key,
+-- which only a watched lease and a handoff use; each key costs Redis about as
+-- much as a small command. The caller that expects
 -- no watch (the library, where no lock object waits) runs this first.
 -- Safe to run twice, and interchangeable with release.lua for a retry: both
 -- remember an ok answer under the same request key and mark an inner release
--- on the lease (rl) the same way, and mark a freed lock alike (owner "",
--- exp "0"). The usual release is TIME, HLEN, HMGET, HSET, SET.
+-- on the lease (rl) the same way (while it is set, any retried inner release
+-- replays), and mark a freed lock alike (owner "", exp "0"). The usual release is TIME, HLEN, HMGET, HSET, SET.
 
 -- The usual path calls no function: in Redis's Lua each local function is a
 -- closure made anew on every call of the script, which costs about as much as
