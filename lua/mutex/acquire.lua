@@ -136,28 +136,7 @@ end
 -- The caller's clock is checked (fence_floor) before the first write of any grant.
 local floor = fence_floor(now_us)
 
--- A released lock with no waiter registered, asked for anew or by the
--- object's head: granted at once (as the usual grant, with this call's options).
-if mode ~= 'reenter' then
-  if not lock then lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt') end
-  if (not lock[1] or lock[1] == '') and not lock[3] then
-    -- A hash with no fence is new: 0.1 kept its last fence in a key of its own.
-    local fence = next_fence(lock[2] or redis.call('GET', KEYS[2]), floor)
-    keep_legacy_fence(KEYS[2], fence, now_us)
-    local exp_ms = now_ms + ttl
-    local exp = fmt(exp_ms)
-    redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', exp)
-    redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
-    if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
-    if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
-    if lock_delay > 0 then redis.call('HSET', KEYS[1], 'ld', fmt(lock_delay)) end
-    if mode == 'queue' and mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
-    local reply = '["status","granted","fence","' .. fence .. '","ttlMs","' .. ttl_text .. '","expiresAt","' .. exp .. '","count","1"]'
-    if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then reply = string.sub(reply, 1, -2) .. ',"watchers","1"]' end
-    return reply
-  end
-end
-
+if mode ~= 'reenter' and not lock then lock = redis.call('HMGET', KEYS[1], 'owner', 'fence', 'nt') end
 
 -- A grant's answer, as on the usual path, with a quorum's agreed fence where the lease has one.
 local function granted(fence, ttl_text, exp_text, count_text, qf)
@@ -192,10 +171,12 @@ if mode == 'reenter' then
   return remember(KEYS[3], noted(granted(held[3], ttl_text, exp, count, held[4]), 4))
 end
 
--- The rest of what this path may need, in one read: the lease (lapsed or not),
--- the registered waiter's end, and the quorum's fences.
-local lease = redis.call('HMGET', KEYS[1], 'exp', 'ttl', 'lt', 'holder', 'ld', 'qf', 'ff', 'nu')
+-- A released lock (owner "") has no lease to read. Else the rest of what this
+-- path may need, in one read: the lease (live or lapsed), the registered
+-- waiter's end, and the quorum's fences.
 local owner = lock[1]
+if owner == '' then owner = nil end
+local lease = (owner or lock[3]) and redis.call('HMGET', KEYS[1], 'exp', 'ttl', 'lt', 'holder', 'ld', 'qf', 'ff', 'nu') or {}
 local exp_text = lease[1]
 local exp = nil
 if owner then
@@ -223,9 +204,11 @@ if not owner then
   local new_exp_ms = now_ms + ttl
   local new_exp = fmt(new_exp_ms)
   -- What a lapsed lease, a quorum's floor (now in fence) and a registration (granted now, or
-  -- lapsed) left behind.
-  redis.call('HDEL', KEYS[1], 'count', 'lt', 'watch', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff',
-    'nt', 'nl', 'nw', 'nm', 'nh', 'nd', 'nu')
+  -- lapsed) left behind; a released lock with no registration left nothing.
+  if (lock[1] and lock[1] ~= '') or lock[3] then
+    redis.call('HDEL', KEYS[1], 'count', 'lt', 'watch', 'pk', 'holder', 'ld', 'qf', 'rl', 'ff',
+      'nt', 'nl', 'nw', 'nm', 'nh', 'nd', 'nu')
+  end
   redis.call('HSET', KEYS[1], 'owner', token, 'fence', fence, 'ttl', ttl_text, 'exp', new_exp)
   if watch == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
   if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
