@@ -124,15 +124,18 @@ export class InvalidInputError extends HoldfastError {
 }
 
 /**
- * The store did not answer in time or could not be reached. `outcome` says
- * whether a write may have been applied: "unknown" when a request was sent
- * but its answer never came, "not_applied" when it surely was not.
+ * The store did not answer in time, could not be reached, or refused the
+ * write. `outcome` says whether a write may have been applied: "unknown" when
+ * a request was sent but its answer never came, "not_applied" when it surely
+ * was not. `said`, where set, is what the caller is told instead of the
+ * outcome's usual sentence (a store that refused the write says so).
  */
 export class StoreUnavailableError extends HoldfastError {
   override name = "StoreUnavailableError";
   constructor(
     message: string,
     readonly outcome: "unknown" | "not_applied" = "unknown",
+    readonly said?: string,
   ) {
     super("store_unavailable", message);
   }

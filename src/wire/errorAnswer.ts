@@ -82,7 +82,7 @@ export function errorAnswer(err: unknown): ErrorAnswer {
     // the operator's log, under an id the caller can quote; the caller gets what it can act on.
     const errorId = `err_${crypto.randomUUID()}`;
     console.warn(`store unavailable ${errorId}: ${err.message}`);
-    return { status: 503, body: { error: err.code, message: STORE_UNAVAILABLE[err.outcome], outcome: err.outcome, errorId } };
+    return { status: 503, body: { error: err.code, message: err.said ?? STORE_UNAVAILABLE[err.outcome], outcome: err.outcome, errorId } };
   }
   if (err instanceof HoldfastError && !(err instanceof InternalError)) return plain(400, err);
   // A bug, not an outage: 500 with an id that is also in the log, so the two can be matched.

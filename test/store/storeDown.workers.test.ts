@@ -8,6 +8,7 @@ import { api, uniqueName } from "../support/workers/api";
  * disposable stack made by the test control server.
  */
 const control = env.TEST_STACK_CONTROL_URL;
+const STORE_DEADLINE_MS = 2000; // the store's deadline (src/deadline.ts): a store that does not answer takes this long
 const BOUND_MS = 3000; // the 2 s store deadline plus slack for a busy machine
 
 /** A 503's body says what the caller can act on and quotes an error id; nothing of the store's insides. */
@@ -83,6 +84,31 @@ describe("store unavailable", () => {
     } finally {
       await stackAction(stack.id, "redis/start");
     }
+  });
+
+  it("Redis at its memory limit: 503 at once saying the store refused the write and nothing changed; reads still answer", async () => {
+    const name = uniqueName("full");
+    const held = await worker.post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 });
+    expect(held.status).toBe(200);
+    await stackAction(stack.id, "redis/full");
+    try {
+      const [res, ms] = await timed(() => worker.post(`/v1/locks/${uniqueName("full")}/acquire`, { ttlMs: 5000 }));
+      expect(res.status).toBe(503);
+      expect(res.body).toMatchObject({ error: "store_unavailable", outcome: "not_applied" });
+      expect(String(res.body.message)).toMatch(/refused the write.*out of memory/);
+      expectPlainUnavailable(res.body);
+      // At once: not after the store's deadline, as a store that does not answer would be.
+      expect(ms).toBeLessThan(STORE_DEADLINE_MS);
+      const release = await worker.post(`/v1/locks/${name}/release`, { token: held.body.token });
+      expect(release.status).toBe(503);
+      expect(release.body.outcome).toBe("not_applied");
+      const inspect = await worker.get(`/v1/locks/${name}`);
+      expect(inspect.status).toBe(200);
+      expect(inspect.body).toMatchObject({ held: true, fence: held.body.fence });
+    } finally {
+      await stackAction(stack.id, "redis/roomy");
+    }
+    expect((await worker.post(`/v1/locks/${name}/release`, { token: held.body.token })).status).toBe(200);
   });
 
   it("the Upstash endpoint unreachable (gateway stopped): 503 quickly", async () => {

@@ -3,6 +3,7 @@
 // processes) can create their own disposable stacks and break them on purpose.
 import { randomBytes } from "node:crypto";
 import http from "node:http";
+import { createRespClient } from "../upstash-gateway/resp-client.mjs";
 import { startGateway } from "../upstash-gateway/server.mjs";
 import { startRedisServer } from "./redis-server.mjs";
 
@@ -46,13 +47,30 @@ const ACTIONS = {
   "redis/pause": (s) => s.redis.pause(),
   "redis/resume": (s) => s.redis.resume(),
   "gateway/stop": (s) => s.gateway.close(),
+  // Redis at its memory limit: every write that could grow memory is refused (OOM), reads still answer.
+  "redis/full": (s) =>
+    redisConfig(s, [
+      ["CONFIG", "SET", "maxmemory-policy", "noeviction"],
+      ["CONFIG", "SET", "maxmemory", "1"],
+    ]),
+  "redis/roomy": (s) => redisConfig(s, [["CONFIG", "SET", "maxmemory", "0"]]),
 };
+
+/** Sends CONFIG commands to a stack's redis-server directly (the gateway, as Upstash, allows no CONFIG). */
+async function redisConfig(/** @type {LocalStack} */ stack, /** @type {string[][]} */ commands) {
+  const client = createRespClient({ port: stack.redis.port });
+  try {
+    await client.exec(commands);
+  } finally {
+    client.close();
+  }
+}
 
 /**
  * Routes: POST /stacks[?scripts=verbatim] -> {id,url,token} (verbatim: the gateway passes
  * scripts to Redis unchanged, as a plain REST proxy in front of stock Redis does);
  * POST /stacks/:id/(redis/stop|redis/start|
- * redis/pause|redis/resume|gateway/stop) -> {ok:true}; DELETE /stacks/:id -> {ok:true}.
+ * redis/pause|redis/resume|redis/full|redis/roomy|gateway/stop) -> {ok:true}; DELETE /stacks/:id -> {ok:true}.
  * Unauthenticated: it listens on 127.0.0.1 only and exists only during a test run.
  * @returns {Promise<{ url: string, close: () => Promise<void> }>}
  */

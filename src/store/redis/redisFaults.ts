@@ -1,5 +1,8 @@
 import { HoldfastError, InternalError, NotConfiguredError, StoreUnavailableError } from "../../errors.js";
 
+/** What a caller is told when Redis refused a write for want of memory. */
+const STORE_FULL = "the store refused the write: it is out of memory (Redis maxmemory), so nothing was changed; retry once the store has room";
+
 /**
  * Sorts what a Redis call threw into an outage (503) or a bug (500).
  *
@@ -10,6 +13,7 @@ import { HoldfastError, InternalError, NotConfiguredError, StoreUnavailableError
  * - Redis busy, loading, read-only or out of memory, Upstash or the network
  *   failing or over quota, our deadline passing: an outage, which may have
  *   applied the write.
+ * - Redis out of memory: it refused the write, nothing applied, said at once.
  * - Refused credentials (a wrong token): not configured, nothing applied.
  */
 export function classifyRedisFault(what: string, err: unknown): HoldfastError {
@@ -24,6 +28,12 @@ export function classifyRedisFault(what: string, err: unknown): HoldfastError {
     return new NotConfiguredError(
       `the store refused its credentials for ${what} (${message.slice(0, 80)}): check the Redis client's token (UPSTASH_REDIS_REST_TOKEN)`,
     );
+  }
+  // Redis at its memory limit (maxmemory, noeviction) refuses a script before its first write, so nothing was
+  // applied; that is said at once, not as a store that did not answer. A no-flags script is refused at its first
+  // write that could grow memory, and never after one: Redis does not stop a script half way (scriptVerifyOOM).
+  if (/^(Command failed: )?-?OOM\b/.test(message)) {
+    return new StoreUnavailableError(`the store refused ${what}: ${detail}`, "not_applied", STORE_FULL);
   }
   const outage = /connect|connection|limit exceeded|max (daily )?requests?/i.test(message); // Upstash quotas speak as ERR too
   if (isUpstashError(err) && /^(Command failed: )?(ERR|WRONGTYPE|NOSCRIPT)\b/.test(message) && !outage) {
