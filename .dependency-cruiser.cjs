@@ -8,12 +8,12 @@
 // files together for the reader and the compiler as much as a value import does.
 
 // The layers, bottom to top. A file may import its own layer or one below it.
-// A kind's service.ts is the service layer and its routes.ts and openapi.ts the HTTP layer,
+// A kind's service.ts is the service layer and its operations.ts (its routes, as values) the HTTP layer,
 // though they sit in src/kinds/<kind>/ (whose other files are the kinds layer); its descriptor
 // (index.ts, defineKind in src/kinds/kind.ts) joins every layer's part of it, so it is at the top,
 // with the entry points whose lists name it.
 const KIND_SERVICE = ["^src/kinds/[^/]+/service\\.ts$", "^src/holders/forceRelease\\.ts$"];
-const KIND_HTTP = "^src/kinds/[^/]+/(routes|openapi)\\.ts$";
+const KIND_HTTP = "^src/kinds/[^/]+/operations\\.ts$";
 const KIND_DESCRIPTOR = ["^src/kinds/[^/]+/index\\.ts$", "^src/kinds/kind\\.ts$"];
 const WIRE = ["^src/(wire|fence)/", "^src/(errors|limits|logError|tokens|deadline|jsonDepth|validation)\\.ts$"];
 // env.ts is the Worker's bindings, the two Durable Objects' RPC types among them (src/store/durable/).
@@ -41,7 +41,7 @@ const upwardRules = LAYERS.slice(0, -1).map(([name, from], i) => {
     severity: "error",
     comment: `The ${name} layer imports only ${below.join(", ")}: an import up the layers ties a layer to what is built on it, so neither can be changed or read alone.`,
     from,
-    // The union of the layers above (a kind's service.ts and routes.ts are in the service and HTTP rows themselves).
+    // The union of the layers above (a kind's service.ts and operations.ts are in the service and HTTP rows themselves).
     to: { path: LAYERS.slice(i + 1).flatMap(([, r]) => r.path) },
   };
 });

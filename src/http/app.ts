@@ -12,6 +12,7 @@ import { errorResponse } from "./errorResponse.js";
 import { recordMetrics } from "./metrics.js";
 import { notificationKeyRoutes } from "./notificationKey.js";
 import { operatorRoutes } from "./operator/operatorRoutes.js";
+import { operationRoutes } from "./operationRoutes.js";
 import { socketRoutes } from "./socketRoutes.js";
 import { checkRateLimit } from "../namespaceObject/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
@@ -111,7 +112,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
     await next();
   });
 
-  for (const api of kinds.apis) app.route(api.http.path, api.http.routes);
+  for (const api of kinds.apis) app.route(api.http.path, operationRoutes(api));
   app.route("/v1/notifications", notificationKeyRoutes);
   app.route("/v1", socketRoutes(kinds.apis));
   app.route("/v1/tokens", tokenRoutes);

@@ -1,16 +1,16 @@
 import type { MiddlewareHandler } from "hono";
 import { HoldfastError } from "../errors.js";
-import type { KindApi } from "./kindApi.js";
+import { type KindApi, operationAt } from "./kindApi.js";
+import { isWaitSocket } from "./operation.js";
 import { type MetricEvent, writeMetric } from "../metrics.js";
 import type { AppEnv } from "./appTypes.js";
 
 /** What an answer was, for metrics: undefined when it is none of the counted events. */
-function eventOf(method: string, pathname: string, status: number, error: string | undefined): MetricEvent | undefined {
+function eventOf(method: string, pathname: string, status: number, error: string | undefined, apis: readonly KindApi[]): MetricEvent | undefined {
   if (method !== "POST") return undefined;
-  const op = pathname.slice(pathname.lastIndexOf("/") + 1);
-  if ((op === "heartbeat" || op === "release" || op === "complete" || op === "fail") && error === "lease_lost") return "lease_lost";
-  if (op === "force-release" && status === 200) return "force_release";
-  return undefined;
+  if (pathname.endsWith("/force-release")) return status === 200 ? "force_release" : undefined;
+  const op = operationAt(method, pathname, apis)?.op;
+  return error === "lease_lost" && op && !isWaitSocket(op) && op.onLease ? "lease_lost" : undefined;
 }
 
 /**
@@ -34,7 +34,7 @@ export function recordMetrics(apis: readonly KindApi[]): MiddlewareHandler<AppEn
     if (!kind) return;
     // An error answer's code: the typed error the app's error handler turned into it (Hono keeps it as c.error).
     const error = c.error instanceof HoldfastError ? c.error.code : undefined;
-    const event = eventOf(c.req.method, pathname, c.res.status, error);
+    const event = eventOf(c.req.method, pathname, c.res.status, error, apis);
     if (event) writeMetric(c.env, c.var.ns, kind, event, Date.now() - started);
   };
 }

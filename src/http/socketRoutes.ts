@@ -1,8 +1,9 @@
 import type { Hono } from "hono";
 import { honoApp } from "./honoApp.js";
 import type { AppEnv } from "./appTypes.js";
-import type { KindApi } from "./kindApi.js";
+import { inspectOperation, type KindApi } from "./kindApi.js";
 import { type Operations, SOCKET_ERRORS } from "./openapi/openapiOps.js";
+import { isWaitSocket } from "./operation.js";
 import { openWaitSocket, openWatchSocket } from "./waitSocket.js";
 
 /** The path parameter of a kind's name: an idempotency key is a key. */
@@ -19,7 +20,9 @@ export function socketRoutes(apis: readonly KindApi[]): Hono<AppEnv> {
   const routes = honoApp();
   for (const api of apis) {
     const base = `${api.http.path.replace(/^\/v1/, "")}/:${paramOf(api)}`;
-    for (const { step, at } of api.http.waitSteps) routes.get(`${base}/${step}`, (c) => openWaitSocket(c, api.name, paramOf(api), at));
+    for (const op of api.http.operations) {
+      if (isWaitSocket(op)) routes.get(`${base}/${op.step}`, (c) => openWaitSocket(c, api.name, paramOf(api), op.at));
+    }
     routes.get(`${base}/watch`, (c) => openWatchSocket(c, api.name, paramOf(api)));
   }
   return routes;
@@ -29,7 +32,8 @@ export function socketRoutes(apis: readonly KindApi[]): Hono<AppEnv> {
 export function watchOperations(apis: readonly KindApi[]): Operations {
   const ops: Operations = {};
   for (const api of apis) {
-    const state = Object.values(api.http.operations).find((byMethod) => byMethod.get?.operationId.endsWith("Inspect"))?.get?.ok?.[1];
+    // The state it pushes is what the kind's GET of one answers.
+    const state = inspectOperation(api)?.ok[0]?.[1];
     ops[`${api.http.path}/{${paramOf(api)}}/watch`] = {
       get: {
         operationId: `${api.name}Watch`,

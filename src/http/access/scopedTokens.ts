@@ -9,7 +9,7 @@ import {
   verifyScopedToken,
 } from "../../wire/scopedToken.js";
 import type { Caller } from "./auth.js";
-import type { KindApi } from "../kindApi.js";
+import { type KindApi, operationAt } from "../kindApi.js";
 
 /**
  * The Worker's side of scoped tokens (src/wire/scopedToken.ts has the
@@ -102,34 +102,17 @@ export function checkTokenScope(method: string, url: string, scope: ScopedTokenC
 }
 
 function tokenRequestOf(method: string, pathname: string, apis: readonly KindApi[]): TokenRequest | undefined {
-  const api = apis.find((a) => pathname.startsWith(`${a.http.path}/`));
-  if (!api) return undefined;
-  const [rawName, ...rest] = pathname.slice(api.http.path.length + 1).split("/");
+  const at = operationAt(method, pathname, apis);
+  if (!at) return undefined;
   let name: string;
   try {
-    name = decodeURIComponent(rawName);
+    name = decodeURIComponent(at.name);
   } catch {
     return undefined;
   }
-  // A read-write lock's mode is a step of its path (read/acquire): the operation is the step after it.
-  const step = rest.length === 2 && (rest[0] === "read" || rest[0] === "write") ? rest[1] : rest.length <= 1 ? (rest[0] ?? "") : undefined;
-  const needs = step === undefined ? undefined : operationOf(method, step, api.http.waitNeeds);
+  // Watching a lock's state is reading it, as its GET does; every other step is the kind's operation's own.
+  const needs = method === "GET" && at.step === "watch" ? WATCH_NEEDS : at.op?.needs;
   return needs && { needs, name };
 }
 
-/** A path's last step -> the operations it needs. An idempotency key's begin is its acquire, complete and fail its release. */
-function operationOf(method: string, step: string, waitNeeds: readonly TokenOperation[]): readonly TokenOperation[] | undefined {
-  if (method === "GET") {
-    if (step === "") return ["inspect"];
-    // A lock's wait socket acquires on it; an idempotency key's only watches another caller's run (KindApi.http.waitNeeds).
-    if (step === "wait") return waitNeeds;
-    // Watching a lock's state is reading it, as its GET does.
-    if (step === "watch") return ["inspect"];
-    return undefined;
-  }
-  if (method !== "POST") return undefined;
-  if (step === "acquire" || step === "begin") return ["acquire"];
-  if (step === "heartbeat") return ["heartbeat"];
-  if (step === "release" || step === "complete" || step === "fail") return ["release"];
-  return undefined;
-}
+const WATCH_NEEDS: readonly TokenOperation[] = ["inspect"];

@@ -5,7 +5,8 @@ import { notificationKeyResponse } from "../notificationKey.js";
 import { operatorOperations } from "./operatorOpenapi.js";
 import { watchOperations } from "../socketRoutes.js";
 import { tokenOperations } from "../access/tokenRoutes.js";
-import type { Named, Operations } from "./openapiOps.js";
+import { type Named, type Op, type Operations, SOCKET_ERRORS } from "./openapiOps.js";
+import { isWaitSocket, type Operation, type WaitSocketOperation } from "../operation.js";
 import * as shared from "../../wire/schemas.js";
 
 /**
@@ -37,14 +38,36 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   503: ["Unavailable", "The store did not answer within its deadline; outcome says whether a write may have been applied."],
 };
 
+/** A kind's operation as the document describes it. */
+function documented(op: Operation | WaitSocketOperation): Op {
+  if (isWaitSocket(op)) {
+    return {
+      operationId: op.operationId,
+      summary: op.summary,
+      socket: `Switching Protocols: a wait socket (subprotocol holdfast.v1). ${op.messages} The messages are specified in docs/API.md, "Waiting over a WebSocket".`,
+      errors: SOCKET_ERRORS,
+    };
+  }
+  const [ok, ...alsoOk] = op.ok;
+  return {
+    operationId: op.operationId,
+    summary: op.summary,
+    ...(op.body && { body: op.body }),
+    ok,
+    ...(alsoOk.length > 0 && { alsoOk }),
+    errors: [...op.errors],
+  };
+}
+
 /** Every operation the app serves, with the kinds' and the operators'; the paths a quorum does not offer. */
 function operationsOf(apis: readonly KindApi[]): { operations: Operations; notOnQuorum: Set<string> } {
   const operations: Operations = {};
   const notOnQuorum = new Set<string>();
   for (const api of apis) {
-    for (const [rel, byMethod] of Object.entries(api.http.operations)) {
-      operations[api.http.path + rel] = byMethod;
-      if (!api.http.onQuorum) notOnQuorum.add(api.http.path + rel);
+    for (const op of api.http.operations) {
+      const path = `${api.http.path}/{${api.http.param}}${op.step ? `/${op.step}` : ""}`;
+      operations[path] = { ...operations[path], [op.method ?? "get"]: documented(op) };
+      if (!api.http.onQuorum) notOnQuorum.add(path);
     }
   }
   operations["/v1/notifications/key"] = {

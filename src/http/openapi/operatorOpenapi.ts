@@ -1,7 +1,7 @@
 import * as z from "zod/mini";
 import type { Named, Operations } from "./openapiOps.js";
 import { READ_ERRORS, WRITE_ERRORS } from "./openapiOps.js";
-import type { KindApi } from "../kindApi.js";
+import { inspectOperation, type KindApi } from "../kindApi.js";
 import {
   AUDIT_MAX_LIMIT,
   auditPageResponseOf,
@@ -30,7 +30,7 @@ export function operatorOperations(apis: readonly KindApi[]): Operations {
     },
   };
   for (const api of apis) {
-    const inspect = Object.values(api.http.operations).find((byMethod) => byMethod.get?.operationId.endsWith("Inspect"))?.get?.ok;
+    const inspect = inspectOperation(api)?.ok[0];
     if (!inspect) continue;
     const [, stateId, state] = inspect;
     const id = `${stateId.replace(/State$/, "")}Page`;

@@ -2,9 +2,8 @@ import { stateAsStored } from "../../lockObject/ObjectKinds.js";
 import { defineKind } from "../kind.js";
 import { durableIdempotency, nextIdempotencyDeadline } from "./durableIdempotency.js";
 import { IdempotencyObjectPart } from "./objectPart.js";
-import { idempotencyOperations } from "./openapi.js";
+import { idempotencyOperations } from "./operations.js";
 import { idempotencyOnRedis } from "./redisIdempotency.js";
-import { idempotencyRoutes } from "./routes.js";
 import { completeTellsObject, inspectIdempotency } from "./service.js";
 import { idempotencyWait } from "./wait.js";
 
@@ -28,13 +27,10 @@ export const idempotency = defineKind({
   },
   http: {
     path: "/v1/idempotency",
-    routes: idempotencyRoutes,
     operations: idempotencyOperations,
     onQuorum: false,
     param: "key",
     one: "an idempotency key",
     listing: "stored idempotency keys",
-    waitSteps: [{ step: "wait" }],
-    waitNeeds: ["wait"],
   },
 });

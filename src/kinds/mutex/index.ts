@@ -3,9 +3,8 @@ import { mutexForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";
 import { durableMutex, nextMutexDeadline } from "./durableMutex.js";
 import { MutexObjectPart } from "./objectPart.js";
-import { mutexOperations } from "./openapi.js";
+import { mutexOperations } from "./operations.js";
 import { mutexOnRedis } from "./redisMutex.js";
-import { mutexRoutes } from "./routes.js";
 import { forceReleaseMutex, inspectMutex, mutexSocketAcquire, releaseTellsObject } from "./service.js";
 import { mutexWait } from "./wait.js";
 
@@ -30,14 +29,11 @@ export const mutex = defineKind({
   },
   http: {
     path: "/v1/locks",
-    routes: mutexRoutes,
     operations: mutexOperations,
     onQuorum: true,
     param: "name",
     one: "a lock",
     listing: "held or waited-on locks",
-    waitSteps: [{ step: "wait" }],
-    waitNeeds: ["wait", "acquire"],
     forceReleaseBody: ["MutexForceReleaseRequest", mutexForceBody],
   },
 });

@@ -5,9 +5,8 @@ import { holdersForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";
 import { durableRwLock } from "./durableRwLock.js";
 import { rwLockObjectPart } from "./objectPart.js";
-import { rwLockOperations } from "./openapi.js";
+import { rwLockOperations } from "./operations.js";
 import { rwLockOnRedis } from "./redisRwLock.js";
-import { rwLockRoutes } from "./routes.js";
 import { inspectRw, releaseTellsObject, rwLockSocketAcquire } from "./service.js";
 import { rwLockWait } from "./wait.js";
 
@@ -32,17 +31,11 @@ export const rwLock = defineKind({
   },
   http: {
     path: "/v1/rwlocks",
-    routes: rwLockRoutes,
     operations: rwLockOperations,
     onQuorum: false,
     param: "name",
     one: "a lock",
     listing: "held or waited-on locks",
-    waitSteps: [
-      { step: "read/wait", at: { mode: "read" } },
-      { step: "write/wait", at: { mode: "write" } },
-    ],
-    waitNeeds: ["wait", "acquire"],
     forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
   },
 });

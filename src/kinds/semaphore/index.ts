@@ -5,9 +5,8 @@ import { holdersForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";
 import { durableSemaphore } from "./durableSemaphore.js";
 import { semaphoreObjectPart } from "./objectPart.js";
-import { semaphoreOperations } from "./openapi.js";
+import { semaphoreOperations } from "./operations.js";
 import { semaphoreOnRedis } from "./redisSemaphore.js";
-import { semaphoreRoutes } from "./routes.js";
 import { inspectSemaphore, releaseTellsObject, semaphoreSocketAcquire } from "./service.js";
 import { semaphoreWait } from "./wait.js";
 
@@ -32,14 +31,11 @@ export const semaphore = defineKind({
   },
   http: {
     path: "/v1/semaphores",
-    routes: semaphoreRoutes,
     operations: semaphoreOperations,
     onQuorum: false,
     param: "name",
     one: "a lock",
     listing: "held or waited-on locks",
-    waitSteps: [{ step: "wait" }],
-    waitNeeds: ["wait", "acquire"],
     forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
   },
 });

@@ -1,0 +1,94 @@
+import { heartbeatOperation, READ_ERRORS, WRITE_ERRORS } from "../../http/leaseOperations.js";
+import { operation, waitSocket } from "../../http/operation.js";
+import {
+  idempotencyBeginBody,
+  idempotencyCompleteBody,
+  idempotencyCompleted,
+  idempotencyFailBody,
+  idempotencyFailed,
+  idempotencyReplay,
+  idempotencyStarted,
+  idempotencyStateResponse,
+} from "./schemas.js";
+import { beginIdempotency, completeIdempotency, failIdempotency, heartbeatIdempotency, inspectIdempotency } from "./service.js";
+
+/**
+ * /v1/idempotency/{key}: webhook deduplication and run-once jobs, one value
+ * per operation (docs/API.md "Idempotency keys"). A begin is the key's
+ * acquire, its complete and fail are its release.
+ */
+export const idempotencyOperations = [
+  operation({
+    method: "post",
+    step: "begin",
+    operationId: "idempotencyBegin",
+    summary: "Begin work on an idempotency key, or get its stored response",
+    needs: ["acquire"],
+    body: ["IdempotencyBeginRequest", idempotencyBeginBody],
+    ok: [
+      [201, "IdempotencyStarted", idempotencyStarted],
+      [200, "IdempotencyReplay", idempotencyReplay],
+    ],
+    errors: [400, 401, 403, 409, 413, 422, 429, 503],
+    run: async (ctx, key, body) => {
+      const r = await beginIdempotency(ctx, key, body);
+      if (r.state === "started") {
+        return { status: 201, body: { state: r.state, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt } };
+      }
+      return { body: { state: r.state, response: r.response, completedAt: r.completedAt } };
+    },
+  }),
+  waitSocket({
+    step: "wait",
+    operationId: "idempotencyWait",
+    summary: "Wait over a WebSocket for another caller's run of a key to end",
+    messages:
+      'The client sends {"type":"watch","waitMs":n}; the service answers {"type":"completed","response":...,"completedAt":n,"fence":n}, {"type":"free"} (begin it), {"type":"timeout","retryAfterMs":n} or {"type":"error",...}.',
+    // It only watches another caller's run: a token that may wait may open it.
+    needs: ["wait"],
+  }),
+  heartbeatOperation("heartbeat", "idempotencyHeartbeat", "Move the in-progress deadline", async (ctx, key, token, ttlMs) => {
+    const r = await heartbeatIdempotency(ctx, key, token, ttlMs);
+    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
+  }),
+  operation({
+    method: "post",
+    step: "complete",
+    operationId: "idempotencyComplete",
+    summary: "Store the response; kept retainMs",
+    needs: ["release"],
+    body: ["IdempotencyCompleteRequest", idempotencyCompleteBody],
+    ok: [[200, "IdempotencyCompleted", idempotencyCompleted]],
+    errors: WRITE_ERRORS,
+    onLease: true,
+    run: async (ctx, key, body) => {
+      const r = await completeIdempotency(ctx, key, body.token, body.response);
+      return { body: { state: "completed", completedAt: r.completedAt, fence: r.fence } };
+    },
+  }),
+  operation({
+    method: "post",
+    step: "fail",
+    operationId: "idempotencyFail",
+    summary: "Give the work up; the key can be begun again",
+    needs: ["release"],
+    body: ["IdempotencyFailRequest", idempotencyFailBody],
+    ok: [[200, "IdempotencyFailed", idempotencyFailed]],
+    errors: WRITE_ERRORS,
+    onLease: true,
+    run: async (ctx, key, body) => {
+      await failIdempotency(ctx, key, body.token);
+      return { body: { state: "absent" } };
+    },
+  }),
+  operation({
+    method: "get",
+    step: "",
+    operationId: "idempotencyInspect",
+    summary: "Inspect an idempotency key",
+    needs: ["inspect"],
+    ok: [[200, "IdempotencyState", idempotencyStateResponse]],
+    errors: READ_ERRORS,
+    run: async (ctx, key) => ({ body: await inspectIdempotency(ctx, key) }),
+  }),
+];
