@@ -1,3 +1,5 @@
+import type { KindKey, KindName } from "../store/kinds.js";
+import type { HolderOps } from "./types.js";
 import { NotHeldError } from "../errors.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
 import type { ServiceContext } from "../service/ServiceContext.js";
@@ -13,11 +15,15 @@ import { kindOps } from "../store/types.js";
 export const forceReleaseTellsObject = (r: { waiters?: unknown; endedTokens?: unknown }) =>
   r.waiters === true || (Array.isArray(r.endedTokens) && r.endedTokens.length > 0);
 
-export async function forceReleaseHolders(ctx: ServiceContext, kind: "rwlock" | "semaphore", name: string, holder: string | undefined) {
+/** A many-holder kind's key: its force release is the holders' shared one. */
+type ForceReleasing = KindKey<KindName, Pick<HolderOps, "forceRelease">>;
+
+export async function forceReleaseHolders(ctx: ServiceContext, key: ForceReleasing, name: string, holder: string | undefined) {
+  const kind = key.name;
   const ref = { ns: ctx.ns, name };
   // Without a client id nothing retries it (the Worker never re-sends a store call), so nothing is kept for it either.
   const write = await ctx.ids.write(`${kind}:${name}:force-release`);
-  const r = await kindOps(ctx.store, kind).forceRelease(ref, { ...write, ...(holder === undefined ? {} : { holder }) });
+  const r = await kindOps(ctx.store, key).forceRelease(ref, { ...write, ...(holder === undefined ? {} : { holder }) });
   if (r.status === "lost") throw new NotHeldError(holder === undefined ? `nobody holds ${name}` : `no holder of ${name} has that label`);
   if (ctx.store.kind === "redis" && forceReleaseTellsObject(r)) {
     const endedTokens = r.endedTokens;

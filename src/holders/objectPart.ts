@@ -2,10 +2,10 @@ import type { HeldAnswer, KindObjectPart, WriteEffect } from "../lockObject/Kind
 import type { LockObjectHost } from "../lockObject/LockObjectHost.js";
 import type { QueuePolicy } from "../lockObject/line/QueuePolicy.js";
 import type { StoreKind, WaitOutcome } from "../lockObject/line/waitProtocol.js";
-import type { KindOps, KindWait } from "../store/kinds.js";
+import type { KindKey, KindName, OpsOf, WaitOf } from "../store/kinds.js";
 import { kindOps, type LockRef, type LockStore } from "../store/types.js";
 import { newRequestId } from "../tokens.js";
-import type { HolderForceInput, HolderWriteNote } from "./types.js";
+import type { HolderForceInput, HolderOps, HolderWriteNote } from "./types.js";
 
 interface HolderGrant {
   token: string;
@@ -14,9 +14,9 @@ interface HolderGrant {
   expiresAt: number;
 }
 
-type HolderKind = "rwlock" | "semaphore";
-type WaitOf<K extends HolderKind> = KindWait[K];
-type ReleaseOk<K extends HolderKind> = Awaited<ReturnType<KindOps[K]["release"]>> & { status: "ok" };
+/** A many-holder kind's key: its operations have the holders' shared ones and a release answered ok or lost. */
+type HolderKind = KindKey<KindName, HolderOps & { release(ref: LockRef, input: never): Promise<{ status: string }> }, unknown, HolderWriteNote>;
+type ReleaseOk<K extends HolderKind> = Awaited<ReturnType<OpsOf<K>["release"]>> & { status: "ok" };
 
 /** What a many-holder kind brings to its part of the lock object. */
 export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderGrant> {
@@ -31,7 +31,7 @@ export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderG
   /** Whether a release's answer ended the holder's watch (it released for good). */
   endedWatch(release: ReleaseOk<K>): boolean;
   /** A socket holder's release: what the store is asked (every hold of the token), and the answer HTTP would give. */
-  releaseInput(token: string, requestId: string): Parameters<KindOps[K]["release"]>[1];
+  releaseInput(token: string, requestId: string): Parameters<OpsOf<K>["release"]>[1];
   releaseAnswer(release: ReleaseOk<K>): Record<string, unknown>;
 }
 
@@ -43,7 +43,7 @@ export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderG
  * own release does the same in the same call.
  */
 export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGrant> implements KindObjectPart<K, Grant> {
-  readonly durableOps: KindOps[K];
+  readonly durableOps: OpsOf<K>;
   readonly policy: QueuePolicy<unknown, Grant>;
 
   constructor(
@@ -52,7 +52,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
   ) {
     this.policy = spec.policy as QueuePolicy<unknown, Grant>;
     // Both many-holder kinds share heartbeat and release shapes; what differs is in the spec.
-    const own = host.ownStore[spec.kind] as KindOps[HolderKind];
+    const own = kindOps(host.ownStore, spec.kind) as HolderOps & { release(ref: LockRef, input: unknown): Promise<{ status: string }> };
     this.durableOps = {
       ...own,
       heartbeat: async (ref: LockRef, input: { token: string; ttlMs?: number }) => {
@@ -60,8 +60,8 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
         if (r.status === "ok") host.pickedUp(input.token);
         return r;
       },
-      release: async (ref: LockRef, input: Parameters<KindOps[HolderKind]["release"]>[1]) => {
-        const r = await (own.release as (ref: LockRef, input: unknown) => ReturnType<KindOps[K]["release"]>)(ref, input);
+      release: async (ref: LockRef, input: { token: string }) => {
+        const r = (await own.release(ref, input)) as Awaited<ReturnType<OpsOf<K>["release"]>>;
         if (r.status === "ok") host.noteWrite({ ref, token: input.token, endedWatch: spec.endedWatch(r as never) }, "durable");
         return r;
       },
@@ -70,7 +70,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
         if (r.status === "ok") host.noteWrite({ ref, token: "", endedWatch: false, endedTokens: r.endedTokens }, "durable");
         return r;
       },
-    } as unknown as KindOps[K];
+    } as unknown as OpsOf<K>;
   }
 
   queued(req: WaitOf<K>): Req {
@@ -96,7 +96,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
   }
 
   async heartbeatOnSocket(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer> {
-    const ops = (store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), this.spec.kind)) as KindOps[HolderKind];
+    const ops: HolderOps = store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), this.spec.kind);
     const r = await ops.heartbeat(ref, { token, ttlMs });
     return r.status === "lost" ? r : { status: "ok", answer: { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence } };
   }
@@ -104,9 +104,9 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
   /** The Durable store's release moves the line in the same call; on Redis, this object hears of it at once. */
   async releaseOnSocket(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer> {
     const ops = store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), this.spec.kind);
-    const release = ops.release as (ref: LockRef, input: unknown) => ReturnType<KindOps[K]["release"]>;
+    const release = ops.release as (ref: LockRef, input: unknown) => ReturnType<OpsOf<K>["release"]>;
     // The id is made here for this one call: no retry carries it, so no answer is kept under it.
-    const r = await release(ref, { ...this.spec.releaseInput(token, newRequestId()), idUnrepeated: true });
+    const r = await release(ref, { ...(this.spec.releaseInput(token, newRequestId()) as object), idUnrepeated: true });
     if (r.status === "lost") return { status: "lost" };
     const ok = r as ReleaseOk<K>;
     const endedWatch = this.spec.endedWatch(ok);

@@ -1,6 +1,6 @@
 import type * as z from "zod/mini";
 import type { Env } from "../env.js";
-import type { KindName } from "../store/kinds.js";
+import type { KindKey } from "../store/kinds.js";
 import type { LockStore } from "../store/types.js";
 import type { ServiceKind } from "../service/ServiceKind.js";
 import { isWaitSocket, type KindOperations, type Operation, type WaitSocketOperation } from "./operation.js";
@@ -12,7 +12,7 @@ import { isWaitSocket, type KindOperations, type Operation, type WaitSocketOpera
  * operation, scoped-token needs and metric), and the words that differ from
  * kind to kind. The app names no kind and no operation.
  */
-export interface KindApi<K extends KindName = KindName> extends ServiceKind<K> {
+export interface KindApi<K extends KindKey = KindKey> extends ServiceKind<K> {
   readonly http: {
     /** Its mount point ("/v1/locks"). */
     path: string;

@@ -1,6 +1,6 @@
 import type { KindApi } from "../http/kindApi.js";
 import type { ObjectKind } from "../lockObject/ObjectKinds.js";
-import type { KindName } from "../store/kinds.js";
+import type { KindKey } from "../store/kinds.js";
 import type { RedisKind } from "../store/redis/RedisKinds.js";
 
 /**
@@ -14,10 +14,10 @@ import type { RedisKind } from "../store/redis/RedisKinds.js";
  *
  * The Worker's list of them is src/worker/kinds.ts.
  */
-export type Kind<K extends KindName = KindName> = RedisKind<K> & ObjectKind<K> & KindApi<K>;
+export type Kind<K extends KindKey = KindKey> = RedisKind<K> & ObjectKind<K> & KindApi<K>;
 
 /** A kind's descriptor, checked against every layer's shape (so a missing part fails to compile in the kind's own file). */
-export const defineKind = <K extends KindName>(kind: Kind<K>): Kind<K> => kind;
+export const defineKind = <K extends KindKey>(kind: Kind<K>): Kind<K> => kind;
 
 /** A lock someone waits for is listed even when free (its line's count, from the lock object, is in its state). */
 export const waitedOn = (state: Record<string, unknown>) => Number(state.waiters) > 0;

@@ -1,3 +1,4 @@
+import { MUTEX } from "../kinds/mutex/types.js";
 import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { LeaseLostError, LockedError } from "../errors.js";
@@ -92,7 +93,7 @@ export class Mutex {
       holder,
       lockDelayMs,
     };
-    const ops = kindOps(this.store, "mutex");
+    const ops = kindOps(this.store, MUTEX);
     // A re-entry, or a try-lock (waitMs 0, the usual call), tries once: no polling loop around it.
     const result =
       reenter || waitMs === 0
@@ -106,7 +107,7 @@ export class Mutex {
 
   /** Extends the lease to ttlMs (default: the acquire's ttl) from the store's now. */
   async heartbeat(token: string, ttlMs?: number) {
-    const r = await kindOps(this.store, "mutex").heartbeat(this.ref, {
+    const r = await kindOps(this.store, MUTEX).heartbeat(this.ref, {
       token: checkToken(token),
       ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
     });
@@ -117,7 +118,7 @@ export class Mutex {
   /** Drops one level of a re-entrant hold; the lock is free when `released` is true. */
   async release(token: string) {
     // No lock object waits behind a library's lease unless a Worker shares the database (the store then runs the full release).
-    const r = await kindOps(this.store, "mutex").release(this.ref, {
+    const r = await kindOps(this.store, MUTEX).release(this.ref, {
       token: checkToken(token),
       requestId: newRequestId(),
       expectUnwatched: !this.lockDelayAsked,
@@ -127,7 +128,7 @@ export class Mutex {
   }
 
   inspect(): Promise<MutexState> {
-    return kindOps(this.store, "mutex").inspect(this.ref);
+    return kindOps(this.store, MUTEX).inspect(this.ref);
   }
 
   /** Runs fn while holding the lock and releases it afterwards, even when fn throws. */

@@ -1,3 +1,4 @@
+import { RWLOCK } from "../kinds/rwlock/types.js";
 import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
@@ -88,7 +89,7 @@ export class RwLock {
     const token = reenter ? checkToken(options.token) : newOwnerToken();
     const tryOnce = async () => {
       // A new request id per attempt: a repeat of one attempt (the client's own retry) gets its first answer.
-      const r = await kindOps(this.store, "rwlock").acquire(this.ref, { mode, token, reenter, ttlMs, watch: false, requestId: newRequestId() });
+      const r = await kindOps(this.store, RWLOCK).acquire(this.ref, { mode, token, reenter, ttlMs, watch: false, requestId: newRequestId() });
       switch (r.status) {
         case "granted":
           return { done: true as const, value: r.grant };
@@ -110,7 +111,7 @@ export class RwLock {
 
   /** Extends the token's lease (all its holds) to ttlMs (default: its last acquire's ttl) from the store's now. */
   async heartbeat(token: string, ttlMs?: number) {
-    const r = await kindOps(this.store, "rwlock").heartbeat(this.ref, {
+    const r = await kindOps(this.store, RWLOCK).heartbeat(this.ref, {
       token: checkToken(token),
       ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
     });
@@ -127,13 +128,13 @@ export class RwLock {
   async release(token: string, mode?: RwMode): Promise<{ released: boolean; mode: RwMode; count: number }> {
     const checkedToken = checkToken(token);
     const checkedMode = checkReleaseMode(mode);
-    const r = await kindOps(this.store, "rwlock").release(this.ref, { token: checkedToken, mode: checkedMode, requestId: newRequestId() });
+    const r = await kindOps(this.store, RWLOCK).release(this.ref, { token: checkedToken, mode: checkedMode, requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError(checkedMode === "any" ? undefined : `this token holds no ${checkedMode} lock`);
     return { released: r.released, mode: r.mode, count: r.count };
   }
 
   inspect(): Promise<RwState> {
-    return kindOps(this.store, "rwlock").inspect(this.ref);
+    return kindOps(this.store, RWLOCK).inspect(this.ref);
   }
 
   /** Runs fn holding a read lock and releases that hold afterwards, even when fn throws. */

@@ -1,3 +1,4 @@
+import { SEMAPHORE } from "../kinds/semaphore/types.js";
 import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
 import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
@@ -75,7 +76,7 @@ export class Semaphore {
     const result = await pollForGrant(
       waitMs,
       async () => {
-        const r = await kindOps(this.store, "semaphore").acquire(this.ref, { token, limit, permits, ttlMs, watch: false });
+        const r = await kindOps(this.store, SEMAPHORE).acquire(this.ref, { token, limit, permits, ttlMs, watch: false });
         switch (r.status) {
           case "granted":
             return { done: true as const, value: r.grant };
@@ -96,7 +97,7 @@ export class Semaphore {
 
   /** Extends the holder's lease to ttlMs (default: its acquire's ttl) from the store's now. */
   async heartbeat(token: string, ttlMs?: number) {
-    const r = await kindOps(this.store, "semaphore").heartbeat(this.ref, {
+    const r = await kindOps(this.store, SEMAPHORE).heartbeat(this.ref, {
       token: checkToken(token),
       ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
     });
@@ -106,13 +107,13 @@ export class Semaphore {
 
   /** Gives back all of the holder's permits; `available` is what is free after. */
   async release(token: string): Promise<{ released: true; permits: number; available: number }> {
-    const r = await kindOps(this.store, "semaphore").release(this.ref, { token: checkToken(token), requestId: newRequestId() });
+    const r = await kindOps(this.store, SEMAPHORE).release(this.ref, { token: checkToken(token), requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
     return { released: true, permits: r.permits, available: r.available };
   }
 
   inspect(): Promise<SemaphoreState> {
-    return kindOps(this.store, "semaphore").inspect(this.ref);
+    return kindOps(this.store, SEMAPHORE).inspect(this.ref);
   }
 
   /** Runs fn holding the permits and gives them back afterwards, even when fn throws. */

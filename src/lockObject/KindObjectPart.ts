@@ -1,4 +1,4 @@
-import type { KindName, KindOps, KindWait, KindWriteNote } from "../store/kinds.js";
+import type { KindKey, NoteOf, OpsOf, WaitOf } from "../store/kinds.js";
 import type { LockRef, LockStore } from "../store/types.js";
 import type { SocketAnswer } from "../wire/socketProtocol.js";
 import type { QueuePolicy } from "./line/QueuePolicy.js";
@@ -26,25 +26,25 @@ export interface WriteEffect {
  * the line, the tries and the watches, and calls these; a hook answers a
  * value and never calls back into the line.
  */
-export interface KindObjectPart<K extends KindName = KindName, Grant = unknown> {
+export interface KindObjectPart<K extends KindKey = KindKey, Grant = unknown> {
   /**
    * The kind's operations on this object's own storage (the Durable store),
    * telling the object what each did (LockObjectHost.noteWrite, pickedUp), so the
    * line moves in the same call.
    */
-  readonly durableOps: KindOps[K];
+  readonly durableOps: OpsOf<K>;
   /** The line's store step: which waiters the store grants now. Absent for a kind with no line (idempotency keys). */
   readonly policy?: QueuePolicy<unknown, Grant>;
   /** The line's request for a wait. */
-  queued(req: KindWait[K]): unknown;
+  queued(req: WaitOf<K>): unknown;
   /** A re-entry with a held token: tried at once, never queued, never refused for the line. */
-  isReentry(req: KindWait[K]): boolean;
+  isReentry(req: WaitOf<K>): boolean;
   /** One try in the store: a try-lock (waitMs 0), a re-entry, or a kind with no line's one step. */
-  tryOnce(store: LockStore, req: KindWait[K]): Promise<WaitOutcome<Grant>>;
+  tryOnce(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<Grant>>;
   /** The lease a grant watches for onExpire (undefined: the grant started no lease, such as a replayed key). */
   watchOf(grant: Grant): { fence: number; token?: string; expiresAt: number; ttlMs: number } | undefined;
   /** A write the Worker made in Redis, or the object's own on the Durable store: what it does here. */
-  noteWrite(note: KindWriteNote[K]): WriteEffect;
+  noteWrite(note: NoteOf<K>): WriteEffect;
   /**
    * A holder on its wait socket (kept open after `held`): its heartbeat and
    * release, done here, on either store, with what a release does to the

@@ -1,7 +1,7 @@
 import { REQUEST_MEMORY_MS } from "../limits.js";
 import { forgetExpired } from "../store/durable/answerMemory.js";
 import { earliest } from "../store/durable/records.js";
-import type { EveryKindStore } from "../store/types.js";
+import { type StoreCore, withKinds } from "../store/types.js";
 import type { ObjectKind } from "./ObjectKinds.js";
 
 type Deadline = (kv: SyncKvStorage, now: number) => number | undefined;
@@ -11,15 +11,13 @@ type Deadline = (kv: SyncKvStorage, now: number) => number | undefined;
  * synchronously on this object's storage (atomic like a script), with the
  * object's clock. The Worker reaches it through DurableStore.
  */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
-export class LocalStore {
+export class LocalStore implements StoreCore {
   readonly kind = "durable" as const;
 
   constructor(
     private readonly kv: SyncKvStorage,
     kinds: readonly ObjectKind[],
   ) {
-    for (const kind of kinds) Object.assign(this, { [kind.name]: kind.object.durable(kv) });
     this.deadlines = kinds.flatMap((k) => (k.object.nextDeadline ? [k.object.nextDeadline] : []));
   }
 
@@ -58,5 +56,10 @@ export class LocalStore {
   private ownDeadline: Deadline | undefined;
 }
 
-// Every kind's operations, one member per kind (handed in: each ObjectKind's durable), assigned in the constructor.
-export interface LocalStore extends EveryKindStore {}
+/** The lock object's own store: its storage's cleanup, with each kind's rules on it as a member (`store.mutex`). */
+export function localStoreOf(kv: SyncKvStorage, kinds: readonly ObjectKind[]) {
+  return withKinds(
+    new LocalStore(kv, kinds),
+    kinds.map((kind) => ({ name: kind.name, ops: kind.object.durable(kv) })),
+  );
+}

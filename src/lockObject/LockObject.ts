@@ -2,12 +2,12 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.js";
 import { writeMetric } from "../metrics.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
-import type { KindName, KindWriteNote, KindOps } from "../store/kinds.js";
+import type { KindName } from "../store/kinds.js";
 import type { LockRef, LockStore } from "../store/types.js";
 import { ListingNotes } from "./listingNotes.js";
 import { earliest } from "../store/durable/records.js";
 import { KeptKv } from "./KeptKv.js";
-import { LocalStore } from "./LocalStore.js";
+import { type LocalStore, localStoreOf } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "../store/durable/LockObjectRpc.js";
 import { type ObjectKind, type ObjectKinds, type Served, waitRequestOf } from "./ObjectKinds.js";
@@ -103,8 +103,9 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   ) {
     super(ctx, env);
     this.kv = new KeptKv(ctx.storage.kv);
+    this.ownStore = localStoreOf(this.kv, kinds.kinds);
     this.host = {
-      ownStore: new LocalStore(this.kv, kinds.kinds),
+      ownStore: this.ownStore,
       storeOf: (kind) => this.storeOf(kind),
       noteWrite: (note, store) => this.served?.line.noteWrite(note, store),
       pickedUp: (token) => this.served?.line.pickedUp(token),
@@ -122,9 +123,8 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     this.watchers.restore();
   }
 
-  private get ownStore(): LocalStore {
-    return this.host.ownStore as LocalStore;
-  }
+  /** This object's own storage as a store (the Durable store), with its cleanup. */
+  private readonly ownStore: LocalStore & LockStore;
 
   private storeOf(kind: StoreKind): LockStore {
     if (kind === "durable") return this.host.ownStore;
@@ -150,7 +150,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     return this.served;
   }
 
-  private part(kind: KindName): KindObjectPart<KindName> {
+  private part(kind: KindName): KindObjectPart {
     return this.serve(kind).part;
   }
 
@@ -208,7 +208,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   }
 
   /** Redis store: the Worker's note of a write it made there (a release, a key given up). */
-  noteWrite<K extends KindName>(kind: K, note: KindWriteNote[K]): void {
+  noteWrite(kind: KindName, note: unknown): void {
     this.line(kind).noteWrite(note, "redis");
     this.watchers.changed();
     this.schedule();
@@ -235,7 +235,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   }
 
   /** The Durable store (DurableStore calls this): one of the kind's operations, on the state kept here. */
-  async run<K extends KindName, Op extends keyof KindOps[K] & string>(kind: K, op: Op, args: unknown[]): Promise<unknown> {
+  async run(kind: KindName, op: string, args: unknown[]): Promise<unknown> {
     const ops = this.part(kind).durableOps as unknown as Record<string, ((...a: unknown[]) => Promise<unknown>) | undefined>;
     const fn = ops[op]?.bind(ops);
     if (typeof fn !== "function") throw new InternalError(`the ${kind} has no operation ${op}`);

@@ -1,5 +1,4 @@
-import type { KindName, KindWriteNote } from "../store/kinds.js";
-import type { EveryKindStore, LockStore } from "../store/types.js";
+import type { LockStore } from "../store/types.js";
 import type { StoreKind } from "./line/waitProtocol.js";
 import type { ObjectTimers } from "./timers.js";
 
@@ -10,11 +9,11 @@ import type { ObjectTimers } from "./timers.js";
  */
 export interface LockObjectHost {
   /** This object's own storage, as a store (the Durable store). */
-  readonly ownStore: EveryKindStore;
+  readonly ownStore: LockStore;
   /** Redis (from the object's own configuration) or the local store. */
   storeOf(kind: StoreKind): LockStore;
   /** A write the part made (a Durable-store operation, a socket holder's release): the line hears of it (Line.noteWrite). */
-  noteWrite(note: KindWriteNote[KindName], store: StoreKind): void;
+  noteWrite(note: unknown, store: StoreKind): void;
   /** A grant was picked up (its holder heartbeated). */
   pickedUp(token: string): void;
   /** Timers that let the object hibernate (timers.ts). */

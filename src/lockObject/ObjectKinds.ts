@@ -1,10 +1,11 @@
 import * as z from "zod/mini";
 import type { Env } from "../env.js";
-import type { KindName, KindOps, KindWait } from "../store/kinds.js";
+import type { KindKey, KindName, OpsOf, WaitOf } from "../store/kinds.js";
 import { kindOps, type LockRef, type LockStore } from "../store/types.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { Line } from "./line/Line.js";
+import type { WaitRequest } from "./line/waitProtocol.js";
 import type { SocketAcquire } from "./sockets/socketLine.js";
 
 /**
@@ -12,17 +13,17 @@ import type { SocketAcquire } from "./sockets/socketLine.js";
  * `object` of its descriptor). The object's core names no kind and imports
  * none: the Worker's entry point hands it the list (src/worker/kinds.ts).
  */
-export interface ObjectKind<K extends KindName = KindName> {
-  readonly name: K;
+export interface ObjectKind<K extends KindKey = KindKey> {
+  readonly name: K["name"];
   readonly object: {
     /** Its part of the object: its line, the Worker's notes of its writes, its Durable-store operations. */
     part(host: LockObjectHost): KindObjectPart<K>;
     /** Its rules on the object's own storage (the Durable store). */
-    durable(kv: SyncKvStorage): KindOps[K];
+    durable(kv: SyncKvStorage): OpsOf<K>;
     /** When its stored state next needs cleaning up (the alarm asks every kind: after a restart it knows none). */
     nextDeadline?(kv: SyncKvStorage, now: number): number | undefined;
     /** Its request to the object (POST /wait), told apart from other kinds' by `kind`. */
-    wait: z.ZodMiniType<KindWait[K]>;
+    wait: z.ZodMiniType<WaitOf<K>>;
     /** The lock's state as its GET answers it, pushed to watch sockets. */
     watchedState(store: LockStore, ref: LockRef, waiters: () => number): Promise<Record<string, unknown>>;
     /**
@@ -48,9 +49,9 @@ export interface ObjectKinds {
 }
 
 /** The request to a lock object of any of these kinds (POST /wait), told apart by `kind`. */
-export function waitRequestOf(kinds: readonly ObjectKind[]): z.ZodMiniType<KindWait[KindName]> {
+export function waitRequestOf(kinds: readonly ObjectKind[]): z.ZodMiniType<WaitRequest> {
   const schemas = kinds.map((k) => k.object.wait) as unknown as [z.ZodMiniObject, ...z.ZodMiniObject[]];
-  return z.discriminatedUnion("kind", schemas) as unknown as z.ZodMiniType<KindWait[KindName]>;
+  return z.discriminatedUnion("kind", schemas) as unknown as z.ZodMiniType<WaitRequest>;
 }
 
 type Inspecting = { inspect(ref: LockRef): Promise<object> };
@@ -69,6 +70,6 @@ export const stateAsStored =
 export interface Served {
   kind: KindName;
   object: ObjectKind["object"];
-  part: KindObjectPart<KindName>;
+  part: KindObjectPart;
   line: Line;
 }

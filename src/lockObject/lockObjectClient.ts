@@ -2,17 +2,17 @@ import type * as z from "zod/mini";
 import { storeTimeoutMs, withDeadline } from "../deadline.js";
 import type { Env } from "../env.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
-import type { KindName, KindWriteNote, KindWait } from "../store/kinds.js";
+import type { KindName } from "../store/kinds.js";
 import { classifyObjectFault } from "../store/durable/objectFaults.js";
 import type { LockRef } from "../store/types.js";
 import { lockObjectOf } from "../store/durable/lockObjectOf.js";
-import { type WaitOutcome, waitOutcomeSchema } from "./line/waitProtocol.js";
+import { type WaitOutcome, type WaitRequest, waitOutcomeSchema } from "./line/waitProtocol.js";
 
 /** How long a quick call to a lock object may take before it counts as unavailable. */
 const OBJECT_CALL_TIMEOUT_MS = 2000;
 
 /** The Worker's typed handle on one lock's LockObject, for any kind. */
-export function lockObjectClient<K extends KindName>(env: Env, kind: K, ref: LockRef) {
+export function lockObjectClient(env: Env, kind: KindName, ref: LockRef) {
   const stub = lockObjectOf(env.LOCK_OBJECT, kind, ref);
   const call = async <T>(what: string, fn: () => Promise<T>, timeoutMs = OBJECT_CALL_TIMEOUT_MS): Promise<T> => {
     try {
@@ -28,7 +28,7 @@ export function lockObjectClient<K extends KindName>(env: Env, kind: K, ref: Loc
      * signal goes along, so where the platform reports a disconnect the
      * waiter leaves the line at once.
      */
-    wait: async <Grant>(req: KindWait[K], grant: z.ZodMiniType<Grant>, signal?: AbortSignal): Promise<WaitOutcome<Grant>> => {
+    wait: async <Grant>(req: WaitRequest, grant: z.ZodMiniType<Grant>, signal?: AbortSignal): Promise<WaitOutcome<Grant>> => {
       let body: unknown;
       try {
         body = await withDeadline("lock object wait", req.waitMs + 2 * storeTimeoutMs(env) + 1000, async () => {
@@ -46,7 +46,7 @@ export function lockObjectClient<K extends KindName>(env: Env, kind: K, ref: Loc
       return parsed.data;
     },
     /** Redis store: a note of a write the Worker made there (a release, a key given up). */
-    noteWrite: (note: KindWriteNote[K]) => call("noteWrite", () => stub.noteWrite(kind, note as never)),
+    noteWrite: (note: unknown) => call("noteWrite", () => stub.noteWrite(kind, note)),
     /** Redis store: a write changed the lock (its watchers, if any, are pushed its new state). */
     noteChange: () => call("noteChange", () => stub.noteChange(kind)),
     pickedUp: (token: string) => call("pickedUp", () => stub.pickedUp(kind, token)),

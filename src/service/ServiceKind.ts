@@ -1,8 +1,7 @@
-import type { KindName } from "../store/kinds.js";
+import type { KindKey } from "../store/kinds.js";
 import type { ServiceContext } from "./ServiceContext.js";
 import type * as z from "zod/mini";
 import type { SocketAt } from "../lockObject/sockets/socketSchemas.js";
-import type { WaitingKindName } from "../store/kinds.js";
 import type { AcquireSteps } from "./acquireFlow.js";
 
 /** What an operator's force release asks (src/operator/schemas.ts): a label picks holders of a many-holder lock, a fence the mutex's lease. */
@@ -20,8 +19,8 @@ export type WriteResult = Record<string, unknown>;
  * acquire and the Worker's notes of its writes need of it. The service layer
  * names no kind.
  */
-export interface ServiceKind<K extends KindName = KindName> {
-  readonly name: K;
+export interface ServiceKind<K extends KindKey = KindKey> {
+  readonly name: K["name"];
   /** How messages name the kind ("the mutex", "idempotency keys"). */
   readonly noun: string;
   readonly service: {
@@ -50,7 +49,7 @@ export type SocketGrant = { token: string; ttlMs: number };
  * the steps of its HTTP acquire, from the acquire message (the HTTP body's schema),
  * so the checks and the metrics are the HTTP acquire's.
  */
-export interface KindSocketAcquire<K extends WaitingKindName = WaitingKindName> {
+export interface KindSocketAcquire<K extends KindKey = KindKey> {
   /** An acquire message, checked as the HTTP acquire body is, as the acquire flow's steps. */
   steps(ctx: ServiceContext, at: SocketAt, message: unknown): Promise<AcquireSteps<K, SocketGrant>>;
   /** The kind's grant, for a wait the object resumes after it woke. */

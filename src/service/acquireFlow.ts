@@ -3,9 +3,9 @@ import { LockedError } from "../errors.js";
 import { confirmPickup } from "../lockObject/line/confirmPickup.js";
 import { grantOrThrow } from "../lockObject/line/grantOrThrow.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
-import type { KindWait, WaitingKindName } from "../store/kinds.js";
+import type { KindKey, WaitOf } from "../store/kinds.js";
 import type { LockRef } from "../store/types.js";
-import type { WaitOutcome } from "../lockObject/line/waitProtocol.js";
+import type { WaitOutcome, WaitRequest } from "../lockObject/line/waitProtocol.js";
 import type { LineClient } from "../lockObject/line/LineClient.js";
 import { countAcquire } from "./countAcquire.js";
 import type { ServiceContext } from "./ServiceContext.js";
@@ -25,8 +25,8 @@ export interface GrantDelivery {
 }
 
 /** What one waiting kind brings to the acquire flow. */
-export interface AcquireSteps<K extends WaitingKindName, Grant extends { token: string }> {
-  kind: K;
+export interface AcquireSteps<K extends KindKey, Grant extends { token: string }> {
+  kind: K["name"];
   ref: LockRef;
   /**
    * One try in the store, when the flow starts there: the grant, or undefined
@@ -35,7 +35,7 @@ export interface AcquireSteps<K extends WaitingKindName, Grant extends { token: 
    */
   tryStore?: () => Promise<Grant | undefined>;
   /** The request to the lock object: wait in its line, or one try with a watch. */
-  wait: KindWait[K];
+  wait: WaitOf<K> & WaitRequest;
   grantSchema: z.ZodMiniType<Grant>;
   /** Marks a grant picked up in the store when the lock object cannot be told (confirmPickup). */
   heartbeat(token: string): Promise<{ status: "ok" | "lost" }>;
@@ -52,7 +52,7 @@ export interface AcquireSteps<K extends WaitingKindName, Grant extends { token: 
  * grant and busy answer is counted here (countAcquire.ts), whichever way the
  * acquire came.
  */
-export function acquireFlow<K extends WaitingKindName, Grant extends { token: string }>(
+export function acquireFlow<K extends KindKey, Grant extends { token: string }>(
   ctx: ServiceContext,
   steps: AcquireSteps<K, Grant>,
   signal?: AbortSignal,
@@ -60,7 +60,7 @@ export function acquireFlow<K extends WaitingKindName, Grant extends { token: st
   return countAcquire(ctx, steps.kind, () => acquire(ctx, steps, signal), signal);
 }
 
-async function acquire<K extends WaitingKindName, Grant extends { token: string }>(
+async function acquire<K extends KindKey, Grant extends { token: string }>(
   ctx: ServiceContext,
   steps: AcquireSteps<K, Grant>,
   signal?: AbortSignal,
@@ -69,7 +69,7 @@ async function acquire<K extends WaitingKindName, Grant extends { token: string 
   const tried = ctx.line?.inObject ? undefined : await steps.tryStore?.();
   if (tried) return { grant: tried };
   // The lock object's client only now: an uncontended acquire, answered by the store, makes no stub.
-  const line: LineClient<K> = ctx.line ?? lockObjectClient(ctx.env, steps.kind, steps.ref);
+  const line: LineClient = ctx.line ?? lockObjectClient(ctx.env, steps.kind, steps.ref);
   // waitMs counts from here, not from the line: a store slow to answer the first try uses it up
   // too, so no grant is answered after the wait the client asked for.
   const waitMs = Math.max(0, steps.wait.waitMs - (Date.now() - startedAt));

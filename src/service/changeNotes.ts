@@ -49,13 +49,13 @@ const viewOf = new WeakMap<LockStore, object>();
 
 /** The store's view, made once: its kinds' operations on the store that notes watchers, each telling after a write. */
 function viewPrototype(store: LockStore, kinds: readonly ServiceKind[]): object {
-  const base = store instanceof RedisStoreCore ? store.notingWatchers() : store;
+  const base: LockStore = store instanceof RedisStoreCore ? store.notingWatchers() : store;
   const told = store instanceof RedisStoreCore ? foundWatchers : (r: unknown) => changed(r);
   const proto: Record<string, unknown> = {};
   for (const key of ["kind", "offers", "operator"] as const) proto[key] = base[key];
   proto.ping = () => base.ping();
   for (const { name: kind, service } of kinds) {
-    const ops = base[kind] as Record<string, unknown> | undefined;
+    const ops = Reflect.get(base, kind) as Record<string, unknown> | undefined;
     if (!ops) continue;
     const opsProto = tellingOps(kind, ops, told, service.toldByNoteWrite ?? {});
     const own = `${kind}Ops`;

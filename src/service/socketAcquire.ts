@@ -1,7 +1,8 @@
 import type * as z from "zod/mini";
 import { InternalError } from "../errors.js";
 import type { SocketAcquire } from "../lockObject/sockets/socketLine.js";
-import type { KindWait, WaitingKindName } from "../store/kinds.js";
+import type { WaitRequest } from "../lockObject/line/waitProtocol.js";
+import type { KindName } from "../store/kinds.js";
 import { kindOps } from "../store/types.js";
 import { acquireFlow } from "./acquireFlow.js";
 import { randomRequestIds } from "./requestIds.js";
@@ -29,16 +30,13 @@ export function socketAcquireOf(kinds: readonly ServiceKind[]): SocketAcquire {
       afterAnswer: followUpsWith(call.waitUntil),
       line: call.line,
     };
-    const steps =
-      "message" in ask
-        ? await kind.steps(ctx, call.at, ask.message)
-        : resumeSteps(ctx, call.at.kind as WaitingKindName, ask.resume, kind.grantSchema);
+    const steps = "message" in ask ? await kind.steps(ctx, call.at, ask.message) : resumeSteps(ctx, call.at.kind, ask.resume, kind.grantSchema);
     return acquireFlow(ctx, steps, signal);
   };
 }
 
 /** A resumed wait's steps: into the line again, with the kind's grant schema and its heartbeat for a pickup the object cannot be told of. */
-function resumeSteps(ctx: ServiceContext, kind: WaitingKindName, wait: KindWait[WaitingKindName], grantSchema: z.ZodMiniType<SocketGrant>) {
+function resumeSteps(ctx: ServiceContext, kind: KindName, wait: WaitRequest, grantSchema: z.ZodMiniType<SocketGrant>) {
   return {
     kind,
     ref: wait.ref,

@@ -1,37 +1,36 @@
 /**
- * The lock kinds as the core knows them: by name, and by the shapes each
- * brings. The core names no kind and imports none. Each kind adds itself to
- * these maps from its own folder, by TypeScript's declaration merging:
+ * The lock kinds as the core knows them: by name only. Which kinds there are
+ * is said once, by each entry point's list (src/worker/kinds.ts,
+ * src/library/kinds.ts); the stores' types are inferred from those lists
+ * (StoreOf in ./types.ts). The core names no kind and imports none.
  *
- *   declare module "../../store/kinds.js" {
- *     interface KindOps { mutex: MutexOps }
- *   }
- *
- * so `store.mutex.acquire(...)` stays typed wherever the kind is part of the
- * program, and the runtime list of kinds is handed in by each entry point
- * (src/worker.ts, src/library/kinds.ts).
+ * Where the core's calls are typed by a kind (its store operations, its
+ * request to its lock object, what the Worker tells its lock object after a
+ * write), the kind names itself with a key that carries those types,
+ * `kindKey<MutexOps, MutexWait, MutexWriteNote>()("mutex")`, made once in its
+ * own folder: `kindOps(store, MUTEX)` is then typed where the kind uses it,
+ * and nothing is merged into the core from outside.
  */
 
-/** Every kind's store operations, by the kind's name (also its lock objects' name prefix): src/kinds/<kind>/types.ts. */
-// biome-ignore lint/suspicious/noEmptyInterface: each kind adds its member (declaration merging).
-export interface KindOps {}
+/** A kind's name; also its lock objects' name prefix. */
+export type KindName = string;
 
-/** A kind's name. */
-export type KindName = keyof KindOps & string;
-
-/** Every kind's request to its lock object: a wait in its line, or one try with a watch (src/kinds/<kind>/wait.ts). */
-// biome-ignore lint/suspicious/noEmptyInterface: each kind adds its member (declaration merging).
-export interface KindWait {}
-
-/** What the Worker tells a kind's lock object after a write in Redis (a release, a key given up). */
-// biome-ignore lint/suspicious/noEmptyInterface: each kind adds its member (declaration merging).
-export interface KindWriteNote {}
+/** A kind's name, with the types of what it brings carried along (by the type only). */
+export interface KindKey<N extends KindName = KindName, Ops = unknown, Wait = unknown, Note = unknown> {
+  readonly name: N;
+  /** Never set: the types a call typed by this key takes and answers. */
+  readonly types?: { ops: Ops; wait: Wait; note: Note };
+}
 
 /**
- * The kinds whose clients wait in their lock object's line (one acquire flow: src/service/acquireFlow.ts).
- * @public (each waiting kind adds itself: declaration merging)
+ * A kind's key: its name, typed with its store operations, its wait request and its write notes
+ * (given first, then the name: `kindKey<MutexOps, MutexWait, MutexWriteNote>()("mutex")`, so the
+ * name's literal type is inferred).
  */
-// biome-ignore lint/suspicious/noEmptyInterface: each waiting kind adds itself (declaration merging).
-export interface WaitingKinds {}
+export const kindKey =
+  <Ops, Wait = never, Note = never>() =>
+  <N extends KindName>(name: N): KindKey<N, Ops, Wait, Note> => ({ name });
 
-export type WaitingKindName = keyof WaitingKinds & KindName;
+export type OpsOf<K> = K extends KindKey<KindName, infer Ops, unknown, unknown> ? Ops : never;
+export type WaitOf<K> = K extends KindKey<KindName, unknown, infer Wait, unknown> ? Wait : never;
+export type NoteOf<K> = K extends KindKey<KindName, unknown, unknown, infer Note> ? Note : never;

@@ -1,6 +1,7 @@
 /**
  * The store interface, composed per lock kind: each kind's operations
- * (src/kinds/<kind>/types.ts) are one member of the store, named by the kind.
+ * (src/kinds/<kind>/types.ts) are one member of the store, named by the kind,
+ * for the kinds of the list the store was built from (StoreOf).
  * RedisStore runs the kinds' Lua scripts through Upstash; DurableStore runs
  * the same rules inside each lock's LockObject; both have every kind and pass
  * one conformance suite. A store without a kind (a quorum of databases has fewer)
@@ -10,12 +11,12 @@
  * InternalError.
  */
 import { NotSupportedError } from "../errors.js";
-import type { KindName, KindOps } from "./kinds.js";
+import type { KindKey, KindName, OpsOf } from "./kinds.js";
 import type { OperatorOps } from "./OperatorOps.js";
 
-export type { KindName, KindOps };
+export type { KindName };
 
-interface StoreCore {
+export interface StoreCore {
   /** Where the state lives: Redis (outside the lock objects), or the lock objects themselves. */
   readonly kind: "redis" | "durable";
   /** Resolves when the store answers; throws StoreUnavailableError otherwise. */
@@ -26,16 +27,47 @@ interface StoreCore {
   readonly operator?: OperatorOps;
 }
 
-/** A store: the kinds it has (see kindOps). */
-export type LockStore = StoreCore & { readonly [K in KindName]?: KindOps[K] };
+/**
+ * A store as the core holds it. Its kinds' operations are members named by
+ * the kinds, read with kindOps; which members it has is its list's to say
+ * (StoreOf), not the core's.
+ */
+export type LockStore = StoreCore;
 
-/** A store with every kind (Redis, Durable). */
-export type EveryKindStore = StoreCore & { readonly [K in KindName]: KindOps[K] };
+/** A kind as a store is built from it: its name and its operations there. */
+export interface StoreKind<N extends string = string, Ops = unknown> {
+  readonly name: N;
+  readonly ops: Ops;
+}
 
-/** A kind's operations on this store, or NotSupportedError (HTTP 501) when the store leaves the kind out. */
-export function kindOps<K extends KindName>(store: LockStore, kind: K): KindOps[K] {
-  const ops = store[kind] as KindOps[K] | undefined;
-  if (!ops) throw new NotSupportedError(`${store.offers ?? "this store offers other kinds"}, not ${kind} (see docs/guarantees.md)`);
+/**
+ * A store built from a list of kinds: one member per kind of the list, named
+ * by it (`store.mutex.acquire(...)`). A kind left off the list is no member,
+ * so a use of it is a type error.
+ */
+export type StoreOf<L extends readonly StoreKind[], Core extends StoreCore = StoreCore> = Core & {
+  readonly [K in L[number] as K["name"]]: K["ops"];
+};
+
+/**
+ * The store `core` with the kinds' operations as members: the one place the
+ * kinds' members are added (they are known only from the list, at run time).
+ */
+export function withKinds<Core extends StoreCore, const L extends readonly StoreKind[]>(core: Core, kinds: L): StoreOf<L, Core> {
+  for (const kind of kinds) Object.defineProperty(core, kind.name, { value: kind.ops, enumerable: true });
+  return core as StoreOf<L, Core>;
+}
+
+/**
+ * A kind's operations on this store, or NotSupportedError (HTTP 501) when the store leaves the kind out:
+ * typed by the kind's key where the kind asks, of no type the core knows where the core asks by name.
+ */
+export function kindOps<K extends KindKey>(store: LockStore, kind: K): OpsOf<K>;
+export function kindOps(store: LockStore, kind: KindName): unknown;
+export function kindOps(store: LockStore, kind: KindKey | KindName): unknown {
+  const name = typeof kind === "string" ? kind : kind.name;
+  const ops: unknown = Reflect.get(store, name);
+  if (!ops) throw new NotSupportedError(`${store.offers ?? "this store offers other kinds"}, not ${name} (see docs/guarantees.md)`);
   return ops;
 }
 

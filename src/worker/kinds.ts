@@ -1,5 +1,5 @@
+import type { StoreCore } from "../store/types.js";
 import { idempotency } from "../kinds/idempotency/index.js";
-import type { Kind } from "../kinds/kind.js";
 import { mutex } from "../kinds/mutex/index.js";
 import { rwLock } from "../kinds/rwlock/index.js";
 import { semaphore } from "../kinds/semaphore/index.js";
@@ -9,4 +9,9 @@ import { semaphore } from "../kinds/semaphore/index.js";
  * Adding a kind: its folder (src/kinds/<kind>/), its Lua (lua/<kind>/), and
  * one line here (and one in src/library/kinds.ts for the library).
  */
-export const kinds: readonly Kind[] = [mutex, idempotency, rwLock, semaphore] as readonly Kind[];
+export const kinds = [mutex, idempotency, rwLock, semaphore] as const;
+
+/** A store with every kind the Worker serves as a member, typed by the list above (the Durable store's rules). */
+export type WorkerStore = StoreCore & {
+  readonly [K in (typeof kinds)[number] as K["name"]]: ReturnType<K["object"]["durable"]>;
+};

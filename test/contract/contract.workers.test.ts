@@ -2,12 +2,12 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe } from "vitest";
 import type { KindName } from "../../src/store/kinds";
 import { kinds } from "../../src/worker/kinds";
-import { LocalStore } from "../../src/lockObject/LocalStore";
+import { localStoreOf } from "../../src/lockObject/LocalStore";
 import { lockObjectOf } from "../../src/store/durable/lockObjectOf";
 import { createUpstashClient } from "../../src/store/redis/createUpstashClient";
 import { RedisStore } from "../../src/library/RedisStore";
-import type { LockRef } from "../../src/store/types";
-import type { EveryKindStore } from "../../src/store/types";
+import { kindOps, type LockRef } from "../../src/store/types";
+import type { WorkerStore } from "../../src/worker/kinds";
 import { runContractCases } from "./index";
 
 /**
@@ -24,7 +24,7 @@ import { runContractCases } from "./index";
  * LockObject.run does for the Worker's DurableStore, less the RPC and the
  * kind's object part (a release's handover to the line is not in this contract).
  */
-function durableOnLockObjects(): EveryKindStore {
+function durableOnLockObjects(): WorkerStore {
   const kindOf = (kind: KindName) =>
     new Proxy(
       {},
@@ -33,12 +33,12 @@ function durableOnLockObjects(): EveryKindStore {
           (_t, op: string) =>
           (ref: LockRef, ...args: unknown[]) =>
             runInDurableObject(lockObjectOf(env.LOCK_OBJECT, kind, ref), (_object, state) => {
-              const ops = new LocalStore(state.storage.kv, kinds)[kind] as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+              const ops = kindOps(localStoreOf(state.storage.kv, kinds), kind) as Record<string, (...a: unknown[]) => Promise<unknown>>;
               return ops[op](ref, ...args);
             }),
       },
     );
-  return { kind: "durable", ping: async () => {}, ...Object.fromEntries(kinds.map((k) => [k.name, kindOf(k.name)])) } as unknown as EveryKindStore;
+  return { kind: "durable", ping: async () => {}, ...Object.fromEntries(kinds.map((k) => [k.name, kindOf(k.name)])) } as unknown as WorkerStore;
 }
 
 const redisStore = () => new RedisStore(createUpstashClient(env.TEST_UPSTASH_URL, env.TEST_UPSTASH_TOKEN, 5000));

@@ -1,6 +1,6 @@
 import { expect } from "vitest";
 import type { LockRef } from "../../src/store/types";
-import type { EveryKindStore } from "../../src/store/types";
+import type { WorkerStore } from "../../src/worker/kinds";
 import { pollUntil } from "../support/pollUntil";
 
 /**
@@ -12,7 +12,7 @@ import { pollUntil } from "../support/pollUntil";
  */
 
 /** A fresh store of one kind for a case; its `kind` names the store where the answers differ on purpose (documented in types.ts). */
-export type NewStore = () => EveryKindStore;
+export type NewStore = () => WorkerStore;
 
 /** A lock no other case uses (every case shares one Redis). */
 export function freshRef(label: string): LockRef {

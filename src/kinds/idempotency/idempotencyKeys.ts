@@ -1,3 +1,4 @@
+import { IDEMPOTENCY } from "./types.js";
 import { FingerprintMismatchError, InProgressError, InvalidInputError, LeaseLostError, TooLargeError } from "../../errors.js";
 import { JSON_MAX_DEPTH, jsonDepth } from "../../jsonDepth.js";
 import { FINGERPRINT_MAX_CHARS, RESPONSE_MAX_BYTES, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../../limits.js";
@@ -58,7 +59,7 @@ export class IdempotencyKeys {
     if (fp !== undefined && (typeof fp !== "string" || fp.length < 1 || fp.length > FINGERPRINT_MAX_CHARS)) {
       throw new InvalidInputError("invalid_fingerprint", `fingerprint is a string of 1..${FINGERPRINT_MAX_CHARS} characters`);
     }
-    const r = await kindOps(this.store, "idempotency").begin(this.ref(key), {
+    const r = await kindOps(this.store, IDEMPOTENCY).begin(this.ref(key), {
       token: ids.token ?? newOwnerToken(),
       ttlMs: options.ttlMs,
       retainMs,
@@ -81,7 +82,7 @@ export class IdempotencyKeys {
   /** Moves the owner's deadline to ttlMs (default: the begin's) from the store's now. */
   async heartbeat(key: string, token: string, ttlMs?: number) {
     if (ttlMs !== undefined) checkTtl(ttlMs);
-    const r = await kindOps(this.store, "idempotency").heartbeat(this.ref(key), { token: checkToken(token), ttlMs });
+    const r = await kindOps(this.store, IDEMPOTENCY).heartbeat(this.ref(key), { token: checkToken(token), ttlMs });
     if (r.status === "lost") throw new LeaseLostError();
     return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
@@ -96,7 +97,7 @@ export class IdempotencyKeys {
     if (new TextEncoder().encode(responseJson).byteLength > RESPONSE_MAX_BYTES) {
       throw new TooLargeError(`the response's JSON is over ${RESPONSE_MAX_BYTES} bytes`);
     }
-    const r = await kindOps(this.store, "idempotency").complete(this.ref(key), {
+    const r = await kindOps(this.store, IDEMPOTENCY).complete(this.ref(key), {
       token: checkToken(token),
       responseJson,
       ...answeredWriteOf(ids),
@@ -108,13 +109,13 @@ export class IdempotencyKeys {
 
   /** Gives the key up so it can be begun again; answers the fence of the start it ended. */
   async fail(key: string, token: string, ids: WriteIds = {}): Promise<{ fence: number }> {
-    const r = await kindOps(this.store, "idempotency").fail(this.ref(key), { token: checkToken(token), ...answeredWriteOf(ids) });
+    const r = await kindOps(this.store, IDEMPOTENCY).fail(this.ref(key), { token: checkToken(token), ...answeredWriteOf(ids) });
     if (r.status === "lost") throw new LeaseLostError();
     return { fence: r.fence };
   }
 
   inspect(key: string): Promise<IdempotencyState> {
-    return kindOps(this.store, "idempotency").inspect(this.ref(key));
+    return kindOps(this.store, IDEMPOTENCY).inspect(this.ref(key));
   }
 
   private ref(key: string): LockRef {

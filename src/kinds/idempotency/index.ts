@@ -1,3 +1,4 @@
+import type { IDEMPOTENCY } from "./types.js";
 import { stateAsStored } from "../../lockObject/ObjectKinds.js";
 import { defineKind } from "../kind.js";
 import { durableIdempotency, nextIdempotencyDeadline } from "./durableIdempotency.js";
@@ -8,7 +9,7 @@ import { completeTellsObject, inspectIdempotency } from "./service.js";
 import { idempotencyWait } from "./wait.js";
 
 /** Idempotency keys (docs/API.md "Idempotency keys"): one run per key, its result kept and replayed. */
-export const idempotency = defineKind({
+export const idempotency = defineKind<typeof IDEMPOTENCY>({
   ...idempotencyOnRedis,
   noun: "idempotency keys",
   object: {

@@ -1,3 +1,4 @@
+import { IDEMPOTENCY } from "./types.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { KindObjectPart, WriteEffect } from "../../lockObject/KindObjectPart.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
@@ -21,13 +22,13 @@ const MIN_LOOK_AGAIN_MS = 10;
  * wakes callers waiting for the run's end (awaitEnd, from a wait socket).
  * Keys have no line: nobody is granted anything from one.
  */
-export class IdempotencyObjectPart implements KindObjectPart<"idempotency", IdempotencyBeginResult> {
+export class IdempotencyObjectPart implements KindObjectPart<typeof IDEMPOTENCY, IdempotencyBeginResult> {
   readonly durableOps: IdempotencyOps;
   /** Callers waiting here for the run's end (awaitEnd), counted once they have looked at the key. */
   private waiting = 0;
 
   constructor(private readonly host: LockObjectHost) {
-    const own = host.ownStore.idempotency;
+    const own = kindOps(host.ownStore, IDEMPOTENCY);
     this.durableOps = {
       ...own,
       complete: async (ref, input) => {
@@ -53,7 +54,7 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency", Idem
 
   /** A begin with onExpire: begun here, and watched (by the core) when it started the work. */
   async tryOnce(store: LockStore, req: IdempotencyWait): Promise<WaitOutcome<IdempotencyBeginResult>> {
-    const r = await kindOps(store, "idempotency").begin(req.ref, {
+    const r = await kindOps(store, IDEMPOTENCY).begin(req.ref, {
       token: req.newToken ?? newOwnerToken(),
       ttlMs: req.ttlMs,
       retainMs: req.retainMs,
@@ -106,7 +107,7 @@ export class IdempotencyObjectPart implements KindObjectPart<"idempotency", Idem
     try {
       for (;;) {
         const nextEnd = this.nextEnd; // taken before looking, so an end noted meanwhile is not missed
-        const state = await kindOps(this.host.storeOf(store), "idempotency").inspectWaiting(ref);
+        const state = await kindOps(this.host.storeOf(store), IDEMPOTENCY).inspectWaiting(ref);
         if (state.state !== "started") return state;
         if (!counted) this.waiting += 1;
         counted = true;

@@ -1,3 +1,4 @@
+import type { IDEMPOTENCY } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { InternalError } from "../../errors.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
@@ -124,7 +125,7 @@ function storedResponse(text: string | undefined): unknown {
 }
 
 /** Idempotency keys on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
-export const idempotencyOnRedis: RedisKind<"idempotency"> = {
+export const idempotencyOnRedis: RedisKind<typeof IDEMPOTENCY> = {
   name: "idempotency",
   redis: {
     ops: redisIdempotency,

@@ -1,3 +1,5 @@
+import { IDEMPOTENCY } from "./types.js";
+import type { IdempotencyWait } from "./wait.js";
 import type * as z from "zod/mini";
 import { FingerprintMismatchError, InProgressError } from "../../errors.js";
 import { grantOrThrow } from "../../lockObject/line/grantOrThrow.js";
@@ -32,22 +34,20 @@ async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
   if (!body.onExpire) return idempotencyOf(ctx).begin(key, body, ids);
   const ref = { ns: ctx.ns, name: key };
   // With onExpire the key's lock object begins and watches in one step.
-  const outcome = await lockObjectClient(ctx.env, "idempotency", ref).wait(
-    {
-      kind: "idempotency",
-      store: ctx.store.kind,
-      ref,
-      ttlMs: body.ttlMs,
-      waitMs: 0,
-      retainMs: body.retainMs,
-      fingerprint: body.fingerprint,
-      onExpire: body.onExpire,
-      newToken: ids.token,
-      requestId: ids.requestId,
-      holder: body.holder,
-    },
-    idempotencyBeginResult,
-  );
+  const wait: IdempotencyWait = {
+    kind: "idempotency",
+    store: ctx.store.kind,
+    ref,
+    ttlMs: body.ttlMs,
+    waitMs: 0,
+    retainMs: body.retainMs,
+    fingerprint: body.fingerprint,
+    onExpire: body.onExpire,
+    newToken: ids.token,
+    requestId: ids.requestId,
+    holder: body.holder,
+  };
+  const outcome = await lockObjectClient(ctx.env, IDEMPOTENCY.name, ref).wait(wait, idempotencyBeginResult);
   const r = grantOrThrow(outcome);
   switch (r.status) {
     case "started":

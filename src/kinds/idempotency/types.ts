@@ -1,3 +1,5 @@
+import { kindKey } from "../../store/kinds.js";
+import type { IdempotencyWait } from "./wait.js";
 import type { LockRef } from "../../store/types.js";
 import type { WatchedLeaseId, WatchState } from "../../store/types.js";
 import type { AnsweredWrite } from "../../store/types.js";
@@ -65,12 +67,5 @@ export interface IdempotencyWriteNote {
   fence: number;
 }
 
-/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
-declare module "../../store/kinds.js" {
-  interface KindOps {
-    idempotency: IdempotencyOps;
-  }
-  interface KindWriteNote {
-    idempotency: IdempotencyWriteNote;
-  }
-}
+/** An idempotency key's kind name, carrying the types of its store operations, its wait request and its write notes. */
+export const IDEMPOTENCY = kindKey<IdempotencyOps, IdempotencyWait, IdempotencyWriteNote>()("idempotency");

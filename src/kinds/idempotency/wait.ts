@@ -20,10 +20,3 @@ export const idempotencyBeginResult = z.discriminatedUnion("status", [
   z.object({ status: z.literal("in_progress"), retryAfterMs: z.number(), expiresAt: z.number(), holder: z.nullable(z.string()) }),
   z.object({ status: z.literal("mismatch") }),
 ]);
-
-/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
-declare module "../../store/kinds.js" {
-  interface KindWait {
-    idempotency: IdempotencyWait;
-  }
-}

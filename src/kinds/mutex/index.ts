@@ -1,3 +1,4 @@
+import type { MUTEX } from "./types.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
 import { mutexForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";
@@ -9,7 +10,7 @@ import { forceReleaseMutex, inspectMutex, mutexSocketAcquire, releaseTellsObject
 import { mutexWait } from "./wait.js";
 
 /** The mutex (docs/API.md "Mutex"): one holder, fenced leases, a fair line. */
-export const mutex = defineKind({
+export const mutex = defineKind<typeof MUTEX>({
   ...mutexOnRedis,
   noun: "the mutex",
   object: {

@@ -1,3 +1,4 @@
+import { MUTEX } from "./types.js";
 import { InternalError } from "../../errors.js";
 import type { QueuePolicy } from "../../lockObject/line/QueuePolicy.js";
 import { kindOps } from "../../store/types.js";
@@ -22,7 +23,7 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
 
   async admit(store, ref, waiters, more) {
     const head = waiters[0];
-    const r = await kindOps(store, "mutex").acquire(ref, {
+    const r = await kindOps(store, MUTEX).acquire(ref, {
       token: head.token,
       mode: "queue",
       ttlMs: head.req.ttlMs,
@@ -39,6 +40,6 @@ export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
   },
 
   async withdraw(store, ref, token, reason) {
-    return (await kindOps(store, "mutex").withdraw(ref, { token, reason })).status === "revoked";
+    return (await kindOps(store, MUTEX).withdraw(ref, { token, reason })).status === "revoked";
   },
 };

@@ -1,3 +1,4 @@
+import { MUTEX } from "./types.js";
 import type { HeldAnswer, KindObjectPart, WriteEffect } from "../../lockObject/KindObjectPart.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
@@ -13,12 +14,12 @@ import type { MutexWait } from "./wait.js";
  * on the Durable store the operations themselves, telling the object what
  * each did so the line moves in the same call.
  */
-export class MutexObjectPart implements KindObjectPart<"mutex", MutexGrant> {
+export class MutexObjectPart implements KindObjectPart<typeof MUTEX, MutexGrant> {
   readonly durableOps: MutexOps;
   readonly policy = mutexQueuePolicy;
 
   constructor(private readonly host: LockObjectHost) {
-    const own = host.ownStore.mutex;
+    const own = kindOps(host.ownStore, MUTEX);
     this.durableOps = {
       ...own,
       heartbeat: async (ref, input) => {
@@ -45,7 +46,7 @@ export class MutexObjectPart implements KindObjectPart<"mutex", MutexGrant> {
 
   /** A try-lock, or a re-entry with the held token. */
   async tryOnce(store: LockStore, req: MutexWait): Promise<WaitOutcome<MutexGrant>> {
-    const r = await kindOps(store, "mutex").acquire(req.ref, {
+    const r = await kindOps(store, MUTEX).acquire(req.ref, {
       token: req.token ?? req.newToken ?? newOwnerToken(),
       mode: req.token !== undefined ? "reenter" : "new",
       ttlMs: req.ttlMs,
@@ -83,6 +84,6 @@ export class MutexObjectPart implements KindObjectPart<"mutex", MutexGrant> {
   }
 
   private opsOn(store: StoreKind): MutexOps {
-    return store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), "mutex");
+    return store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), MUTEX);
   }
 }

@@ -1,3 +1,4 @@
+import type { MUTEX } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import { withWatcherNote } from "../../store/redis/watcherNotes.js";
@@ -155,7 +156,7 @@ function agreedFence(r: ScriptReply): { quorumFence?: number } {
 }
 
 /** The mutex on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). Its hash outlives the lease (with the last fence, and a lapse's lock-delay), so listing finds it by that alone. */
-export const mutexOnRedis: RedisKind<"mutex"> = {
+export const mutexOnRedis: RedisKind<typeof MUTEX> = {
   name: "mutex",
   redis: {
     ops: redisMutex,

@@ -1,3 +1,4 @@
+import { MUTEX } from "./types.js";
 import type * as z from "zod/mini";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
@@ -28,10 +29,10 @@ export async function acquireMutex(ctx: ServiceContext, name: string, body: Acqu
 }
 
 /** The mutex's acquire as the acquire flow runs it: the checks, the ids, its one try in the store, its wait in the line. */
-async function mutexAcquireSteps(ctx: ServiceContext, name: string, body: AcquireBody): Promise<AcquireSteps<"mutex", MutexGrant>> {
+async function mutexAcquireSteps(ctx: ServiceContext, name: string, body: AcquireBody): Promise<AcquireSteps<typeof MUTEX, MutexGrant>> {
   if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   const ref = { ns: ctx.ns, name };
-  const mutex = kindOps(ctx.store, "mutex");
+  const mutex = kindOps(ctx.store, MUTEX);
   const hint = `${ctx.store.kind}:${ctx.ns}:${name}`;
   const newToken = body.token === undefined ? await ctx.ids.token(`mutex:${name}:acquire`) : undefined;
   const write = await ctx.ids.write(`mutex:${name}:acquire`, body.token);
@@ -83,13 +84,13 @@ async function mutexAcquireSteps(ctx: ServiceContext, name: string, body: Acquir
 }
 
 /** The mutex on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
-export const mutexSocketAcquire: KindSocketAcquire<"mutex"> = {
+export const mutexSocketAcquire: KindSocketAcquire<typeof MUTEX> = {
   steps: (ctx, at, message) => mutexAcquireSteps(ctx, at.ref.name, validated(message, mutexAcquireBody, "acquire message")),
   grantSchema: mutexGrant,
 };
 
 export async function heartbeatMutex(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
-  const r = await kindOps(ctx.store, "mutex").heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
+  const r = await kindOps(ctx.store, MUTEX).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
   if (r.status === "lost") throw new LeaseLostError();
   // No object call: a lock object waiting behind this lease wakes at the old
   // end, reads the new remaining time from the store and sleeps again.
@@ -98,7 +99,7 @@ export async function heartbeatMutex(ctx: ServiceContext, name: string, token: s
 
 export async function releaseMutex(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await kindOps(ctx.store, "mutex").release(ref, { token, ...(await ctx.ids.write(`mutex:${name}:release`, token)) });
+  const r = await kindOps(ctx.store, MUTEX).release(ref, { token, ...(await ctx.ids.write(`mutex:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
   tellReleased(ctx, ref, r);
   return { released: r.released, count: r.count };
@@ -120,7 +121,7 @@ export const releaseTellsObject = (r: { released?: unknown; watched?: unknown })
 
 export async function inspectMutex(ctx: ServiceContext, name: string): Promise<MutexState & { waiters: number }> {
   const ref = { ns: ctx.ns, name };
-  const [state, waiters] = await Promise.all([kindOps(ctx.store, "mutex").inspect(ref), lockObjectClient(ctx.env, "mutex", ref).waiterCount()]);
+  const [state, waiters] = await Promise.all([kindOps(ctx.store, MUTEX).inspect(ref), lockObjectClient(ctx.env, "mutex", ref).waiterCount()]);
   return { ...state, waiters };
 }
 
@@ -133,7 +134,7 @@ export async function forceReleaseMutex(ctx: ServiceContext, name: string, fence
   const ref = { ns: ctx.ns, name };
   // Without a client id nothing retries it (the Worker never re-sends a store call), so nothing is kept for it either.
   const write = await ctx.ids.write(`mutex:${name}:force-release`);
-  const r = await kindOps(ctx.store, "mutex").release(ref, { token: "", ...write, force: fence === undefined ? {} : { fence } });
+  const r = await kindOps(ctx.store, MUTEX).release(ref, { token: "", ...write, force: fence === undefined ? {} : { fence } });
   if (r.status === "lost") {
     throw new NotHeldError(fence === undefined ? `nobody holds the lock ${name}` : `the lock ${name} is not held by the lease of fence ${fence}`);
   }

@@ -1,3 +1,5 @@
+import { kindKey } from "../../store/kinds.js";
+import type { MutexWait } from "./wait.js";
 import type { CurrentHolder } from "../../errors.js";
 import type { WithdrawReason } from "../../store/types.js";
 import type { LockRef } from "../../store/types.js";
@@ -117,15 +119,5 @@ export interface MutexWriteNote {
   handedTo?: MutexGrant;
 }
 
-/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
-declare module "../../store/kinds.js" {
-  interface KindOps {
-    mutex: MutexOps;
-  }
-  interface KindWriteNote {
-    mutex: MutexWriteNote;
-  }
-  interface WaitingKinds {
-    mutex: true;
-  }
-}
+/** The mutex's name, carrying the types of its store operations, its wait request and its write notes. */
+export const MUTEX = kindKey<MutexOps, MutexWait, MutexWriteNote>()("mutex");

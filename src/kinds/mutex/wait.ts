@@ -9,10 +9,3 @@ export const mutexWait = z.object({
   token: z.optional(z.string()),
 });
 export type MutexWait = z.infer<typeof mutexWait>;
-
-/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
-declare module "../../store/kinds.js" {
-  interface KindWait {
-    mutex: MutexWait;
-  }
-}

@@ -1,3 +1,4 @@
+import { RWLOCK } from "./types.js";
 import { forceReleaseHolders, forceReleaseTellsObject } from "../../holders/forceRelease.js";
 import { nextHoldersDeadline } from "../../holders/durableHolders.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
@@ -11,7 +12,7 @@ import { inspectRw, releaseTellsObject, rwLockSocketAcquire } from "./service.js
 import { rwLockWait } from "./wait.js";
 
 /** The read-write lock (docs/API.md "Read-write lock"): many readers or one writer, admitted in order. */
-export const rwLock = defineKind({
+export const rwLock = defineKind<typeof RWLOCK>({
   ...rwLockOnRedis,
   noun: "the read-write lock",
   object: {
@@ -25,7 +26,7 @@ export const rwLock = defineKind({
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectRw(ctx, name)) }),
     listed: (s) => s.mode !== "free" || waitedOn(s),
-    forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, "rwlock", name, ask.holder),
+    forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, RWLOCK, name, ask.holder),
     socketAcquire: rwLockSocketAcquire,
     toldByNoteWrite: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
   },

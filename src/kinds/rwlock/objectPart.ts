@@ -1,3 +1,4 @@
+import { RWLOCK } from "./types.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
@@ -13,12 +14,12 @@ interface RwWaitRequest {
 
 /** The read-write lock's part of its lock object: readers up to the next writer are admitted together. */
 export const rwLockObjectPart = (host: LockObjectHost) =>
-  new HoldersObjectPart<"rwlock", RwWaitRequest, RwGrant>(host, {
-    kind: "rwlock",
+  new HoldersObjectPart<typeof RWLOCK, RwWaitRequest, RwGrant>(host, {
+    kind: RWLOCK,
     policy: holderQueuePolicy<RwWaitRequest, RwGrant>({
-      admit: (store, ref, waiters, more) => kindOps(store, "rwlock").admit(ref, waiters, more),
-      withdraw: (store, ref, input) => kindOps(store, "rwlock").withdraw(ref, input),
-      ungate: (store, ref) => kindOps(store, "rwlock").ungate(ref),
+      admit: (store, ref, waiters, more) => kindOps(store, RWLOCK).admit(ref, waiters, more),
+      withdraw: (store, ref, input) => kindOps(store, RWLOCK).withdraw(ref, input),
+      ungate: (store, ref) => kindOps(store, RWLOCK).ungate(ref),
     }),
     queued: (req) => ({ mode: req.mode, ttlMs: req.ttlMs, watch: req.onExpire !== undefined, holder: req.holder }),
     isReentry: (req) => req.token !== undefined,
@@ -26,7 +27,7 @@ export const rwLockObjectPart = (host: LockObjectHost) =>
     releaseInput: (token, requestId) => ({ token, mode: "any", requestId }),
     releaseAnswer: (r) => ({ released: r.released, mode: r.mode, count: r.count }),
     async tryOnce(store, req) {
-      const r = await kindOps(store, "rwlock").acquire(req.ref, {
+      const r = await kindOps(store, RWLOCK).acquire(req.ref, {
         mode: req.mode,
         token: req.token ?? req.newToken ?? newOwnerToken(),
         reenter: req.token !== undefined,

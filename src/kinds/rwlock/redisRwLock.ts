@@ -1,3 +1,4 @@
+import type { RWLOCK } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { withWatcherNote } from "../../store/redis/watcherNotes.js";
@@ -96,7 +97,7 @@ function modeOf(v: string | undefined): RwMode {
 }
 
 /** The read-write lock on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
-export const rwLockOnRedis: RedisKind<"rwlock"> = {
+export const rwLockOnRedis: RedisKind<typeof RWLOCK> = {
   name: "rwlock",
   redis: {
     ops: redisRwLock,

@@ -1,3 +1,4 @@
+import { RWLOCK } from "./types.js";
 import type * as z from "zod/mini";
 import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
@@ -25,10 +26,10 @@ export async function acquireRw(ctx: ServiceContext, name: string, mode: RwMode,
 }
 
 /** The read-write lock's acquire as the acquire flow runs it: the checks, the ids, its one try in the store, its wait in the line. */
-async function rwAcquireSteps(ctx: ServiceContext, name: string, mode: RwMode, body: RwAcquireBody): Promise<AcquireSteps<"rwlock", RwGrant>> {
+async function rwAcquireSteps(ctx: ServiceContext, name: string, mode: RwMode, body: RwAcquireBody): Promise<AcquireSteps<typeof RWLOCK, RwGrant>> {
   if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   const ref = { ns: ctx.ns, name };
-  const rwlock = kindOps(ctx.store, "rwlock");
+  const rwlock = kindOps(ctx.store, RWLOCK);
   const reenter = body.token !== undefined;
   const newToken = reenter ? undefined : await ctx.ids.token(`rwlock:${name}:${mode}/acquire`);
   const write = await ctx.ids.write(`rwlock:${name}:${mode}/acquire`, body.token);
@@ -74,21 +75,21 @@ async function rwAcquireSteps(ctx: ServiceContext, name: string, mode: RwMode, b
 }
 
 /** The read-write lock on a wait socket: the mode from the path, the rest the HTTP acquire body, acquired the same way. */
-export const rwLockSocketAcquire: KindSocketAcquire<"rwlock"> = {
+export const rwLockSocketAcquire: KindSocketAcquire<typeof RWLOCK> = {
   steps: (ctx, at, message) => rwAcquireSteps(ctx, at.ref.name, at.mode ?? "read", validated(message, rwAcquireBody, "acquire message")),
   grantSchema: rwGrant,
 };
 
 /** Extends the token's lease, whatever modes it holds. */
 export async function heartbeatRw(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
-  const r = await kindOps(ctx.store, "rwlock").heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
+  const r = await kindOps(ctx.store, RWLOCK).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
   if (r.status === "lost") throw new LeaseLostError();
   return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
 }
 
 export async function releaseRw(ctx: ServiceContext, name: string, token: string, mode: RwMode | "any") {
   const ref = { ns: ctx.ns, name };
-  const r = await kindOps(ctx.store, "rwlock").release(ref, {
+  const r = await kindOps(ctx.store, RWLOCK).release(ref, {
     token,
     mode,
     ...(await ctx.ids.write(`rwlock:${name}:${mode}/release`, token)),
@@ -109,6 +110,6 @@ export const releaseTellsObject = (r: { waiters?: unknown; released?: unknown; w
 
 export async function inspectRw(ctx: ServiceContext, name: string): Promise<RwState & { waiters: number }> {
   const ref = { ns: ctx.ns, name };
-  const [state, waiters] = await Promise.all([kindOps(ctx.store, "rwlock").inspect(ref), lockObjectClient(ctx.env, "rwlock", ref).waiterCount()]);
+  const [state, waiters] = await Promise.all([kindOps(ctx.store, RWLOCK).inspect(ref), lockObjectClient(ctx.env, "rwlock", ref).waiterCount()]);
   return { ...state, waiters };
 }

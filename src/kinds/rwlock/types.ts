@@ -1,3 +1,5 @@
+import { kindKey } from "../../store/kinds.js";
+import type { RwLockWait } from "./wait.js";
 import type { CurrentHolder } from "../../errors.js";
 import type { LockRef } from "../../store/types.js";
 import type { Admitted, HolderOps, QueuedHolder } from "../../holders/types.js";
@@ -88,15 +90,5 @@ export interface RwLockOps extends HolderOps {
 
 import type { HolderWriteNote as RwLockWriteNote } from "../../holders/types.js";
 
-/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
-declare module "../../store/kinds.js" {
-  interface KindOps {
-    rwlock: RwLockOps;
-  }
-  interface KindWriteNote {
-    rwlock: RwLockWriteNote;
-  }
-  interface WaitingKinds {
-    rwlock: true;
-  }
-}
+/** The read-write lock's name, carrying the types of its store operations, its wait request and its write notes. */
+export const RWLOCK = kindKey<RwLockOps, RwLockWait, RwLockWriteNote>()("rwlock");

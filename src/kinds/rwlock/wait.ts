@@ -9,11 +9,4 @@ export const rwLockWait = z.object({
   /** Re-entry (or a writer's read) with the held token (then waitMs is 0). */
   token: z.optional(z.string()),
 });
-type RwLockWait = z.infer<typeof rwLockWait>;
-
-/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
-declare module "../../store/kinds.js" {
-  interface KindWait {
-    rwlock: RwLockWait;
-  }
-}
+export type RwLockWait = z.infer<typeof rwLockWait>;

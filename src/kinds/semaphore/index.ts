@@ -1,3 +1,4 @@
+import { SEMAPHORE } from "./types.js";
 import { forceReleaseHolders, forceReleaseTellsObject } from "../../holders/forceRelease.js";
 import { nextHoldersDeadline } from "../../holders/durableHolders.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
@@ -11,7 +12,7 @@ import { inspectSemaphore, releaseTellsObject, semaphoreSocketAcquire } from "./
 import { semaphoreWait } from "./wait.js";
 
 /** The semaphore (docs/API.md "Semaphore"): up to a limit of permits, admitted in order. */
-export const semaphore = defineKind({
+export const semaphore = defineKind<typeof SEMAPHORE>({
   ...semaphoreOnRedis,
   noun: "the semaphore",
   object: {
@@ -25,7 +26,7 @@ export const semaphore = defineKind({
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectSemaphore(ctx, name)) }),
     listed: (s) => Number(s.holders) > 0 || waitedOn(s),
-    forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, "semaphore", name, ask.holder),
+    forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, SEMAPHORE, name, ask.holder),
     socketAcquire: semaphoreSocketAcquire,
     toldByNoteWrite: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
   },

@@ -1,3 +1,4 @@
+import { SEMAPHORE } from "./types.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken } from "../../tokens.js";
@@ -14,12 +15,12 @@ interface SemaphoreWaitRequest {
 
 /** The semaphore's part of its lock object: waiters are granted in order while their permits fit. */
 export const semaphoreObjectPart = (host: LockObjectHost) =>
-  new HoldersObjectPart<"semaphore", SemaphoreWaitRequest, SemaphoreGrant>(host, {
-    kind: "semaphore",
+  new HoldersObjectPart<typeof SEMAPHORE, SemaphoreWaitRequest, SemaphoreGrant>(host, {
+    kind: SEMAPHORE,
     policy: holderQueuePolicy<SemaphoreWaitRequest, SemaphoreGrant>({
-      admit: (store, ref, waiters, more) => kindOps(store, "semaphore").admit(ref, waiters, more),
-      withdraw: (store, ref, input) => kindOps(store, "semaphore").withdraw(ref, input),
-      ungate: (store, ref) => kindOps(store, "semaphore").ungate(ref),
+      admit: (store, ref, waiters, more) => kindOps(store, SEMAPHORE).admit(ref, waiters, more),
+      withdraw: (store, ref, input) => kindOps(store, SEMAPHORE).withdraw(ref, input),
+      ungate: (store, ref) => kindOps(store, SEMAPHORE).ungate(ref),
     }),
     queued: (req) => ({ limit: req.limit, permits: req.permits, ttlMs: req.ttlMs, watch: req.onExpire !== undefined, holder: req.holder }),
     isReentry: () => false,
@@ -27,7 +28,7 @@ export const semaphoreObjectPart = (host: LockObjectHost) =>
     releaseInput: (token, requestId) => ({ token, requestId }),
     releaseAnswer: (r) => ({ released: true, permits: r.permits, available: r.available }),
     async tryOnce(store, req) {
-      const r = await kindOps(store, "semaphore").acquire(req.ref, {
+      const r = await kindOps(store, SEMAPHORE).acquire(req.ref, {
         token: req.newToken ?? newOwnerToken(),
         limit: req.limit,
         permits: req.permits,

@@ -1,3 +1,4 @@
+import type { SEMAPHORE } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { withWatcherNote } from "../../store/redis/watcherNotes.js";
@@ -93,7 +94,7 @@ function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
 }
 
 /** The semaphore on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
-export const semaphoreOnRedis: RedisKind<"semaphore"> = {
+export const semaphoreOnRedis: RedisKind<typeof SEMAPHORE> = {
   name: "semaphore",
   redis: {
     ops: redisSemaphore,

@@ -1,3 +1,4 @@
+import { SEMAPHORE } from "./types.js";
 import type * as z from "zod/mini";
 import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
@@ -27,10 +28,10 @@ async function semaphoreAcquireSteps(
   ctx: ServiceContext,
   name: string,
   body: SemaphoreAcquireBody,
-): Promise<AcquireSteps<"semaphore", SemaphoreGrant>> {
+): Promise<AcquireSteps<typeof SEMAPHORE, SemaphoreGrant>> {
   if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   const ref = { ns: ctx.ns, name };
-  const semaphore = kindOps(ctx.store, "semaphore");
+  const semaphore = kindOps(ctx.store, SEMAPHORE);
   const newToken = await ctx.ids.token(`semaphore:${name}:acquire`);
   return {
     kind: "semaphore",
@@ -70,20 +71,20 @@ async function semaphoreAcquireSteps(
 }
 
 /** The semaphore on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
-export const semaphoreSocketAcquire: KindSocketAcquire<"semaphore"> = {
+export const semaphoreSocketAcquire: KindSocketAcquire<typeof SEMAPHORE> = {
   steps: (ctx, at, message) => semaphoreAcquireSteps(ctx, at.ref.name, validated(message, semaphoreAcquireBody, "acquire message")),
   grantSchema: semaphoreGrant,
 };
 
 export async function heartbeatSemaphore(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
-  const r = await kindOps(ctx.store, "semaphore").heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
+  const r = await kindOps(ctx.store, SEMAPHORE).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
   if (r.status === "lost") throw new LeaseLostError();
   return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
 }
 
 export async function releaseSemaphore(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
-  const r = await kindOps(ctx.store, "semaphore").release(ref, { token, ...(await ctx.ids.write(`semaphore:${name}:release`, token)) });
+  const r = await kindOps(ctx.store, SEMAPHORE).release(ref, { token, ...(await ctx.ids.write(`semaphore:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
   // Redis store: the object hears of it after the answer (see ../rwlock/service.ts).
   if (ctx.store.kind === "redis" && releaseTellsObject(r)) {
@@ -97,9 +98,6 @@ export const releaseTellsObject = (r: { waiters?: unknown; watched?: unknown }) 
 
 export async function inspectSemaphore(ctx: ServiceContext, name: string): Promise<SemaphoreState & { waiters: number }> {
   const ref = { ns: ctx.ns, name };
-  const [state, waiters] = await Promise.all([
-    kindOps(ctx.store, "semaphore").inspect(ref),
-    lockObjectClient(ctx.env, "semaphore", ref).waiterCount(),
-  ]);
+  const [state, waiters] = await Promise.all([kindOps(ctx.store, SEMAPHORE).inspect(ref), lockObjectClient(ctx.env, "semaphore", ref).waiterCount()]);
   return { ...state, waiters };
 }

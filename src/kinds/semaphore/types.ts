@@ -1,3 +1,5 @@
+import { kindKey } from "../../store/kinds.js";
+import type { SemaphoreWait } from "./wait.js";
 import type { CurrentHolder } from "../../errors.js";
 import type { LockRef } from "../../store/types.js";
 import type { Admitted, HolderOps, QueuedHolder } from "../../holders/types.js";
@@ -61,15 +63,5 @@ export interface SemaphoreOps extends HolderOps {
 
 import type { HolderWriteNote as SemaphoreWriteNote } from "../../holders/types.js";
 
-/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
-declare module "../../store/kinds.js" {
-  interface KindOps {
-    semaphore: SemaphoreOps;
-  }
-  interface KindWriteNote {
-    semaphore: SemaphoreWriteNote;
-  }
-  interface WaitingKinds {
-    semaphore: true;
-  }
-}
+/** The semaphore's name, carrying the types of its store operations, its wait request and its write notes. */
+export const SEMAPHORE = kindKey<SemaphoreOps, SemaphoreWait, SemaphoreWriteNote>()("semaphore");

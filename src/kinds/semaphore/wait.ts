@@ -8,11 +8,4 @@ export const semaphoreWait = z.object({
   limit: z.number(),
   permits: z.number(),
 });
-type SemaphoreWait = z.infer<typeof semaphoreWait>;
-
-/** The kind adds itself to the core's maps of kinds (src/store/kinds.ts). */
-declare module "../../store/kinds.js" {
-  interface KindWait {
-    semaphore: SemaphoreWait;
-  }
-}
+export type SemaphoreWait = z.infer<typeof semaphoreWait>;

@@ -1,9 +1,9 @@
-import type { KindName, KindWait, KindWriteNote } from "../../store/kinds.js";
+import type { KindName } from "../../store/kinds.js";
 import type { LockRef, LockStore } from "../../store/types.js";
 import type { KindObjectPart } from "../KindObjectPart.js";
 import type { ObjectTimers } from "../timers.js";
 import type { GrantedLease } from "../watches/watches.js";
-import type { StoreKind, WaitOutcome } from "./waitProtocol.js";
+import type { StoreKind, WaitOutcome, WaitRequest } from "./waitProtocol.js";
 import { waitFault } from "./waitFault.js";
 import { type WaitOptions, Queue } from "./Queue.js";
 
@@ -27,14 +27,14 @@ export interface LineHost {
  * noted here ends watches and moves the line; a grant is picked up or taken
  * back here.
  */
-export class Line<K extends KindName = KindName> {
+export class Line {
   private queue: Queue<unknown, unknown> | undefined;
   /** The store of the requests this object serves now (waiters of one lock all use the same). */
   private storeKind: StoreKind = "durable";
 
   constructor(
-    private readonly kind: K,
-    private readonly part: KindObjectPart<K>,
+    private readonly kind: KindName,
+    private readonly part: KindObjectPart,
     private readonly host: LineHost,
   ) {}
 
@@ -57,8 +57,8 @@ export class Line<K extends KindName = KindName> {
   }
 
   /** Waits in line (waitMs > 0), or tries once (a try-lock, a re-entry, a kind with no line), with a watch; never ahead of the line. */
-  async wait(req: KindWait[K], signal: AbortSignal, options?: WaitOptions): Promise<WaitOutcome<unknown>> {
-    const { ref, store, waitMs } = req as { ref: LockRef; store: StoreKind; waitMs: number };
+  async wait(req: WaitRequest, signal: AbortSignal, options?: WaitOptions): Promise<WaitOutcome<unknown>> {
+    const { ref, store, waitMs } = req;
     try {
       const queue = this.queueFor(ref, store);
       const reentry = this.part.isReentry(req);
@@ -77,15 +77,15 @@ export class Line<K extends KindName = KindName> {
   }
 
   /** A granted lease asked for onExpire is watched from now. */
-  private watch(req: KindWait[K], grant: unknown): void {
-    const { ref, store, onExpire, holder } = req as { ref: LockRef; store: StoreKind; onExpire?: string; holder?: string };
+  private watch(req: WaitRequest, grant: unknown): void {
+    const { ref, store, onExpire, holder } = req;
     const lease = onExpire === undefined ? undefined : this.part.watchOf(grant);
     if (!onExpire || !lease) return;
     this.host.watchLease({ kind: this.kind, store, ref, ...lease, onExpire, ...(holder === undefined ? {} : { holderLabel: holder }) });
   }
 
   /** A write in Redis (the Worker's note) or here (the Durable store's own operation): its watches end, the line moves. */
-  noteWrite(note: KindWriteNote[K], store: StoreKind): void {
+  noteWrite(note: unknown, store: StoreKind): void {
     const effect = this.part.noteWrite(note);
     for (const id of effect.endedWatches) this.host.dropWatch(id);
     const { ref } = note as { ref?: LockRef };

@@ -1,6 +1,5 @@
 import type * as z from "zod/mini";
-import type { KindName, KindWait } from "../../store/kinds.js";
-import type { WaitOutcome } from "./waitProtocol.js";
+import type { WaitOutcome, WaitRequest } from "./waitProtocol.js";
 
 /**
  * A lock's line of waiters, as the acquire flow (src/service/acquireFlow.ts)
@@ -9,9 +8,9 @@ import type { WaitOutcome } from "./waitProtocol.js";
  * (socketLine.ts), which calls the kind's part directly. The flow is the same
  * either way: one pipeline for HTTP and socket waits.
  */
-export interface LineClient<K extends KindName = KindName> {
+export interface LineClient {
   /** Wait in the line (or try once, with a watch); the signal withdraws the wait. */
-  wait<Grant>(req: KindWait[K], grant: z.ZodMiniType<Grant>, signal?: AbortSignal): Promise<WaitOutcome<Grant>>;
+  wait<Grant>(req: WaitRequest, grant: z.ZodMiniType<Grant>, signal?: AbortSignal): Promise<WaitOutcome<Grant>>;
   /** A grant from the line reached its client. */
   pickedUp(token: string): Promise<unknown>;
   /** A grant from the line whose client was gone: back to the line now. */

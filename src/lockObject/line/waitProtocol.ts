@@ -37,6 +37,22 @@ export const waitBase = {
   lockDelayMs: z.optional(z.number()),
 };
 
+/** Any kind's request to its lock object, as the core reads it: each kind's own extends this (src/kinds/<kind>/wait.ts). */
+export interface WaitRequest {
+  /** Which kind's request it is (its name). */
+  kind: string;
+  store: StoreKind;
+  ref: { ns: string; name: string };
+  ttlMs: number;
+  waitMs: number;
+  onExpire?: string;
+  newToken?: string;
+  requestId?: string;
+  waiterId?: string;
+  holder?: string;
+  lockDelayMs?: number;
+}
+
 export type WaitOutcome<Grant> =
   /** `pickup`: the grant came from the queue; confirm delivery with pickedUp(token). */
   | { status: "granted"; grant: Grant; pickup: boolean }

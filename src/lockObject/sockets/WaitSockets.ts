@@ -36,7 +36,7 @@ import { ackMessage, renewMessage, type SocketAt, socketAtOf, socketMessageOf, w
 export interface WaitSocketsHost {
   ctx: DurableObjectState;
   env: Env;
-  part(kind: KindName): KindObjectPart<KindName>;
+  part(kind: KindName): KindObjectPart;
   /** The object's line for the kind (Line.ts). */
   line(kind: KindName): Line;
   /** What a wait socket of the kind does: acquire from the line, or await the end of another caller's run (ObjectKind.socket). */

@@ -1,4 +1,4 @@
-import type { KindWait, WaitingKindName } from "../../store/kinds.js";
+import type { WaitRequest } from "../line/waitProtocol.js";
 import type { SocketAnswer } from "../../wire/socketProtocol.js";
 import type { SocketAt } from "./socketSchemas.js";
 import { errorAnswer } from "../../wire/errorAnswer.js";
@@ -22,7 +22,7 @@ type SocketPhase =
   | { phase: "done" };
 /** Where a socket's lock wait stands in the line: its token, arrival order, and whether the socket stays open once held. */
 export type Place = { token: string; seq: number; keep?: boolean };
-export type Resume = (Place & { deadline: number; req: KindWait[WaitingKindName] }) | { deadline: number; seq: number; watch: true };
+export type Resume = (Place & { deadline: number; req: WaitRequest }) | { deadline: number; seq: number; watch: true };
 export type Attachment = { at: SocketAt } & SocketPhase;
 
 /** A socket's attachment: what it is for and where it is in its wait (null: none). */

@@ -10,7 +10,7 @@ import { holderMessage } from "./socketSchemas.js";
 
 /** What a socket's ack and a kept socket's holder messages need of the wait sockets (WaitSockets.ts). */
 export interface SocketHolderHost {
-  part(kind: KindName): KindObjectPart<KindName>;
+  part(kind: KindName): KindObjectPart;
   line(kind: KindName): Line;
   afterWait(at: SocketAt, result: unknown): void;
   /** A kept socket is still there: its namespace object may hear of it (now and then). */

@@ -1,11 +1,10 @@
 import type { Env } from "../../env.js";
 import { InvalidInputError } from "../../errors.js";
-import type { KindWait, WaitingKindName } from "../../store/kinds.js";
 import type { LockStore } from "../../store/types.js";
 import type { SocketAt } from "./socketSchemas.js";
 import type { Line } from "../line/Line.js";
 import { keepWaiting, type Place } from "./socketAttachment.js";
-import type { WaitOutcome } from "../line/waitProtocol.js";
+import type { WaitOutcome, WaitRequest } from "../line/waitProtocol.js";
 import type { LineClient } from "../line/LineClient.js";
 
 /** What a wait socket's acquire is run with: the socket's lock and store, and its line inside this object. */
@@ -18,7 +17,7 @@ interface SocketCall {
 }
 
 /** A new acquire message, or a wait the object resumes after it woke (its request as the line last had it). */
-export type SocketAsk = { message: unknown } | { resume: KindWait[WaitingKindName] };
+export type SocketAsk = { message: unknown } | { resume: WaitRequest };
 
 /**
  * A wait socket's acquire through the kind's service and the acquire flow,
@@ -52,7 +51,7 @@ export function renewWait(ws: WebSocket, waitMs: number): void {
 export function socketLine(line: Line, ws: WebSocket, at: SocketAt, place: Place, afterWait: (outcome: WaitOutcome<unknown>) => void): LineClient {
   return {
     inObject: true,
-    wait: async <Grant>(req: KindWait[WaitingKindName], _grant: unknown, signal?: AbortSignal) => {
+    wait: async <Grant>(req: WaitRequest, _grant: unknown, signal?: AbortSignal) => {
       if ("token" in req && req.token !== undefined) {
         throw new InvalidInputError("invalid_token", "token: a re-entry is answered at once: send it over HTTP, not a wait socket");
       }

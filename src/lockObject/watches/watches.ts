@@ -1,6 +1,6 @@
 import { kindOps, type LockRef, type LockStore } from "../../store/types.js";
 import type { KindName } from "../../store/kinds.js";
-import type { WatchState } from "../../store/types.js";
+import type { WatchedLeaseId, WatchState } from "../../store/types.js";
 import type { StoreKind } from "../line/waitProtocol.js";
 import { deliver, holderIdOf, MAX_ATTEMPTS, notificationFor, retryDelayMs } from "./notifications.js";
 import { type PendingNotification, type WatchedLease, watchIdOf } from "./watchRecords.js";
@@ -31,7 +31,11 @@ function addWatch(kv: SyncKvStorage, lease: WatchedLease): void {
   watchesChanged(kv);
 }
 
+/** What every kind with watched leases answers: how a watched lease stands. */
+type Watching = { watch(ref: LockRef, lease: WatchedLeaseId): Promise<WatchState> };
+
 /** A lease granted with onExpire, as the line hands it over (its fence, and its token where holders share a fence). */
+
 export interface GrantedLease {
   kind: KindName;
   store: StoreKind;
@@ -139,5 +143,5 @@ export function nextWatchTime(kv: SyncKvStorage): number | undefined {
  * reached us), or lapsed.
  */
 function leaseStillHeld(store: LockStore, lease: WatchedLease): Promise<WatchState> {
-  return kindOps(store, lease.kind).watch({ ns: lease.ns, name: lease.name }, lease);
+  return (kindOps(store, lease.kind) as Watching).watch({ ns: lease.ns, name: lease.name }, lease);
 }

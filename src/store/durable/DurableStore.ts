@@ -1,11 +1,11 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
-import type { KindName, KindOps } from "../kinds.js";
+import type { KindKey, KindName, OpsOf } from "../kinds.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
 import { lockObjectOf, type LockKindName } from "./lockObjectOf.js";
 import type { LockRef } from "../types.js";
 import type { NamespaceObjectRpc } from "./NamespaceObjectRpc.js";
 import type { OperatorOps } from "../OperatorOps.js";
-import type { EveryKindStore } from "../types.js";
+import { type StoreCore, withKinds } from "../types.js";
 import { durableOperator } from "./durableOperator.js";
 import { classifyObjectFault } from "./objectFaults.js";
 
@@ -16,8 +16,7 @@ import { classifyObjectFault } from "./objectFaults.js";
  * Upstash account. Every kind's operations are the same one call
  * (LockObject.run), so nothing here is written per operation.
  */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
-export class DurableStore {
+export class DurableStore implements StoreCore {
   readonly kind = "durable" as const;
   private readonly timeoutMs: number;
   /** Listing and the audit log, where the namespace objects are bound. */
@@ -30,7 +29,10 @@ export class DurableStore {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
     if (options.namespaces) this.operator = durableOperator(options.namespaces, this.timeoutMs);
     // Every kind the Worker serves (its list, src/worker/kinds.ts); a test may name only the kinds it uses.
-    for (const kind of options.kinds ?? []) Object.assign(this, { [kind]: this.opsOf(kind) });
+    withKinds(
+      this,
+      (options.kinds ?? []).map((name) => ({ name, ops: this.opsOf(name) })),
+    );
   }
 
   async ping(): Promise<void> {
@@ -38,7 +40,7 @@ export class DurableStore {
   }
 
   /** A kind's operations, each one RPC to the lock's object: `store.<kind>.<op>(ref, ...args)`. */
-  private opsOf<K extends KindName>(kind: K): KindOps[K] {
+  private opsOf(kind: KindName): object {
     // Each operation's function made once, at its first call, not on every call (the store lives as long as the isolate).
     const made = new Map<string, (ref: LockRef, ...args: unknown[]) => Promise<unknown>>();
     const call = (op: string) => {
@@ -49,10 +51,13 @@ export class DurableStore {
       }
       return fn;
     };
-    return new Proxy({} as KindOps[K], {
-      // Only operation names (strings): not `then`, so the object is never taken for a promise.
-      get: (_target, op) => (typeof op === "string" && op !== "then" ? call(op) : undefined),
-    });
+    return new Proxy(
+      {},
+      {
+        // Only operation names (strings): not `then`, so the object is never taken for a promise.
+        get: (_target, op) => (typeof op === "string" && op !== "then" ? call(op) : undefined),
+      },
+    );
   }
 
   private async call<T>(kind: LockKindName, ref: LockRef, what: string, fn: (o: DurableObjectStub<LockObjectRpc>) => Promise<T>): Promise<T> {
@@ -65,5 +70,14 @@ export class DurableStore {
   }
 }
 
-// Every kind's operations, one member per kind, assigned in the constructor.
-export interface DurableStore extends EveryKindStore {}
+/** The Durable store of these kinds, typed by their keys: one member per kind (`store.idempotency.begin(...)`). */
+export function durableStoreWith<const L extends readonly KindKey[]>(
+  objects: DurableObjectNamespace<LockObjectRpc>,
+  kinds: L,
+  options: { timeoutMs?: number; namespaces?: DurableObjectNamespace<NamespaceObjectRpc> } = {},
+) {
+  // The constructor adds a member per kind named (withKinds); the type says which.
+  return new DurableStore(objects, { ...options, kinds: kinds.map((k) => k.name) }) as DurableStore & {
+    readonly [K in L[number] as K["name"]]: OpsOf<K>;
+  };
+}

@@ -1,4 +1,4 @@
-import type { KindName, KindWriteNote, KindOps } from "../kinds.js";
+import type { KindName } from "../kinds.js";
 
 /**
  * What the Worker can call on a lock object (LockObject implements it): the
@@ -7,7 +7,7 @@ import type { KindName, KindWriteNote, KindOps } from "../kinds.js";
  */
 export interface LockObjectRpc extends Rpc.DurableObjectBranded {
   /** Redis store: the Worker's note of a write it made there (a release, a key given up). */
-  noteWrite<K extends KindName>(kind: K, note: KindWriteNote[K]): void;
+  noteWrite(kind: KindName, note: unknown): void;
   /** Redis store: the Worker changed the lock there; the object's watchers read its state again. */
   noteChange(kind: KindName): void;
   /** The Worker delivered a queued grant's answer to its client. */
@@ -18,6 +18,6 @@ export interface LockObjectRpc extends Rpc.DurableObjectBranded {
   /** The client of an HTTP wait (by the wait request's waiterId) hung up: it leaves the line. */
   withdraw(waiterId: string): void;
   /** The Durable store: one of the kind's operations, on the state the object keeps. */
-  run<K extends KindName, Op extends keyof KindOps[K] & string>(kind: K, op: Op, args: unknown[]): Promise<unknown>;
+  run(kind: KindName, op: string, args: unknown[]): Promise<unknown>;
   ping(): boolean;
 }

@@ -1,4 +1,4 @@
-import type { KindName, KindOps } from "../kinds.js";
+import type { KindKey, KindName, OpsOf } from "../kinds.js";
 import type { LockRef } from "../types.js";
 import type { ScriptRunner } from "./ScriptRunner.js";
 
@@ -7,11 +7,11 @@ import type { ScriptRunner } from "./ScriptRunner.js";
  * scripts and its keys. The Redis store is handed a list of them (the library's,
  * src/library/kinds.ts, or the Worker's, src/worker/kinds.ts) and names no kind.
  */
-export interface RedisKind<K extends KindName = KindName> {
-  readonly name: K;
+export interface RedisKind<K extends KindKey = KindKey> {
+  readonly name: K["name"];
   readonly redis: {
     /** Its operations, its scripts run through one runner. */
-    ops(scripts: ScriptRunner): KindOps[K];
+    ops(scripts: ScriptRunner): OpsOf<K>;
     /** Its main key, the one that exists while a lock is held or waited on (or a key stored; a mutex's outlives its lease): listing scans these. */
     mainKey(ref: LockRef): string;
     /** Its watchers key: exists while the lock object has watch sockets (markWatchers). */
@@ -25,3 +25,8 @@ export type RedisKinds = ReadonlyMap<KindName, RedisKind["redis"]>;
 export function redisKindsOf(list: readonly RedisKind[]): RedisKinds {
   return new Map(list.map((k) => [k.name, k.redis]));
 }
+
+/** The Redis store built from the list `L`: one member per kind of it, named by the kind (`store.mutex`). */
+export type RedisStoreOf<L extends readonly RedisKind[], Core> = Core & {
+  readonly [K in L[number] as K["name"]]: ReturnType<K["redis"]["ops"]>;
+};

@@ -1,7 +1,7 @@
 import type { Redis } from "@upstash/redis";
 import type { KindName } from "../kinds.js";
 import type { LockRef } from "../types.js";
-import type { EveryKindStore } from "../types.js";
+import { type StoreCore, withKinds } from "../types.js";
 import type { OperatorOps } from "../OperatorOps.js";
 import { type RedisKind, type RedisKinds, redisKindsOf } from "./RedisKinds.js";
 import { redisOperator } from "./redisOperator.js";
@@ -21,8 +21,7 @@ export interface RedisStoreOptions {
  * client. The kinds are handed in; `RedisStore` (src/library/RedisStore.ts,
  * exported by the library) is this with the library's list.
  */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the kinds' operations are assigned in the constructor; the interface below declares them
-export class RedisStoreCore {
+export class RedisStoreCore implements StoreCore {
   readonly kind = "redis" as const;
   private readonly scripts: ScriptRunner;
   readonly operator: OperatorOps;
@@ -35,7 +34,10 @@ export class RedisStoreCore {
     this.kinds = kinds instanceof Map ? kinds : redisKindsOf(kinds as readonly RedisKind[]);
     this.scripts = new ScriptRunner(redis, options.timeoutMs, notesWatchers);
     this.operator = redisOperator(this.scripts, this.kinds);
-    for (const [name, kind] of this.kinds) Object.assign(this, { [name]: kind.ops(this.scripts) });
+    withKinds(
+      this,
+      [...this.kinds].map(([name, kind]) => ({ name, ops: kind.ops(this.scripts) })),
+    );
   }
 
   /** The kinds this store has, by name. */
@@ -49,10 +51,11 @@ export class RedisStoreCore {
    * Worker's (src/service/changeNotes.ts). The library's and the lock
    * objects' writes pass no such key (the object sees its own writes).
    */
-  notingWatchers(): RedisStoreCore {
+  notingWatchers(): this {
     if (this.scripts.notesWatchers) return this;
+    // The same kinds, so the same members as this store: its type is this one's.
     this.noting ??= new RedisStoreCore(this.scripts.redis, this.kinds, { timeoutMs: this.scripts.timeoutMs }, true);
-    return this.noting;
+    return this.noting as this;
   }
 
   private kindOf(kind: KindName): RedisKind["redis"] {
@@ -78,5 +81,3 @@ export class RedisStoreCore {
   }
 }
 
-// Every kind's operations, one member per kind (handed in: RedisKind.redis.ops), assigned in the constructor.
-export interface RedisStoreCore extends EveryKindStore {}

@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DurableStore } from "../../../src/store/durable/DurableStore";
+import { IDEMPOTENCY } from "../../../src/kinds/idempotency/types";
+import { durableStoreWith } from "../../../src/store/durable/DurableStore";
 import { sleep, uniqueName } from "../../support/workers/api";
 
 /**
@@ -8,7 +9,7 @@ import { sleep, uniqueName } from "../../support/workers/api";
  * requests (same request id) and the clean-up alarm of an idle key's object.
  */
 describe("durable store: idempotency internals", () => {
-  const store = new DurableStore(env.LOCK_OBJECT, { kinds: ["idempotency"] });
+  const store = durableStoreWith(env.LOCK_OBJECT, [IDEMPOTENCY]);
   const ns = "tenant-a";
   const objectOf = (key: string) => env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`idempotency:${ns}:${key}`));
 

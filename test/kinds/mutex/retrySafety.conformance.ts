@@ -1,6 +1,7 @@
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { selectStore } from "../../../src/worker/stores.js";
+import { MUTEX } from "../../../src/kinds/mutex/types.js";
 import { kindOps } from "../../../src/store/types.js";
 import { newOwnerToken, newRequestId } from "../../../src/tokens.js";
 import { envFor, type StoreKind, uniqueName } from "../../support/workers/api.js";
@@ -13,7 +14,7 @@ import { envFor, type StoreKind, uniqueName } from "../../support/workers/api.js
 export function retrySafetyConformance(kind: StoreKind) {
   const store = () => {
     const s = selectStore(envFor(kind));
-    return { kind: s.kind, mutex: kindOps(s, "mutex") };
+    return { kind: s.kind, mutex: kindOps(s, MUTEX) };
   };
   const ref = () => ({ ns: "tenant-a", name: uniqueName("retry") });
 

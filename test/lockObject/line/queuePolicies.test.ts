@@ -9,6 +9,8 @@ import { mutexQueuePolicy } from "../../../src/kinds/mutex/mutexQueuePolicy";
 import { Queue } from "../../../src/lockObject/line/Queue";
 import type { WaitOutcome } from "../../../src/lockObject/line/waitProtocol";
 import { RedisStore } from "../../../src/library/RedisStore";
+import { RWLOCK } from "../../../src/kinds/rwlock/types";
+import { SEMAPHORE } from "../../../src/kinds/semaphore/types";
 import { kindOps, type LockStore } from "../../../src/store/types";
 import { freshRef, requestId, tokenOf } from "../../contract/support";
 import { pollUntil } from "../../support/pollUntil";
@@ -41,14 +43,14 @@ interface SemReq {
 
 // The policies as the kinds' object parts build them (src/kinds/rwlock/objectPart.ts, src/kinds/semaphore/objectPart.ts).
 const rwPolicy = holderQueuePolicy<RwReq, RwGrant>({
-  admit: (s, ref, waiters, more) => kindOps(s, "rwlock").admit(ref, waiters, more),
-  withdraw: (s, ref, input) => kindOps(s, "rwlock").withdraw(ref, input),
-  ungate: (s, ref) => kindOps(s, "rwlock").ungate(ref),
+  admit: (s, ref, waiters, more) => kindOps(s, RWLOCK).admit(ref, waiters, more),
+  withdraw: (s, ref, input) => kindOps(s, RWLOCK).withdraw(ref, input),
+  ungate: (s, ref) => kindOps(s, RWLOCK).ungate(ref),
 });
 const semPolicy = holderQueuePolicy<SemReq, SemaphoreGrant>({
-  admit: (s, ref, waiters, more) => kindOps(s, "semaphore").admit(ref, waiters, more),
-  withdraw: (s, ref, input) => kindOps(s, "semaphore").withdraw(ref, input),
-  ungate: (s, ref) => kindOps(s, "semaphore").ungate(ref),
+  admit: (s, ref, waiters, more) => kindOps(s, SEMAPHORE).admit(ref, waiters, more),
+  withdraw: (s, ref, input) => kindOps(s, SEMAPHORE).withdraw(ref, input),
+  ungate: (s, ref) => kindOps(s, SEMAPHORE).ungate(ref),
 });
 
 /** A wait whose outcome the test can look at without awaiting it. */
