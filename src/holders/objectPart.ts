@@ -1,4 +1,4 @@
-import type { HeldAnswer, KindObjectPart, WriteEffect } from "../lockObject/KindObjectPart.js";
+import type { HeldAnswer, KindLine, KindObjectPart, WriteEffect } from "../lockObject/KindObjectPart.js";
 import type { LockObjectHost } from "../lockObject/LockObjectHost.js";
 import type { QueuePolicy } from "../lockObject/line/QueuePolicy.js";
 import type { StoreKind, WaitOutcome } from "../lockObject/line/waitProtocol.js";
@@ -44,13 +44,13 @@ export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderG
  */
 export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGrant> implements KindObjectPart<K, Grant> {
   readonly durableOps: OpsOf<K>;
-  readonly policy: QueuePolicy<unknown, Grant>;
+  readonly line: KindLine<WaitOf<K>, Grant>;
 
   constructor(
     private readonly host: LockObjectHost,
     private readonly spec: HolderKindSpec<K, Req, Grant>,
   ) {
-    this.policy = spec.policy as QueuePolicy<unknown, Grant>;
+    this.line = { policy: spec.policy as QueuePolicy<unknown, Grant>, queued: spec.queued, isReentry: spec.isReentry };
     // Both many-holder kinds share heartbeat and release shapes; what differs is in the spec.
     const own = kindOps(host.ownStore, spec.kind) as HolderOps & { release(ref: LockRef, input: unknown): Promise<{ status: string }> };
     this.durableOps = {
@@ -71,14 +71,6 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
         return r;
       },
     } as unknown as OpsOf<K>;
-  }
-
-  queued(req: WaitOf<K>): Req {
-    return this.spec.queued(req);
-  }
-
-  isReentry(req: WaitOf<K>): boolean {
-    return this.spec.isReentry(req);
   }
 
   tryOnce(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<Grant>> {

@@ -20,6 +20,16 @@ export interface WriteEffect {
   next?: "ifWaiting" | "always";
 }
 
+/** What a kind with a line brings to it (the core's Line drives it). */
+export interface KindLine<Wait, Grant> {
+  /** The line's store step: which waiters the store grants now. */
+  readonly policy: QueuePolicy<unknown, Grant>;
+  /** The line's request for a wait. */
+  queued(req: Wait): unknown;
+  /** A re-entry with a held token: tried at once, never queued, never refused for the line. */
+  isReentry(req: Wait): boolean;
+}
+
 /**
  * What a lock kind brings to its lock object (src/kinds/<kind>/objectPart.ts):
  * hooks and data. The object's core (src/lockObject/line/Line.ts) drives
@@ -33,12 +43,8 @@ export interface KindObjectPart<K extends KindKey = KindKey, Grant = unknown> {
    * line moves in the same call.
    */
   readonly durableOps: OpsOf<K>;
-  /** The line's store step: which waiters the store grants now. Absent for a kind with no line (idempotency keys). */
-  readonly policy?: QueuePolicy<unknown, Grant>;
-  /** The line's request for a wait. */
-  queued(req: WaitOf<K>): unknown;
-  /** A re-entry with a held token: tried at once, never queued, never refused for the line. */
-  isReentry(req: WaitOf<K>): boolean;
+  /** Its line: what a wait is to the line and the line's store step. Absent for a kind with no line (idempotency keys). */
+  readonly line?: KindLine<WaitOf<K>, Grant>;
   /** One try in the store: a try-lock (waitMs 0), a re-entry, or a kind with no line's one step. */
   tryOnce(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<Grant>>;
   /** The lease a grant watches for onExpire (undefined: the grant started no lease, such as a replayed key). */

@@ -44,14 +44,6 @@ export class IdempotencyObjectPart implements KindObjectPart<typeof IDEMPOTENCY,
     };
   }
 
-  queued(): undefined {
-    return undefined;
-  }
-
-  isReentry(): boolean {
-    return false;
-  }
-
   /** A begin with onExpire: begun here, and watched (by the core) when it started the work. */
   async tryOnce(store: LockStore, req: IdempotencyWait): Promise<WaitOutcome<IdempotencyBeginResult>> {
     const r = await kindOps(store, IDEMPOTENCY).begin(req.ref, {

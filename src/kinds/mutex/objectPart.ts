@@ -16,7 +16,16 @@ import type { MutexWait } from "./wait.js";
  */
 export class MutexObjectPart implements KindObjectPart<typeof MUTEX, MutexGrant> {
   readonly durableOps: MutexOps;
-  readonly policy = mutexQueuePolicy;
+  readonly line = {
+    policy: mutexQueuePolicy,
+    queued: (req: MutexWait): MutexWaitRequest => ({
+      ttlMs: req.ttlMs,
+      watch: req.onExpire !== undefined,
+      holder: req.holder,
+      lockDelayMs: req.lockDelayMs,
+    }),
+    isReentry: (req: MutexWait): boolean => req.token !== undefined,
+  };
 
   constructor(private readonly host: LockObjectHost) {
     const own = kindOps(host.ownStore, MUTEX);
@@ -34,14 +43,6 @@ export class MutexObjectPart implements KindObjectPart<typeof MUTEX, MutexGrant>
         return r;
       },
     };
-  }
-
-  queued(req: MutexWait): MutexWaitRequest {
-    return { ttlMs: req.ttlMs, watch: req.onExpire !== undefined, holder: req.holder, lockDelayMs: req.lockDelayMs };
-  }
-
-  isReentry(req: MutexWait): boolean {
-    return req.token !== undefined;
   }
 
   /** A try-lock, or a re-entry with the held token. */

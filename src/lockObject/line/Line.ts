@@ -45,7 +45,7 @@ export class Line {
 
   private queueFor(ref: LockRef, store: StoreKind): Queue<unknown, unknown> | undefined {
     this.storeKind = store;
-    const policy = this.part.policy;
+    const policy = this.part.line?.policy;
     if (!policy) return undefined;
     this.queue ??= new Queue(policy, {
       store: () => this.host.storeOf(this.storeKind),
@@ -61,13 +61,13 @@ export class Line {
     const { ref, store, waitMs } = req;
     try {
       const queue = this.queueFor(ref, store);
-      const reentry = this.part.isReentry(req);
+      const reentry = this.part.line?.isReentry(req) ?? false;
       let outcome: WaitOutcome<unknown>;
       if (!queue || reentry || waitMs === 0) {
         if (queue && !reentry && queue.length) return { status: "locked", retryAfterMs: 100 };
         outcome = await this.part.tryOnce(this.host.storeOf(store), req);
       } else {
-        outcome = await queue.wait(this.part.queued(req), waitMs, signal, options);
+        outcome = await queue.wait(this.part.line?.queued(req), waitMs, signal, options);
       }
       if (outcome.status === "granted") this.watch(req, outcome.grant);
       return outcome;

@@ -80,4 +80,3 @@ export class RedisStoreCore implements StoreCore {
     else await this.scripts.command("watchers key", (redis) => redis.set(key, "1", { px: ms }));
   }
 }
-
