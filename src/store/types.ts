@@ -54,7 +54,7 @@ export type StoreOf<L extends readonly StoreKind[], Core extends StoreCore = Sto
  * kinds' members are added (they are known only from the list, at run time).
  */
 export function withKinds<Core extends StoreCore, const L extends readonly StoreKind[]>(core: Core, kinds: L): StoreOf<L, Core> {
-  for (const kind of kinds) Object.defineProperty(core, kind.name, { value: kind.ops, enumerable: true });
+  for (const kind of kinds) Object.assign(core, { [kind.name]: kind.ops });
   return core as StoreOf<L, Core>;
 }
 
