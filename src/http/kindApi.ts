@@ -3,7 +3,7 @@ import type { Env } from "../env.js";
 import type { KindKey } from "../store/kinds.js";
 import type { LockStore } from "../store/types.js";
 import type { ServiceKind } from "../service/ServiceKind.js";
-import { isWaitSocket, type KindOperations, type Operation, type WaitSocketOperation } from "./operation.js";
+import { isWaitSocket, type KindOperations, type Operation, type WaitSocketOperation } from "./operations/operation.js";
 
 /**
  * What a kind brings to the HTTP API (src/kinds/<kind>/index.ts, the `http`

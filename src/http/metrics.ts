@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { HoldfastError } from "../errors.js";
 import { type KindApi, operationAt } from "./kindApi.js";
-import { isWaitSocket } from "./operation.js";
+import { isWaitSocket } from "./operations/operation.js";
 import { type MetricEvent, writeMetric } from "../metrics.js";
 import type { AppEnv } from "./appTypes.js";
 

@@ -3,10 +3,10 @@ import { REQUEST_ID_HEADER, REQUEST_ID_PATTERN } from "../requestId.js";
 import type { KindApi } from "../kindApi.js";
 import { notificationKeyResponse } from "../notificationKey.js";
 import { operatorOperations } from "./operatorOpenapi.js";
-import { watchOperations } from "../socketRoutes.js";
+import { watchOperations } from "../operations/socketRoutes.js";
 import { tokenOperations } from "../access/tokenRoutes.js";
 import { type Named, type Op, type Operations, SOCKET_ERRORS } from "./openapiOps.js";
-import { isWaitSocket, type Operation, type WaitSocketOperation } from "../operation.js";
+import { isWaitSocket, type Operation, type WaitSocketOperation } from "../operations/operation.js";
 import * as shared from "../../wire/schemas.js";
 
 /**

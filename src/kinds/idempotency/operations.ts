@@ -1,5 +1,5 @@
-import { heartbeatOperation, READ_ERRORS, WRITE_ERRORS } from "../../http/leaseOperations.js";
-import { operation, waitSocket } from "../../http/operation.js";
+import { heartbeatOperation, READ_ERRORS, WRITE_ERRORS } from "../../http/operations/leaseOperations.js";
+import { operation, waitSocket } from "../../http/operations/operation.js";
 import {
   idempotencyBeginBody,
   idempotencyCompleteBody,

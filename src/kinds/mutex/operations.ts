@@ -1,5 +1,5 @@
-import { heartbeatOperation, lockWaitSocket, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/leaseOperations.js";
-import { operation } from "../../http/operation.js";
+import { heartbeatOperation, lockWaitSocket, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/operations/leaseOperations.js";
+import { operation } from "../../http/operations/operation.js";
 import { mutexAcquireBody, mutexGrant, mutexStateResponse, releaseResponse } from "./schemas.js";
 import { acquireMutex, heartbeatMutex, inspectMutex, releaseMutex } from "./service.js";
 

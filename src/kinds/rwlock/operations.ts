@@ -1,5 +1,5 @@
-import { heartbeatOperation, lockWaitSocket, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/leaseOperations.js";
-import { type Operation, operation, type WaitSocketOperation } from "../../http/operation.js";
+import { heartbeatOperation, lockWaitSocket, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/operations/leaseOperations.js";
+import { type Operation, operation, type WaitSocketOperation } from "../../http/operations/operation.js";
 import { rwAcquireBody, rwGrant, rwReleaseResponse, rwStateResponse } from "./schemas.js";
 import { acquireRw, heartbeatRw, inspectRw, releaseRw } from "./service.js";
 import type { RwMode } from "./types.js";

@@ -1,5 +1,5 @@
-import { heartbeatOperation, lockWaitSocket, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/leaseOperations.js";
-import { operation } from "../../http/operation.js";
+import { heartbeatOperation, lockWaitSocket, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/operations/leaseOperations.js";
+import { operation } from "../../http/operations/operation.js";
 import { semaphoreAcquireBody, semaphoreGrant, semaphoreReleaseResponse, semaphoreStateResponse } from "./schemas.js";
 import { acquireSemaphore, heartbeatSemaphore, inspectSemaphore, releaseSemaphore } from "./service.js";
 

@@ -1,10 +1,10 @@
 import type { Hono } from "hono";
-import { honoApp } from "./honoApp.js";
-import type { AppEnv } from "./appTypes.js";
-import { inspectOperation, type KindApi } from "./kindApi.js";
-import { type Operations, SOCKET_ERRORS } from "./openapi/openapiOps.js";
+import { honoApp } from "../honoApp.js";
+import type { AppEnv } from "../appTypes.js";
+import { inspectOperation, type KindApi } from "../kindApi.js";
+import { type Operations, SOCKET_ERRORS } from "../openapi/openapiOps.js";
 import { isWaitSocket } from "./operation.js";
-import { openWaitSocket, openWatchSocket } from "./waitSocket.js";
+import { openWaitSocket, openWatchSocket } from "../waitSocket.js";
 
 /** The path parameter of a kind's name: an idempotency key is a key. */
 const paramOf = (api: KindApi) => api.http.param;

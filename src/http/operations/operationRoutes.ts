@@ -1,12 +1,12 @@
 import type { Hono } from "hono";
-import type { AppEnv } from "./appTypes.js";
-import { jsonWithDeliveryConfirmed } from "./deliveryConfirmed.js";
-import { honoApp } from "./honoApp.js";
-import type { KindApi } from "./kindApi.js";
-import { lockName } from "./lockName.js";
+import type { AppEnv } from "../appTypes.js";
+import { jsonWithDeliveryConfirmed } from "../deliveryConfirmed.js";
+import { honoApp } from "../honoApp.js";
+import type { KindApi } from "../kindApi.js";
+import { lockName } from "../lockName.js";
 import { isWaitSocket } from "./operation.js";
-import { readBody } from "./readBody.js";
-import { serviceContext } from "./serviceContextOf.js";
+import { readBody } from "../readBody.js";
+import { serviceContext } from "../serviceContextOf.js";
 
 /** An operation's route under its kind's mount point: `/:name`, then its step. */
 const routeOf = (param: string, step: string) => `/:${param}${step ? `/${step}` : ""}`;

@@ -1,9 +1,9 @@
 import type * as z from "zod/mini";
-import type { ServiceContext } from "../service/ServiceContext.js";
-import type { TokenOperation } from "../wire/scopedToken.js";
-import type { SocketAt } from "../wire/socketProtocol.js";
-import type { GrantDelivery } from "../service/acquireFlow.js";
-import type { Named } from "./openapi/openapiOps.js";
+import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { TokenOperation } from "../../wire/scopedToken.js";
+import type { SocketAt } from "../../wire/socketProtocol.js";
+import type { GrantDelivery } from "../../service/acquireFlow.js";
+import type { Named } from "../openapi/openapiOps.js";
 
 /**
  * One operation of a kind, as one value: everything the HTTP API derives

@@ -1,7 +1,7 @@
-import type { ServiceContext } from "../service/ServiceContext.js";
-import type { TokenOperation } from "../wire/scopedToken.js";
-import { heartbeatBody, heartbeatResponse, releaseBody } from "../wire/schemas.js";
-import type { SocketAt } from "../wire/socketProtocol.js";
+import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { TokenOperation } from "../../wire/scopedToken.js";
+import { heartbeatBody, heartbeatResponse, releaseBody } from "../../wire/schemas.js";
+import type { SocketAt } from "../../wire/socketProtocol.js";
 import { type Answer, type Operation, operation, type WaitSocketOperation } from "./operation.js";
 
 /**
