@@ -2,7 +2,7 @@
 // penalty"): the arithmetic, on a fresh box with the clock handed in. What a flooder meets end to end is in
 // floodPenalty.test.ts (both stores over TCP) and test/http/waitSocket.workers.test.ts (the Worker's own refusal).
 import { describe, expect, it } from "vitest";
-import { FloodPenalties } from "../../../src/lockObject/sockets/floodPenalties";
+import { FloodPenalties, floodRefusal } from "../../../src/lockObject/sockets/floodPenalties";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -61,6 +61,22 @@ describe("an isolate's flood penalties", () => {
     expect(box.refusedFor(["key:ns/flooder"], T0)).toBe(8 * SECOND);
     // A flood seen here after a learnt penalty: the box counts from the learnt one's strikes, and never ends before it.
     expect(box.strike(["key:ns/elsewhere"], T0 + SECOND)).toBe(T0 + 5 * SECOND);
+  });
+
+  it("count the 10 minutes from the last flood seen, not from a penalty learnt since", () => {
+    const box = new FloodPenalties();
+    const id = ["key:ns/flooder"];
+    box.strike(id, T0);
+    box.learn(id, T0 + 9 * MINUTE + 8 * SECOND, T0 + 9 * MINUTE);
+    const next = T0 + 10 * MINUTE + 8 * SECOND;
+    expect(box.strike(id, next) - next).toBe(SECOND);
+  });
+
+  it("answer a refusal in whole milliseconds, at least 1, and say how long in seconds and the 60 s cap", () => {
+    expect(floodRefusal(0.2, T0).retryAfterMs).toBe(1);
+    const refusal = floodRefusal(1500.2, T0 + 1501);
+    expect(refusal).toMatchObject({ retryAfterMs: 1501, until: T0 + 1501, code: "rate_limited", limit: "socket_flood" });
+    expect(refusal.message).toMatch(/may open no new socket for 2 s \(each flood doubles it, up to 60 s\)$/);
   });
 
   it("remember at most 10,000 flooders: the 10,001st forgets the one whose penalty came first, not one struck again since", () => {
