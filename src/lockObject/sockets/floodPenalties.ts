@@ -33,8 +33,8 @@ interface Strikes {
   at: number;
 }
 
-/** A box of who flooded: their ids (a key's, an address's) and until when they are refused. */
-class FloodPenalties {
+/** A box of who flooded: their ids (a key's, an address's) and until when they are refused. One per isolate (floodPenalties, below); its tests make fresh ones. */
+export class FloodPenalties {
   private readonly byId = new Map<string, Strikes>();
 
   /** One more flood by these ids: each is refused for twice as long as the last time (from PENALTY_FIRST_MS). Answers until when. */

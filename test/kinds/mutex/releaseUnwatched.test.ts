@@ -67,4 +67,24 @@ describe("a release that expects nobody to watch the lease", () => {
     }
     expect((await lock.acquire({ ttlMs: 5000 })).count).toBe(1); // its delay went with the release
   });
+
+  it("a late copy of an earlier inner release, after a later one, drops no level: the holder still holds its last (the library's release)", async () => {
+    // The library's form of the Worker's case (test/kinds/mutex/retrySafety.conformance.ts): Upstash's client sends a
+    // request again when its answer was lost, so an inner release can reach Redis twice, the copy after a later release.
+    const lock = ref();
+    const acquire = (mode: "new" | "reenter") => store.mutex.acquire(lock, { token: "t", mode, ttlMs: 5000, requestId: requestId(), watch: false });
+    await acquire("new");
+    await acquire("reenter");
+    await acquire("reenter");
+    const [r1, r2] = [requestId(), requestId()];
+    const release = (id: string) => store.mutex.release(lock, { token: "t", requestId: id, expectUnwatched: true });
+    const first = await release(r1);
+    expect(first).toMatchObject({ status: "ok", released: false, count: 2 });
+    expect(await release(r2)).toMatchObject({ status: "ok", released: false, count: 1 });
+    // r1 again: its answer replayed, no level dropped.
+    expect(await release(r1)).toEqual(first);
+    expect(await store.mutex.inspect(lock)).toMatchObject({ held: true, count: 1 });
+    const other = await store.mutex.acquire(lock, { token: "other", mode: "new", ttlMs: 5000, requestId: requestId(), watch: false });
+    expect(other.status).toBe("busy");
+  });
 });

@@ -21,6 +21,7 @@ const KEYS = {
   waiters: "limits-waiters-key-1",
   sockets: "limits-sockets-key-1",
   idle: "limits-idle-key-1",
+  mixed: "limits-mixed-key-1",
 };
 const WAITERS_CAP = 3;
 const SOCKETS_CAP = 4;
@@ -271,6 +272,99 @@ for (const store of ["redis", "durable"] as const) {
       // The same subprotocols on the wait socket's handshake are the key (openSocket offers them).
       const s = await socketWaiter(base(), `${path}/wait`, KEYS.idle, { ttlMs: 5000, waitMs: 5000 });
       expect((await takeGrant(s)).token).toMatch(/^hf_/);
+    });
+  });
+}
+
+// The cap on waiters counts HTTP waits and sockets together, whichever came first (issue 53: the cases above fill a lock
+// with sockets first, so a count that took the larger of the two rather than their sum passed them).
+for (const store of ["redis", "durable"] as const) {
+  describe(`${store} store: sockets and HTTP waits under one cap`, () => {
+    const base = () => servers[store].url;
+
+    it(`a lock full of HTTP waits (${WAITERS_CAP}) refuses a socket's handshake 429; one full of HTTP waits and a socket refuses the next socket and the next HTTP wait`, async () => {
+      const api = httpClient(base(), KEYS.mixed);
+      /** Waiting HTTP acquires, in line once the lock's count says so; each granted in turn is released, after its holder's. */
+      const lineOf = async (path: string, n: number) => {
+        const answers = [];
+        for (let i = 0; i < n; i++) {
+          const answer = api.post(`${path}/acquire`, { ttlMs: 5000, waitMs: 20_000 });
+          answer.catch(() => {}); // read below; should the case fail first, its server's stop ends it
+          answers.push(answer);
+          await until(
+            () => api.get(path),
+            (r) => r.body.waiters === i + 1,
+          );
+        }
+        return async (holderToken: string) => {
+          let token = holderToken;
+          for (const answer of answers) {
+            expect((await api.post(`${path}/release`, { token })).status).toBe(200);
+            const granted = await answer;
+            expect(granted.status).toBe(200);
+            token = granted.body.token;
+          }
+          return token;
+        };
+      };
+
+      // Only HTTP waits: the socket's handshake is refused before any socket.
+      const httpOnly = `/v1/locks/${unique("http-full")}`;
+      const first = (await api.post(`${httpOnly}/acquire`, { ttlMs: 30_000 })).body;
+      const grantHttpOnly = await lineOf(httpOnly, WAITERS_CAP);
+      const socketRefused = await handshake(base(), `${httpOnly}/wait`, KEYS.mixed);
+      expect(socketRefused.status).toBe(429);
+      expect(socketRefused.body).toMatchObject({ error: "rate_limited", limit: "waiters_per_lock" });
+      expect((await api.post(`${httpOnly}/release`, { token: await grantHttpOnly(first.token) })).status).toBe(200);
+
+      // A mix at the cap, HTTP waits first, then a socket: the next socket and the next HTTP wait are refused.
+      const mixed = `/v1/locks/${unique("mixed-full")}`;
+      const second = (await api.post(`${mixed}/acquire`, { ttlMs: 30_000 })).body;
+      const grantMixed = await lineOf(mixed, WAITERS_CAP - 1);
+      const socket = await socketWaiter(base(), `${mixed}/wait`, KEYS.mixed, { ttlMs: 5000, waitMs: 20_000 });
+      await until(
+        () => api.get(mixed),
+        (r) => r.body.waiters === WAITERS_CAP,
+      );
+      const nextSocket = await handshake(base(), `${mixed}/wait`, KEYS.mixed);
+      expect(nextSocket.status).toBe(429);
+      expect(nextSocket.body).toMatchObject({ error: "rate_limited", limit: "waiters_per_lock" });
+      const nextHttp = await api.post(`${mixed}/acquire`, { ttlMs: 5000, waitMs: 5000 });
+      expect(nextHttp.status).toBe(429);
+      expect(nextHttp.body).toMatchObject({ error: "rate_limited", limit: "waiters_per_lock" });
+      // The waiters in line lose nothing: the lock goes to each in turn, the socket last.
+      expect((await api.post(`${mixed}/release`, { token: await grantMixed(second.token) })).status).toBe(200);
+      const last = await takeGrant(socket);
+      expect((await api.post(`${mixed}/release`, { token: last.token })).status).toBe(200);
+    });
+
+    it(`waits that left no longer count: at the cap (${WAITERS_CAP}), once its HTTP waits ran out, a new socket and a new HTTP wait are let in`, async () => {
+      // Waits that left by running out, not by a hang-up the Worker withdraws: workerd served locally reports no client's
+      // disconnect (src/http/deliveryConfirmed.ts), and the workerd pool, where a hang-up is reported, cannot set a lock
+      // object's cap per case. Either way the wait leaves through the one registry the cap counts (line/Waiters.ts).
+      const api = httpClient(base(), KEYS.mixed);
+      const path = `/v1/locks/${unique("left")}`;
+      const holder = (await api.post(`${path}/acquire`, { ttlMs: 30_000 })).body;
+      const gaveUp = Array.from({ length: WAITERS_CAP }, () => api.post(`${path}/acquire`, { ttlMs: 5000, waitMs: 2000 }));
+      for (const answer of gaveUp) answer.catch(() => {}); // read below; should the case fail first, its server's stop ends them
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === WAITERS_CAP,
+      );
+      expect((await handshake(base(), `${path}/wait`, KEYS.mixed)).status).toBe(429);
+      for (const answer of gaveUp) expect((await answer).status).toBe(409);
+      expect((await api.get(path)).body.waiters).toBe(0);
+      expect((await handshake(base(), `${path}/wait`, KEYS.mixed)).status).toBe(101);
+      const next = api.post(`${path}/acquire`, { ttlMs: 5000, waitMs: 20_000 });
+      next.catch(() => {});
+      await until(
+        () => api.get(path),
+        (r) => r.body.waiters === 1,
+      );
+      expect((await api.post(`${path}/release`, { token: holder.token })).status).toBe(200);
+      const granted = await next;
+      expect(granted.status).toBe(200);
+      expect((await api.post(`${path}/release`, { token: granted.body.token })).status).toBe(200);
     });
   });
 }
