@@ -286,7 +286,7 @@ for (const store of ["redis", "durable"] as const) {
       const api = httpClient(base(), KEYS.mixed);
       /** Waiting HTTP acquires, in line once the lock's count says so; each granted in turn is released, after its holder's. */
       const lineOf = async (path: string, n: number) => {
-        const answers = [];
+        const answers: ReturnType<typeof api.post>[] = [];
         for (let i = 0; i < n; i++) {
           const answer = api.post(`${path}/acquire`, { ttlMs: 5000, waitMs: 20_000 });
           answer.catch(() => {}); // read below; should the case fail first, its server's stop ends it
