@@ -22,9 +22,9 @@ export interface KindApi<K extends KindKey = KindKey> extends ServiceKind<K> {
     /** The path parameter naming one ("name"; an idempotency key is a "key"). */
     param: string;
     /** One of them, in the OpenAPI summaries ("a lock"). */
-    one: string;
+    oneInSummaries: string;
     /** What its listing lists, in the OpenAPI summary ("held or waited-on locks"). */
-    listing: string;
+    listedInSummaries: string;
     /** Its force release's body and the body's name in the OpenAPI document (with service.forceRelease). */
     forceReleaseBody?: readonly [string, z.ZodMiniType<{ reason: string; fence?: number; holder?: string }>];
   };

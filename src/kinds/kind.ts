@@ -9,7 +9,7 @@ import type { RedisKind } from "../store/redis/RedisKinds.js";
  *
  *   name, redis        the Redis store's (RedisKind, src/store/redis/RedisKinds.ts); the library's list holds only these
  *   object             the lock object's (ObjectKind, src/lockObject/ObjectKinds.ts)
- *   noun, service      the service layer's (ServiceKind, src/service/ServiceKind.ts)
+ *   nameInMessages, service  the service layer's (ServiceKind, src/service/ServiceKind.ts)
  *   http               the HTTP app's (KindApi, src/http/kindApi.ts)
  *
  * The Worker's list of them is src/worker/kinds.ts.

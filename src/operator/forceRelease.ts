@@ -18,7 +18,7 @@ export async function forceRelease(ctx: ServiceContext, caller: Caller, kind: Se
   if (caller.role !== "admin") {
     throw new ForbiddenError("a force release needs an admin key (an API_KEYS entry namespace:admin[:name]=key; see docs/API.md, Keys and roles)");
   }
-  if (!kind.service.forceRelease) throw new NotSupportedError(`${kind.noun} have no force release`);
+  if (!kind.service.forceRelease) throw new NotSupportedError(`${kind.nameInMessages} have no force release`);
   const audit = operatorOps(ctx.store); // a store without an audit log frees nothing
   const freed = await kind.service.forceRelease(ctx, name, ask);
   const entry = await audit.appendAudit(ctx.ns, { keyName: caller.keyName, kind: kind.name, name, reason: ask.reason, ...freed });

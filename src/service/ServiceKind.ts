@@ -22,7 +22,7 @@ export type WriteResult = Record<string, unknown>;
 export interface ServiceKind<K extends KindKey = KindKey> {
   readonly name: K["name"];
   /** How messages name the kind ("the mutex", "idempotency keys"). */
-  readonly noun: string;
+  readonly nameInMessages: string;
   readonly service: {
     /** Its GET body (without the name), which a listing's items are too. */
     inspect(ctx: ServiceContext, name: string): Promise<Record<string, unknown>>;
@@ -37,7 +37,7 @@ export interface ServiceKind<K extends KindKey = KindKey> {
      * by operation, the service's own condition on the store's answer. src/service/changeNotes.ts then
      * does not tell it a second time.
      */
-    toldByNoteWrite?: Readonly<Record<string, (result: WriteResult) => boolean>>;
+    writesThatTellTheLockObject?: Readonly<Record<string, (result: WriteResult) => boolean>>;
   };
 }
 

@@ -57,7 +57,7 @@ function viewPrototype(store: LockStore, kinds: readonly ServiceKind[]): object 
   for (const { name: kind, service } of kinds) {
     const ops = Reflect.get(base, kind) as Record<string, unknown> | undefined;
     if (!ops) continue;
-    const opsProto = tellingOps(kind, ops, told, service.toldByNoteWrite ?? {});
+    const opsProto = tellingOps(kind, ops, told, service.writesThatTellTheLockObject ?? {});
     const own = `${kind}Ops`;
     Object.defineProperty(proto, kind, {
       get(this: Telling & Record<string, unknown>) {
@@ -74,7 +74,7 @@ function tellingOps(
   kind: KindName,
   ops: Record<string, unknown>,
   told: (result: unknown) => boolean,
-  toldByNoteWrite: Readonly<Record<string, (result: WriteResult) => boolean>>,
+  writesThatTellTheLockObject: Readonly<Record<string, (result: WriteResult) => boolean>>,
 ): object {
   const out: Record<string, unknown> = {};
   for (const op of operationNames(ops)) {
@@ -84,7 +84,7 @@ function tellingOps(
       out[op] = fn.bind(ops);
       continue;
     }
-    const byNoteWrite = toldByNoteWrite[op];
+    const byNoteWrite = writesThatTellTheLockObject[op];
     out[op] = async function (this: Telling, ref: LockRef, ...rest: unknown[]) {
       const result = await fn.call(ops, ref, ...rest);
       if (told(result) && !byNoteWrite?.(result as WriteResult)) this.tell(kind, ref);

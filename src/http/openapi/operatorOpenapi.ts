@@ -38,7 +38,7 @@ export function operatorOperations(apis: readonly KindApi[]): Operations {
     ops[api.http.path] = {
       get: {
         operationId: `${api.name}List`,
-        summary: `List the namespace's ${api.http.listing} of this kind`,
+        summary: `List the namespace's ${api.http.listedInSummaries} of this kind`,
         query: [
           { name: "prefix", description: "Only names that start with this.", schema: { type: "string" } },
           {

@@ -37,7 +37,7 @@ export function watchOperations(apis: readonly KindApi[]): Operations {
     ops[`${api.http.path}/{${paramOf(api)}}/watch`] = {
       get: {
         operationId: `${api.name}Watch`,
-        summary: `Watch ${api.http.one}'s state over a WebSocket`,
+        summary: `Watch ${api.http.oneInSummaries}'s state over a WebSocket`,
         socket:
           'Switching Protocols: a watch socket (subprotocol holdfast.v1). The client sends {"type":"watch"}; the service answers ' +
           `{"type":"state","state":...} at once and again whenever the state changes (the state as GET answers it${state ? `: ${state}` : ""}), ` +

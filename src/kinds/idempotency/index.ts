@@ -11,7 +11,7 @@ import { idempotencyWait } from "./wait.js";
 /** Idempotency keys (docs/API.md "Idempotency keys"): one run per key, its result kept and replayed. */
 export const idempotency = defineKind<typeof IDEMPOTENCY>({
   ...idempotencyOnRedis,
-  noun: "idempotency keys",
+  nameInMessages: "idempotency keys",
   object: {
     part: (host) => new IdempotencyObjectPart(host),
     durable: durableIdempotency,
@@ -24,14 +24,14 @@ export const idempotency = defineKind<typeof IDEMPOTENCY>({
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectIdempotency(ctx, name)) }),
     listed: (s) => s.state !== "absent",
-    toldByNoteWrite: { complete: completeTellsObject, fail: () => true },
+    writesThatTellTheLockObject: { complete: completeTellsObject, fail: () => true },
   },
   http: {
     path: "/v1/idempotency",
     operations: idempotencyOperations,
     onQuorum: false,
     param: "key",
-    one: "an idempotency key",
-    listing: "stored idempotency keys",
+    oneInSummaries: "an idempotency key",
+    listedInSummaries: "stored idempotency keys",
   },
 });

@@ -12,7 +12,7 @@ import { mutexWait } from "./wait.js";
 /** The mutex (docs/API.md "Mutex"): one holder, fenced leases, a fair line. */
 export const mutex = defineKind<typeof MUTEX>({
   ...mutexOnRedis,
-  noun: "the mutex",
+  nameInMessages: "the mutex",
   object: {
     part: (host) => new MutexObjectPart(host),
     durable: durableMutex,
@@ -26,15 +26,15 @@ export const mutex = defineKind<typeof MUTEX>({
     listed: (s) => s.held === true || waitedOn(s) || s.delayedUntil != null,
     forceRelease: (ctx, name, ask) => forceReleaseMutex(ctx, name, ask.fence),
     socketAcquire: mutexSocketAcquire,
-    toldByNoteWrite: { release: releaseTellsObject },
+    writesThatTellTheLockObject: { release: releaseTellsObject },
   },
   http: {
     path: "/v1/locks",
     operations: mutexOperations,
     onQuorum: true,
     param: "name",
-    one: "a lock",
-    listing: "held or waited-on locks",
+    oneInSummaries: "a lock",
+    listedInSummaries: "held or waited-on locks",
     forceReleaseBody: ["MutexForceReleaseRequest", mutexForceBody],
   },
 });

@@ -14,7 +14,7 @@ import { rwLockWait } from "./wait.js";
 /** The read-write lock (docs/API.md "Read-write lock"): many readers or one writer, admitted in order. */
 export const rwLock = defineKind<typeof RWLOCK>({
   ...rwLockOnRedis,
-  noun: "the read-write lock",
+  nameInMessages: "the read-write lock",
   object: {
     part: rwLockObjectPart,
     durable: durableRwLock,
@@ -28,15 +28,15 @@ export const rwLock = defineKind<typeof RWLOCK>({
     listed: (s) => s.mode !== "free" || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, RWLOCK, name, ask.holder),
     socketAcquire: rwLockSocketAcquire,
-    toldByNoteWrite: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+    writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
   },
   http: {
     path: "/v1/rwlocks",
     operations: rwLockOperations,
     onQuorum: false,
     param: "name",
-    one: "a lock",
-    listing: "held or waited-on locks",
+    oneInSummaries: "a lock",
+    listedInSummaries: "held or waited-on locks",
     forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
   },
 });

@@ -14,7 +14,7 @@ import { semaphoreWait } from "./wait.js";
 /** The semaphore (docs/API.md "Semaphore"): up to a limit of permits, admitted in order. */
 export const semaphore = defineKind<typeof SEMAPHORE>({
   ...semaphoreOnRedis,
-  noun: "the semaphore",
+  nameInMessages: "the semaphore",
   object: {
     part: semaphoreObjectPart,
     durable: durableSemaphore,
@@ -28,15 +28,15 @@ export const semaphore = defineKind<typeof SEMAPHORE>({
     listed: (s) => Number(s.holders) > 0 || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, SEMAPHORE, name, ask.holder),
     socketAcquire: semaphoreSocketAcquire,
-    toldByNoteWrite: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+    writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
   },
   http: {
     path: "/v1/semaphores",
     operations: semaphoreOperations,
     onQuorum: false,
     param: "name",
-    one: "a lock",
-    listing: "held or waited-on locks",
+    oneInSummaries: "a lock",
+    listedInSummaries: "held or waited-on locks",
     forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
   },
 });
