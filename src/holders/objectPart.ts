@@ -1,6 +1,6 @@
 import type { HeldAnswer, KindLine, KindObjectPart, WriteEffect } from "../lockObject/KindObjectPart.js";
 import type { LockObjectHost } from "../lockObject/LockObjectHost.js";
-import type { QueuePolicy } from "../lockObject/line/QueuePolicy.js";
+import type { LinePolicy } from "../lockObject/line/LinePolicy.js";
 import type { StoreKind, WaitOutcome } from "../lockObject/line/waitProtocol.js";
 import type { KindKey, KindName, OpsOf, WaitOf } from "../store/kinds.js";
 import { kindOps, type LockRef, type LockStore } from "../store/types.js";
@@ -21,7 +21,7 @@ type ReleaseOk<K extends HolderKind> = Awaited<ReturnType<OpsOf<K>["release"]>> 
 /** What a many-holder kind brings to its part of the lock object. */
 export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderGrant> {
   kind: K;
-  policy: QueuePolicy<Req, Grant>;
+  policy: LinePolicy<Req, Grant>;
   /** The line's request for a wait. */
   queued(req: WaitOf<K>): Req;
   /** A re-entry with a held token (never queued, never refused for the line). */
@@ -50,7 +50,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
     private readonly host: LockObjectHost,
     private readonly spec: HolderKindSpec<K, Req, Grant>,
   ) {
-    this.line = { policy: spec.policy as QueuePolicy<unknown, Grant>, queued: spec.queued, isReentry: spec.isReentry };
+    this.line = { policy: spec.policy as LinePolicy<unknown, Grant>, queued: spec.queued, isReentry: spec.isReentry };
     // Both many-holder kinds share heartbeat and release shapes; what differs is in the spec.
     const own = kindOps(host.ownStore, spec.kind) as HolderOps & { release(ref: LockRef, input: unknown): Promise<{ status: string }> };
     this.durableOps = {

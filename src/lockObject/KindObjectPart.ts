@@ -1,7 +1,7 @@
 import type { KindKey, NoteOf, OpsOf, WaitOf } from "../store/kinds.js";
 import type { LockRef, LockStore } from "../store/types.js";
 import type { SocketAnswer } from "../wire/socketProtocol.js";
-import type { QueuePolicy } from "./line/QueuePolicy.js";
+import type { LinePolicy } from "./line/LinePolicy.js";
 import type { StoreKind, WaitOutcome } from "./line/waitProtocol.js";
 
 /** A socket holder's heartbeat or release: the HTTP answer's body, or lost. */
@@ -23,7 +23,7 @@ export interface WriteEffect {
 /** What a kind with a line brings to it (the core's Line drives it). */
 export interface KindLine<Wait, Grant> {
   /** The line's store step: which waiters the store grants now. */
-  readonly policy: QueuePolicy<unknown, Grant>;
+  readonly policy: LinePolicy<unknown, Grant>;
   /** The line's request for a wait. */
   queued(req: Wait): unknown;
   /** A re-entry with a held token: tried at once, never queued, never refused for the line. */

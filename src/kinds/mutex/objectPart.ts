@@ -4,7 +4,7 @@ import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
 import { kindOps, type LockRef, type LockStore } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
-import { type MutexWaitRequest, mutexQueuePolicy } from "./mutexQueuePolicy.js";
+import { type MutexWaitRequest, mutexLinePolicy } from "./mutexLinePolicy.js";
 import type { MutexGrant, MutexOps, MutexWriteNote } from "./types.js";
 import type { MutexWait } from "./wait.js";
 
@@ -17,7 +17,7 @@ import type { MutexWait } from "./wait.js";
 export class MutexObjectPart implements KindObjectPart<typeof MUTEX, MutexGrant> {
   readonly durableOps: MutexOps;
   readonly line = {
-    policy: mutexQueuePolicy,
+    policy: mutexLinePolicy,
     queued: (req: MutexWait): MutexWaitRequest => ({
       ttlMs: req.ttlMs,
       watch: req.onExpire !== undefined,

@@ -35,9 +35,9 @@ export interface MutexAcquireInput extends AnsweredWrite {
   ttlMs: number;
   /** The lock object must hear of this lease's release (it watches it for onExpire). */
   watch: boolean;
-  /** Queue mode: other waiters queue behind this one (a handoff keeps try-locks out for them). */
+  /** LineOrder mode: other waiters queue behind this one (a handoff keeps try-locks out for them). */
   more?: boolean;
-  /** Queue mode: a grant now must be picked up (the waiter waited; see PICKUP_MS). */
+  /** LineOrder mode: a grant now must be picked up (the waiter waited; see PICKUP_MS). */
   markPickup?: boolean;
   /** Who holds it, in words (a holder label; stored with the lease, shown by inspect and to busy callers). */
   holder?: string;

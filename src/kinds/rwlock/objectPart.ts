@@ -2,7 +2,7 @@ import { RWLOCK } from "./types.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
-import { holderQueuePolicy } from "../../holders/holderQueuePolicy.js";
+import { holderLinePolicy } from "../../holders/holderLinePolicy.js";
 import { HoldersObjectPart } from "../../holders/objectPart.js";
 import type { RwGrant, RwMode } from "./types.js";
 
@@ -16,7 +16,7 @@ interface RwWaitRequest {
 export const rwLockObjectPart = (host: LockObjectHost) =>
   new HoldersObjectPart<typeof RWLOCK, RwWaitRequest, RwGrant>(host, {
     kind: RWLOCK,
-    policy: holderQueuePolicy<RwWaitRequest, RwGrant>({
+    policy: holderLinePolicy<RwWaitRequest, RwGrant>({
       admit: (store, ref, waiters, more) => kindOps(store, RWLOCK).admit(ref, waiters, more),
       withdraw: (store, ref, input) => kindOps(store, RWLOCK).withdraw(ref, input),
       ungate: (store, ref) => kindOps(store, RWLOCK).ungate(ref),

@@ -2,7 +2,7 @@ import { SEMAPHORE } from "./types.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken } from "../../tokens.js";
-import { holderQueuePolicy } from "../../holders/holderQueuePolicy.js";
+import { holderLinePolicy } from "../../holders/holderLinePolicy.js";
 import { HoldersObjectPart } from "../../holders/objectPart.js";
 import type { SemaphoreGrant } from "./types.js";
 
@@ -17,7 +17,7 @@ interface SemaphoreWaitRequest {
 export const semaphoreObjectPart = (host: LockObjectHost) =>
   new HoldersObjectPart<typeof SEMAPHORE, SemaphoreWaitRequest, SemaphoreGrant>(host, {
     kind: SEMAPHORE,
-    policy: holderQueuePolicy<SemaphoreWaitRequest, SemaphoreGrant>({
+    policy: holderLinePolicy<SemaphoreWaitRequest, SemaphoreGrant>({
       admit: (store, ref, waiters, more) => kindOps(store, SEMAPHORE).admit(ref, waiters, more),
       withdraw: (store, ref, input) => kindOps(store, SEMAPHORE).withdraw(ref, input),
       ungate: (store, ref) => kindOps(store, SEMAPHORE).ungate(ref),

@@ -5,7 +5,7 @@ import type { ObjectTimers } from "../timers.js";
 import type { GrantedLease } from "../watches/watches.js";
 import type { StoreKind, WaitOutcome, WaitRequest } from "./waitProtocol.js";
 import { waitFault } from "./waitFault.js";
-import { type WaitOptions, Queue } from "./Queue.js";
+import { type WaitOptions, LineOrder } from "./LineOrder.js";
 
 /** What the line needs of its lock object. */
 export interface LineHost {
@@ -22,13 +22,13 @@ export interface LineHost {
 /**
  * The lock object's line for its one kind: the core owns it and the kind
  * answers its hooks (KindObjectPart). A wait tries once (a try-lock, a
- * re-entry, a kind with no line) or queues (Queue: order, timeouts,
+ * re-entry, a kind with no line) or queues (LineOrder: order, timeouts,
  * pickups, store faults); a granted lease is watched for onExpire; a write
  * noted here ends watches and moves the line; a grant is picked up or taken
  * back here.
  */
 export class Line {
-  private queue: Queue<unknown, unknown> | undefined;
+  private queue: LineOrder<unknown, unknown> | undefined;
   /** The store of the requests this object serves now (waiters of one lock all use the same). */
   private storeKind: StoreKind = "durable";
 
@@ -43,11 +43,11 @@ export class Line {
     return this.queue?.length ?? this.part.awaiting ?? 0;
   }
 
-  private queueFor(ref: LockRef, store: StoreKind): Queue<unknown, unknown> | undefined {
+  private queueFor(ref: LockRef, store: StoreKind): LineOrder<unknown, unknown> | undefined {
     this.storeKind = store;
     const policy = this.part.line?.policy;
     if (!policy) return undefined;
-    this.queue ??= new Queue(policy, {
+    this.queue ??= new LineOrder(policy, {
       store: () => this.host.storeOf(this.storeKind),
       ref,
       timers: this.host.timers,

@@ -6,7 +6,7 @@ import { RecentTokens } from "../RecentTokens.js";
 const LEFT_REMEMBERED_MS = 60_000;
 
 /**
- * What a line (Queue.ts) still owes the store about its grants: the
+ * What a line (LineOrder.ts) still owes the store about its grants: the
  * pickups it waits for, and the take-backs it has to send, with the tokens
  * that say which late news of a grant is taken back again.
  */

@@ -1,12 +1,12 @@
 import { Redis } from "@upstash/redis";
 import { describe, expect, inject, it } from "vitest";
-import { holderQueuePolicy } from "../../../src/holders/holderQueuePolicy";
+import { holderLinePolicy } from "../../../src/holders/holderLinePolicy";
 import { rwLockKeys } from "../../../src/kinds/rwlock/keys";
 import type { RwGrant, RwMode } from "../../../src/kinds/rwlock/types";
 import { semaphoreKeys } from "../../../src/kinds/semaphore/keys";
 import type { SemaphoreGrant } from "../../../src/kinds/semaphore/types";
-import { mutexQueuePolicy } from "../../../src/kinds/mutex/mutexQueuePolicy";
-import { Queue } from "../../../src/lockObject/line/Queue";
+import { mutexLinePolicy } from "../../../src/kinds/mutex/mutexLinePolicy";
+import { LineOrder } from "../../../src/lockObject/line/LineOrder";
 import type { WaitOutcome } from "../../../src/lockObject/line/waitProtocol";
 import { RedisStore } from "../../../src/library/RedisStore";
 import { RWLOCK } from "../../../src/kinds/rwlock/types";
@@ -20,10 +20,10 @@ import { pollUntil } from "../../support/pollUntil";
  * its answer means to the line) on a real Redis store (the gateway, the real
  * @upstash/redis client). The mutex's: only the head, a grant on arrival needs
  * no pickup, a busy answer says when to look again and who holds. The
- * many-holder kinds' (src/holders/holderQueuePolicy.ts): a batch from
+ * many-holder kinds' (src/holders/holderLinePolicy.ts): a batch from
  * the front, every reader up to the next writer, semaphore permits while they
  * fit, stopping at the first that does not; another limit refused. Run
- * through Queue where the choice shows as who is granted, in what order.
+ * through LineOrder where the choice shows as who is granted, in what order.
  */
 
 const redis = new Redis({ url: inject("upstashUrl"), token: inject("upstashToken"), enableTelemetry: false });
@@ -42,12 +42,12 @@ interface SemReq {
 }
 
 // The policies as the kinds' object parts build them (src/kinds/rwlock/objectPart.ts, src/kinds/semaphore/objectPart.ts).
-const rwPolicy = holderQueuePolicy<RwReq, RwGrant>({
+const rwPolicy = holderLinePolicy<RwReq, RwGrant>({
   admit: (s, ref, waiters, more) => kindOps(s, RWLOCK).admit(ref, waiters, more),
   withdraw: (s, ref, input) => kindOps(s, RWLOCK).withdraw(ref, input),
   ungate: (s, ref) => kindOps(s, RWLOCK).ungate(ref),
 });
-const semPolicy = holderQueuePolicy<SemReq, SemaphoreGrant>({
+const semPolicy = holderLinePolicy<SemReq, SemaphoreGrant>({
   admit: (s, ref, waiters, more) => kindOps(s, SEMAPHORE).admit(ref, waiters, more),
   withdraw: (s, ref, input) => kindOps(s, SEMAPHORE).withdraw(ref, input),
   ungate: (s, ref) => kindOps(s, SEMAPHORE).ungate(ref),
@@ -69,17 +69,17 @@ describe("mutex queue policy", () => {
     const ref = freshRef("policy-mx");
     const [fresh, waited] = [tokenOf("fresh"), tokenOf("waited")];
     const req = { ttlMs: 4000, watch: false };
-    expect(await mutexQueuePolicy.admit(store, ref, [{ token: fresh, req, firstTry: true }], false)).toEqual({
+    expect(await mutexLinePolicy.admit(store, ref, [{ token: fresh, req, firstTry: true }], false)).toEqual({
       granted: [{ token: fresh, grant: expect.objectContaining({ token: fresh, ttlMs: 4000, count: 1 }), pickup: false }],
     });
     // Granted unmarked: an unclaimed withdraw takes nothing back.
-    expect(await mutexQueuePolicy.withdraw(store, ref, fresh, "unclaimed")).toBe(false);
+    expect(await mutexLinePolicy.withdraw(store, ref, fresh, "unclaimed")).toBe(false);
     await store.mutex.release(ref, { token: fresh, requestId: requestId() });
 
-    expect(await mutexQueuePolicy.admit(store, ref, [{ token: waited, req, firstTry: false }], false)).toMatchObject({
+    expect(await mutexLinePolicy.admit(store, ref, [{ token: waited, req, firstTry: false }], false)).toMatchObject({
       granted: [{ token: waited, pickup: true }],
     });
-    expect(await mutexQueuePolicy.withdraw(store, ref, waited, "unclaimed")).toBe(true);
+    expect(await mutexLinePolicy.withdraw(store, ref, waited, "unclaimed")).toBe(true);
     expect((await store.mutex.inspect(ref)).held).toBe(false);
   });
 
@@ -90,7 +90,7 @@ describe("mutex queue policy", () => {
     if (held.status !== "granted") throw new Error(`not granted: ${JSON.stringify(held)}`);
     const head = tokenOf("head");
     const t0 = Date.now();
-    const admission = await mutexQueuePolicy.admit(store, ref, [{ token: head, req: { ttlMs: 4000, watch: false }, firstTry: true }], false);
+    const admission = await mutexLinePolicy.admit(store, ref, [{ token: head, req: { ttlMs: 4000, watch: false }, firstTry: true }], false);
     const t1 = Date.now();
     expect(admission).toEqual({ granted: [], retryInMs: expect.any(Number), current: { holder: "nightly", expiresAt: held.grant.expiresAt } });
     // What is left of the holder's lease (the store's clock and ours a few ms apart).
@@ -134,7 +134,7 @@ describe("many-holder queue policy (through the line)", () => {
 
   it("rwlock: a released writer lets every reader up to the next writer in at once; the writer next; the reader behind it after (no overtaking)", async () => {
     const ref = rwRef();
-    const line = new Queue<RwReq, RwGrant>(rwPolicy, { store: liveStore, ref });
+    const line = new LineOrder<RwReq, RwGrant>(rwPolicy, { store: liveStore, ref });
     const x = tokenOf("x");
     await store.rwlock.acquire(ref, { mode: "write", token: x, reenter: false, ttlMs: 5000, watch: false, requestId: requestId() });
     const modes: RwMode[] = ["read", "read", "write", "read"];
@@ -180,7 +180,7 @@ describe("many-holder queue policy (through the line)", () => {
 
   it("rwlock: the first waiter on a free lock is granted on arrival with no pickup", async () => {
     const ref = rwRef();
-    const line = new Queue<RwReq, RwGrant>(rwPolicy, { store: liveStore, ref });
+    const line = new LineOrder<RwReq, RwGrant>(rwPolicy, { store: liveStore, ref });
     const a = tokenOf("a");
     expect(await line.wait({ mode: "write", ttlMs: 4000, watch: false }, 2000, undefined, { token: a })).toMatchObject({
       status: "granted",
@@ -191,7 +191,7 @@ describe("many-holder queue policy (through the line)", () => {
 
   it("semaphore: permits are granted in order while they fit; the first that does not stops the line, and a smaller one behind it waits", async () => {
     const ref = freshRef("policy-sem");
-    const line = new Queue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
+    const line = new LineOrder<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
     const x = tokenOf("x");
     await store.semaphore.acquire(ref, { token: x, limit: 3, permits: 2, ttlMs: 5000, watch: false });
     const [big, small] = [tokenOf("big"), tokenOf("small")];
@@ -216,7 +216,7 @@ describe("many-holder queue policy (through the line)", () => {
 
   it("semaphore: a waiter asking another limit than the holders' is refused (limit_mismatch), the next one is still served", async () => {
     const ref = freshRef("policy-sem-limit");
-    const line = new Queue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
+    const line = new LineOrder<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
     await store.semaphore.acquire(ref, { token: tokenOf("x"), limit: 3, permits: 1, ttlMs: 5000, watch: false });
     const other = track(line.wait({ limit: 5, permits: 1, ttlMs: 4000, watch: false }, 3000, undefined, { token: tokenOf("other") }));
     const fits = track(line.wait({ limit: 3, permits: 1, ttlMs: 4000, watch: false }, 3000, undefined, { token: tokenOf("fits") }));
@@ -230,7 +230,7 @@ describe("many-holder queue policy (through the line)", () => {
     await store.semaphore.admit(ref, [{ token: tokenOf("gone"), limit: 3, permits: 1, ttlMs: 4000, watch: false, markPickup: false }], true);
     const tryLock = () => store.semaphore.acquire(ref, { token: tokenOf("try"), limit: 3, permits: 1, ttlMs: 4000, watch: false });
     expect(await tryLock()).toMatchObject({ status: "busy", queued: true });
-    const line = new Queue<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
+    const line = new LineOrder<SemReq, SemaphoreGrant>(semPolicy, { store: liveStore, ref });
     line.letHeadTry(true);
     await pollUntil(
       () => redis.exists(semaphoreKeys(ref).gate),

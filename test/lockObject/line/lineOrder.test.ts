@@ -2,10 +2,10 @@ import { Redis } from "@upstash/redis";
 import { describe, expect, inject, it } from "vitest";
 import { StoreUnavailableError } from "../../../src/errors";
 import { PICKUP_MS } from "../../../src/limits";
-import { Queue } from "../../../src/lockObject/line/Queue";
+import { LineOrder } from "../../../src/lockObject/line/LineOrder";
 import type { WaitOutcome } from "../../../src/lockObject/line/waitProtocol";
 import { mutexKeys } from "../../../src/kinds/mutex/keys";
-import { type MutexWaitRequest, mutexQueuePolicy } from "../../../src/kinds/mutex/mutexQueuePolicy";
+import { type MutexWaitRequest, mutexLinePolicy } from "../../../src/kinds/mutex/mutexLinePolicy";
 import type { MutexGrant } from "../../../src/kinds/mutex/types";
 import { RedisStore } from "../../../src/library/RedisStore";
 import type { LockStore } from "../../../src/store/types";
@@ -13,7 +13,7 @@ import { freshRef, requestId, tokenOf } from "../../contract/support";
 import { pollUntil } from "../../support/pollUntil";
 
 /**
- * The lock object's line (Queue) on its own, with the mutex's policy
+ * The lock object's line (LineOrder) on its own, with the mutex's policy
  * and a real Redis store (the gateway, the real @upstash/redis client): no
  * lock object, no HTTP. The test plays the object's part where the line
  * needs one (a release's news: handedOver or kick; a delivered answer:
@@ -30,7 +30,7 @@ const down = new RedisStore(new Redis({ url: "http://127.0.0.1:9", token: "none"
 const req = (ttlMs = 4000): MutexWaitRequest => ({ ttlMs, watch: false });
 
 function lineFor(ref = freshRef("line"), store: () => LockStore = () => live) {
-  const line = new Queue<MutexWaitRequest, MutexGrant>(mutexQueuePolicy, { store, ref });
+  const line = new LineOrder<MutexWaitRequest, MutexGrant>(mutexLinePolicy, { store, ref });
   /** A holder's release, and the news the lock object hears of it (objectPart.ts: handedOver, or a kick for the head). */
   async function release(token: string) {
     const r = await live.mutex.release(ref, { token, requestId: requestId() });
@@ -64,7 +64,7 @@ function track(p: Promise<WaitOutcome<MutexGrant>>) {
 
 const grantedTo = (o: WaitOutcome<MutexGrant> | undefined) => (o?.status === "granted" ? o.grant.token : undefined);
 
-describe("Queue (mutex policy, Redis store)", () => {
+describe("LineOrder (mutex policy, Redis store)", () => {
   it("a waiter that finds the lock free and the line empty is granted at once, with no pickup to wait for", async () => {
     const { ref, line } = lineFor();
     const a = tokenOf("a");

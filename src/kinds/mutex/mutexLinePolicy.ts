@@ -1,6 +1,6 @@
 import { MUTEX } from "./types.js";
 import { InternalError } from "../../errors.js";
-import type { QueuePolicy } from "../../lockObject/line/QueuePolicy.js";
+import type { LinePolicy } from "../../lockObject/line/LinePolicy.js";
 import { kindOps } from "../../store/types.js";
 import { newRequestId } from "../../tokens.js";
 import type { MutexGrant } from "./types.js";
@@ -18,7 +18,7 @@ export interface MutexWaitRequest {
  * the store registers the head so the holder's release hands the lock
  * straight to it, and answers how long the holder's lease has left.
  */
-export const mutexQueuePolicy: QueuePolicy<MutexWaitRequest, MutexGrant> = {
+export const mutexLinePolicy: LinePolicy<MutexWaitRequest, MutexGrant> = {
   batch: 1,
 
   async admit(store, ref, waiters, more) {

@@ -29,7 +29,7 @@ export interface Admission<Grant> {
  * to take a waiter out of line. The queue itself (order, timeouts, pickups,
  * disconnects, store faults, alarms) is the same for every kind.
  */
-export interface QueuePolicy<Req, Grant> {
+export interface LinePolicy<Req, Grant> {
   /**
    * How many waiters from the front one store step is shown (1 for the
    * kinds where only the head can be granted, a batch where many hold): the store may grant or

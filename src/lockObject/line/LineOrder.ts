@@ -3,7 +3,7 @@ import type { CurrentHolder } from "../../errors.js";
 import type { LockRef } from "../../store/types.js";
 import type { LockStore } from "../../store/types.js";
 import { newOwnerToken } from "../../tokens.js";
-import type { QueuedWaiter, QueuePolicy } from "./QueuePolicy.js";
+import type { QueuedWaiter, LinePolicy } from "./LinePolicy.js";
 import { logError } from "../../logError.js";
 import type { WaitOutcome } from "./waitProtocol.js";
 import { GrantClaims } from "./grantClaims.js";
@@ -30,7 +30,7 @@ const MIN_WAKE_MS = 5;
 
 /**
  * A lock object's waiters, first come, first served, for any lock kind (the
- * kind's QueuePolicy says what the store grants). Waiters (open requests,
+ * kind's LinePolicy says what the store grants). Waiters (open requests,
  * or wait sockets) live in memory; their deadlines and the wake-up at the
  * holder's lease end are the object's timers (timers.ts: short ones in
  * memory, long ones on the alarm, so an object whose waiters are all
@@ -49,7 +49,7 @@ const MIN_WAKE_MS = 5;
  * before any grant reached it has whatever the store granted it taken back
  * unconditionally: nobody knows its token.
  */
-export class Queue<Req, Grant> {
+export class LineOrder<Req, Grant> {
   private readonly waiters: Array<Waiter<Req, Grant>> = [];
   /** Pickups pending and take-backs to send (grantClaims.ts). */
   private readonly claims = new GrantClaims();
@@ -67,7 +67,7 @@ export class Queue<Req, Grant> {
   private idleWanted = false;
 
   constructor(
-    private readonly policy: QueuePolicy<Req, Grant>,
+    private readonly policy: LinePolicy<Req, Grant>,
     private readonly host: { store(): LockStore; ref: LockRef; timers?: ObjectTimers; changed?: () => void },
   ) {}
 
@@ -206,7 +206,7 @@ export class Queue<Req, Grant> {
       const more = this.waiters.length > front.length;
       const head = this.waiters[0];
       for (const w of this.waiters.slice(0, this.policy.batch)) w.admitted = true;
-      let admission: Awaited<ReturnType<QueuePolicy<Req, Grant>["admit"]>>;
+      let admission: Awaited<ReturnType<LinePolicy<Req, Grant>["admit"]>>;
       try {
         admission = await this.policy.admit(this.host.store(), this.host.ref, front, more);
       } catch (err) {

@@ -1,4 +1,4 @@
-import type { Admission, QueuedWaiter, QueuePolicy } from "../lockObject/line/QueuePolicy.js";
+import type { Admission, QueuedWaiter, LinePolicy } from "../lockObject/line/LinePolicy.js";
 import type { WithdrawReason } from "../store/types.js";
 import type { LockRef } from "../store/types.js";
 import type { LockStore } from "../store/types.js";
@@ -10,11 +10,11 @@ import type { Admitted, HolderWithdrawResult, QueuedHolder } from "./types.js";
  * waiter at the front that can be granted (a batch of readers, the permits
  * that fit), and leaves the first that cannot in the store's gate.
  */
-export function holderQueuePolicy<Req extends Omit<QueuedHolder, "token" | "markPickup">, Grant extends { token: string }>(ops: {
+export function holderLinePolicy<Req extends Omit<QueuedHolder, "token" | "markPickup">, Grant extends { token: string }>(ops: {
   admit(store: LockStore, ref: LockRef, waiters: Array<Req & QueuedHolder>, more: boolean): Promise<Admitted<Grant>>;
   withdraw(store: LockStore, ref: LockRef, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult>;
   ungate(store: LockStore, ref: LockRef): Promise<void>;
-}): QueuePolicy<Req, Grant> {
+}): LinePolicy<Req, Grant> {
   return {
     batch: ADMIT_BATCH,
     async admit(store, ref, waiters: ReadonlyArray<QueuedWaiter<Req>>, more): Promise<Admission<Grant>> {
