@@ -6,7 +6,7 @@ import { newOwnerToken } from "../../tokens.js";
 import type { QueuedWaiter, LinePolicy } from "./LinePolicy.js";
 import { logError } from "../../logError.js";
 import type { WaitOutcome } from "./waitProtocol.js";
-import { GrantClaims } from "./grantClaims.js";
+import { GrantsOwed } from "./grantsOwed.js";
 import { memoryTimers, type ObjectTimers } from "../timers.js";
 
 export interface WaitOptions {
@@ -51,8 +51,8 @@ const MIN_WAKE_MS = 5;
  */
 export class LineOrder<Req, Grant> {
   private readonly waiters: Array<Waiter<Req, Grant>> = [];
-  /** Pickups pending and take-backs to send (grantClaims.ts). */
-  private readonly claims = new GrantClaims();
+  /** Pickups pending and take-backs to send (grantsOwed.ts). */
+  private readonly owed = new GrantsOwed();
   /** Cancels the pending wake-up (the holder's lease end, or a back-off). */
   private cancelWake: (() => void) | undefined;
   /** The store failing now: waiters whose wait ends meanwhile get 503, not 409. */
@@ -126,17 +126,17 @@ export class LineOrder<Req, Grant> {
    * socket closed): take it back now, not after the pickup time.
    */
   takeBack(token: string): void {
-    if (this.claims.takeBack(token)) this.letHeadTry();
+    if (this.owed.takeBack(token)) this.letHeadTry();
   }
 
   /** Whether this grant was taken back for want of a pickup (an acknowledgement now comes too late). */
   wasTakenBack(token: string): boolean {
-    return this.claims.wasTakenBack(token);
+    return this.owed.wasTakenBack(token);
   }
 
   /** The Worker delivered this grant's answer (or the holder heartbeated): the holder has it. */
   pickedUp(token: string): void {
-    this.claims.pickedUp(token);
+    this.owed.pickedUp(token);
   }
 
   /**
@@ -159,7 +159,7 @@ export class LineOrder<Req, Grant> {
     this.cancelWake?.();
     this.cancelWake = this.timers.after(Math.max(MIN_WAKE_MS, ms), () => {
       this.cancelWake = undefined;
-      if (this.waiters.length || this.claims.withdrawals.size) this.letHeadTry();
+      if (this.waiters.length || this.owed.withdrawals.size) this.letHeadTry();
     });
   }
 
@@ -188,13 +188,13 @@ export class LineOrder<Req, Grant> {
 
   /** False when the store failed: the alarm retries. */
   private async runWithdrawals(): Promise<boolean> {
-    for (const [token, reason] of [...this.claims.withdrawals]) {
+    for (const [token, reason] of [...this.owed.withdrawals]) {
       try {
         await this.policy.withdraw(this.host.store(), this.host.ref, token, reason);
-        this.claims.withdrawals.delete(token);
+        this.owed.withdrawals.delete(token);
       } catch (err) {
         if (this.noteFault(err)) return false;
-        this.claims.withdrawals.delete(token); // a bug, logged: that grant lapses at its own TTL
+        this.owed.withdrawals.delete(token); // a bug, logged: that grant lapses at its own TTL
       }
     }
     return true;
@@ -241,22 +241,22 @@ export class LineOrder<Req, Grant> {
       // its pickup mark: nobody has its token). A grant answered once and never
       // picked up is taken back only while still marked so; a token delivered
       // and picked up, or unknown to us, is never taken back from here.
-      const reason = this.claims.strayReason(token);
+      const reason = this.owed.strayReason(token);
       if (reason) {
-        this.claims.withdrawals.set(token, reason);
+        this.owed.withdrawals.set(token, reason);
         this.wanted = true;
       }
       return;
     }
     this.waiters.splice(i, 1);
     this.host.changed?.();
-    this.claims.clearPickup(token); // a retried wait granted again: one take-back timer
+    this.owed.clearPickup(token); // a retried wait granted again: one take-back timer
     if (!pickup) {
       waiter.settle({ status: "granted", grant, pickup: false });
       return;
     }
     // Nobody picked it up in time: take it back, and the line moves on.
-    this.claims.awaitPickup(token, () => this.takeBack(token));
+    this.owed.awaitPickup(token, () => this.takeBack(token));
     waiter.settle({ status: "granted", grant, pickup: true });
   }
 
@@ -276,7 +276,7 @@ export class LineOrder<Req, Grant> {
     const i = this.waiters.indexOf(waiter);
     if (i >= 0) this.waiters.splice(i, 1);
     this.host.changed?.();
-    if (waiter.admitted) this.claims.departed(waiter.token);
+    if (waiter.admitted) this.owed.departed(waiter.token);
     if (waiter.admitted || i === 0) this.letHeadTry();
   }
 

@@ -10,7 +10,7 @@ const LEFT_REMEMBERED_MS = 60_000;
  * pickups it waits for, and the take-backs it has to send, with the tokens
  * that say which late news of a grant is taken back again.
  */
-export class GrantClaims {
+export class GrantsOwed {
   /** Grants handed out and not yet picked up: their take-back timers. */
   private readonly pickups = new Map<string, ReturnType<typeof setTimeout>>();
   /** Tokens to take out of the store, and why (which says what may be taken back). */
