@@ -2,7 +2,7 @@ import type { CurrentHolder } from "../errors.js";
 import { InternalError } from "../errors.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../store/redis/ScriptRunner.js";
 import { watchStateOf } from "../store/redis/watchStateOf.js";
-import { withWatcherNote } from "../store/redis/watcherNotes.js";
+import { markedIfWatched } from "../store/redis/watchedResults.js";
 import type { WatchState } from "../store/types.js";
 import type { WithdrawReason } from "../store/types.js";
 import type { HolderKeys } from "./keys.js";
@@ -16,7 +16,7 @@ function redisHolders(scripts: ScriptRunner) {
       const r = await scripts.run("holders_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("holders_heartbeat", r);
-      return withWatcherNote(r, {
+      return markedIfWatched(r, {
         status: "ok",
         expiresAt: numberField(r, "expiresAt"),
         ttlMs: numberField(r, "ttlMs"),
@@ -41,7 +41,7 @@ function redisHolders(scripts: ScriptRunner) {
       const r = await scripts.run("holders_force_release", [k.lock, k.request(input.requestId), k.ended, k.gate], which, k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("holders_force_release", r);
-      return withWatcherNote(r, {
+      return markedIfWatched(r, {
         status: "ok",
         released: numberField(r, "released"),
         fence: numberField(r, "fence"),

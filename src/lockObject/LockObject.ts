@@ -4,7 +4,7 @@ import { writeMetric } from "../metrics.js";
 import { InternalError, StoreUnavailableError } from "../errors.js";
 import type { KindName } from "../store/kinds.js";
 import type { LockRef, LockStore } from "../store/types.js";
-import { ListingNotes } from "./listingNotes.js";
+import { ListingUpdates } from "./listingUpdates.js";
 import { earliest } from "../store/durable/records.js";
 import { KeptKv } from "./KeptKv.js";
 import { type LocalStore, localStoreOf } from "./LocalStore.js";
@@ -71,8 +71,8 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     timers: this.timers,
     caps: this.caps,
   });
-  /** On the Durable store: the namespace's listing hears of this lock (listingNotes.ts). */
-  private readonly listing = new ListingNotes(this.env.NAMESPACE_OBJECT);
+  /** On the Durable store: the namespace's listing hears of this lock (listingUpdates.ts). */
+  private readonly listing = new ListingUpdates(this.env.NAMESPACE_OBJECT);
   /** Waiters over HTTP (HttpWaits.ts): in the same line as the sockets. */
   private readonly httpWaits: HttpWaits = new HttpWaits({
     waitRequest: () => (this.waitRequest ??= waitRequestOf(this.kinds.kinds)),

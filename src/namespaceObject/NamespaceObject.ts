@@ -13,7 +13,7 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
 /**
  * One per namespace. On the Durable store: the names of the namespace's
  * locks that were active lately (each lock object tells it, at most every few
- * minutes: src/lockObject/listingNotes.ts), for listing; and the audit log of force
+ * minutes: src/lockObject/listingUpdates.ts), for listing; and the audit log of force
  * releases, kept AUDIT_KEEP_MS. On the Redis store both live in Redis. On
  * both stores: the namespace's open wait sockets, per lock object, for the
  * cap on them (src/lockObject/sockets/socketCaps.ts). SQLite, so a page is one indexed range read.

@@ -1,7 +1,7 @@
 import type { KindName } from "../store/kinds.js";
 import type { LockRef } from "../store/types.js";
 import { RedisStoreCore } from "../store/redis/RedisStore.js";
-import { foundWatchers } from "../store/redis/watcherNotes.js";
+import { foundWatchers } from "../store/redis/watchedResults.js";
 import type { LockStore } from "../store/types.js";
 import type { ServiceKind, WriteResult } from "./ServiceKind.js";
 
@@ -19,7 +19,7 @@ const CHANGED = new Set(["granted", "ok", "started"]);
  * answer), so they are pushed its new state (src/lockObject/watches/LockWatchers.ts).
  * The object keeps the lock's watchers key in Redis while it has watchers
  * (src/lockObject/watches/watchMarker.ts); the Worker's writes pass that key, and
- * their scripts answer whether it exists (watcherNotes.ts), so a lock that
+ * their scripts answer whether it exists (watchedResults.ts), so a lock that
  * nobody watches costs no object call. On a quorum (no such key on its
  * databases) every write that changed a lock is told. The Durable store's
  * writes run in the lock object, which sees them itself; writes the library

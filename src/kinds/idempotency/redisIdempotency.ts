@@ -2,7 +2,7 @@ import type { IDEMPOTENCY } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { InternalError } from "../../errors.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
-import { withWatcherNote } from "../../store/redis/watcherNotes.js";
+import { markedIfWatched } from "../../store/redis/watchedResults.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { idempotencyKeys } from "./keys.js";
 import type {
@@ -27,7 +27,7 @@ function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
       );
       switch (r.status) {
         case "started":
-          return withWatcherNote(r, {
+          return markedIfWatched(r, {
             status: "started",
             token: r.token,
             fence: numberField(r, "fence"),
@@ -60,7 +60,7 @@ function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
       const r = await scripts.run("idempotency_heartbeat", [k.record], [input.token, input.ttlMs ?? ""], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_heartbeat", r);
-      return withWatcherNote(r, {
+      return markedIfWatched(r, {
         status: "ok",
         expiresAt: numberField(r, "expiresAt"),
         ttlMs: numberField(r, "ttlMs"),
@@ -73,7 +73,7 @@ function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
       const r = await scripts.run("idempotency_complete", [k.record, k.request(input.requestId)], [input.token, input.responseJson], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("idempotency_complete", r);
-      return withWatcherNote(r, {
+      return markedIfWatched(r, {
         status: "ok",
         completedAt: numberField(r, "completedAt"),
         fence: numberField(r, "fence"),

@@ -1,7 +1,7 @@
 import type { MUTEX } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
-import { withWatcherNote } from "../../store/redis/watcherNotes.js";
+import { markedIfWatched } from "../../store/redis/watchedResults.js";
 import type { LockRef } from "../../store/types.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { mutexKeys } from "./keys.js";
@@ -30,7 +30,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         mutexKeys.watchers(lock),
       );
       // A grant is always to the token sent (the script does not echo it).
-      if (r.status === "granted") return withWatcherNote(r, { status: "granted", grant: grantOfReply(ref, r, "", input.token) });
+      if (r.status === "granted") return markedIfWatched(r, { status: "granted", grant: grantOfReply(ref, r, "", input.token) });
       if (r.status === "busy") {
         const current = r.expiresAt === undefined ? undefined : { holder: r.holder || null, expiresAt: numberField(r, "expiresAt") };
         return {
@@ -50,7 +50,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
       const r = await scripts.run("mutex_heartbeat", [lock], [input.token, input.ttlMs ?? ""], mutexKeys.watchers(lock));
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
-      return withWatcherNote(r, {
+      return markedIfWatched(r, {
         status: "ok",
         expiresAt: numberField(r, "expiresAt"),
         ttlMs: numberField(r, "ttlMs"),
@@ -72,7 +72,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
       }
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
-      return withWatcherNote(r, {
+      return markedIfWatched(r, {
         status: "ok",
         released: r.released === "1",
         count: numberField(r, "count"),

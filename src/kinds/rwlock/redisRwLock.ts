@@ -1,7 +1,7 @@
 import type { RWLOCK } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { withWatcherNote } from "../../store/redis/watcherNotes.js";
+import { markedIfWatched } from "../../store/redis/watchedResults.js";
 import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../../holders/redisHolders.js";
 import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
@@ -20,7 +20,7 @@ function redisRwLock(scripts: ScriptRunner): RwLockOps {
       );
       switch (r.status) {
         case "granted":
-          return withWatcherNote(r, {
+          return markedIfWatched(r, {
             status: "granted",
             grant: {
               name: ref.name,
@@ -65,7 +65,7 @@ function redisRwLock(scripts: ScriptRunner): RwLockOps {
       const r = await scripts.run("rwlock_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, input.mode], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("rwlock_release", r);
-      return withWatcherNote(r, {
+      return markedIfWatched(r, {
         status: "ok",
         released: r.released === "1",
         mode: modeOf(r.mode),

@@ -1,7 +1,7 @@
 import type { SEMAPHORE } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { withWatcherNote } from "../../store/redis/watcherNotes.js";
+import { markedIfWatched } from "../../store/redis/watchedResults.js";
 import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../../holders/redisHolders.js";
 import { semaphoreKeys } from "./keys.js";
 import type { SemaphoreGrant, SemaphoreOps } from "./types.js";
@@ -20,7 +20,7 @@ function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
       );
       switch (r.status) {
         case "granted":
-          return withWatcherNote(r, {
+          return markedIfWatched(r, {
             status: "granted",
             grant: {
               name: ref.name,
@@ -71,7 +71,7 @@ function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
       const r = await scripts.run("semaphore_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token], k.watchers);
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("semaphore_release", r);
-      return withWatcherNote(r, {
+      return markedIfWatched(r, {
         status: "ok",
         permits: numberField(r, "permits"),
         available: numberField(r, "available"),

@@ -25,7 +25,7 @@ export class RedisStoreCore implements StoreCore {
   readonly kind = "redis" as const;
   private readonly scripts: ScriptRunner;
   readonly operator: OperatorOps;
-  /** This store as the Worker's requests use it (watcherNotes): made at the first ask, then kept. */
+  /** This store as the Worker's requests use it (watchedResults): made at the first ask, then kept. */
   private noting: RedisStoreCore | undefined;
 
   private readonly kinds: RedisKinds;
@@ -47,7 +47,7 @@ export class RedisStoreCore implements StoreCore {
 
   /**
    * The same database, whose writes also pass each lock's watchers key and
-   * mark a result whose lock has watch sockets (watcherNotes.ts): the
+   * mark a result whose lock has watch sockets (watchedResults.ts): the
    * Worker's (src/service/changeNotes.ts). The library's and the lock
    * objects' writes pass no such key (the object sees its own writes).
    */

@@ -29,7 +29,7 @@ export class ScriptRunner {
 
   /**
    * @param notesWatchers  the Worker's runner: a write handed its lock's watchers key passes it as
-   *   the script's last key, and the script answers watchers "1" while it exists (watcherNotes.ts)
+   *   the script's last key, and the script answers watchers "1" while it exists (watchedResults.ts)
    */
   constructor(
     readonly redis: Redis,

@@ -10,7 +10,7 @@ import type { ScriptReply } from "./ScriptRunner.js";
 const watched = new WeakSet<object>();
 
 /** The result, marked when its script's reply says the lock has watchers. */
-export function withWatcherNote<T extends object>(reply: ScriptReply, result: T): T {
+export function markedIfWatched<T extends object>(reply: ScriptReply, result: T): T {
   if (reply.watchers === "1") watched.add(result);
   return result;
 }

@@ -14,7 +14,7 @@ const LISTED_FOR_MS = 10 * 60 * 1000;
  * not once per operation. A listing inspects every name it gets, so a name
  * listed a little too long costs an inspect, never a wrong answer.
  */
-export class ListingNotes {
+export class ListingUpdates {
   /** Until when the namespace object lists this lock, as far as this instance told it. */
   private toldUntil = 0;
 
