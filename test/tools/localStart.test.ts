@@ -122,13 +122,6 @@ describe("npm start", () => {
     expect(await root.json()).toMatchObject({ console: `${url}/console`, health: `${url}/healthz` });
   });
 
-  it("a malformed API_KEYS is said before anything is served, in the service's words, and exits 78", { timeout: 120_000 }, async () => {
-    const s = start([], await freePort(), { API_KEYS: "no-equals-sign" });
-    expect(await s.exited).toBe(78);
-    expect(s.output()).toMatch(/npm start: the service has no usable API keys \(API_KEYS entry 1/);
-    expect(s.output()).not.toMatch(SERVED);
-  });
-
   it("a busy PORT is named, with a free one to set instead", async () => {
     const holder = net.createServer();
     const port = await new Promise<number>((resolve) => holder.listen(0, "127.0.0.1", () => resolve((holder.address() as net.AddressInfo).port)));

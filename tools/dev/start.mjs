@@ -17,26 +17,21 @@
 // `wrangler dev` reads it (KEY=value lines); with no API_KEYS it uses a
 // documented local-only key in the namespace the library uses by default, so
 // `new Mutex(Redis.fromEnv(), name)` and this Worker contend for the same lock
-// on one Redis. A malformed API_KEYS is said, with the service's own message,
-// before anything is served (exit 78).
+// on one Redis. Every setting is checked first, by the Worker's own rules
+// (src/http/settings/settingsProblems.ts): one it would ignore or cannot use
+// is said, naming the variable, the entry and what is wrong (never a value),
+// before anything starts (exit 78, EX_CONFIG).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startLocalStack } from "../local-stack/stack.mjs";
-import { startWorkerServer } from "../serve-worker/serve.mjs";
+import { tsImport } from "tsx/esm/api";
 import { LOCAL_API_KEY, LOCAL_NAMESPACE, busyPortHint, untilAnswers } from "./local.mjs";
 
 const useRedis = process.argv.includes("--redis");
 const dev = process.argv.includes("--dev");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const port = process.env.PORT || "8787";
-// Said before anything starts: workerd's own "bind(): Address already in use" names no remedy.
-const busy = await busyPortHint(Number(port));
-if (busy) {
-  console.error(`npm start: ${busy}`);
-  process.exit(1);
-}
 /** The variables the Worker reads (src/env.ts), passed on from the environment or `.dev.vars`. */
 const WORKER_VARS = [
   "API_KEYS",
@@ -82,8 +77,29 @@ const vars = {
   WEBHOOK_SECRET: webhookSecret,
   ONEXPIRE_HOSTS: onExpireHosts,
 };
+/** The command that was run, as its messages name it. */
+const command = npmCommand();
+
+// The settings as the Worker will read them, checked by its own rules before anything starts. With --redis
+// the Upstash settings are the local stack's, so the user's are not checked.
+const { settingsProblems } = await tsImport("../../src/http/settings/settingsProblems.ts", import.meta.url);
+const checked = useRedis ? Object.fromEntries(Object.entries(vars).filter(([name]) => !name.startsWith("UPSTASH_"))) : vars;
+const problems = await settingsProblems(checked);
+if (problems.length) {
+  for (const problem of problems) console.error(`${command}: ${problem.message}`);
+  console.error(`${command}: fix ${[...new Set(problems.map((p) => p.variable))].join(", ")} (the environment, or .dev.vars); nothing was started`);
+  process.exit(78);
+}
+// Said before anything starts: workerd's own "bind(): Address already in use" names no remedy.
+const busy = await busyPortHint(Number(port));
+if (busy) {
+  console.error(`${command}: ${busy}`);
+  process.exit(1);
+}
 let stack;
 if (useRedis) {
+  // Loaded once the settings passed: a malformed one is said without loading what would serve them.
+  const { startLocalStack } = await import("../local-stack/stack.mjs");
   stack = await startLocalStack();
   Object.assign(vars, { UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token });
   console.log(`redis-server on 127.0.0.1:${stack.redis.port}, Upstash gateway at ${stack.url}`);
@@ -107,9 +123,10 @@ if (dev) {
 } else {
   console.log("bundling the Worker as `wrangler deploy` would, and serving it with workerd...");
   try {
+    const { startWorkerServer } = await import("../serve-worker/serve.mjs");
     server = await startWorkerServer({ vars, port: Number(port), persistDir: path.join(ROOT, ".wrangler/state/holdfast-start") });
   } catch (err) {
-    console.error(`npm start: ${err.message}`);
+    console.error(`${command}: ${err.message}`);
     await stack?.stop();
     process.exit(1);
   }
@@ -122,7 +139,7 @@ const health = await fetch(`${url}/healthz`)
   .then((r) => r.json())
   .catch(() => ({}));
 if (health.status === "not_configured") {
-  console.error(`npm start: ${health.message}`);
+  console.error(`${command}: ${health.message}`);
   await stop(78);
 }
 const storeName = health.store === "redis" ? (useRedis ? "Redis" : "Redis, from your Upstash settings") : "Durable Object";
@@ -133,6 +150,14 @@ console.log(
 );
 console.log(`console: ${url}/console (sign in with the key)`);
 console.log(`try: curl -s -X POST ${url}/v1/locks/demo/acquire -H 'authorization: Bearer ${key}' -d '{"ttlMs":30000}'\n`);
+
+/** `npm start`, `npm run start:redis`, ...: the npm script that ran this, else the one these flags belong to. */
+function npmCommand() {
+  const byFlags = dev ? (useRedis ? "dev:redis" : "dev") : useRedis ? "start:redis" : "start";
+  // npm names the script it runs; run otherwise (by a test, or `node tools/dev/start.mjs`), the flags say which it would be.
+  const script = ["start", "start:redis", "dev", "dev:redis"].includes(process.env.npm_lifecycle_event) ? process.env.npm_lifecycle_event : byFlags;
+  return script === "start" ? "npm start" : `npm run ${script}`;
+}
 
 async function stop(code) {
   if (stopping) return;
