@@ -2,8 +2,10 @@
 // `npm start`: the Worker as production runs it, on the embedded Durable
 // store: the bundle `wrangler deploy` would upload, served by bare workerd
 // (tools/serve-worker), with no dev proxy in front, so a client that hangs up
-// is seen as it is in production. Durable Object state is kept in
-// .wrangler/state/holdfast-start between runs.
+// is seen as it is in production. Durable Object state is kept between runs
+// in .wrangler/state/holdfast-<script> (holdfast-start, holdfast-start-redis,
+// holdfast-dev, holdfast-dev-redis): each script its own, so two of them run
+// side by side (each on its own PORT) without sharing one SQLite file.
 // `npm run start:redis`: the same on the Redis store, with a local
 // redis-server behind the project's Upstash REST gateway (tools/local-stack).
 // `npm run dev` (`--dev`): `wrangler dev` instead, which reloads on every
@@ -79,6 +81,8 @@ const vars = {
 };
 /** The command that was run, as its messages name it. */
 const command = npmCommand();
+/** This script's own Durable Object state, kept between its runs and shared with no other script. */
+const stateDir = `.wrangler/state/holdfast-${dev ? "dev" : "start"}${useRedis ? "-redis" : ""}`;
 
 // The settings as the Worker will read them, checked by its own rules before anything starts. With --redis
 // the Upstash settings are the local stack's, so the user's are not checked.
@@ -91,7 +95,7 @@ if (problems.length) {
   process.exit(78);
 }
 // Said before anything starts: workerd's own "bind(): Address already in use" names no remedy.
-const busy = await busyPortHint(Number(port));
+const busy = await busyPortHint(Number(port), command);
 if (busy) {
   console.error(`${command}: ${busy}`);
   process.exit(1);
@@ -114,7 +118,7 @@ let stopping = false;
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 if (dev) {
-  const args = ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+  const args = ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--persist-to", path.join(ROOT, stateDir)];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   child = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
   child.on("exit", (code) => stop(code ?? 0));
@@ -124,7 +128,7 @@ if (dev) {
   console.log("bundling the Worker as `wrangler deploy` would, and serving it with workerd...");
   try {
     const { startWorkerServer } = await import("../serve-worker/serve.mjs");
-    server = await startWorkerServer({ vars, port: Number(port), persistDir: path.join(ROOT, ".wrangler/state/holdfast-start") });
+    server = await startWorkerServer({ vars, port: Number(port), persistDir: path.join(ROOT, stateDir) });
   } catch (err) {
     console.error(`${command}: ${err.message}`);
     await stack?.stop();
@@ -149,6 +153,7 @@ console.log(
   `API key: ${key}${given.API_KEYS ? "" : `  (namespace "${LOCAL_NAMESPACE}", the library's default; local only, an admin key: set API_KEYS=namespace=key to use your own)`}`,
 );
 console.log(`console: ${url}/console (sign in with the key)`);
+console.log(`state: ${stateDir} (this command's own; delete it to start afresh)`);
 console.log(`try: curl -s -X POST ${url}/v1/locks/demo/acquire -H 'authorization: Bearer ${key}' -d '{"ttlMs":30000}'\n`);
 
 /** `npm start`, `npm run start:redis`, ...: the npm script that ran this, else the one these flags belong to. */
