@@ -118,7 +118,17 @@ let stopping = false;
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 if (dev) {
-  const args = ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false", "--persist-to", path.join(ROOT, stateDir)];
+  const args = [
+    "wrangler",
+    "dev",
+    "--port",
+    port,
+    "--ip",
+    "127.0.0.1",
+    "--show-interactive-dev-session=false",
+    "--persist-to",
+    path.join(ROOT, stateDir),
+  ];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   child = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
   child.on("exit", (code) => stop(code ?? 0));
