@@ -76,8 +76,11 @@ export function onExpireHostsProblem(config: string | undefined): string | undef
   return undefined;
 }
 
-/** A host name or address, or "*." and a suffix: what ONEXPIRE_HOSTS lists (no scheme, port or path). */
-const HOST_PATTERN = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$|^\[[0-9A-Fa-f:.]+\]$/;
+/**
+ * A host name or IPv4 address, or "*." and a suffix, or an IPv6 address without its brackets (hostMatches
+ * compares with the URL's host, brackets taken off): what ONEXPIRE_HOSTS lists (no scheme, port or path).
+ */
+const HOST_PATTERN = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$|^[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$/;
 
 /** The namespace's allowed host patterns, with those for every namespace ("*"). */
 function allowListOf(config: string | undefined, ns: string): string[] {
