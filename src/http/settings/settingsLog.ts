@@ -6,6 +6,8 @@ import { SETTINGS, type Settings, settingsProblems } from "./settingsProblems.js
 const seenEnvs = new WeakSet<object>();
 /** Settings already said, by their values (kept in memory only; never logged). */
 const saidSettings = new Set<string>();
+/** The values of the settings last looked at, in SETTINGS' order (none before the first request). */
+let lastValues: unknown[] | undefined;
 
 /**
  * First on every route: the first request an isolate serves with given
@@ -13,14 +15,24 @@ const saidSettings = new Set<string>();
  * Worker ignores or cannot use (settingsProblems: the variable, the entry,
  * what is wrong; never a value). A Worker has no start of its own where env
  * is known, so this is as early as a deployed Worker can say it. Later
- * requests with the same env object pay one WeakSet lookup.
+ * requests pay one WeakSet lookup (the same env object), or, handed a new
+ * env object, a comparison of its settings with the last ones looked at.
  */
 export const logSettingsOnce: MiddlewareHandler<AppEnv> = (c, next) =>
-  // Not async: a request with an env already seen passes on without a promise of this layer's own.
-  seenEnvs.has(c.env) ? next() : firstLook(c.env as unknown as Record<string, unknown>, next);
+  // Not async: a request with settings already seen passes on without a promise of this layer's own.
+  seenEnvs.has(c.env) || sameAsLast(c.env as unknown as Record<string, unknown>)
+    ? next()
+    : firstLook(c.env as unknown as Record<string, unknown>, next);
+
+function sameAsLast(env: Record<string, unknown>): boolean {
+  if (!lastValues) return false;
+  for (let i = 0; i < SETTINGS.length; i++) if (env[SETTINGS[i]] !== lastValues[i]) return false;
+  return true;
+}
 
 async function firstLook(env: Record<string, unknown>, next: () => Promise<void>): Promise<void> {
   seenEnvs.add(env);
+  lastValues = SETTINGS.map((name) => env[name]);
   const said = JSON.stringify(SETTINGS.map((name) => env[name] ?? null));
   if (!saidSettings.has(said)) {
     saidSettings.add(said);
