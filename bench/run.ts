@@ -9,6 +9,7 @@ import path from "node:path";
 import { measureCeiling, CEILING_CLIENTS, CEILING_REQUESTS } from "./ceiling";
 import { upstashRedis, WorkerApi } from "./clients";
 import { CONTENDED_HEADER, contendedTableRows, contendedTargets, measureContendedRows, type ContendedRow, type ContendedShape } from "./contended";
+import { billableUnitsSection } from "./billableUnits";
 import { cycleFloorSection } from "./cycleFloor";
 import { workerInstructionsSection } from "./workerInstructions";
 import { FLOOR_HEADER, floorTableRows, measureFloors } from "./floor";
@@ -143,6 +144,7 @@ async function main(): Promise<number> {
   if (wanted("8")) await vanishedSection(workers, run);
   if (wanted("9")) await scaleSection(workers, run);
   if (wanted("10")) await floodSection(gw);
+  if (wanted("11")) await billableUnitsSection(gw, run, QUICK);
 
   const args = process.argv.slice(2).filter((a) => a !== "--save-baseline");
   const missed = baselineSection(

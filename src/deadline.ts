@@ -3,9 +3,10 @@ import { StoreUnavailableError } from "./errors.js";
 /** Default bound on one store call, so a hung store becomes a 503 quickly. */
 export const DEFAULT_STORE_TIMEOUT_MS = 2000;
 
-/** The bound on one store call in this deployment (STORE_TIMEOUT_MS, else the default). */
+/** The bound on one store call in this deployment (STORE_TIMEOUT_MS when a positive whole number of ms, else the default). */
 export function storeTimeoutMs(env: { STORE_TIMEOUT_MS?: string }): number {
-  return Number(env.STORE_TIMEOUT_MS) || DEFAULT_STORE_TIMEOUT_MS;
+  const ms = Number(env.STORE_TIMEOUT_MS);
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : DEFAULT_STORE_TIMEOUT_MS;
 }
 
 /**

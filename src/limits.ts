@@ -12,6 +12,8 @@ export const LIMIT_MAX = 10_000;
 export const BODY_MAX_BYTES = 64 * 1024;
 /** The contract's name pattern, less "." and "..", which no URL can reach (clients resolve them as path steps). */
 export const NAME_PATTERN = /^(?!\.\.?$)[A-Za-z0-9._:@+=-]{1,200}$/;
+/** The longest name NAME_PATTERN takes. */
+export const NAME_MAX_CHARS = 200;
 /**
  * A token is at most this many bytes of UTF-8 (the scripts' bound on it):
  * counted in bytes, not characters, so a token of multi-byte characters is a

@@ -1,5 +1,14 @@
 import { InvalidInputError } from "./errors.js";
-import { HOLDER_MAX_CHARS, NAME_PATTERN, NAMESPACE_PATTERN, TOKEN_MAX_BYTES, TTL_MAX_MS, TTL_MIN_MS, LIBRARY_WAIT_MAX_MS } from "./limits.js";
+import {
+  HOLDER_MAX_CHARS,
+  NAME_MAX_CHARS,
+  NAME_PATTERN,
+  NAMESPACE_PATTERN,
+  TOKEN_MAX_BYTES,
+  TTL_MAX_MS,
+  TTL_MIN_MS,
+  LIBRARY_WAIT_MAX_MS,
+} from "./limits.js";
 
 /**
  * The library's checks, with the HTTP contract's bounds and error codes: bad
@@ -16,11 +25,24 @@ export function checkInt(code: string, field: string, value: unknown, min: numbe
 export const checkTtl = (value: unknown, field = "ttlMs") => checkInt("invalid_ttl", field, value, TTL_MIN_MS, TTL_MAX_MS);
 export const checkWait = (value: unknown) => checkInt("invalid_wait", "waitMs", value, 0, LIBRARY_WAIT_MAX_MS);
 
-export function checkName(value: unknown, what = "names"): string {
-  if (typeof value !== "string" || !NAME_PATTERN.test(value)) {
-    throw new InvalidInputError("invalid_name", `${what} match ^[A-Za-z0-9._:@+=-]{1,200}$, got ${JSON.stringify(value)?.slice(0, 80)}`);
+/**
+ * Why `value` is not a lock name or idempotency key, or undefined when it is one: the HTTP API's, the
+ * library's and the client's one answer (400 invalid_name). A name too long says its length; "." and
+ * ".." say why (a URL's path drops them, so they would reach another route).
+ */
+export function nameProblem(value: unknown, what = "names"): string | undefined {
+  if (typeof value === "string" && NAME_PATTERN.test(value)) return undefined;
+  if (typeof value === "string" && value.length > NAME_MAX_CHARS) {
+    return `${what} are at most ${NAME_MAX_CHARS} characters; this one is too long (${value.length})`;
   }
-  return value;
+  if (value === "." || value === "..") return `${what} may not be "." or ".." (a URL's path drops them)`;
+  return `${what} match ^[A-Za-z0-9._:@+=-]{1,200}$`;
+}
+
+export function checkName(value: unknown, what = "names"): string {
+  const problem = nameProblem(value, what);
+  if (problem) throw new InvalidInputError("invalid_name", `${problem}, got ${JSON.stringify(value)?.slice(0, 80)}`);
+  return value as string;
 }
 
 /** Namespaces are part of storage keys: no ":" or braces, so no two (namespace, name) pairs share a key. */

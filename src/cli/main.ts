@@ -232,7 +232,8 @@ function explain(err: unknown): [number, string] {
   if (err instanceof UnreachableError) return [EXIT.unavailable, `${err.message}. Is HOLDFAST_URL right, and the service up?`];
   if (err instanceof StoreUnavailableError) return [EXIT.unavailable, `the service's store did not answer (${err.message}); try again shortly`];
   if (err instanceof UnauthorizedError) return [EXIT.noPermission, "the API key was refused: check HOLDFAST_API_KEY"];
-  if (err instanceof InvalidRequestError) return [EXIT.usage, `the service refused the request: ${err.message} (${err.code})`];
+  // Refused by the service, or by the client before it was sent (a name that is not one): the same answer.
+  if (err instanceof InvalidRequestError) return [EXIT.usage, `the request was refused: ${err.message} (${err.code})`];
   return [EXIT.software, `unexpected error: ${err instanceof Error ? err.message : String(err)}`];
 }
 

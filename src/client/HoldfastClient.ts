@@ -1,5 +1,6 @@
 import { leaseClock } from "../wire/keepLease.js";
 import type { BeginOptions, BeginResult, HoldfastClientOptions, LockOptions, RunOnceOptions, SemaphoreOptions } from "./clientOptions.js";
+import { nameSegment } from "./names.js";
 import { lockBody } from "./clientOptions.js";
 import { LeaseLostError } from "./errors.js";
 import { acquireLease, type GrantContext, releaseHandle } from "./grants.js";
@@ -25,7 +26,7 @@ export type {
 /** The service's bound on one request's waitMs: a longer wait renews its place in line (socket) or asks again (HTTP). */
 const MAX_WAIT_PER_REQUEST_MS = 60_000;
 
-const path = (base: string, name: string, ...rest: string[]) => [base, encodeURIComponent(name), ...rest].join("/");
+const path = (base: string, name: string, ...rest: string[]) => [base, nameSegment(name), ...rest].join("/");
 
 /**
  * The holdfast client: locks whose leases are heartbeated for you, with a
@@ -71,26 +72,27 @@ export class HoldfastClient {
     if (!WebSocket) throw new TypeError("watch needs a WebSocket: this runtime has none (pass one as WebSocket)");
     const { baseUrl, apiKey } = this.options;
     const probe = () => this.inspect(kind, name);
-    return new LockWatch({ baseUrl, apiKey, WebSocket, path: path(KIND_PATHS[kind], name), onState, probe });
+    // Not checked here: a name the service refuses ends the watch with the probe's typed error (inspect checks it).
+    return new LockWatch({ baseUrl, apiKey, WebSocket, path: `${KIND_PATHS[kind]}/${encodeURIComponent(name)}`, onState, probe });
   }
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */
   /** `lockDelayMs`: if this lease lapses (no release), nobody gets the lock for that long after (0 .. 60 000). */
-  lock(name: string, options: LockOptions & { lockDelayMs?: number }): Promise<Lease> {
+  async lock(name: string, options: LockOptions & { lockDelayMs?: number }): Promise<Lease> {
     const body = { ...lockBody(options), lockDelayMs: options.lockDelayMs };
     return acquireLease(this.grants, { kind: "mutex", name }, path("/v1/locks", name), body, options);
   }
 
-  readLock(name: string, options: LockOptions): Promise<Lease> {
+  async readLock(name: string, options: LockOptions): Promise<Lease> {
     return acquireLease(this.grants, { kind: "rwlock", name, mode: "read" }, path("/v1/rwlocks", name, "read"), lockBody(options), options);
   }
 
-  writeLock(name: string, options: LockOptions): Promise<Lease> {
+  async writeLock(name: string, options: LockOptions): Promise<Lease> {
     return acquireLease(this.grants, { kind: "rwlock", name, mode: "write" }, path("/v1/rwlocks", name, "write"), lockBody(options), options);
   }
 
   /** Takes `permits` (default 1) of the counting semaphore `name`, whose holders all use `limit`. */
-  semaphore(name: string, options: SemaphoreOptions): Promise<Lease> {
+  async semaphore(name: string, options: SemaphoreOptions): Promise<Lease> {
     const body = { ...lockBody(options), limit: options.limit, permits: options.permits ?? 1 };
     return acquireLease(this.grants, { kind: "semaphore", name }, path("/v1/semaphores", name), body, options);
   }
@@ -191,7 +193,7 @@ export class HoldfastClient {
    */
   inspect(name: string): Promise<Record<string, unknown>>;
   inspect(kind: LeaseHandle["kind"], name: string): Promise<Record<string, unknown>>;
-  inspect(kindOrName: string, name?: string): Promise<Record<string, unknown>> {
+  async inspect(kindOrName: string, name?: string): Promise<Record<string, unknown>> {
     const kind = name === undefined ? "mutex" : kindOrName;
     if (!Object.hasOwn(KIND_PATHS, kind)) {
       const kinds = Object.keys(KIND_PATHS).join(", ");

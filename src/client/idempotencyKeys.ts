@@ -29,15 +29,18 @@ type BeginAnswer = { state: string; token?: string; fence: number; ttlMs?: numbe
 
 /** The keys of the service `host` talks to (HoldfastClient#idempotencyKeys()). */
 export function serviceKeys(host: LeaseHost): ServiceKeys {
+  // The path made inside the chain: a key the client refuses (keyPath) is answered as the service's refusals are.
   const write = <R>(key: string, op: string, body: Record<string, unknown>) =>
-    host.transport.write<R>(keyPath(key, op), body, { deadline: Date.now() + host.timeoutMs }).catch(rethrowShared);
+    Promise.resolve()
+      .then(() => host.transport.write<R>(keyPath(key, op), body, { deadline: Date.now() + host.timeoutMs }))
+      .catch(rethrowShared);
   return {
     async begin(key, options) {
       const body = { ttlMs: options.ttlMs, retainMs: options.retainMs, fingerprint: options.fingerprint };
       const what = { kind: "idempotency" as const, name: key };
-      const r = await writeOrGiveBack<BeginAnswer>(host, what, keyPath(key, "begin"), body, Date.now() + host.timeoutMs, undefined).catch(
-        rethrowShared,
-      );
+      const r = await Promise.resolve()
+        .then(() => writeOrGiveBack<BeginAnswer>(host, what, keyPath(key, "begin"), body, Date.now() + host.timeoutMs, undefined))
+        .catch(rethrowShared);
       if (r.state === "completed") return { state: "completed", response: r.response, completedAt: r.completedAt as number, fence: r.fence };
       return { state: "started", token: r.token as string, fence: r.fence, ttlMs: r.ttlMs as number, expiresAt: r.expiresAt as number };
     },

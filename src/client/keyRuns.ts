@@ -1,3 +1,4 @@
+import { nameSegment } from "./names.js";
 import { leaseClock } from "../wire/keepLease.js";
 import { type BeginOptions, type BeginResult, type GrantBody, grantFields, noticeOf, type WaitNotice } from "./clientOptions.js";
 import { InProgressError } from "./errors.js";
@@ -5,7 +6,7 @@ import { type GrantContext, once, writeOrGiveBack } from "./grants.js";
 import { Lease } from "./lease.js";
 import { type KeyWaitEnd, watchKeyOverSocket } from "./socketWait.js";
 
-export const keyPath = (key: string, op: string) => `/v1/idempotency/${encodeURIComponent(key)}/${op}`;
+export const keyPath = (key: string, op: string) => `/v1/idempotency/${nameSegment(key)}/${op}`;
 
 /**
  * Begins an idempotency key, waiting up to waitMs (any length) while

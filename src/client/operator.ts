@@ -1,3 +1,4 @@
+import { nameSegment } from "./names.js";
 import { KIND_PATHS, type LeaseKind } from "./lease.js";
 import type { Transport } from "./transport.js";
 
@@ -80,8 +81,8 @@ export class Operator {
   }
 
   /** Frees the lock whoever holds it; the audit log records it. NotHeld: ConflictError with code not_held. */
-  forceRelease(kind: Exclude<LeaseKind, "idempotency">, name: string, options: ForceReleaseOptions): Promise<ForceReleaseResult> {
-    const path = `${KIND_PATHS[kind]}/${encodeURIComponent(name)}/force-release`;
+  async forceRelease(kind: Exclude<LeaseKind, "idempotency">, name: string, options: ForceReleaseOptions): Promise<ForceReleaseResult> {
+    const path = `${KIND_PATHS[kind]}/${nameSegment(name)}/force-release`;
     return this.transport.write(path, options, { deadline: Date.now() + this.timeoutMs });
   }
 

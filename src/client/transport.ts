@@ -1,3 +1,4 @@
+import { isRefusedConnection } from "../wire/refusedConnection.js";
 import { errorFromResponse, HoldfastClientError, RateLimitedError, StoreUnavailableError, UnreachableError } from "./errors.js";
 
 /** The header that makes a retried write apply once (docs/API.md). */
@@ -43,7 +44,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 /**
  * HTTP to the service with retries. Network errors, 429 and 503 are
- * retried with exponential backoff and full jitter until the deadline; each
+ * retried with exponential backoff and full jitter until the deadline, but
+ * not a refused connection (nothing listens: said at once, naming the URL); each
  * write carries one Holdfast-Request-Id on all its attempts, so the service
  * applies it once. Every other answer is returned or thrown as a typed
  * error at once. Runs wherever fetch, AbortController and crypto.randomUUID
@@ -91,6 +93,9 @@ export class Transport {
         // In a browser page a refused origin looks like a dead network (no response at all): told apart at once.
         const refusedOrigin = attempt === 0 ? await this.refusedOrigin() : undefined;
         if (refusedOrigin) throw new UnreachableError(refusedOrigin, { cause: err });
+        // Nothing listens there: the service is down or the URL is wrong, which no retry within the deadline mends.
+        if (isRefusedConnection(err))
+          throw new UnreachableError(`no answer from ${this.baseUrl}: connection refused (nothing listens there)`, { cause: err });
         retryable = new UnreachableError(`no answer from ${this.baseUrl}: ${describe(err)}`, { cause: err });
       }
       const delay = Math.max(waitAtLeast, Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));

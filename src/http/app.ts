@@ -19,6 +19,8 @@ import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { callerOfScopedToken, checkTokenScope, isScopedToken } from "./access/scopedTokens.js";
 import { tokenRoutes } from "./access/tokenRoutes.js";
 import { keyFromProtocols } from "../wire/socketProtocol.js";
+import { logSettingsOnce } from "./settings/settingsLog.js";
+import { settingsProblems } from "./settings/settingsProblems.js";
 
 /**
  * The Hono app: health and the OpenAPI document open, everything under /v1
@@ -28,6 +30,7 @@ import { keyFromProtocols } from "../wire/socketProtocol.js";
 export function createApp(kinds: HttpKinds): Hono<AppEnv> {
   const app = honoApp();
 
+  app.use(logSettingsOnce);
   app.onError((err, c) => errorResponse(c, err));
   const allowedMethods = allowedMethodsOf(app);
   app.notFound((c) => {
@@ -41,12 +44,18 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
   });
 
   app.get("/healthz", async (c) => {
+    // Settings the Worker ignores or cannot use, by name and entry (never a value): said whatever the status.
+    const problems = await settingsProblems(c.env);
+    const settings = problems.length ? { settingProblems: problems } : {};
     let store: LockStore;
     try {
       store = kinds.selectStore(c.env);
     } catch (err) {
       if (!(err instanceof NotConfiguredError)) throw err;
-      return c.json({ error: "not_configured", message: err.message, status: "not_configured", store: "redis", answers: false, latencyMs: 0 }, 503);
+      return c.json(
+        { error: "not_configured", message: err.message, status: "not_configured", store: "redis", answers: false, latencyMs: 0, ...settings },
+        503,
+      );
     }
     const started = Date.now();
     let answers = true;
@@ -57,7 +66,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
       answers = false;
       storeProblem = err instanceof Error ? err.message : String(err);
     }
-    const health = { store: store.kind, answers, latencyMs: Date.now() - started };
+    const health = { store: store.kind, answers, latencyMs: Date.now() - started, ...settings };
     // A service that refuses every /v1 call is not healthy, whatever its store says.
     const notConfigured = await apiKeysProblem(c.env.API_KEYS);
     if (notConfigured) return c.json({ error: "not_configured", message: notConfigured, status: "not_configured", ...health }, 503);

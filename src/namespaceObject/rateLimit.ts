@@ -1,6 +1,7 @@
 import type { Env } from "../env.js";
 import { RateLimitedError } from "../errors.js";
 import { logError } from "../logError.js";
+import { NAMESPACE_PATTERN } from "../limits.js";
 
 /**
  * Per-namespace request budgets, counted by the Workers Rate Limiting
@@ -45,6 +46,21 @@ function tiersOf(config: string): Tiers {
   }
   parsedTiers = { config, tiers };
   return tiers;
+}
+
+/** What is wrong with RATE_LIMIT_TIERS (its first bad entry, by position, which is skipped), or undefined. */
+export function rateLimitTiersProblem(config: string | undefined): string | undefined {
+  const entries = (config ?? "")
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const [i, entry] of entries.entries()) {
+    const [owner, tier, ...rest] = entry.split("=").map((s) => s.trim());
+    if (!owner || rest.length || (owner !== "*" && !NAMESPACE_PATTERN.test(owner)) || !isTier(tier)) {
+      return `RATE_LIMIT_TIERS entry ${i + 1} of ${entries.length} is not namespace=tier (or *=tier) with a tier of low, standard, high or off`;
+    }
+  }
+  return undefined;
 }
 
 const isTier = (t: string | undefined): t is Tier => t === "off" || (t !== undefined && t in RATE_LIMIT_BINDINGS);

@@ -1,3 +1,5 @@
+import { NAMESPACE_PATTERN } from "../limits.js";
+
 /**
  * Where expiry notifications may go. A notification is a signed POST the
  * service makes on a caller's behalf, so an unchecked onExpire would let any
@@ -52,6 +54,33 @@ export function onExpireTargetProblem(url: string, ns: string, config: OnExpireC
   if (!allowed.some((pattern) => hostMatches(host, pattern))) return `onExpire host ${host} is not on this namespace's allow-list (ONEXPIRE_HOSTS)`;
   return undefined;
 }
+
+/** What is wrong with ONEXPIRE_HOSTS (its first bad entry, by position), or undefined; a bad entry allows nothing. */
+export function onExpireHostsProblem(config: string | undefined): string | undefined {
+  const entries = (config ?? "")
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const [i, entry] of entries.entries()) {
+    const eq = entry.indexOf("=");
+    const owner = entry.slice(0, Math.max(eq, 0)).trim();
+    const hosts = entry
+      .slice(eq + 1)
+      .split("|")
+      .map((h) => h.trim());
+    let wrong: string | undefined;
+    if (eq < 1 || (owner !== "*" && !NAMESPACE_PATTERN.test(owner))) wrong = "has no namespace (or *) before its =";
+    else if (hosts.some((h) => !HOST_PATTERN.test(h))) wrong = "lists something that is not a host name or *.suffix (no scheme, port or path)";
+    if (wrong) return `ONEXPIRE_HOSTS entry ${i + 1} of ${entries.length} is not namespace=host|*.suffix: it ${wrong}`;
+  }
+  return undefined;
+}
+
+/**
+ * A host name or IPv4 address, or "*." and a suffix, or an IPv6 address without its brackets (hostMatches
+ * compares with the URL's host, brackets taken off): what ONEXPIRE_HOSTS lists (no scheme, port or path).
+ */
+const HOST_PATTERN = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*\.?$|^[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*$/;
 
 /** The namespace's allowed host patterns, with those for every namespace ("*"). */
 function allowListOf(config: string | undefined, ns: string): string[] {

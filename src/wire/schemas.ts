@@ -43,6 +43,8 @@ export const healthResponse = z.object({
   store: z.enum(["redis", "durable"]),
   answers: z.boolean(),
   latencyMs: z.number(),
+  /** Settings the Worker ignores or cannot use: the variable and what is wrong with which entry, never a value. Absent when there are none. */
+  settingProblems: z.optional(z.array(z.object({ variable: z.string(), message: z.string() }))),
 });
 export const errorResponse = z.looseObject({
   error: z.string(),

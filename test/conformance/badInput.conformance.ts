@@ -137,6 +137,12 @@ export function badInputConformance(kind: StoreKind) {
     });
   }
 
+  it("a name over 200 characters is said to be too long, with its length", async () => {
+    const res = await post(`/v1/locks/${"n".repeat(250)}/acquire`, { ttlMs: 1000 });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: "invalid_name", message: "names are at most 200 characters; this one is too long (250)" });
+  });
+
   it("accepts every character the name pattern allows", async () => {
     const name = `A-z_0.9:@+=${Date.now()}`;
     const res = await post(`/v1/locks/${encodeURIComponent(name)}/acquire`, { ttlMs: 1000 });

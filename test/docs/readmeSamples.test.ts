@@ -1,9 +1,11 @@
-// README.md's code samples, run as a reader would run them: every fenced block
-// carries a `<!-- sample: ID -->` marker, and is either run here or listed
-// below with the reason it is not. TypeScript samples have their types
+// The code samples of README.md and docs/*.md, run as a reader would run them:
+// every fenced block carries a `<!-- sample: ID -->` marker, and is either run
+// here or listed below with the reason it is not (a docs/ fragment that
+// continues the page's earlier steps is type-checked as written instead). TypeScript samples have their types
 // stripped (TypeScript's transpileModule, target ESNext: no syntax lowered, as
 // Node's own type stripping or a plain-JS reader leaves it) and run as ES
-// modules under Node 20 (the machine's) and Node 24 (the repository's), with
+// modules under Node 20 (the machine's) and Node 24 (the repository's; docs/
+// samples under Node 24 only), with
 // the package as built for users, against the Worker served as `npm start`
 // serves it (its local key and namespace) and the test stack's Redis. What each
 // sample leaves to the reader (buildReport, queue...) and what it is seen to do
@@ -25,11 +27,21 @@ import { startWorkerServer, type WorkerServer } from "../../tools/serve-worker/s
 
 const run = promisify(execFile);
 const ROOT = path.resolve(".");
-const README = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+/** The files whose samples are checked here: the README and every page of docs/. */
+const FILES = [
+  "README.md",
+  ...fs
+    .readdirSync(path.join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 const SUPPORT = path.join(ROOT, "test/support/readmeSamples");
 
-/** How each marked block is checked: run under Node, run with curl, or the reason it is not run here. */
-const PLAN: Record<string, "node" | "curl" | { notRun: string }> = {
+/**
+ * How each marked block is checked: run under Node, run with curl, type-checked as written (a docs/ fragment
+ * that continues its page's earlier steps, its free names declared in globals.ts), or the reason it is not.
+ */
+const PLAN: Record<string, "node" | "curl" | "typecheck" | { notRun: string }> = {
   start: { notRun: "npm ci and npm start: .ci/run does the one, test/tools/localStart.test.ts runs the other" },
   curl: "curl",
   test: { notRun: "npm ci and npm test: what .ci/run runs" },
@@ -45,10 +57,48 @@ const PLAN: Record<string, "node" | "curl" | { notRun: string }> = {
   "library-run-once": "node",
   "fence-redis": "node",
   deploy: { notRun: "wrangler secret put and deploy need a Cloudflare account" },
+  // docs/API.md, DESIGN.md, guarantees.md, metrics.md
+  "api-acquire-body": { notRun: "a request body's shape: test/contract runs every route's bodies" },
+  "design-kind-descriptor": { notRun: "an abridged excerpt of src/kinds/mutex/index.ts, which npm run typecheck compiles whole" },
+  chaos: { notRun: "the fault suite: minutes of real redis-servers killed and partitioned (npm run chaos)" },
+  "metrics-binding": { notRun: "an Analytics Engine binding in wrangler.toml: needs a Cloudflare account" },
+  "metrics-sql-wait-times": { notRun: "Analytics Engine's SQL API: needs a Cloudflare account" },
+  "metrics-sql-grant-rate": { notRun: "Analytics Engine's SQL API: needs a Cloudflare account" },
+  "metrics-sql-lapses": { notRun: "Analytics Engine's SQL API: needs a Cloudflare account" },
+  // docs/deploy.md
+  "deploy-vars": { notRun: "wrangler.toml's [vars]: the values are the reader's" },
+  "deploy-deploy": { notRun: "npm run deploy needs a Cloudflare account" },
+  "deploy-url": { notRun: "the URL wrangler prints" },
+  "deploy-secrets": { notRun: "wrangler secret put needs a Cloudflare account" },
+  "deploy-check": "curl",
+  // docs/fencing.md
+  "fence-import": "node",
+  "fence-gap": { notRun: "a timeline, not code" },
+  "fence-claim-on-grant": "typecheck",
+  "fence-redis-calls": "typecheck",
+  "fence-durable-object": { notRun: "a Durable Object class: test/fence/durableObject.workers.test.ts runs DurableObjectFence in one" },
+  "fence-postgres": { notRun: "needs pg and a Postgres server: test/fence/postgres.test.ts runs PostgresFence on PGlite" },
+  "fence-d1": { notRun: "needs a D1 binding: test/fence/d1.workers.test.ts runs SqliteFence over d1Batch" },
+  "fence-sqlite-batch": { notRun: "a batch function over the reader's SQLite driver: test/fence/d1.workers.test.ts runs SqliteFence" },
+  "fence-psql-run": { notRun: "needs psql, a Postgres server and a deployment" },
+  "fence-psql-sql": { notRun: "the SQL file the psql sample runs" },
+  // docs/idempotency.md
+  "idempotency-worker": "node",
+  "idempotency-client": "node",
+  "idempotency-lambda": "node",
+  "idempotency-node-http": "node",
+  "idempotency-deno": {
+    notRun:
+      "npm install of the tarball: test/library/idempotentRuntimes.test.ts runs the package so under Deno (node_modules beside a package.json, deno run --allow-all)",
+  },
+  "idempotency-hono": "node",
+  "idempotency-run-once": "node",
 };
 
 interface Sample {
   id: string;
+  /** README.md or docs/<page>.md. */
+  file: string;
   lang: string;
   code: string;
   /** The `## ` section it is in. */
@@ -57,8 +107,9 @@ interface Sample {
   node24: boolean;
 }
 
-/** Every fenced block of the README, with its marker; an unmarked block is returned with id "". */
-function samples(text: string): Sample[] {
+/** Every fenced block of a file, with its marker; an unmarked block is returned with id "". */
+function samples(file: string): Sample[] {
+  const text = fs.readFileSync(path.join(ROOT, file), "utf8");
   const found: Sample[] = [];
   const lines = text.split("\n");
   let section = "";
@@ -69,13 +120,20 @@ function samples(text: string): Sample[] {
     if (!fence) continue;
     const end = lines.indexOf("```", i + 1);
     const marker = /^<!-- sample: ([\w-]+)(, node 24\+)? -->$/.exec(lines[i - 1] ?? "");
-    found.push({ id: marker?.[1] ?? "", lang: fence[1] ?? "", code: lines.slice(i + 1, end).join("\n"), section, node24: Boolean(marker?.[2]) });
+    found.push({
+      id: marker?.[1] ?? "",
+      file,
+      lang: fence[1] ?? "",
+      code: lines.slice(i + 1, end).join("\n"),
+      section,
+      node24: Boolean(marker?.[2]),
+    });
     i = end;
   }
   return found;
 }
 
-const all = samples(README);
+const all = FILES.flatMap(samples);
 const byId = new Map(all.map((s) => [s.id, s]));
 
 /** The first `node` outside this repository that is Node `major` (the machine's), or why there is none. */
@@ -156,8 +214,9 @@ async function scratchProject(): Promise<string> {
   fs.mkdirSync(path.join(dir, "node_modules/@types"));
   fs.symlinkSync(path.join(ROOT, "node_modules/@types/node"), path.join(dir, "node_modules/@types/node"));
   fs.writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify(TYPED_SAMPLES));
-  for (const s of all.filter((s) => PLAN[s.id] === "node")) {
+  for (const s of all.filter((s) => PLAN[s.id] === "node" || PLAN[s.id] === "typecheck")) {
     fs.writeFileSync(path.join(dir, `typed/${s.id}.ts`), s.code);
+    if (PLAN[s.id] !== "node") continue;
     const js = ts.transpileModule(s.code, { compilerOptions: { target: ts.ScriptTarget.ESNext, module: ts.ModuleKind.ESNext } }).outputText;
     fs.writeFileSync(path.join(dir, `${s.id}.mjs`), js);
   }
@@ -202,19 +261,28 @@ async function runSample(bin: string, id: string) {
   }
 }
 
-describe("README.md's samples", () => {
+describe("the samples of README.md and docs/", () => {
   it("every fenced block is marked, and every marked block is run here or says why not", () => {
-    const how = "put <!-- sample: ID --> on the line above each fenced block of README.md, and give ID a PLAN entry here";
+    const how = "put <!-- sample: ID --> on the line above each fenced block of README.md and docs/*.md, and give ID a PLAN entry here";
     expect(
-      all.filter((s) => !s.id).map((s) => `${s.section}: ${s.code.split("\n")[0]}`),
+      all.filter((s) => !s.id).map((s) => `${s.file}, ${s.section}: ${s.code.split("\n")[0]}`),
       how,
+    ).toEqual([]);
+    expect(
+      all.map((s) => s.id).filter((id, i, ids) => ids.indexOf(id) !== i),
+      "sample ids are unique across the files",
     ).toEqual([]);
     expect(
       all.map((s) => s.id).filter((id) => !(id in PLAN)),
       how,
     ).toEqual([]);
     expect(Object.keys(PLAN).filter((id) => !byId.has(id))).toEqual([]);
-    expect(all.filter((s) => ["ts", "js"].includes(s.lang) && PLAN[s.id] !== "node").map((s) => s.id)).toEqual([]);
+    // The README's TypeScript is run whole; a docs/ page's is run or type-checked, or names the test that runs its like.
+    expect(
+      all
+        .filter((s) => ["ts", "js"].includes(s.lang) && PLAN[s.id] !== "node" && (s.file === "README.md" || PLAN[s.id] !== "typecheck"))
+        .map((s) => s.id),
+    ).toEqual(["design-kind-descriptor", "fence-durable-object", "fence-postgres", "fence-d1", "fence-sqlite-batch"]);
   });
 
   it("a sample with newer syntax than Node 20's says so and follows one in its section that does not use it", () => {
@@ -239,26 +307,31 @@ describe("README.md's samples", () => {
     expect(checked).toBe("");
   });
 
-  it("the curl sample answers as shown", async () => {
-    const block = byId.get("curl")?.code ?? "";
-    const steps = block.replace(/\\\n\s*/g, "").split("\n");
-    const host = new URL(worker.url).host;
-    let token = "";
-    for (let i = 0; i < steps.length; i++) {
-      const command = steps[i] as string;
-      if (!command.startsWith("curl ")) continue;
-      const shown = (steps[i + 1] ?? "").replace(/^# (\d{3} )?/, "");
-      const { stdout } = await run("bash", ["-c", command.replaceAll("localhost:8787", host).replaceAll("hf_…", token)], { timeout: 15_000 });
-      const answer = JSON.parse(stdout) as Record<string, unknown>;
-      token ||= typeof answer.token === "string" ? answer.token : "";
-      // Every field shown is in the answer; a literal value shown (no "…") is the answer's.
-      for (const [, field] of shown.matchAll(/"(\w+)":/g)) expect(answer, command).toHaveProperty(field as string);
-      for (const [, field, value] of shown.matchAll(/"(\w+)":("[^"…]*"|true|false)(?=[,}])/g)) {
-        expect(answer[field as string], `${command}: ${field}`).toEqual(JSON.parse(value as string));
+  for (const id of Object.keys(PLAN).filter((id) => PLAN[id] === "curl"))
+    it(`the ${id} sample answers as shown`, async () => {
+      const block = byId.get(id)?.code ?? "";
+      const steps = block.replace(/\\\n\s*/g, "").split("\n");
+      const host = new URL(worker.url).host;
+      let token = "";
+      for (let i = 0; i < steps.length; i++) {
+        const command = steps[i] as string;
+        if (!command.startsWith("curl ")) continue;
+        const shown = (steps[i + 1] ?? "").replace(/^# (\d{3} )?/, "");
+        // As the page has it: its host, or $HOLDFAST_URL and $HOLDFAST_API_KEY (docs/deploy.md) set to the local Worker's.
+        const { stdout } = await run("bash", ["-c", command.replaceAll("localhost:8787", host).replaceAll("hf_…", token)], {
+          timeout: 15_000,
+          env: { ...process.env, HOLDFAST_URL: worker.url, HOLDFAST_API_KEY: LOCAL_API_KEY },
+        });
+        const answer = JSON.parse(stdout) as Record<string, unknown>;
+        token ||= typeof answer.token === "string" ? answer.token : "";
+        // Every field shown is in the answer; a literal value shown (no "…") is the answer's.
+        for (const [, field] of shown.matchAll(/"(\w+)":/g)) expect(answer, command).toHaveProperty(field as string);
+        for (const [, field, value] of shown.matchAll(/"(\w+)":("[^"…]*"|true|false)(?=[,}])/g)) {
+          expect(answer[field as string], `${command}: ${field}`).toEqual(JSON.parse(value as string));
+        }
       }
-    }
-    expect(token).toMatch(/^hf_/);
-  });
+      expect(token).toMatch(/^hf_/);
+    });
 
   /** What each run sample must be seen to do, from its fixture's report. */
   const EXPECT: Record<string, (seen: Record<string, unknown>) => void> = {
@@ -309,9 +382,53 @@ describe("README.md's samples", () => {
     },
   };
   let runOnceRuns = 0;
+  let summaryRuns = 0;
+  const deliveredOnce = (seen: Record<string, unknown>) =>
+    expect(seen.answers).toEqual([
+      { status: 200, replayed: null, body: { ok: true } },
+      { status: 200, replayed: "true", body: { ok: true } },
+      { status: 400, replayed: null, body: expect.objectContaining({ error: "missing_idempotency_key" }) },
+    ]);
+  Object.assign(EXPECT, {
+    "fence-import": () => {},
+    "idempotency-worker": (seen) => {
+      deliveredOnce(seen);
+      expect(seen.fulfilled).toBe(1);
+    },
+    "idempotency-node-http": (seen) => {
+      deliveredOnce(seen);
+      expect(seen.fulfilled).toBe(1);
+    },
+    "idempotency-client": (seen) => {
+      expect(seen.answers).toEqual([
+        { status: 200, replayed: null },
+        { status: 200, replayed: "true" },
+      ]);
+      expect(seen).toMatchObject({ fulfilled: 1, state: "completed" });
+    },
+    "idempotency-lambda": (seen) => {
+      expect(seen.answers).toEqual([
+        { status: 200, replayed: null, body: { received: true } },
+        { status: 200, replayed: "true", body: { received: true } },
+      ]);
+      expect(seen.processed).toBe(1);
+    },
+    "idempotency-hono": (seen) => {
+      expect(seen.answers).toEqual([
+        { status: 200, replayed: null, body: { received: seen.id } },
+        { status: 200, replayed: "true", body: { received: seen.id } },
+      ]);
+      expect(seen.credited).toEqual(["in_1"]);
+    },
+    "idempotency-run-once": (seen) => {
+      summaryRuns += seen.runs as number;
+      expect(seen.state).toBe("completed");
+      expect(summaryRuns, "buildReport ran exactly once").toBe(1);
+    },
+  } satisfies Record<string, (seen: Record<string, unknown>) => void>);
 
   for (const s of all.filter((s) => PLAN[s.id] === "node")) {
-    for (const node of NODES) {
+    for (const node of NODES.filter((n) => s.file === "README.md" || n.major === 24)) {
       if (s.node24 && node.major < 24) {
         it(`${s.id} (node 24+) is a SyntaxError on Node ${node.major}, as it says`, async () => {
           if (node.bin instanceof Error) throw node.bin;

@@ -67,7 +67,7 @@ beforeAll(async () => {
   const upstash = { UPSTASH_REDIS_REST_URL: inject("upstashUrl"), UPSTASH_REDIS_REST_TOKEN: inject("upstashToken") };
   [service, receiver] = await Promise.all([
     // As `npm start` serves it: the Durable store and its local key.
-    startWorkerServer({ vars: { API_KEYS: `default:admin:local-dev=${LOCAL_API_KEY}`, WEBHOOK_SECRET: "examples-test" } }),
+    startWorkerServer({ vars: { API_KEYS: `default:admin:local-dev=${LOCAL_API_KEY}`, WEBHOOK_SECRET: "examples-test-webhook-secret" } }),
     // As `wrangler deploy` would bundle the example, with its secrets.
     startWorkerServer({ projectDir: path.join(scratch, "webhook-receiver"), vars: { ...upstash, WEBHOOK_SIGNING_SECRET: SIGNING_SECRET } }),
   ]);

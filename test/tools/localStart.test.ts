@@ -1,12 +1,13 @@
 // `npm start` as a user runs it (tools/dev/start.mjs, a real process with its
-// defaults): the library and the local Worker contend for one lock on one
-// Redis, a busy port says what to do, and `npm run dev` prints its URL only
-// once the Worker answers.
+// defaults): `npm start` and `npm run start:redis` side by side, each with its
+// own state; the library and the local Worker contend for one lock on one
+// Redis, a busy port says what to do with the command that was run, and
+// `npm run dev` prints its URL only once the Worker answers.
 import { type ChildProcess, spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import { Redis } from "@upstash/redis";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LockedError, Mutex } from "holdfast";
 import { until } from "../support/workerServers";
 
@@ -59,17 +60,45 @@ function freePort(): Promise<number> {
 const SERVED = /^holdfast \(.*\) at (http:\S+)$/m;
 const PRINTED = /^try: curl/m;
 
-describe("npm start", () => {
-  it("by default the library and the local Worker (Redis store) contend for one lock", { timeout: 120_000 }, async () => {
-    const port = await freePort();
-    const s = start(["--redis"], port);
-    const out = await until(s.output, (o) => PRINTED.test(o) || s.child.exitCode !== null, 90_000);
-    const url = SERVED.exec(out)?.[1];
-    const key = /^API key: (\S+)/m.exec(out)?.[1];
+/** Waits for a started script's "try:" line: its URL and API key, and everything it printed. */
+async function served(s: Started): Promise<{ url: string; key: string; out: string }> {
+  const out = await until(s.output, (o) => PRINTED.test(o) || s.child.exitCode !== null, 90_000);
+  const url = SERVED.exec(out)?.[1];
+  const key = /^API key: (\S+)/m.exec(out)?.[1];
+  expect({ url, key }, out).toMatchObject({ url: expect.any(String), key: expect.any(String) });
+  return { url: url as string, key: key as string, out };
+}
+
+// Both started at once, as a reader of the quick start has them (npm start from quick start 1 still running
+// when quick start 2 or an example runs npm run start:redis), each on its own port.
+describe("npm start and npm run start:redis side by side", () => {
+  const origin = "http://localhost:8894";
+  let durable: Started;
+  let redis: Started;
+  let onDurable: { url: string; key: string; out: string };
+  let onRedis: { url: string; key: string; out: string };
+
+  beforeAll(async () => {
+    const [a, b] = [await freePort(), await freePort()];
+    durable = start([], a, { CORS_ORIGINS: `default=${origin}`, TOKEN_SECRETS: `default=${"s".repeat(40)}` });
+    redis = start(["--redis"], b);
+    running.splice(0); // stopped in afterAll, not after each case
+    [onDurable, onRedis] = await Promise.all([served(durable), served(redis)]);
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const s of [durable, redis]) {
+      if (s && s.child.exitCode === null && s.child.pid) process.kill(-s.child.pid, "SIGTERM");
+      await s?.exited;
+    }
+  });
+
+  it("by default the library and the local Worker (Redis store) contend for one lock", async () => {
+    const { url, key, out } = onRedis;
     const env = /UPSTASH_REDIS_REST_URL=(\S+) UPSTASH_REDIS_REST_TOKEN=(\S+)/.exec(out);
-    expect({ url, key, env: Boolean(env) }, out).toMatchObject({ url: expect.any(String), key: expect.any(String), env: true });
-    const redis = new Redis({ url: env?.[1] as string, token: env?.[2] as string });
-    const lock = new Mutex(redis, "shared"); // no namespace: the library's default
+    expect(env, out).not.toBeNull();
+    const redisClient = new Redis({ url: env?.[1] as string, token: env?.[2] as string });
+    const lock = new Mutex(redisClient, "shared"); // no namespace: the library's default
     const acquireOnWorker = () =>
       fetch(`${url}/v1/locks/shared/acquire`, {
         method: "POST",
@@ -94,15 +123,8 @@ describe("npm start", () => {
     await lock.release(grant.token);
   });
 
-  it("honours the browser settings: a listed origin's preflight is answered for it, a token is minted; GET / says where to go", {
-    timeout: 120_000,
-  }, async () => {
-    const origin = "http://localhost:8894";
-    const s = start([], await freePort(), { CORS_ORIGINS: `default=${origin}`, TOKEN_SECRETS: `default=${"s".repeat(40)}` });
-    const out = await until(s.output, (o) => PRINTED.test(o) || s.child.exitCode !== null, 90_000);
-    const url = SERVED.exec(out)?.[1];
-    const key = /^API key: (\S+)/m.exec(out)?.[1];
-    expect({ url, key }, out).toMatchObject({ url: expect.any(String), key: expect.any(String) });
+  it("honours the browser settings: a listed origin's preflight is answered for it, a token is minted; GET / says where to go", async () => {
+    const { url, key } = onDurable;
     const preflight = await fetch(`${url}/v1/locks/cart-5/acquire`, {
       method: "OPTIONS",
       headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" },
@@ -122,20 +144,40 @@ describe("npm start", () => {
     expect(await root.json()).toMatchObject({ console: `${url}/console`, health: `${url}/healthz` });
   });
 
-  it("a malformed API_KEYS is said before anything is served, in the service's words, and exits 78", { timeout: 120_000 }, async () => {
-    const s = start([], await freePort(), { API_KEYS: "no-equals-sign" });
-    expect(await s.exited).toBe(78);
-    expect(s.output()).toMatch(/npm start: the service has no usable API keys \(API_KEYS entry 1/);
-    expect(s.output()).not.toMatch(SERVED);
+  it("each keeps its own state, and locks taken on both at once leave no SQLITE_BUSY in either log", async () => {
+    expect(onDurable.out).toMatch(/^state: \.wrangler\/state\/holdfast-start \(/m);
+    expect(onRedis.out).toMatch(/^state: \.wrangler\/state\/holdfast-start-redis \(/m);
+    // The same names on both, at once: each Worker's lock objects write their state (the Durable store's
+    // leases, the Redis store's lines), which one shared SQLite file would refuse one of them.
+    const cycle = async ({ url, key }: { url: string; key: string }, name: string) => {
+      const auth = { authorization: `Bearer ${key}` };
+      const got = await fetch(`${url}/v1/locks/${name}/acquire`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ ttlMs: 10_000, waitMs: 5_000 }),
+      });
+      expect(got.status, await got.clone().text()).toBe(200);
+      const { token } = (await got.json()) as { token: string };
+      const released = await fetch(`${url}/v1/locks/${name}/release`, { method: "POST", headers: auth, body: JSON.stringify({ token }) });
+      expect(released.status).toBe(200);
+    };
+    const names = Array.from({ length: 8 }, (_, i) => `side-by-side-${i}`);
+    await Promise.all(names.flatMap((name) => [cycle(onDurable, name), cycle(onDurable, name), cycle(onRedis, name), cycle(onRedis, name)]));
+    for (const s of [durable, redis]) expect(s.output()).not.toMatch(/SQLITE_BUSY/);
   });
+});
 
+describe("npm start", () => {
   it("a busy PORT is named, with a free one to set instead", async () => {
     const holder = net.createServer();
     const port = await new Promise<number>((resolve) => holder.listen(0, "127.0.0.1", () => resolve((holder.address() as net.AddressInfo).port)));
     try {
-      const s = start([], port);
+      // The hint is a line to run: the command that was run, not another one.
+      const s = start(["--redis"], port);
       expect(await s.exited).toBe(1);
-      expect(s.output()).toMatch(new RegExp(`port ${port} is busy; set PORT to a free one, e\\.g\\. PORT=\\d+ npm start`));
+      expect(s.output()).toMatch(
+        new RegExp(`^npm run start:redis: port ${port} is busy; set PORT to a free one, e\\.g\\. PORT=\\d+ npm run start:redis$`, "m"),
+      );
     } finally {
       holder.close();
     }

@@ -24,14 +24,15 @@ function tryListen(port) {
 }
 
 /**
- * Null when `port` is free on 127.0.0.1; else what to do about it, naming a port that is free now.
- * @param {number} port @returns {Promise<string | null>}
+ * Null when `port` is free on 127.0.0.1; else what to do about it, naming a port that is free now and
+ * the command that was run (`npm start`, `npm run start:redis`, ...), so the line can be run as it is.
+ * @param {number} port @param {string} command @returns {Promise<string | null>}
  */
-export async function busyPortHint(port) {
+export async function busyPortHint(port, command) {
   const probe = await tryListen(port);
   if (!probe.error) return null;
   const free = await tryListen(0);
-  const example = free.port ? `, e.g. PORT=${free.port} npm start` : "";
+  const example = free.port ? `, e.g. PORT=${free.port} ${command}` : "";
   if (probe.error === "EADDRINUSE") return `port ${port} is busy; set PORT to a free one${example}`;
   return `cannot listen on 127.0.0.1:${port} (${probe.error}); set PORT to another port${example}`;
 }

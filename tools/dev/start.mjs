@@ -2,8 +2,10 @@
 // `npm start`: the Worker as production runs it, on the embedded Durable
 // store: the bundle `wrangler deploy` would upload, served by bare workerd
 // (tools/serve-worker), with no dev proxy in front, so a client that hangs up
-// is seen as it is in production. Durable Object state is kept in
-// .wrangler/state/holdfast-start between runs.
+// is seen as it is in production. Durable Object state is kept between runs
+// in .wrangler/state/holdfast-<script> (holdfast-start, holdfast-start-redis,
+// holdfast-dev, holdfast-dev-redis): each script its own, so two of them run
+// side by side (each on its own PORT) without sharing one SQLite file.
 // `npm run start:redis`: the same on the Redis store, with a local
 // redis-server behind the project's Upstash REST gateway (tools/local-stack).
 // `npm run dev` (`--dev`): `wrangler dev` instead, which reloads on every
@@ -17,26 +19,21 @@
 // `wrangler dev` reads it (KEY=value lines); with no API_KEYS it uses a
 // documented local-only key in the namespace the library uses by default, so
 // `new Mutex(Redis.fromEnv(), name)` and this Worker contend for the same lock
-// on one Redis. A malformed API_KEYS is said, with the service's own message,
-// before anything is served (exit 78).
+// on one Redis. Every setting is checked first, by the Worker's own rules
+// (src/http/settings/settingsProblems.ts): one it would ignore or cannot use
+// is said, naming the variable, the entry and what is wrong (never a value),
+// before anything starts (exit 78, EX_CONFIG).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startLocalStack } from "../local-stack/stack.mjs";
-import { startWorkerServer } from "../serve-worker/serve.mjs";
+import { tsImport } from "tsx/esm/api";
 import { LOCAL_API_KEY, LOCAL_NAMESPACE, busyPortHint, untilAnswers } from "./local.mjs";
 
 const useRedis = process.argv.includes("--redis");
 const dev = process.argv.includes("--dev");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const port = process.env.PORT || "8787";
-// Said before anything starts: workerd's own "bind(): Address already in use" names no remedy.
-const busy = await busyPortHint(Number(port));
-if (busy) {
-  console.error(`npm start: ${busy}`);
-  process.exit(1);
-}
 /** The variables the Worker reads (src/env.ts), passed on from the environment or `.dev.vars`. */
 const WORKER_VARS = [
   "API_KEYS",
@@ -82,8 +79,31 @@ const vars = {
   WEBHOOK_SECRET: webhookSecret,
   ONEXPIRE_HOSTS: onExpireHosts,
 };
+/** The command that was run, as its messages name it. */
+const command = npmCommand();
+/** This script's own Durable Object state, kept between its runs and shared with no other script. */
+const stateDir = `.wrangler/state/holdfast-${dev ? "dev" : "start"}${useRedis ? "-redis" : ""}`;
+
+// The settings as the Worker will read them, checked by its own rules before anything starts. With --redis
+// the Upstash settings are the local stack's, so the user's are not checked.
+const { settingsProblems } = await tsImport("../../src/http/settings/settingsProblems.ts", import.meta.url);
+const checked = useRedis ? Object.fromEntries(Object.entries(vars).filter(([name]) => !name.startsWith("UPSTASH_"))) : vars;
+const problems = await settingsProblems(checked);
+if (problems.length) {
+  for (const problem of problems) console.error(`${command}: ${problem.message}`);
+  console.error(`${command}: fix ${[...new Set(problems.map((p) => p.variable))].join(", ")} (the environment, or .dev.vars); nothing was started`);
+  process.exit(78);
+}
+// Said before anything starts: workerd's own "bind(): Address already in use" names no remedy.
+const busy = await busyPortHint(Number(port), command);
+if (busy) {
+  console.error(`${command}: ${busy}`);
+  process.exit(1);
+}
 let stack;
 if (useRedis) {
+  // Loaded once the settings passed: a malformed one is said without loading what would serve them.
+  const { startLocalStack } = await import("../local-stack/stack.mjs");
   stack = await startLocalStack();
   Object.assign(vars, { UPSTASH_REDIS_REST_URL: stack.url, UPSTASH_REDIS_REST_TOKEN: stack.token });
   console.log(`redis-server on 127.0.0.1:${stack.redis.port}, Upstash gateway at ${stack.url}`);
@@ -98,7 +118,17 @@ let stopping = false;
 process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 if (dev) {
-  const args = ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+  const args = [
+    "wrangler",
+    "dev",
+    "--port",
+    port,
+    "--ip",
+    "127.0.0.1",
+    "--show-interactive-dev-session=false",
+    "--persist-to",
+    path.join(ROOT, stateDir),
+  ];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
   child = spawn("npx", args, { stdio: "inherit", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
   child.on("exit", (code) => stop(code ?? 0));
@@ -107,9 +137,10 @@ if (dev) {
 } else {
   console.log("bundling the Worker as `wrangler deploy` would, and serving it with workerd...");
   try {
-    server = await startWorkerServer({ vars, port: Number(port), persistDir: path.join(ROOT, ".wrangler/state/holdfast-start") });
+    const { startWorkerServer } = await import("../serve-worker/serve.mjs");
+    server = await startWorkerServer({ vars, port: Number(port), persistDir: path.join(ROOT, stateDir) });
   } catch (err) {
-    console.error(`npm start: ${err.message}`);
+    console.error(`${command}: ${err.message}`);
     await stack?.stop();
     process.exit(1);
   }
@@ -122,7 +153,7 @@ const health = await fetch(`${url}/healthz`)
   .then((r) => r.json())
   .catch(() => ({}));
 if (health.status === "not_configured") {
-  console.error(`npm start: ${health.message}`);
+  console.error(`${command}: ${health.message}`);
   await stop(78);
 }
 const storeName = health.store === "redis" ? (useRedis ? "Redis" : "Redis, from your Upstash settings") : "Durable Object";
@@ -132,7 +163,16 @@ console.log(
   `API key: ${key}${given.API_KEYS ? "" : `  (namespace "${LOCAL_NAMESPACE}", the library's default; local only, an admin key: set API_KEYS=namespace=key to use your own)`}`,
 );
 console.log(`console: ${url}/console (sign in with the key)`);
+console.log(`state: ${stateDir} (this command's own; delete it to start afresh)`);
 console.log(`try: curl -s -X POST ${url}/v1/locks/demo/acquire -H 'authorization: Bearer ${key}' -d '{"ttlMs":30000}'\n`);
+
+/** `npm start`, `npm run start:redis`, ...: the npm script that ran this, else the one these flags belong to. */
+function npmCommand() {
+  const byFlags = dev ? (useRedis ? "dev:redis" : "dev") : useRedis ? "start:redis" : "start";
+  // npm names the script it runs; run otherwise (by a test, or `node tools/dev/start.mjs`), the flags say which it would be.
+  const script = ["start", "start:redis", "dev", "dev:redis"].includes(process.env.npm_lifecycle_event) ? process.env.npm_lifecycle_event : byFlags;
+  return script === "start" ? "npm start" : `npm run ${script}`;
+}
 
 async function stop(code) {
   if (stopping) return;

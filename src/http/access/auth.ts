@@ -8,8 +8,8 @@ export type { Caller };
 /** API_KEYS gives no usable key: every /v1 call is refused until it is set right. */
 class ApiKeysNotConfiguredError extends NotConfiguredError {
   override name = "ApiKeysNotConfiguredError";
-  constructor(detail: string) {
-    super(`the service has no usable API keys (${detail}); set the API_KEYS secret`);
+  constructor(detail: string, remedy = "fix it in the API_KEYS secret") {
+    super(`the service has no usable API keys (${detail}); ${remedy}`);
   }
 }
 
@@ -36,14 +36,11 @@ const parsedKeys = new Map<string, Promise<KeyEntry[]>>();
  * (sameKey), so timing does not reveal how much of a key matched, nor which.
  */
 export async function callerOf(authorization: string | undefined, apiKeys: string | undefined): Promise<Caller> {
-  if (!apiKeys?.trim()) throw new ApiKeysNotConfiguredError("API_KEYS is not set");
+  if (!apiKeys?.trim()) throw new ApiKeysNotConfiguredError("API_KEYS is not set", "set the API_KEYS secret");
   let entries = parsedKeys.get(apiKeys);
   if (!entries) {
-    // Logged once per API_KEYS value, by position only (never its text): the deployer's clue to a service that refuses everyone.
-    entries = parseApiKeys(apiKeys).catch((err: unknown) => {
-      if (err instanceof ApiKeysNotConfiguredError) console.error(err.message);
-      throw err;
-    });
+    // Not logged here: the Worker's settings line says it once, by position only (src/http/settings/settingsLog.ts).
+    entries = parseApiKeys(apiKeys);
     parsedKeys.set(apiKeys, entries);
   }
   const keys = await entries;
@@ -102,7 +99,7 @@ async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
     const keyName = name ?? (twin >= 0 ? entries[twin].keyName : `key-${i + 1}`);
     entries.push({ namespace, role, keyName, digest, key: padded(key) });
   }
-  if (!entries.length) throw new ApiKeysNotConfiguredError("API_KEYS has no entries");
+  if (!entries.length) throw new ApiKeysNotConfiguredError("API_KEYS has no entries", "set the API_KEYS secret");
   return entries;
 }
 

@@ -22,35 +22,48 @@ const parsed = new Map<string, Map<string, Set<string>>>();
 
 /**
  * CORS_ORIGINS as origin -> the namespaces that list it. An entry that is
- * not namespace=origin (scheme://host[:port], nothing after) is logged by
- * its position and the whole setting ignored: browsers are then refused, as
- * without it, rather than let in by a guess.
+ * not namespace=origin (scheme://host[:port], nothing after) makes the whole
+ * setting ignored: browsers are then refused, as without it, rather than let
+ * in by a guess. The Worker's settings line says which entry and why
+ * (corsOriginsProblem, src/http/settings/).
  */
 function originsOf(corsOrigins: string | undefined): Map<string, Set<string>> {
   const text = corsOrigins ?? "";
   let origins = parsed.get(text);
   if (origins) return origins;
   origins = new Map();
-  const entries = namespaceEntries(text);
-  for (const [i, entry] of entries.entries()) {
-    if ("bad" in entry || !isOrigin(entry.value)) {
-      console.error(`CORS_ORIGINS entry ${i + 1} of ${entries.length} is not namespace=scheme://host[:port]; CORS_ORIGINS is ignored`);
-      origins = new Map();
-      break;
+  if (corsOriginsProblem(text) === undefined) {
+    for (const entry of namespaceEntries(text)) {
+      if ("bad" in entry) continue; // none: checked above
+      origins.set(entry.value, (origins.get(entry.value) ?? new Set()).add(entry.ns));
     }
-    origins.set(entry.value, (origins.get(entry.value) ?? new Set()).add(entry.ns));
   }
   parsed.set(text, origins);
   return origins;
 }
 
-function isOrigin(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === text;
-  } catch {
-    return false;
+/** Why CORS_ORIGINS is ignored (its first bad entry, by position, and what is wrong with it), or undefined when it is not. */
+export function corsOriginsProblem(corsOrigins: string | undefined): string | undefined {
+  const entries = namespaceEntries(corsOrigins ?? "");
+  for (const [i, entry] of entries.entries()) {
+    const wrong = "bad" in entry ? "has no namespace of 1-64 A-Z a-z 0-9 _ - before its =" : originProblem(entry.value);
+    if (wrong) return `CORS_ORIGINS entry ${i + 1} of ${entries.length} is not namespace=scheme://host[:port]: it ${wrong}`;
   }
+  return undefined;
+}
+
+/** What keeps `text` from being an origin as a browser sends it, or undefined. */
+function originProblem(text: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "is not a URL";
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return "is not http or https";
+  if (url.origin === text) return undefined;
+  if (`${url.origin}/` === text) return "ends with a slash, which no browser sends: drop it";
+  return "has more than scheme://host[:port] (a path, a query, a default port or upper case), which no browser sends";
 }
 
 /**

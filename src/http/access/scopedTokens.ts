@@ -54,6 +54,17 @@ export function signingSecret(tokenSecrets: string | undefined, namespace: strin
 
 const parsedSecrets = new Map<string, Map<string, string[]>>();
 
+/** What is wrong with TOKEN_SECRETS (an entry named by position, never its text), or undefined when nothing is. */
+export function tokenSecretsProblem(tokenSecrets: string | undefined): string | undefined {
+  try {
+    secretsByNamespace(tokenSecrets);
+    return undefined;
+  } catch (err) {
+    if (err instanceof NotConfiguredError) return err.message;
+    throw err;
+  }
+}
+
 /**
  * TOKEN_SECRETS, "ns=secret,ns=older-secret,ns2=...", by namespace in the
  * order listed (the first signs, every one verifies: a rotation lists the

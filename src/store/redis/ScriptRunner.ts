@@ -2,6 +2,7 @@ import type { Redis } from "@upstash/redis";
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import { InternalError, NotConfiguredError } from "../../errors.js";
 import { classifyRedisFault } from "./redisFaults.js";
+import { failWhenRefused, storeUrlOf } from "./refusedStore.js";
 import { luaScriptSha1, luaScripts, luaScriptTakesCallerClock, plainScript, plainScriptSha1, type LuaScriptName } from "./scripts.generated.js";
 
 /** A script's reply: its name/value pairs (see lua/prelude.lua). */
@@ -38,7 +39,11 @@ export class ScriptRunner {
   ) {
     this.timeoutMs = timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
     this.missing = missingSetting(redis);
+    this.url = storeUrlOf(redis);
   }
+
+  /** Where the client sends (named when nothing listens there). */
+  private readonly url: string | undefined;
 
   /** What the client lacks to reach a database (no URL, no token): every call says so at once, not after its deadline. */
   private readonly missing: string | undefined;
@@ -53,10 +58,10 @@ export class ScriptRunner {
     // Promise steps, not async functions: every store call comes this way, and each async frame is
     // garbage more per call. A reply that is not name/value pairs throws from pairsOf, past the fault
     // sorting: a bug, not an outage.
-    return withDeadline(name, this.timeoutMs, () => this.evalsha(name, keys, argv)).then(
+    return withDeadline(name, this.timeoutMs, () => failWhenRefused(this.redis, name, this.evalsha(name, keys, argv))).then(
       (reply) => pairsOf(name, reply),
       (err) => {
-        throw classifyRedisFault(name, err);
+        throw classifyRedisFault(name, err, this.url);
       },
     );
   }
@@ -98,9 +103,9 @@ export class ScriptRunner {
   async command<T>(what: string, call: (redis: Redis) => Promise<T>): Promise<T> {
     if (this.missing) throw new NotConfiguredError(this.missing);
     try {
-      return await withDeadline(what, this.timeoutMs, () => call(this.redis));
+      return await withDeadline(what, this.timeoutMs, () => failWhenRefused(this.redis, what, call(this.redis)));
     } catch (err) {
-      throw classifyRedisFault(what, err);
+      throw classifyRedisFault(what, err, this.url);
     }
   }
 }

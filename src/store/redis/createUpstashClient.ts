@@ -1,4 +1,5 @@
 import { Redis } from "@upstash/redis/cloudflare";
+import { failsFast } from "./refusedStore.js";
 
 /**
  * The Upstash client the Worker uses. Retries after network errors are kept
@@ -8,7 +9,7 @@ import { Redis } from "@upstash/redis/cloudflare";
  * request (bench table 1c, A/B in one run).
  */
 export function createUpstashClient(url: string, token: string, timeoutMs: number): Redis {
-  return new Redis({
+  const redis = new Redis({
     url,
     token,
     automaticDeserialization: false,
@@ -20,4 +21,7 @@ export function createUpstashClient(url: string, token: string, timeoutMs: numbe
     retry: { retries: 2, backoff: (n) => 25 * 2 ** n + Math.random() * 25 },
     signal: () => AbortSignal.timeout(timeoutMs),
   });
+  // Its short retries say a refused connection themselves: no probe of the URL (refusedStore.ts).
+  failsFast.add(redis);
+  return redis;
 }

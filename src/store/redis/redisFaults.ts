@@ -1,4 +1,6 @@
 import { HoldfastError, InternalError, NotConfiguredError, StoreUnavailableError } from "../../errors.js";
+import { isRefusedConnection } from "../../wire/refusedConnection.js";
+import { refusedStoreError } from "./refusedStore.js";
 
 /** What a caller is told when Redis refused a write for want of memory. */
 const STORE_FULL = "the store refused the write: it is out of memory (Redis maxmemory), so nothing was changed; retry once the store has room";
@@ -15,9 +17,12 @@ const STORE_FULL = "the store refused the write: it is out of memory (Redis maxm
  *   applied the write.
  * - Redis out of memory: it refused the write, nothing applied, said at once.
  * - Refused credentials (a wrong token): not configured, nothing applied.
+ * - A refused connection (nothing listens at `url`): an outage, said as such
+ *   with the URL, not as a store too slow to answer.
  */
-export function classifyRedisFault(what: string, err: unknown): HoldfastError {
+export function classifyRedisFault(what: string, err: unknown, url?: string): HoldfastError {
   if (err instanceof HoldfastError) return err;
+  if (isRefusedConnection(err)) return refusedStoreError(url, what);
   // @upstash/redis ends its errors with the command it sent (a script's keys and arguments, owner tokens among
   // them): never passed on, to a caller or to a log.
   const message = (err instanceof Error ? err.message : String(err)).replace(/,? command was: [\s\S]*$/, "");

@@ -66,12 +66,15 @@ describe("preflight", () => {
     }
   });
 
-  it("ignores a malformed CORS_ORIGINS whole, logging the entry by position, refusing browsers as without it", async () => {
+  it("ignores a malformed CORS_ORIGINS whole, its settings line naming the entry by position, refusing browsers as without it", async () => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     try {
       const res = await preflight(SHOP, api("durable", { CORS_ORIGINS: `tenant-a=${SHOP},tenant-a=${SHOP}/path` }).env);
       expect(res.status).toBe(401);
-      expect(logged).toHaveBeenCalledWith("CORS_ORIGINS entry 2 of 2 is not namespace=scheme://host[:port]; CORS_ORIGINS is ignored");
+      expect(logged).toHaveBeenCalledWith(
+        "holdfast settings: CORS_ORIGINS entry 2 of 2 is not namespace=scheme://host[:port]: it has more than scheme://host[:port] " +
+          "(a path, a query, a default port or upper case), which no browser sends; CORS_ORIGINS is ignored, so every browser origin is refused",
+      );
     } finally {
       logged.mockRestore();
     }

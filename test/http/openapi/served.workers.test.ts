@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { openApiDocument } from "../../../src/http/openapi/openapi";
 import { kinds as kindApis } from "../../../src/worker/kinds";
 import { api } from "../../support/workers/api";
@@ -84,5 +84,55 @@ describe("service documents", () => {
     const res = await get("/v1/nope");
     expect(res.status).toBe(404);
     expect(res.body.error).toBe("not_found");
+  });
+});
+
+// The deployed Worker's word on its settings (src/http/settings/): a setting it ignores or cannot use is
+// said in its first log line and in /healthz, by variable and entry, never by value.
+describe("settings the Worker ignores or cannot use", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+  const BAD = {
+    CORS_ORIGINS: "tenant-a=http://localhost:5173/",
+    TOKEN_SECRETS: "tenant-a=a-secret-of-24-characters",
+  };
+
+  it("/healthz names each setting the Worker ignores or cannot use, never its value, and stays ok when the store answers", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {}); // the settings line, shown in the next case
+    const res = await api("redis", BAD).get("/healthz", { key: null });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: "ok", store: "redis", answers: true });
+    expect(res.body.settingProblems).toEqual([
+      {
+        variable: "TOKEN_SECRETS",
+        message: expect.stringMatching(/^TOKEN_SECRETS entry 1 of 1 is not namespace=secret with a secret of 32\+ characters; /),
+      },
+      { variable: "CORS_ORIGINS", message: expect.stringMatching(/^CORS_ORIGINS entry 1 of 1 .* ends with a slash, .*; CORS_ORIGINS is ignored/) },
+    ]);
+    const text = JSON.stringify(res.body);
+    expect(text).not.toContain("localhost:5173");
+    expect(text).not.toContain("a-secret-of-24");
+  });
+
+  it("/healthz has no settingProblems when every setting is usable", async () => {
+    const res = await api("redis").get("/healthz", { key: null });
+    expect(res.status).toBe(200);
+    expect(res.body).not.toHaveProperty("settingProblems");
+  });
+
+  it("the first request with such settings logs one line naming them all, before anything else; later ones log nothing more", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const { get } = api("durable", { ...BAD, STORE_TIMEOUT_MS: "2s", RATE_LIMIT_TIERS: "*=off,batch=fast" });
+    await get("/");
+    await get("/");
+    expect(logged.mock.calls).toEqual([
+      [
+        expect.stringMatching(
+          /^holdfast settings: TOKEN_SECRETS entry 1 of 1 .* \| CORS_ORIGINS entry 1 of 1 .* \| RATE_LIMIT_TIERS entry 2 of 2 .* \| STORE_TIMEOUT_MS is not a whole number above 0; the default 2000 ms is used$/,
+        ),
+      ],
+    ]);
+    expect(String(logged.mock.calls[0][0])).not.toContain("a-secret-of-24");
   });
 });

@@ -1,4 +1,4 @@
-// Runs one README sample as a user would, under whichever Node runs this file:
+// Runs one README or docs/ sample as a user would, under whichever Node runs this file:
 // node driver.mjs <sample id> <sample.mjs>. The sample's fixture (fixtures.mjs)
 // first defines what the sample leaves to the reader (buildReport, queue, app...),
 // then the sample runs as a module, then the fixture reports what it saw as one
@@ -13,4 +13,7 @@ if (!fixture) throw new Error(`no fixture for README sample ${id}`);
 const ctx = (await fixture.before?.()) ?? {};
 const sample = await import(pathToFileURL(file).href);
 const seen = (await fixture.after?.(ctx, sample)) ?? {};
-process.stdout.write(`${JSON.stringify({ node: process.version, ...ctx.seen, ...seen })}\n`);
+const line = `${JSON.stringify({ node: process.version, ...ctx.seen, ...seen })}\n`;
+// A sample that serves until stopped (a server) is stopped once its fixture has seen what it does.
+if (fixture.stops) process.stdout.write(line, () => process.exit(0));
+else process.stdout.write(line);

@@ -1,6 +1,6 @@
-// What each README sample leaves to its reader (the functions it calls, the queue,
-// the Hono app), and what it is seen to do: plain JavaScript, run beside the sample
-// under Node 20 and 24 by driver.mjs, with the package as built for users
+// What each README and docs/ sample leaves to its reader (the functions it calls, the
+// queue, the Hono app), and what it is seen to do: plain JavaScript, run beside the
+// sample under Node 20 and 24 (docs/ samples: 24) by driver.mjs, with the package as built for users
 // (node_modules/holdfast). test/docs/readmeSamples.test.ts asserts on what these
 // report. Globals, because a sample uses them as free names.
 import http from "node:http";
@@ -29,6 +29,16 @@ async function until(read, ok, timeoutMs = 15_000) {
     if (ok(v) || Date.now() > end) return v;
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A port free on 127.0.0.1 now. */
+function freePort() {
+  return new Promise((resolve) => {
+    const server = http.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** Serves a Hono app on 127.0.0.1 through node:http (what @hono/node-server does), answers its URL and a stop. */
@@ -202,6 +212,140 @@ export const fixtures = {
     async after() {
       const day = new Date().toISOString().slice(0, 10);
       return { state: (await new Idempotency(Redis.fromEnv()).inspect(`daily-report:${day}`)).state };
+    },
+  },
+
+  // docs/fencing.md: its import line, as the page's first step
+  "fence-import": {},
+  // docs/idempotency.md
+  "idempotency-worker": {
+    before() {
+      const seen = { fulfilled: 0 };
+      globalThis.fulfil = async () => seen.fulfilled++;
+      // As a Worker has its settings: only in each request's env, nowhere at module scope.
+      const workerEnv = { UPSTASH_REDIS_REST_URL: env.UPSTASH_REDIS_REST_URL, UPSTASH_REDIS_REST_TOKEN: env.UPSTASH_REDIS_REST_TOKEN };
+      delete process.env.UPSTASH_REDIS_REST_URL;
+      delete process.env.UPSTASH_REDIS_REST_TOKEN;
+      return { seen, workerEnv };
+    },
+    async after({ workerEnv }, sample) {
+      const delivery = unique("delivery");
+      const deliver = (headers) =>
+        sample.default.fetch(new Request("https://worker.test/hooks/github", { method: "POST", headers, body: '{"action":"opened"}' }), workerEnv);
+      const answers = [];
+      for (const headers of [{ "x-github-delivery": delivery }, { "x-github-delivery": delivery }, {}]) {
+        const res = await deliver(headers);
+        answers.push({ status: res.status, replayed: res.headers.get("idempotent-replayed"), body: await res.json() });
+      }
+      return { answers };
+    },
+  },
+  "idempotency-client": {
+    before() {
+      const seen = { fulfilled: 0 };
+      globalThis.fulfil = async () => seen.fulfilled++;
+      return { seen };
+    },
+    async after(_ctx, sample) {
+      const delivery = unique("delivery");
+      const answers = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await sample.POST(
+          new Request("https://app.test/api/webhooks/github", { method: "POST", headers: { "x-github-delivery": delivery }, body: "{}" }),
+        );
+        answers.push({ status: res.status, replayed: res.headers.get("idempotent-replayed") });
+      }
+      return { answers, state: (await api(`/v1/idempotency/${delivery}`)).state };
+    },
+  },
+  "idempotency-lambda": {
+    before() {
+      const seen = { processed: 0 };
+      globalThis.processEvent = async () => seen.processed++;
+      return { seen };
+    },
+    async after(_ctx, sample) {
+      const id = unique("evt");
+      const context = { getRemainingTimeInMillis: () => 20_000 };
+      const answers = [];
+      // Stripe's retry of the same event: pending_webhooks has changed, the fingerprinted fields have not.
+      for (const pending of [2, 1]) {
+        const body = JSON.stringify({ id, type: "invoice.paid", created: 1764000000, pending_webhooks: pending });
+        const event = {
+          version: "2.0",
+          rawPath: "/hooks/stripe",
+          rawQueryString: "",
+          headers: { "content-type": "application/json", host: "lambda.test" },
+          requestContext: { domainName: "lambda.test", http: { method: "POST", path: "/hooks/stripe" } },
+          body,
+          isBase64Encoded: false,
+        };
+        const result = await sample.handler(event, context);
+        answers.push({ status: result.statusCode, replayed: result.headers?.["idempotent-replayed"] ?? null, body: JSON.parse(result.body) });
+      }
+      return { answers };
+    },
+  },
+  "idempotency-hono": {
+    before() {
+      const seen = { credited: [] };
+      globalThis.creditAccount = async (object) => seen.credited.push(object.invoice);
+      return { seen };
+    },
+    async after(_ctx, sample) {
+      const id = unique("evt");
+      const answers = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await sample.default.request(
+          "/webhooks/payments",
+          { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id, data: { object: { invoice: "in_1" } } }) },
+          { UPSTASH_REDIS_REST_URL: env.UPSTASH_REDIS_REST_URL, UPSTASH_REDIS_REST_TOKEN: env.UPSTASH_REDIS_REST_TOKEN },
+        );
+        answers.push({ status: res.status, replayed: res.headers.get("idempotent-replayed"), body: await res.json() });
+      }
+      return { id, answers };
+    },
+  },
+  "idempotency-run-once": {
+    before() {
+      const seen = { runs: 0 };
+      globalThis.buildReport = async (day, { fence }) => {
+        seen.runs++;
+        return { day, fence };
+      };
+      return { seen };
+    },
+    async after() {
+      const day = new Date().toISOString().slice(0, 10);
+      return { state: (await new Idempotency(Redis.fromEnv()).inspect(`daily-summary:${day}`)).state };
+    },
+  },
+  "idempotency-node-http": {
+    // A server serves until stopped: the driver stops it once this has seen what it does.
+    stops: true,
+    async before() {
+      const seen = { fulfilled: 0 };
+      globalThis.fulfil = async () => seen.fulfilled++;
+      process.env.PORT = String(await freePort());
+      return { seen };
+    },
+    async after() {
+      const url = `http://127.0.0.1:${process.env.PORT}/hooks/github`;
+      await until(
+        () =>
+          fetch(url).then(
+            () => true,
+            () => false,
+          ),
+        (up) => up,
+      );
+      const delivery = unique("delivery");
+      const answers = [];
+      for (const headers of [{ "x-github-delivery": delivery }, { "x-github-delivery": delivery }, {}]) {
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: '{"action":"opened"}' });
+        answers.push({ status: res.status, replayed: res.headers.get("idempotent-replayed"), body: await res.json() });
+      }
+      return { answers };
     },
   },
 };

@@ -1,4 +1,4 @@
-// What README.md's samples leave to the reader, declared so the samples type-check as
+// What the samples of README.md and docs/ leave to the reader, declared so the samples type-check as
 // written (test/docs/readmeSamples.test.ts); fixtures.mjs defines them when they run.
 // A .ts module, not a .d.ts: the check skips declaration files (skipLibCheck), and
 // these declarations are ours, so they are checked with the samples.
@@ -19,4 +19,14 @@ declare global {
   const message: { body: any };
   const app: import("hono").Hono;
   const env: { HOLDFAST_NOTIFY_KEY: string };
+  // docs/idempotency.md
+  function fulfil(event: unknown): Promise<void>;
+  function processEvent(event: unknown): Promise<void>;
+  // docs/fencing.md's fragments: what the page's earlier steps gave them.
+  const redis: import("@upstash/redis").Redis;
+  const client: import("holdfast/client").HoldfastClient;
+  const lease: import("holdfast/client").Lease;
+  const fence: number;
+  const body: string;
+  const RedisFence: typeof import("holdfast/fence").RedisFence;
 }
