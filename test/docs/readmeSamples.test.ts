@@ -60,6 +60,9 @@ const PLAN: Record<string, "node" | "curl" | "typecheck" | { notRun: string }> =
   // docs/API.md, DESIGN.md, guarantees.md, metrics.md
   "api-acquire-body": { notRun: "a request body's shape: test/contract runs every route's bodies" },
   "design-kind-descriptor": { notRun: "an abridged excerpt of src/kinds/mutex/index.ts, which npm run typecheck compiles whole" },
+  "design-operation-entry": {
+    notRun: "one entry of a kind's list of operations, as src/kinds/<kind>/operations.ts holds them (npm run typecheck compiles those whole)",
+  },
   chaos: { notRun: "the fault suite: minutes of real redis-servers killed and partitioned (npm run chaos)" },
   "metrics-binding": { notRun: "an Analytics Engine binding in wrangler.toml: needs a Cloudflare account" },
   "metrics-sql-wait-times": { notRun: "Analytics Engine's SQL API: needs a Cloudflare account" },
@@ -282,7 +285,7 @@ describe("the samples of README.md and docs/", () => {
       all
         .filter((s) => ["ts", "js"].includes(s.lang) && PLAN[s.id] !== "node" && (s.file === "README.md" || PLAN[s.id] !== "typecheck"))
         .map((s) => s.id),
-    ).toEqual(["design-kind-descriptor", "fence-durable-object", "fence-postgres", "fence-d1", "fence-sqlite-batch"]);
+    ).toEqual(["design-kind-descriptor", "design-operation-entry", "fence-durable-object", "fence-postgres", "fence-d1", "fence-sqlite-batch"]);
   });
 
   it("a sample with newer syntax than Node 20's says so and follows one in its section that does not use it", () => {
