@@ -65,7 +65,9 @@ async function flood(workerEnv: Env, key: string) {
   ws.accept();
   const messages: any[] = [];
   let closed = false;
-  ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
+  ws.addEventListener("message", (e) => {
+    messages.push(JSON.parse(String(e.data)));
+  });
   ws.addEventListener("close", () => {
     closed = true;
   });

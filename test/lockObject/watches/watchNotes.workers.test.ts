@@ -70,7 +70,9 @@ describe("the Worker's change notes on the Redis store", () => {
     const name = uniqueName("told-once");
     const ws = await watching(name);
     const states: Array<{ held: boolean }> = [];
-    ws.addEventListener("message", (e) => states.push(JSON.parse(String(e.data)).state));
+    ws.addEventListener("message", (e) => {
+      states.push(JSON.parse(String(e.data)).state);
+    });
     const receiver = await newReceiver();
     // With onExpire the acquire runs in the lock object (which sees it); the release's answer says watched: noteWrite.
     const held = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000, onExpire: receiver.url })).body;
