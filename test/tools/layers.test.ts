@@ -71,10 +71,10 @@ describe("the import rules (.dependency-cruiser.cjs)", () => {
 
   it("let imports go down the layers", async () => {
     const result = await cruise({
-      "src/worker.ts": 'import { app } from "./http/app.js";\nimport { routes } from "./kinds/mutex/routes.js";\nexport default [app, routes];\n',
+      "src/worker.ts": 'import { app } from "./http/app.js";\nimport { routes } from "./kinds/mutex/operations.js";\nexport default [app, routes];\n',
       "src/http/app.ts":
         'import { flow } from "../service/flow.js";\nimport { LockedError } from "../errors.js";\nexport const app = [flow, LockedError];\n',
-      "src/kinds/mutex/routes.ts":
+      "src/kinds/mutex/operations.ts":
         'import { app } from "../../http/app.js";\nimport { acquire } from "./service.js";\nexport const routes = [app, acquire];\n',
       "src/kinds/mutex/service.ts":
         'import { flow } from "../../service/flow.js";\nimport { MUTEX } from "./types.js";\nexport const acquire = [flow, MUTEX];\n',
@@ -87,9 +87,9 @@ describe("the import rules (.dependency-cruiser.cjs)", () => {
     expect(broken(result)).toEqual([]);
   });
 
-  it("read a kind's routes as HTTP and its service as the service layer, its other files as the kinds layer", async () => {
+  it("read a kind's operations as HTTP and its service as the service layer, its other files as the kinds layer", async () => {
     const result = await cruise({
-      "src/kinds/mutex/routes.ts":
+      "src/kinds/mutex/operations.ts":
         'import { lockName } from "../../http/lockName.js";\nimport { acquire } from "./service.js";\nexport const r = [lockName, acquire];\n',
       "src/kinds/mutex/service.ts": 'import { ctx } from "../../service/context.js";\nexport const acquire = ctx;\n',
       "src/kinds/mutex/redisMutex.ts":
