@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { TestProject } from "vitest/node";
 import { startLocalStack, startStackControl } from "../../tools/local-stack/stack.mjs";
+import { startBundleServer } from "../../tools/serve-worker/sharedBundle.mjs";
 import { startWebhookReceivers } from "../../tools/local-stack/webhook-receivers.mjs";
 import { quietExpectedRuntimeLogs } from "./quietRuntimeLogs.js";
 
@@ -20,11 +21,16 @@ export default async function setup(project: TestProject) {
     throw err;
   });
   const receivers = await startWebhookReceivers();
+  // The Worker as the Node tests serve it (tools/serve-worker/serve.mjs), bundled once for the run, when first
+  // asked, not once per test file's process; the test processes inherit this variable.
+  const bundles = await startBundleServer();
+  process.env.HOLDFAST_WORKER_BUNDLE_URL = bundles.url;
   project.provide("upstashUrl", stack.url);
   project.provide("upstashToken", stack.token);
   project.provide("stackControlUrl", control.url);
   project.provide("receiversUrl", receivers.url);
   return async () => {
+    await bundles.close();
     await receivers.close();
     await control.close();
     await stack.stop();
