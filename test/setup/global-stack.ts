@@ -4,7 +4,8 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { TestProject } from "vitest/node";
-import { startLocalStack, startStackControl } from "../../tools/local-stack/stack.mjs";
+import { startStackControl } from "../../tools/local-stack/stack.mjs";
+import { startLocalStackProcess } from "../../tools/local-stack/stackProcess.mjs";
 import { startBundleServer } from "../../tools/serve-worker/sharedBundle.mjs";
 import { startWebhookReceivers } from "../../tools/local-stack/webhook-receivers.mjs";
 import { quietExpectedRuntimeLogs } from "./quietRuntimeLogs.js";
@@ -15,7 +16,8 @@ const GENERATED = ["src/store/redis/scripts.generated.ts", "src/http/openapi/ope
 export default async function setup(project: TestProject) {
   if (GENERATED.some((file) => !existsSync(file))) execFileSync(process.execPath, ["tools/generate.mjs"], { stdio: "inherit" });
   const loud = quietExpectedRuntimeLogs();
-  const stack = await startLocalStack();
+  // In a process of its own: this one stalls for seconds while test files run side by side (stackProcess.mjs).
+  const stack = await startLocalStackProcess();
   const control = await startStackControl().catch(async (err) => {
     await stack.stop();
     throw err;
