@@ -1,4 +1,5 @@
 // The conformance suites on the Durable store, all but the operators' (test/conformance/index.ts).
-import { runConformance } from "./index.js";
+import { describe } from "vitest";
+import { conformanceSuites } from "./index.js";
 
-runConformance("durable", "locks");
+describe("durable store", () => conformanceSuites("durable", "locks"));

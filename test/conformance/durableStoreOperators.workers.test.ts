@@ -1,4 +1,5 @@
 // The operators' conformance suite on the Durable store (test/conformance/index.ts).
-import { runConformance } from "./index.js";
+import { describe } from "vitest";
+import { conformanceSuites } from "./index.js";
 
-runConformance("durable", "operators");
+describe("durable store", () => conformanceSuites("durable", "operators"));

@@ -46,17 +46,16 @@ export const CONFORMANCE_SUITES: ReadonlyArray<Suite> = [
 ];
 
 /**
- * The conformance suites on one store, under "<store> store": the operators'
- * suite (`part` "operators": about a third of the time, a thousand locks
- * listed) or every other one ("locks"). Each part on each store is a file
- * of its own (test/conformance/<store>Store*.workers.test.ts) with its own
- * workerd, so the four run side by side rather than one after another; the
- * Redis store's parts share the suite's Redis, as every test file does.
+ * The conformance suites on one store, inside its test file's "<store> store"
+ * block: the operators' suite (`part` "operators": about a third of the
+ * time, a thousand locks listed) or every other one ("locks"). Each part on
+ * each store is a file of its own (test/conformance/<store>Store*.workers.test.ts)
+ * with its own workerd, so the four run side by side rather than one after
+ * another; the Redis store's parts share the suite's Redis, as every test
+ * file does.
  */
-export function runConformance(kind: StoreKind, part: "locks" | "operators"): void {
-  describe(`${kind} store`, () => {
-    for (const [name, cases] of CONFORMANCE_SUITES) {
-      if ((cases === operatorConformance) === (part === "operators")) describe(name, () => cases(kind));
-    }
-  });
+export function conformanceSuites(kind: StoreKind, part: "locks" | "operators"): void {
+  for (const [name, cases] of CONFORMANCE_SUITES) {
+    if ((cases === operatorConformance) === (part === "operators")) describe(name, () => cases(kind));
+  }
 }

@@ -1,4 +1,5 @@
 // The conformance suites on the Redis store, all but the operators' (test/conformance/index.ts).
-import { runConformance } from "./index.js";
+import { describe } from "vitest";
+import { conformanceSuites } from "./index.js";
 
-runConformance("redis", "locks");
+describe("redis store", () => conformanceSuites("redis", "locks"));

@@ -1,4 +1,5 @@
 // The operators' conformance suite on the Redis store (test/conformance/index.ts).
-import { runConformance } from "./index.js";
+import { describe } from "vitest";
+import { conformanceSuites } from "./index.js";
 
-runConformance("redis", "operators");
+describe("redis store", () => conformanceSuites("redis", "operators"));
