@@ -1,5 +1,6 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
+import { LongestFirst } from "./test/setup/longestFirst.js";
 
 /**
  * Two projects: Node (the gateway, the library over @upstash/redis, the
@@ -63,6 +64,7 @@ export default defineConfig({
   test: {
     globalSetup: ["./test/setup/global-stack.ts"],
     maxWorkers: FILES_AT_ONCE,
+    sequence: { sequencer: LongestFirst },
     onConsoleLog: (log) => !EXPECTED_LOGS.some((re) => re.test(log)),
     projects: [
       {
