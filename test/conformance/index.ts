@@ -26,7 +26,7 @@ type Suite = readonly [name: string, cases: (kind: StoreKind) => void];
  * (test/kinds/<kind>/*.conformance.ts), the cases every kind shares here;
  * adding a suite is its entry in this list.
  */
-export const CONFORMANCE_SUITES: ReadonlyArray<Suite> = [
+const CONFORMANCE_SUITES: ReadonlyArray<Suite> = [
   ["mutex", mutexConformance],
   ["retried requests", retrySafetyConformance],
   ["client retries (Holdfast-Request-Id)", clientRetriesConformance],
