@@ -1,3 +1,4 @@
+import { describe } from "vitest";
 import type { StoreKind } from "../support/workers/api.js";
 import { lostLineConformance } from "../holders/lostLine.conformance.js";
 import { idempotencyConformance } from "../kinds/idempotency/idempotency.conformance.js";
@@ -16,14 +17,16 @@ import { hostileInputConformance } from "./hostileInput.conformance.js";
 import { operatorConformance } from "./operators.conformance.js";
 import { socketBudgetConformance } from "./socketBudget.conformance.js";
 
+type Suite = readonly [name: string, cases: (kind: StoreKind) => void];
+
 /**
  * Every conformance suite, by the name its tests are reported under:
- * end-to-end HTTP cases of the whole Worker, each run once per store by
- * test/conformance/conformance.workers.test.ts. A kind's cases live with the
- * kind (test/kinds/<kind>/*.conformance.ts), the cases every kind shares
- * here; adding a suite is its entry in this list.
+ * end-to-end HTTP cases of the whole Worker, each run once per store (by
+ * runConformance). A kind's cases live with the kind
+ * (test/kinds/<kind>/*.conformance.ts), the cases every kind shares here;
+ * adding a suite is its entry in this list.
  */
-export const CONFORMANCE_SUITES: ReadonlyArray<readonly [name: string, cases: (kind: StoreKind) => void]> = [
+const CONFORMANCE_SUITES: ReadonlyArray<Suite> = [
   ["mutex", mutexConformance],
   ["retried requests", retrySafetyConformance],
   ["client retries (Holdfast-Request-Id)", clientRetriesConformance],
@@ -41,3 +44,18 @@ export const CONFORMANCE_SUITES: ReadonlyArray<readonly [name: string, cases: (k
   ["lock-delay", lockDelayConformance],
   ["operators: listing, force release, audit", operatorConformance],
 ];
+
+/**
+ * The conformance suites on one store, inside its test file's "<store> store"
+ * block: the operators' suite (`part` "operators": about a third of the
+ * time, a thousand locks listed) or every other one ("locks"). Each part on
+ * each store is a file of its own (test/conformance/<store>Store*.workers.test.ts)
+ * with its own workerd, so the four run side by side rather than one after
+ * another; the Redis store's parts share the suite's Redis, as every test
+ * file does.
+ */
+export function conformanceSuites(kind: StoreKind, part: "locks" | "operators"): void {
+  for (const [name, cases] of CONFORMANCE_SUITES) {
+    if ((cases === operatorConformance) === (part === "operators")) describe(name, () => cases(kind));
+  }
+}

@@ -211,8 +211,9 @@ describe("examples/nightly-job", () => {
 });
 
 describe("examples/fenced-leader", () => {
-  it("the paused leader's late write is refused with StaleFenceError and the row holds the new leader's", async () => {
-    const { stdout } = await run(process.execPath, ["leader.mjs"], { cwd: path.join(scratch, "fenced-leader"), env, timeout: 30_000 }).catch(
+  // Most of its time is PGlite starting Postgres (WebAssembly) on a core: 23 s alone at load 8, over 30 s with files side by side.
+  it("the paused leader's late write is refused with StaleFenceError and the row holds the new leader's", { timeout: 120_000 }, async () => {
+    const { stdout } = await run(process.execPath, ["leader.mjs"], { cwd: path.join(scratch, "fenced-leader"), env, timeout: 90_000 }).catch(
       (err: { code?: number; stdout?: string; stderr?: string }) => {
         throw new Error(`leader.mjs exited ${err.code}:\n${err.stdout}\n${err.stderr}`);
       },

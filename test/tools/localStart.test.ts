@@ -21,10 +21,14 @@ interface Started {
 
 const running: Started[] = [];
 
-/** Runs start.mjs in its own process group (wrangler dev's children too), with API_KEYS unset as on a fresh clone (or as `vars` say). */
+/**
+ * Runs start.mjs in its own process group (wrangler dev's children too), with API_KEYS unset as on a fresh clone (or as
+ * `vars` say), and bundling the Worker itself as it does for a user (not asking the test run for its bundle).
+ */
 function start(args: string[], port: number, vars: Record<string, string> = {}): Started {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
   delete env.API_KEYS;
+  delete env.HOLDFAST_WORKER_BUNDLE_URL;
   Object.assign(env, vars);
   const child = spawn(process.execPath, [START, ...args], { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";

@@ -92,15 +92,18 @@ export async function startWorkerServer({ vars, persistDir, engine, projectDir =
 }
 
 /**
- * The Worker project's bundle as `wrangler deploy` would upload it, built once per process.
+ * The Worker project's bundle as `wrangler deploy` would upload it, built once per process; in a
+ * test run, this repository's is the run's one bundle, asked of $HOLDFAST_WORKER_BUNDLE_URL
+ * (sharedBundle.mjs).
  * @param {string} [projectDir] default this repository @returns {Promise<Bundle>}
  */
 export function bundleWorker(projectDir = ROOT) {
   const dir = path.resolve(projectDir);
   if (!bundling.has(dir)) {
+    const shared = dir === ROOT ? process.env.HOLDFAST_WORKER_BUNDLE_URL : undefined;
     bundling.set(
       dir,
-      buildBundle(dir).catch((err) => {
+      (shared ? sharedBundle(shared) : buildBundle(dir)).catch((err) => {
         bundling.delete(dir); // let a later call try again (e.g. after a syntax error is fixed)
         throw err;
       }),
@@ -161,8 +164,15 @@ function forwardRuntimeLine(line, isStderr) {
   else if (!/^workerd\/\S+: warning: NOSENTRY /.test(line)) console.error(line);
 }
 
-/** @param {string} projectDir @returns {Promise<Bundle>} */
-async function buildBundle(projectDir) {
+/** The test run's bundle, from the run's main process (sharedBundle.mjs). @param {string} url @returns {Promise<Bundle>} */
+async function sharedBundle(url) {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`the test run's Worker bundle (${url}): ${await res.text()}`);
+  return /** @type {Promise<Bundle>} */ (res.json());
+}
+
+/** Builds the bundle afresh (bundleWorker keeps the first one of a process). @param {string} projectDir @returns {Promise<Bundle>} */
+export async function buildBundle(projectDir) {
   if (projectDir === ROOT) await runQuiet([path.join(ROOT, "tools/generate.mjs")], "node tools/generate.mjs", ROOT);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "holdfast-worker-"));
   process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));

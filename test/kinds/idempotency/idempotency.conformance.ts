@@ -5,7 +5,7 @@ import { luaScriptSha1 } from "../../../src/store/redis/scripts.generated.js";
 
 /**
  * Every idempotency behaviour of the contract, written once and run against
- * both stores (test/conformance/conformance.workers.test.ts), through the real Worker.
+ * both stores (test/conformance/index.ts), through the real Worker.
  */
 export function idempotencyConformance(kind: StoreKind) {
   const { post, get, call } = api(kind);

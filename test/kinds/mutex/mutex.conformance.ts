@@ -4,7 +4,7 @@ import { lockApi } from "./lockApi.js";
 
 /**
  * Every mutex behaviour of the contract, written once and run against both
- * stores (test/conformance/conformance.workers.test.ts). A behaviour that differs
+ * stores (test/conformance/index.ts). A behaviour that differs
  * between stores is a bug in one of them.
  */
 export function mutexConformance(kind: StoreKind) {

@@ -45,7 +45,7 @@ class RwChecker {
 
 /**
  * Every read-write lock behaviour of the contract (docs/API.md, "Read-write
- * lock"), run against both stores (test/conformance/conformance.workers.test.ts).
+ * lock"), run against both stores (test/conformance/index.ts).
  */
 export function rwLockConformance(kind: StoreKind) {
   const { post, get, call } = api(kind);

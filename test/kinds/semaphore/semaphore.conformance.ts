@@ -31,7 +31,7 @@ class PermitChecker {
 
 /**
  * Every counting-semaphore behaviour of the contract (docs/API.md,
- * "Counting semaphore"), run against both stores (test/conformance/conformance.workers.test.ts).
+ * "Counting semaphore"), run against both stores (test/conformance/index.ts).
  */
 export function semaphoreConformance(kind: StoreKind) {
   const { post, get, call } = api(kind);

@@ -31,8 +31,12 @@ export async function runAlarmsUntilQuiet(name: string, kind: ObjectKind, rounds
   }
 }
 
-/** Polls a condition the test itself observes (not the system under test); throws with the last read when the time is up (pollUntil). */
-export function eventually<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 5000): Promise<T> {
+/**
+ * Polls a condition the test itself observes (not the system under test); throws with the last read when the time is
+ * up (pollUntil). It returns as soon as the condition holds, so the default only bounds a wait that never ends: as
+ * long as `until`'s (test/support/workerServers.ts), since on a busy machine a wait could take over 5 s to be in line.
+ */
+export function eventually<T>(read: () => T | Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
   return pollUntil(read, ok, timeoutMs);
 }
 
