@@ -5,17 +5,18 @@ import type { SocketAt } from "./socketSchemas.js";
 import type { SocketCaps } from "./socketCaps.js";
 
 /**
- * Messages a client may still send on a socket after this object ended it
- * (they crossed the close on the way) before it counts as ignoring the close...
+ * A client that writes on past the close of a socket this object ended
+ * ignores the close (rather than having had messages on the way when it
+ * came) once it sent more than CROSSED_MAX messages and still writes
+ * GRACE_MS after the close (time for a client that floods by mistake to read
+ * why it was closed: a connection torn down while its client writes is
+ * reset, and the reset takes with it what the client had not read yet)...
  */
-const IGNORED_MAX = 16;
-/**
- * ...once this long has passed since the close: a client that floods by mistake has read the error and the close
- * frame by then (a connection torn down while the client still writes is reset, and the reset takes with it
- * what the client had not read yet).
- */
+const CROSSED_MAX = 16;
 const GRACE_MS = 1000;
-/** Past both, whether the object may reset is looked at every this many messages (it walks the live sockets). */
+/** ...or once it sent this many past it, whatever the time: more than a client's burst in flight, a flood. */
+const FLOODED_PAST_CLOSE = 2000;
+/** Past CROSSED_MAX, whether the object may reset is looked at every this many messages (it walks the live sockets). */
 const LOOK_EVERY = 64;
 /** How long the namespace object may take to hear the last penalty and count before the reset goes ahead without it. */
 const TELL_WAIT_MS = 250;
@@ -36,8 +37,8 @@ const TELL_WAIT_MS = 250;
  * Nothing in the WebSocket API tears a hibernatable socket's connection
  * down; resetting the object (ctx.abort) does: the runtime drops its
  * sockets with it, and their connections with them. So once such a client
- * has sent IGNORED_MAX messages past its close and still writes GRACE_MS
- * after it, and no one else waits on this object (no HTTP waiter, no
+ * ignores the close (CROSSED_MAX, GRACE_MS, FLOODED_PAST_CLOSE), and no one
+ * else waits on this object (no HTTP waiter, no
  * handshake being admitted, and no socket or watch socket but those that
  * have not said what they are for yet, of keys or addresses refused new
  * sockets for a flood: floodPenalties.ts), the object tells its namespace
@@ -72,9 +73,8 @@ export class EndedSockets {
     const ended = this.after.get(ws);
     if (ended === undefined) return false;
     const n = ++ended.messages;
-    if (n > IGNORED_MAX && n % LOOK_EVERY === 0 && Date.now() - ended.at >= GRACE_MS && !this.resetting && this.nobodyElse()) {
-      this.reset(attachmentOf(ws)?.at);
-    }
+    const ignored = n > FLOODED_PAST_CLOSE || (n > CROSSED_MAX && Date.now() - ended.at >= GRACE_MS);
+    if (n % LOOK_EVERY === 0 && ignored && !this.resetting && this.nobodyElse()) this.reset(attachmentOf(ws)?.at);
     return true;
   }
 
