@@ -29,10 +29,11 @@
  * - a heartbeat flood shed: answered 429 `rate_limited` `socket_messages`;
  *   100 sockets at once: no more admitted than each key's burst of new
  *   sockets (SOCKET_OPEN_BURST_DEFAULT).
- * The floor's Worker is started afresh for each flood (it reads a flood's
- * leftovers long after it: that is its tail, measured, not carried into the
- * next flood); holdfast's Worker runs on through its floods and is
- * restarted after them.
+ * Flood by flood, the floor then each store, one right after the other, so
+ * that all three see the machine as it is then. The floor's Worker is
+ * started afresh for each flood (it reads a flood's leftovers long after it:
+ * that is its tail, measured, not carried into the next flood); holdfast's
+ * Workers run on through the floods and are restarted after them.
  */
 import { fork } from "node:child_process";
 import fs from "node:fs";
@@ -94,8 +95,6 @@ export interface FloodTimings {
   p50SlackMs: number;
   /** The floods run, in order. */
   floods: FloodName[];
-  /** The floor measured before each store's side (the full run), or once for both (quick). */
-  floorPerTarget: boolean;
 }
 /** A p50 bound is never less than this above the unloaded figure, ms. */
 const P50_SLACK_MS = 2;
@@ -123,9 +122,8 @@ export const FULL_TIMINGS: FloodTimings = {
   p99SlackMs: P99_SLACK_MS,
   p50SlackMs: P50_SLACK_MS,
   floods: ["one", "ten", "hundred", "churn"],
-  floorPerTarget: true,
 };
-/** CI's: the three floods that cost most, the floor once, its tail cut at afterMaxMs (holdfast's is held to RECOVERY_MS anyway). */
+/** CI's: the three floods that cost most, the floor's tail cut at afterMaxMs (holdfast's is held to RECOVERY_MS anyway). */
 export const QUICK_TIMINGS: FloodTimings = {
   settleMs: WARM_UP_MS,
   unloadedMs: 2000,
@@ -135,7 +133,6 @@ export const QUICK_TIMINGS: FloodTimings = {
   p99SlackMs: QUICK_P99_SLACK_MS,
   p50SlackMs: QUICK_P50_SLACK_MS,
   floods: ["ten", "hundred", "churn"],
-  floorPerTarget: false,
 };
 /** holdfast's ratio to its unloaded figure may be this many times the floor's under the same flood. */
 export const SLACK = 1.5;
@@ -198,95 +195,93 @@ export interface FloodWorker {
 }
 
 /**
- * Each target's row: the floor measured right before it (or once, before the first: timings.floorPerTarget), then
- * the target, then its Worker restarted. The Workers must know the chaos keys (lab.ts). The bench runs it too.
+ * Each target's row beside the floor's, measured flood by flood: for each flood, the floor (a fresh Worker), then
+ * each target, one right after the other, so that all see the machine as it is then. Each side's unloaded
+ * figure is measured first. The Workers must know the chaos keys (lab.ts), and are restarted at the end. The
+ * bench runs it too.
  */
 export async function measureFloodRows(
   targets: { target: Exclude<FloodTarget, "floor (bare object)">; worker: FloodWorker }[],
   timings: FloodTimings,
   beforeEach: () => Promise<void> = async () => {},
 ): Promise<FloodRow[]> {
-  const rows: FloodRow[] = [];
-  let floor: FloodSide | undefined;
-  for (const { target, worker } of targets) {
-    await beforeEach();
-    if (!floor || timings.floorPerTarget) floor = await measureFloor(timings);
-    const side = await measureSide(target, async () => worker.url, timings);
-    await worker.restart();
-    rows.push({ side, floor, failures: verdict(side, floor, timings) });
+  const run = `flood-${Date.now().toString(36)}`;
+  const floorServer = freshFloor();
+  try {
+    const floor: FloodSide = { target: "floor (bare object)", unloaded: await unloadedAt(await floorServer.start(), run, timings), phases: [] };
+    const sides: FloodSide[] = [];
+    for (const { target, worker } of targets) sides.push({ target, unloaded: await unloadedAt(worker.url, run, timings), phases: [] });
+    for (const flood of FLOODS.filter((f) => timings.floods.includes(f.name))) {
+      await beforeEach();
+      if (floor.phases.length) {
+        const url = await floorServer.start();
+        await probe(url, `${run}-probe`, { forMs: timings.settleMs });
+      }
+      floor.phases.push(await measureFlood(floorServer.url(), `${run}-floor`, flood, backWithin(floor.unloaded), timings));
+      for (const [i, { worker }] of targets.entries()) {
+        sides[i].phases.push(await measureFlood(worker.url, `${run}-${i}`, flood, backWithin(sides[i].unloaded), timings));
+      }
+    }
+    for (const { worker } of targets) await worker.restart();
+    return sides.map((side) => ({ side, floor, failures: verdict(side, floor, timings) }));
+  } finally {
+    await floorServer.stop();
   }
-  return rows;
 }
 
-/** The floor: the bare object (bench/floodFloorWorker) in a workerd of its own for each flood. */
-async function measureFloor(timings: FloodTimings): Promise<FloodSide> {
+/** The floor: the bare object (bench/floodFloorWorker), in a workerd started afresh for each flood. */
+function freshFloor() {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
   let server: Awaited<ReturnType<typeof startWorkerServer>> | undefined;
-  try {
-    return await measureSide(
-      "floor (bare object)",
-      async () => {
-        await server?.stop();
-        server = await startWorkerServer({ vars: {}, projectDir: path.join(root, "bench/floodFloorWorker") });
-        return server.url;
-      },
-      timings,
-    );
-  } finally {
-    await server?.stop();
-  }
+  return {
+    async start(): Promise<string> {
+      await server?.stop();
+      server = await startWorkerServer({ vars: {}, projectDir: path.join(root, "bench/floodFloorWorker") });
+      return server.url;
+    },
+    url: () => server?.url ?? "",
+    stop: async () => server?.stop(),
+  };
 }
 
-/**
- * One side: the probe unloaded, then each flood followed by its recovery. `serve` answers the URL to flood; the
- * floor's starts a fresh Worker each time (so each flood is then warmed up to anew), holdfast's is the same one.
- */
-async function measureSide(target: FloodTarget, serve: () => Promise<string>, timings: FloodTimings): Promise<FloodSide> {
-  const run = `flood-${Date.now().toString(36)}`;
-  const fresh = target === "floor (bare object)";
-  let url = await serve();
+/** A side's unloaded figure: the probe warmed up (its lock objects made), then measured. */
+async function unloadedAt(url: string, run: string, timings: FloodTimings): Promise<Probe> {
   await probe(url, `${run}-probe`, { forMs: timings.settleMs });
-  const unloaded = await probe(url, `${run}-probe`, { forMs: timings.unloadedMs });
-  const backWithin = Math.max(2 * unloaded.p50, unloaded.p50 + P50_SLACK_MS);
-  const phases: FloodPhase[] = [];
-  for (const flood of FLOODS.filter((f) => timings.floods.includes(f.name))) {
-    if (fresh && phases.length) {
-      url = await serve();
-      await probe(url, `${run}-probe`, { forMs: timings.settleMs });
-    }
-    const plan: FloodPlan = { url, prefix: `${run}-${flood.name}`, ...flood.plan };
-    const flooder = fork(fileURLToPath(new URL("./flooder.ts", import.meta.url)), [JSON.stringify(plan)]);
-    // The attacker's machine is not the service's: on the lab's few cores, the flooder yields to the Worker and the probe. Not the
-    // lowest priority: with every core kept busy (npm run ci:busy) a flooder at 19 got no CPU at all and sent nothing.
-    if (flooder.pid) os.setPriority(flooder.pid, FLOODER_NICE);
-    let stats: FloodStats | undefined;
-    let during: Probe;
-    let recoveryMs: number | undefined;
-    try {
-      during = await probe(url, `${run}-probe`, { forMs: timings.floodMs });
-      const report = new Promise<FloodStats | undefined>((resolve) => {
-        const timer = setTimeout(() => resolve(undefined), 10_000);
-        flooder.on("message", (m: FlooderMessage) => {
-          clearTimeout(timer);
-          resolve(m.stats);
-        });
-        flooder.on("exit", () => resolve(undefined));
+  return probe(url, `${run}-probe`, { forMs: timings.unloadedMs });
+}
+
+/** Back: the probe's p50 within 2x the unloaded one (at least P50_SLACK_MS above it). */
+const backWithin = (unloaded: Probe) => Math.max(2 * unloaded.p50, unloaded.p50 + P50_SLACK_MS);
+
+/** One flood at `url`: the probe through it, then on after its end until it is back (or afterMaxMs). */
+async function measureFlood(url: string, prefix: string, flood: Flood, back: number, timings: FloodTimings): Promise<FloodPhase> {
+  const plan: FloodPlan = { url, prefix: `${prefix}-${flood.name}`, ...flood.plan };
+  const flooder = fork(fileURLToPath(new URL("./flooder.ts", import.meta.url)), [JSON.stringify(plan)]);
+  // The attacker's machine is not the service's: on the lab's few cores, the flooder yields to the Worker and the probe. Not the
+  // lowest priority: with every core kept busy (npm run ci:busy) a flooder at 19 got no CPU at all and sent nothing.
+  if (flooder.pid) os.setPriority(flooder.pid, FLOODER_NICE);
+  try {
+    const during = await probe(url, `${prefix}-probe`, { forMs: timings.floodMs });
+    const report = new Promise<FloodStats | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(undefined), 10_000);
+      flooder.on("message", (m: FlooderMessage) => {
+        clearTimeout(timer);
+        resolve(m.stats);
       });
-      const stoppedAt = now();
-      flooder.send("stop");
-      const after = probe(url, `${run}-probe`, {
-        minMs: timings.afterMs,
-        maxMs: timings.afterMaxMs,
-        until: (p, unanswered) => recoveryOf(p, unanswered, backWithin, stoppedAt) !== undefined,
-      });
-      stats = await report;
-      recoveryMs = recoveryOf(await after, [], backWithin, stoppedAt);
-    } finally {
-      if (flooder.exitCode === null) flooder.kill("SIGKILL");
-    }
-    phases.push({ flood, probe: during, stats, recoveryMs });
+      flooder.on("exit", () => resolve(undefined));
+    });
+    const stoppedAt = now();
+    flooder.send("stop");
+    const after = probe(url, `${prefix}-probe`, {
+      minMs: timings.afterMs,
+      maxMs: timings.afterMaxMs,
+      until: (p, unanswered) => recoveryOf(p, unanswered, back, stoppedAt) !== undefined,
+    });
+    const stats = await report;
+    return { flood, probe: during, stats, recoveryMs: recoveryOf(await after, [], back, stoppedAt) };
+  } finally {
+    if (flooder.exitCode === null) flooder.kill("SIGKILL");
   }
-  return { target, unloaded, phases };
 }
 
 /** What the row holds holdfast to against the floor (see the header). */
@@ -312,7 +307,7 @@ function verdict(side: FloodSide, floor: FloodSide, timings: FloodTimings): stri
     const recoveryBound = Math.max(RECOVERY_MS, floorPhase.recoveryMs ?? 0);
     if (phase.recoveryMs === undefined || phase.recoveryMs > recoveryBound) {
       failures.push(
-        `${under}, the other namespace was not back within 2x its p50 within ${recoveryBound} ms of the flood's end (${phase.recoveryMs === undefined ? `not within ${timings.afterMaxMs} ms` : `${phase.recoveryMs} ms`}; the floor: ${recovered(floorPhase, timings)})`,
+        `${under}, the other namespace was not back within 2x its p50 within ${recoveryBound} ms of the flood's end (${recovered(phase, timings)}; the floor: ${recovered(floorPhase, timings)})`,
       );
     }
     failures.push(...floodHappened(phase, under));
