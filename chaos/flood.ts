@@ -209,15 +209,16 @@ export async function measureFloodRows(
   const floorServer = freshFloor();
   try {
     const floor: FloodSide = { target: "floor (bare object)", unloaded: await unloadedAt(await floorServer.start(), run, timings), phases: [] };
+    // Stopped after each use: a floor still reading a flood's leftovers would take the machine from the next side.
+    await floorServer.stop();
     const sides: FloodSide[] = [];
     for (const { target, worker } of targets) sides.push({ target, unloaded: await unloadedAt(worker.url, run, timings), phases: [] });
     for (const flood of FLOODS.filter((f) => timings.floods.includes(f.name))) {
       await beforeEach();
-      if (floor.phases.length) {
-        const url = await floorServer.start();
-        await probe(url, `${run}-probe`, { forMs: timings.settleMs });
-      }
-      floor.phases.push(await measureFlood(floorServer.url(), `${run}-floor`, flood, backWithin(floor.unloaded), timings));
+      const url = await floorServer.start();
+      await probe(url, `${run}-probe`, { forMs: timings.settleMs });
+      floor.phases.push(await measureFlood(url, `${run}-floor`, flood, backWithin(floor.unloaded), timings));
+      await floorServer.stop();
       for (const [i, { worker }] of targets.entries()) {
         sides[i].phases.push(await measureFlood(worker.url, `${run}-${i}`, flood, backWithin(sides[i].unloaded), timings));
       }
@@ -239,8 +240,10 @@ function freshFloor() {
       server = await startWorkerServer({ vars: {}, projectDir: path.join(root, "bench/floodFloorWorker") });
       return server.url;
     },
-    url: () => server?.url ?? "",
-    stop: async () => server?.stop(),
+    async stop() {
+      await server?.stop();
+      server = undefined;
+    },
   };
 }
 
