@@ -37,7 +37,7 @@ import { COMPARISON_HEADER, compareWithBaseline, comparisonVerdict, recordFigure
 import { INSTRUCTIONS_HEADER, instructionsTableRows, measureInstructions } from "./instructions";
 import { printTable } from "./table";
 import { FULL_TIMINGS, floodTable, measureFloodRows, QUICK_TIMINGS, SLACK } from "../chaos/flood";
-import { API_KEY, FLOOD_API_KEY, FLOOD_TEN_API_KEY } from "../chaos/lab";
+import { CHAOS_API_KEYS } from "../chaos/lab";
 import { startWorkerServer, type WorkerServer } from "../tools/serve-worker/serve.mjs";
 import { measureScale, SCALE_HEADER, SCALE_LOCKS, SCALE_PER_LOCK, SCALE_WAITERS, type ScaleRow, scaleTableRows } from "./scale";
 import { CYCLE_HEADER, cycleTableRows, cycleTargets, directCycleTargets, directLabels, measureCycles, type CycleRow } from "./uncontended";
@@ -192,7 +192,7 @@ function baselineSection(command: string): string[] {
  * with the fault suite's keys.
  */
 async function floodSection(gw: BenchStack["gateway"]): Promise<void> {
-  const vars = { API_KEYS: `chaos=${API_KEY},flood=${FLOOD_API_KEY},flood10=${FLOOD_TEN_API_KEY}` };
+  const vars = { API_KEYS: CHAOS_API_KEYS };
   const serve = (extra: Record<string, string>) => {
     let server: Promise<WorkerServer> = startWorkerServer({ vars: { ...vars, ...extra } });
     let url = "";
@@ -230,17 +230,18 @@ async function floodSection(gw: BenchStack["gateway"]): Promise<void> {
     console.log(
       [
         "",
-        `one flooder, then ten (a socket each: acquire with keep, ack, heartbeats as fast as the connection drains, back ${100} ms after every`,
-        "close or refusal, on a fresh lock; in a process of its own at nice 10), while another namespace's try-lock + release",
-        "runs every 20 ms; ratios are to that namespace's unloaded figure in the same run. The floor: a bare Durable Object that closes a",
-        `socket at its 20th frame (bench/floodFloorWorker), measured right before each store's row. Bound: p50 ${SLACK}x the floor's ratio, p99 ${SLACK}x the floor's p99.`,
+        "one flooder, ten, 100 sockets at once from two keys on 5 locks, then 50 clients churning handshakes (a raw client: masked heartbeats",
+        "in batches of 500 as fast as the connection drains, close frames ignored until the connection is gone, back 100 ms after; in a",
+        "process of its own at nice 10), while another namespace's try-lock + release runs every 20 ms; ratios are to that namespace's",
+        "unloaded figure in the same run. The floor: a bare Durable Object that closes a socket at its 20th frame and takes every reconnect",
+        `(bench/floodFloorWorker), measured right before each store's row. Bound: p50 ${SLACK}x the floor's ratio, p99 ${SLACK}x the floor's p99.`,
         failures.length ? `beyond the bound: ${failures.join("; ")}` : "every row within the bound",
       ].join("\n"),
     );
     for (const r of rows) {
       for (const p of r.side.phases)
         recordFact(
-          `flood ${r.side.target}, ${p.flooders} flooder(s): p50 ${(p.probe.p50 / r.side.unloaded.p50).toFixed(1)}x, p99 ${(p.probe.p99 / r.side.unloaded.p99).toFixed(1)}x`,
+          `flood ${r.side.target}, ${p.flood.title}: p50 ${(p.probe.p50 / r.side.unloaded.p50).toFixed(1)}x, p99 ${(p.probe.p99 / r.side.unloaded.p99).toFixed(1)}x`,
         );
     }
   } finally {

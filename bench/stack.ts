@@ -80,6 +80,9 @@ export async function startBenchStack(options: { relay?: boolean } = {}): Promis
       // locks of one namespace with a holder and 10 waiters each, whatever the defaults are.
       MAX_WAITERS_PER_LOCK: "10001",
       MAX_SOCKETS_PER_NAMESPACE: "20000",
+      // And for its crowds opened with one key (250 handshakes at a time): no rate of new sockets to wait out.
+      SOCKET_OPEN_BURST: "100000",
+      SOCKET_OPENS_PER_SECOND: "100000",
     };
     // Sequential: the first call bundles, the second reuses the bundle.
     const vars = { redis: { ...common, UPSTASH_REDIS_REST_URL: gateway.url, UPSTASH_REDIS_REST_TOKEN: gateway.token }, durable: common };

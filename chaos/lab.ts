@@ -22,6 +22,19 @@ export const API_KEY = "chaos-suite-key-0123456789";
 export const FLOOD_API_KEY = "chaos-flood-key-0123456789";
 /** The flood rows' ten flooders, a namespace ("flood10") of their own: fresh to the flood penalty the one flooder earned. */
 export const FLOOD_TEN_API_KEY = "chaos-flood-ten-key-0123456789";
+/** The flood rows' 100 sockets at once, a namespace ("flood100") of their own, its user and admin keys in turn. */
+export const FLOOD_HUNDRED_API_KEYS = ["chaos-flood-100-key-0123456789", "chaos-flood-100-admin-0123456789"];
+/** The flood rows' handshake churn, a namespace ("churn") of its own. */
+export const CHURN_API_KEY = "chaos-churn-key-0123456789";
+/** The lab Workers' API_KEYS: the suite's namespace and the flood rows' (flood.ts). */
+export const CHAOS_API_KEYS = [
+  `chaos=${API_KEY}`,
+  `flood=${FLOOD_API_KEY}`,
+  `flood10=${FLOOD_TEN_API_KEY}`,
+  `flood100=${FLOOD_HUNDRED_API_KEYS[0]}`,
+  `flood100:admin=${FLOOD_HUNDRED_API_KEYS[1]}`,
+  `churn=${CHURN_API_KEY}`,
+].join(",");
 /** The Redis store's and each quorum database's bound per call. */
 const STORE_TIMEOUT_MS = 1000;
 
@@ -51,7 +64,7 @@ const upstash = (node: RedisNode) => new Redis({ url: node.url, token: node.toke
 export async function startLab(): Promise<Lab> {
   const [resourceNode, ...nodes] = await Promise.all(["resource", "a", "b", "c"].map((l) => startRedisNode(l)));
   const resources = await startResources(resourceNode);
-  const vars = { API_KEYS: `chaos=${API_KEY},flood=${FLOOD_API_KEY},flood10=${FLOOD_TEN_API_KEY}`, STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) };
+  const vars = { API_KEYS: CHAOS_API_KEYS, STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) };
   const [redis, durable] = await Promise.all([
     restartableWorker({ ...vars, UPSTASH_REDIS_REST_URL: nodes[0].url, UPSTASH_REDIS_REST_TOKEN: nodes[0].token }),
     restartableWorker(vars),

@@ -24,14 +24,15 @@
  * with the lab's start on two cores. Results go to chaos/results/quick.md
  * and quick.json (latest.* stay the full run's).
  * --only=<part of a fault's name> runs only the faults that match (with
- * --quick too); the flood rows run when it is part of their name.
+ * --quick too); the flood rows run when it is part of their name, and
+ * --floods=ten,churn runs only those of their floods (one, ten, hundred, churn).
  */
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { check, promisesBroken, type Report } from "./checker";
 import { FencedResource } from "./fencedResource";
-import { FLOOD_ROWS, FULL_TIMINGS, QUICK_TIMINGS, runFloodRows } from "./flood";
+import { FLOOD_ROWS, type FloodTimings, FULL_TIMINGS, QUICK_TIMINGS, runFloodRows } from "./flood";
 import { FAULTS, type FaultRun } from "./faults";
 import { History } from "./history";
 import { checkDeliveries, type IdempotencyReport, runDeliveries } from "./idempotencyWorkload";
@@ -53,6 +54,11 @@ interface Row {
 
 const only = process.argv.find((a) => a.startsWith("--only="))?.slice("--only=".length);
 const quick = process.argv.includes("--quick");
+/** --floods=ten,churn: only these of the flood rows' floods (flood.ts FLOODS: one, ten, hundred, churn). */
+const onlyFloods = process.argv
+  .find((a) => a.startsWith("--floods="))
+  ?.slice("--floods=".length)
+  .split(",") as FloodTimings["floods"] | undefined;
 const beforeMs = quick ? QUICK_BEFORE_MS : BEFORE_MS;
 const afterMs = quick ? QUICK_AFTER_MS : AFTER_MS;
 
@@ -157,7 +163,8 @@ async function main() {
     // Last: on a service that does not shed a flood, it can leave a Worker busy (flood.ts restarts it, to be sure).
     if (!only || FLOOD_ROWS.includes(only)) {
       const floodStarted = Date.now();
-      floods = await runFloodRows(lab, quick ? QUICK_TIMINGS : FULL_TIMINGS);
+      const timings = quick ? QUICK_TIMINGS : FULL_TIMINGS;
+      floods = await runFloodRows(lab, onlyFloods ? { ...timings, floods: onlyFloods } : timings);
       console.log(`(${seconds(Date.now() - floodStarted)} s)`);
     }
   } finally {

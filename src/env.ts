@@ -53,6 +53,9 @@ export interface Env {
   MAX_WAITERS_PER_LOCK?: string;
   /** Wait sockets one namespace may have open at once (default 10,000: src/limits.ts). */
   MAX_SOCKETS_PER_NAMESPACE?: string;
+  /** New wait and watch sockets per key and per address: the bucket's size and its refill a second (defaults 20 and 10: src/limits.ts). */
+  SOCKET_OPEN_BURST?: string;
+  SOCKET_OPENS_PER_SECOND?: string;
   /** Bound on one store call in ms (default 2000). */
   STORE_TIMEOUT_MS?: string;
   /** One LockObject per (kind, namespace, name): waiters, watches, and on the Durable store the state. */

@@ -47,7 +47,7 @@ export class RateLimitedError extends HoldfastError {
   constructor(
     readonly retryAfterMs: number,
     message: string,
-    readonly limit: "budget" | "waiters_per_lock" | "sockets_per_namespace" | "socket_messages" | "socket_flood" = "budget",
+    readonly limit: "budget" | "waiters_per_lock" | "sockets_per_namespace" | "socket_messages" | "socket_flood" | "socket_rate" = "budget",
   ) {
     super("rate_limited", message);
   }

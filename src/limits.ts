@@ -103,3 +103,11 @@ export const SOCKET_MESSAGES_PER_SECOND = 20;
 export const WAITERS_PER_LOCK_DEFAULT = 10_000;
 /** Wait sockets one namespace may have open at once, over all its locks (MAX_SOCKETS_PER_NAMESPACE overrides): room for one full lock. */
 export const SOCKETS_PER_NAMESPACE_DEFAULT = 10_000;
+/**
+ * New wait and watch sockets per key (all of a namespace's scoped tokens count as one key) and per address: a
+ * bucket of SOCKET_OPEN_BURST handshakes, refilled at SOCKET_OPENS_PER_SECOND (the Worker variables of the same
+ * names override them; docs/API.md, "Limits of a wait socket"). So a client that opens sockets in a loop, or
+ * 100 at once, gets the burst and then one every 100 ms, whether or not it ever floods one.
+ */
+export const SOCKET_OPEN_BURST_DEFAULT = 20;
+export const SOCKET_OPENS_PER_SECOND_DEFAULT = 10;

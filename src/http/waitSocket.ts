@@ -8,6 +8,7 @@ import type { AppEnv } from "./appTypes.js";
 import type { KindName } from "../store/kinds.js";
 import { lockName } from "./lockName.js";
 import { tierOf } from "../namespaceObject/rateLimit.js";
+import { openRateOf, SocketRateRefusal, socketOpens } from "../namespaceObject/socketOpens.js";
 
 /**
  * GET /v1/<kind>/<name>/wait as a WebSocket (an idempotency key's: the end of another caller's run): after the key, the budget and
@@ -41,9 +42,14 @@ async function socketToObject(c: Context<AppEnv>, kind: KindName, param: string,
   const tokenExpiresAt = c.get("caller").scope?.expiresAt;
   if (tokenExpiresAt !== undefined) at.until = tokenExpiresAt;
   at.clientIds = clientIdsOf(c);
+  at.openIds = openIdsOf(c);
   // A client that flooded a socket lately is refused here, before any object hears of it (floodPenalties.ts).
   const boxed = floodPenalties.refusedFor(at.clientIds);
   if (boxed > 0) throw floodRefusal(boxed, Date.now() + boxed);
+  // So is one that opens sockets faster than its key or address may, flood or not (socketOpens.ts; the namespace object counts again, over every isolate).
+  const rate = openRateOf(c.env);
+  const wait = socketOpens.take(at.openIds, rate);
+  if (wait > 0) throw new SocketRateRefusal(wait, rate);
   const object = lockObjectOf(c.env.LOCK_OBJECT, kind, at.ref);
   // Only what the object needs: never the client's headers (its key among them).
   const answer = await object.fetch("https://lock-object/wait-socket", { headers: { upgrade: "websocket", [SOCKET_AT_HEADER]: JSON.stringify(at) } });
@@ -64,10 +70,23 @@ async function socketToObject(c: Context<AppEnv>, kind: KindName, param: string,
  */
 function clientIdsOf(c: Context<AppEnv>): string[] {
   const caller = c.get("caller");
-  const ids = [
+  return withAddress(c, [
     caller.scope ? `token:${caller.namespace}/${caller.scope.prefix}/${caller.scope.expiresAt}` : `key:${caller.namespace}/${caller.keyName}`,
-  ];
+  ]);
+}
+
+/**
+ * Who opens a socket, for the rate of new sockets: the key, every scoped
+ * token of its namespace as one (a token can be signed offline for each
+ * socket, so a token of its own would be a bucket of its own), and the
+ * address where the platform says.
+ */
+function openIdsOf(c: Context<AppEnv>): string[] {
+  const caller = c.get("caller");
+  return withAddress(c, [caller.scope ? `tokens:${caller.namespace}` : `key:${caller.namespace}/${caller.keyName}`]);
+}
+
+function withAddress(c: Context<AppEnv>, ids: string[]): string[] {
   const address = c.req.header("cf-connecting-ip");
-  if (address) ids.push(`address:${address}`);
-  return ids;
+  return address ? [...ids, `address:${address}`] : ids;
 }

@@ -3,6 +3,7 @@ import type { Env } from "../env.js";
 import type { KindName } from "../store/kinds.js";
 import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord } from "../store/OperatorOps.js";
 import type { NamespaceObjectRpc } from "../store/durable/NamespaceObjectRpc.js";
+import { openRateOf, SocketOpens } from "./socketOpens.js";
 
 /** How long a lock object's socket count stands without being told again (socketCaps.ts tells it more often). */
 const SOCKETS_TOLD_FOR_MS = 15 * 60 * 1000;
@@ -20,6 +21,8 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
  */
 export class NamespaceObject extends DurableObject<Env> implements NamespaceObjectRpc {
   private readonly sql = this.ctx.storage.sql;
+  /** The namespace's rate of new sockets per key and address (socketOpens.ts), over every isolate's handshakes. */
+  private readonly opens = new SocketOpens();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -80,11 +83,19 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
    * A lock object of this namespace asks to open one more wait socket, having
    * `count` open with it (its handshakes in flight included): yes while the
    * namespace's open sockets, as its lock objects last told, stay within
-   * `cap` (then `count` is kept as that object's); no, with the total,
-   * otherwise (nothing kept); no, with `floodUntil`, while one of the
-   * client's ids is refused for a flood (src/lockObject/sockets/floodPenalties.ts).
+   * `cap`, and each of `openIds` has room for a new socket (then `count` is
+   * kept as that object's, and the room taken); no, with the total, when the
+   * cap is met; no, with `openRetryMs`, over the rate of new sockets
+   * (socketOpens.ts); no, with `floodUntil`, while one of the client's ids is
+   * refused for a flood (src/lockObject/sockets/floodPenalties.ts). A no keeps nothing.
    */
-  reserveSocket(object: string, count: number, cap: number, clientIds: string[] = []): { ok: boolean; total: number; floodUntil?: number } {
+  reserveSocket(
+    object: string,
+    count: number,
+    cap: number,
+    clientIds: string[] = [],
+    openIds: string[] = [],
+  ): { ok: boolean; total: number; floodUntil?: number; openRetryMs?: number } {
     const now = Date.now();
     const floodUntil = this.floodUntil(clientIds, now);
     if (floodUntil !== undefined) return { ok: false, total: 0, floodUntil };
@@ -92,6 +103,8 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
       .exec<{ n: number }>("SELECT coalesce(sum(count), 0) AS n FROM sockets WHERE object <> ? AND until > ?", object, now)
       .one().n;
     if (others + count > cap) return { ok: false, total: others + count - 1 };
+    const openRetryMs = this.opens.take(openIds.slice(0, 4), openRateOf(this.env), now);
+    if (openRetryMs > 0) return { ok: false, total: others + count - 1, openRetryMs };
     this.tellSockets(object, count);
     return { ok: true, total: others + count };
   }

@@ -56,7 +56,7 @@ export const errorResponse = z.looseObject({
   outcome: z.optional(z.enum(["unknown", "not_applied"])),
   errorId: z.optional(z.string()),
   /** On a 429: which limit was met (the namespace's budget, a cap on waiters or sockets, a socket's message rate). */
-  limit: z.optional(z.enum(["budget", "waiters_per_lock", "sockets_per_namespace", "socket_messages", "socket_flood"])),
+  limit: z.optional(z.enum(["budget", "waiters_per_lock", "sockets_per_namespace", "socket_messages", "socket_flood", "socket_rate"])),
   /** On a 403: why (role, operation, name, origin); on a 401 for a scoped token: token_expired or bad_token. */
   reason: z.optional(z.string()),
 });

@@ -135,6 +135,12 @@ export const socketAtSchema = z.object({
    * client's address where the platform gives one. Never the key itself.
    */
   clientIds: z.optional(z.array(z.string())),
+  /**
+   * Whose new sockets it counts against, for the rate of new sockets
+   * (src/namespaceObject/socketOpens.ts): the key's id (every scoped token of
+   * the namespace as one) and the client's address where the platform gives one.
+   */
+  openIds: z.optional(z.array(z.string())),
 });
 
 type SocketAtFields = z.output<typeof socketAtSchema>;

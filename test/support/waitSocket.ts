@@ -136,3 +136,81 @@ export function handshakeAnswer(
     socket.write(handshakeHead(path, headers));
   });
 }
+
+/**
+ * A hostile client over raw TCP (issue 53): opens a wait socket, acquires with keep, acknowledges, and once held
+ * writes heartbeats as fast as the connection drains, ignoring the service's close frame (counted, never answered)
+ * until the connection itself is gone. `floodFrom: "open"`: it floods right after its acquire instead; "asked": when
+ * its flood() is called.
+ */
+export function floodingClient(base: string, path: string, key: string, floodFrom: "held" | "open" | "asked" = "held") {
+  const socket = net.connect(Number(new URL(base).port), "127.0.0.1");
+  const messages: any[] = [];
+  const closeCodes: number[] = [];
+  const frame = (text: string) => {
+    const payload = Buffer.from(text);
+    const mask = Buffer.from([9, 8, 7, 6]);
+    return Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, Buffer.from(payload.map((b: number, i: number) => b ^ mask[i % 4]))]);
+  };
+  const batch = Buffer.concat(Array.from({ length: 500 }, () => frame(JSON.stringify({ type: "heartbeat" }))));
+  let flooding = false;
+  /** Times the connection drained after the close frame came: the service went on reading (at least 500 frames each). */
+  let drainsAfterClose = 0;
+  const flood = () => {
+    if (flooding) return;
+    flooding = true;
+    const pump = () => {
+      if (socket.destroyed) return;
+      if (socket.write(batch)) setImmediate(pump);
+      else
+        socket.once("drain", () => {
+          if (closeCodes.length) drainsAfterClose++;
+          pump();
+        });
+    };
+    pump();
+  };
+  let upgraded = false;
+  let buffered = Buffer.alloc(0);
+  socket.on("data", (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    if (!upgraded) {
+      const end = buffered.indexOf("\r\n\r\n");
+      if (end < 0) return;
+      upgraded = true;
+      buffered = buffered.subarray(end + 4);
+      socket.write(frame(JSON.stringify({ type: "acquire", ttlMs: 30_000, waitMs: 30_000, keep: true })));
+      if (floodFrom === "open") flood();
+    }
+    // Server frames are unmasked, and shorter than 64 KiB here.
+    for (;;) {
+      if (buffered.length < 2) break;
+      const extended = (buffered[1] & 0x7f) === 126;
+      if (extended && buffered.length < 4) break;
+      const at = extended ? 4 : 2;
+      const length = extended ? buffered.readUInt16BE(2) : buffered[1] & 0x7f;
+      if (buffered.length < at + length) break;
+      const opcode = buffered[0] & 0x0f;
+      const payload = buffered.subarray(at, at + length);
+      buffered = buffered.subarray(at + length);
+      if (opcode === 0x8) closeCodes.push(payload.readUInt16BE(0));
+      if (opcode !== 0x1) continue;
+      const m = JSON.parse(payload.toString("utf8"));
+      messages.push(m);
+      if (m.type === "granted") socket.write(frame(JSON.stringify({ type: "ack", token: m.grant.token })));
+      if (m.type === "held" && floodFrom === "held") flood();
+    }
+  });
+  socket.on("error", () => {});
+  const gone = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  socket.write(handshakeHead(path, { "Sec-WebSocket-Protocol": `${SOCKET_PROTOCOL}, ${keyAsProtocol(key)}` }));
+  return {
+    messages,
+    closeCodes,
+    /** Resolves once the connection is gone (the service tore it down: this client never closes it). */
+    gone,
+    drainsAfterClose: () => drainsAfterClose,
+    flood,
+    stop: () => socket.destroy(),
+  };
+}

@@ -14,7 +14,7 @@
 // ttlMs; wait sockets are not affected; see docs/guarantees.md).
 // Honours PORT (default 8787) and every variable the Worker reads (src/env.ts:
 // API_KEYS, TOKEN_SECRETS, CORS_ORIGINS, WEBHOOK_SECRET, ONEXPIRE_HOSTS,
-// RATE_LIMIT_TIERS, the caps, STORE_TIMEOUT_MS, the Upstash settings), from
+// RATE_LIMIT_TIERS, the caps and the rate of new sockets, STORE_TIMEOUT_MS, the Upstash settings), from
 // the environment, else from a `.dev.vars` file in the repository's root as
 // `wrangler dev` reads it (KEY=value lines); with no API_KEYS it uses a
 // documented local-only key in the namespace the library uses by default, so
@@ -45,6 +45,8 @@ const WORKER_VARS = [
   "RATE_LIMIT_TIERS",
   "MAX_WAITERS_PER_LOCK",
   "MAX_SOCKETS_PER_NAMESPACE",
+  "SOCKET_OPEN_BURST",
+  "SOCKET_OPENS_PER_SECOND",
   "STORE_TIMEOUT_MS",
   "UPSTASH_REDIS_REST_URL",
   "UPSTASH_REDIS_REST_TOKEN",

@@ -31,7 +31,7 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   422: ["FingerprintMismatch", "The key was used with another fingerprint."],
   429: [
     "RateLimited",
-    "rate_limited: retry after Retry-After (retryAfterMs). `limit` says which was met: budget (the namespace's requests), waiters_per_lock (MAX_WAITERS_PER_LOCK), sockets_per_namespace (MAX_SOCKETS_PER_NAMESPACE), socket_messages (a wait socket's message rate; sent on the socket) or socket_flood (a wait socket's handshake from a key or address that flooded one lately: refused for 1 s, doubling with each flood up to 60 s).",
+    "rate_limited: retry after Retry-After (retryAfterMs). `limit` says which was met: budget (the namespace's requests), waiters_per_lock (MAX_WAITERS_PER_LOCK), sockets_per_namespace (MAX_SOCKETS_PER_NAMESPACE), socket_messages (a wait socket's message rate; sent on the socket) or socket_flood (a wait socket's handshake from a key or address that flooded one lately: refused for 1 s, doubling with each flood up to 60 s) or socket_rate (a wait or watch socket's handshake past its key's or address's rate of new sockets: SOCKET_OPEN_BURST at once, then SOCKET_OPENS_PER_SECOND).",
   ],
   500: ["Internal", "A bug, never an outage: errorId is also in the Worker's log."],
   501: ["NotSupported", "not_supported: the service runs on a quorum of Redis databases, which offers fewer lock kinds (the message says which)."],

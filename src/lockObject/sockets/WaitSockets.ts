@@ -8,6 +8,7 @@ import type { KindObjectPart } from "../KindObjectPart.js";
 import type { Line } from "../line/Line.js";
 import type { Waiters } from "../line/Waiters.js";
 import { MessageGate } from "./messageGate.js";
+import { EndedSockets } from "./endedSockets.js";
 import {
   type Attachment,
   attachmentOf,
@@ -63,8 +64,8 @@ export interface WaitSocketsHost {
 export class WaitSockets {
   /** Each socket's messages, one at a time and no faster than allowed (messageGate.ts). */
   private readonly gates = new Map<WebSocket, MessageGate>();
-  /** Sockets this instance ended: what still arrives on them is dropped before anything is read (a flood's tail). */
-  private readonly ended = new WeakSet<WebSocket>();
+  /** Sockets this instance ended: what still arrives on them is dropped unread (a flooder that writes on: endedSockets.ts). */
+  private readonly ended: EndedSockets;
   /** Sockets open here and not done, for the caps: kept as they come and go (counting attachments cost O(n) per join). */
   private readonly live = new Set<WebSocket>();
   /** What a socket holder's messages need of the sockets (socketHolder.ts). */
@@ -79,7 +80,9 @@ export class WaitSockets {
   /** Arrival order of this instance's waits (restored ones keep theirs, ahead of any new one). */
   private lastSeq = 0;
 
-  constructor(private readonly host: WaitSocketsHost) {}
+  constructor(private readonly host: WaitSocketsHost) {
+    this.ended = new EndedSockets(host.ctx, host.caps, () => this.live);
+  }
 
   /**
    * The object woke (after hibernation, or a restart that kept its
@@ -138,7 +141,7 @@ export class WaitSockets {
    * reach a socket already ended are dropped unread.
    */
   message(ws: WebSocket, data: string | ArrayBuffer): void {
-    if (this.ended.has(ws)) return;
+    if (this.ended.dropped(ws)) return;
     const state = attachmentOf(ws);
     if (!state || state.phase === "done") return;
     let gate = this.gates.get(ws);
@@ -203,15 +206,6 @@ export class WaitSockets {
     );
   }
 
-  /** The client closed the socket, or its connection failed. */
-  closed(ws: WebSocket): void {
-    const wait = this.host.waiters.get(ws);
-    this.host.waiters.leave(ws);
-    // Waiting: it leaves the line now. Offered a grant it never acknowledged: the grant goes back now.
-    wait?.abort();
-    this.finish(ws);
-  }
-
   private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
     // The acquire message is the kind's HTTP acquire body plus its type and keep (src/wire/socketMessages.ts).
     const { type: _type, keep, ...message } = validated(json, acquireMessage, "acquire message");
@@ -274,15 +268,20 @@ export class WaitSockets {
 
   /** The socket's last message, then a normal close. */
   private end(ws: WebSocket, answer: SocketAnswer): void {
-    this.finish(ws);
+    this.closed(ws);
     closeWith(ws, answer);
   }
 
   /**
-   * A socket's wait is over, whoever ended it: a grant it was offered and did not take goes back now (not after the
-   * pickup time), it is done (what still arrives on it is dropped), and its namespace object hears of it.
+   * A socket's wait is over, whoever ended it (its client closed it or its connection failed, or this object ended
+   * it): waiting, it leaves the line now (a client that ignores the close must not keep its place); a grant it was
+   * offered and did not take goes back now (not after the pickup time); it is done (what still arrives on it is
+   * dropped), and its namespace object hears of it.
    */
-  private finish(ws: WebSocket): void {
+  closed(ws: WebSocket): void {
+    const wait = this.host.waiters.get(ws);
+    this.host.waiters.leave(ws);
+    wait?.abort();
     const state = attachmentOf(ws);
     this.takeBackOffer(state);
     keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);

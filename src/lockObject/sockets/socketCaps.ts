@@ -2,6 +2,7 @@ import type { Env } from "../../env.js";
 import { RateLimitedError } from "../../errors.js";
 import { SOCKETS_PER_NAMESPACE_DEFAULT, WAITERS_PER_LOCK_DEFAULT } from "../../limits.js";
 import { logError } from "../../logError.js";
+import { openRateOf, positiveSetting, SocketRateRefusal } from "../../namespaceObject/socketOpens.js";
 import { errorAnswer } from "../../wire/errorAnswer.js";
 import { SOCKET_FLOOD_UNTIL_HEADER } from "../../wire/socketProtocol.js";
 import type { SocketAt } from "./socketSchemas.js";
@@ -48,6 +49,8 @@ export class SocketCaps {
   private reserved = 0;
   /** One stub, so this object's reservations and tells reach the namespace object in the order they were made. */
   private stub: DurableObjectStub<NamespaceObjectRpc> | undefined;
+  /** The last flood penalty told to the namespace object, until it is heard (or failed). */
+  private penaltyTold: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly env: Env,
@@ -97,16 +100,23 @@ export class SocketCaps {
   private async askNamespace(at: SocketAt): Promise<RateLimitedError | undefined> {
     const stub = this.namespaceObject(at);
     if (!stub) return undefined;
-    const cap = capOf(this.env.MAX_SOCKETS_PER_NAMESPACE, SOCKETS_PER_NAMESPACE_DEFAULT, "MAX_SOCKETS_PER_NAMESPACE");
+    const cap = positiveSetting(this.env.MAX_SOCKETS_PER_NAMESPACE, SOCKETS_PER_NAMESPACE_DEFAULT, "MAX_SOCKETS_PER_NAMESPACE");
     try {
       // This object's count with every handshake it is admitting: the namespace object keeps the latest.
-      const { ok, total, floodUntil } = await stub.reserveSocket(objectKey(at), this.liveSockets() + this.reserved, cap, at.clientIds ?? []);
+      const { ok, total, floodUntil, openRetryMs } = await stub.reserveSocket(
+        objectKey(at),
+        this.liveSockets() + this.reserved,
+        cap,
+        at.clientIds ?? [],
+        at.openIds ?? [],
+      );
       this.toldAt = Date.now();
       if (floodUntil !== undefined) {
         // A flood this isolate had not seen (another isolate's object refused it): kept here too.
         floodPenalties.learn(at.clientIds ?? [], floodUntil);
         return floodRefusal(floodUntil - Date.now(), floodUntil);
       }
+      if (openRetryMs !== undefined) return new SocketRateRefusal(openRetryMs, openRateOf(this.env));
       if (!ok) {
         return new RateLimitedError(
           CROWDED_RETRY_MS,
@@ -133,10 +143,25 @@ export class SocketCaps {
     const until = floodPenalties.strike(ids);
     const stub = this.namespaceObject(at);
     if (!stub) return;
-    (async () => stub.penalize(ids, until))().catch((err) => {
+    this.penaltyTold = (async () => stub.penalize(ids, until))().catch((err) => {
       this.stub = undefined;
       logError(`telling the namespace object of ${at.ref.ns} of a socket flood failed; this isolate still refuses it`, err);
     });
+  }
+
+  /** Nothing waits here but `except` of the open sockets: no other socket or watch socket, no HTTP waiter, no handshake being admitted. */
+  quiet(except = 0): boolean {
+    return this.liveSockets() - except + this.httpWaiters() + this.reserved === 0;
+  }
+
+  /**
+   * Before this object resets itself (ignoredCloses.ts): the namespace object has heard the last flood
+   * penalty and, for `at`'s lock, how many sockets are open here now, rather than in the background.
+   */
+  async settleTells(at: SocketAt | undefined): Promise<void> {
+    await this.penaltyTold;
+    const stub = at && this.namespaceObject(at);
+    if (at && stub) await stub.tellSockets(objectKey(at), this.liveSockets());
   }
 
   /**
@@ -165,7 +190,7 @@ export class SocketCaps {
   }
 
   private crowded(): RateLimitedError | undefined {
-    const cap = capOf(this.env.MAX_WAITERS_PER_LOCK, WAITERS_PER_LOCK_DEFAULT, "MAX_WAITERS_PER_LOCK");
+    const cap = positiveSetting(this.env.MAX_WAITERS_PER_LOCK, WAITERS_PER_LOCK_DEFAULT, "MAX_WAITERS_PER_LOCK");
     const here = this.liveSockets() + this.httpWaiters() + this.reserved;
     if (here < cap) return undefined;
     return new RateLimitedError(CROWDED_RETRY_MS, `this lock has ${here} waiters, the most it takes (${cap}): retry later`, "waiters_per_lock");
@@ -189,17 +214,3 @@ export function refusal(err: RateLimitedError): Response {
 
 /** The lock object's name in its namespace object's socket counts. */
 const objectKey = (at: SocketAt): string => `${at.kind}:${at.ref.name}`;
-
-const warned = new Set<string>();
-
-/** A cap from the environment: a positive integer, else the default (a bad value is logged once). */
-function capOf(value: string | undefined, fallback: number, name: string): number {
-  if (value === undefined || value === "") return fallback;
-  const n = Number(value);
-  if (Number.isInteger(n) && n > 0) return n;
-  if (!warned.has(name)) {
-    warned.add(name);
-    logError(`${name} is not a positive integer; using ${fallback}`, value);
-  }
-  return fallback;
-}

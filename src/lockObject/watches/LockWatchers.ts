@@ -9,6 +9,7 @@ import { refusal, type SocketCaps } from "../sockets/socketCaps.js";
 import { checkTokenLife } from "../tokenLife.js";
 import { type Attachment, attachmentOf, closeWith, errorAsAnswer, keepAttachment, sendAnswer } from "../sockets/socketAttachment.js";
 import { limitIdle } from "../sockets/socketIdleLimits.js";
+import { EndedSockets } from "../sockets/endedSockets.js";
 import { socketAtOf, socketMessageOf } from "../sockets/socketSchemas.js";
 import { watchStartMessage } from "../../wire/socketMessages.js";
 import type { ObjectTimers } from "../timers.js";
@@ -53,8 +54,8 @@ export class LockWatchers {
   private readonly mine = new WeakSet<WebSocket>();
   /** Sockets whose one message is being handled: another on them meanwhile ends them at once. */
   private readonly starting = new WeakSet<WebSocket>();
-  /** Sockets this instance ended: what still arrives on them is dropped before anything is read (a flood's tail). */
-  private readonly ended = new WeakSet<WebSocket>();
+  /** Sockets this instance ended: what still arrives on them is dropped unread (a flooder that writes on: endedSockets.ts). */
+  private readonly ended: EndedSockets;
   private reading = false;
   private again = false;
   private cancelRecheck: (() => void) | undefined;
@@ -63,6 +64,7 @@ export class LockWatchers {
 
   constructor(private readonly host: LockWatchersHost) {
     this.marker = new WatchMarker(host);
+    this.ended = new EndedSockets(host.ctx, host.caps, () => this.live);
   }
 
   /** GET .../watch from the Worker (its at says watch). */
@@ -116,7 +118,7 @@ export class LockWatchers {
    * budget as a wait socket's are, starts the pushes; anything else ends the socket.
    */
   message(ws: WebSocket, data: string | ArrayBuffer): void {
-    if (this.ended.has(ws)) return;
+    if (this.ended.dropped(ws)) return;
     const state = attachmentOf(ws);
     if (!state || state.phase === "done") return;
     // A second message (or one while the first is still being handled) ends the socket at once, before any

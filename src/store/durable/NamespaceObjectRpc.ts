@@ -7,7 +7,13 @@ export interface NamespaceObjectRpc extends Rpc.DurableObjectBranded {
   names(kind: KindName, prefix: string, after: string | undefined, limit: number): string[];
   appendAudit(record: AuditRecord): AuditEntry;
   audit(limit: number, before: number | undefined): AuditEntry[];
-  reserveSocket(object: string, count: number, cap: number, clientIds: string[]): { ok: boolean; total: number; floodUntil?: number };
+  reserveSocket(
+    object: string,
+    count: number,
+    cap: number,
+    clientIds: string[],
+    openIds?: string[],
+  ): { ok: boolean; total: number; floodUntil?: number; openRetryMs?: number };
   penalize(clientIds: string[], until: number): void;
   tellSockets(object: string, count: number): void;
 }
