@@ -65,6 +65,12 @@ const MALFORMED: Array<{ vars: Record<string, string>; variable: (typeof SETTING
     vars: { MAX_SOCKETS_PER_NAMESPACE: "-1" },
     says: /MAX_SOCKETS_PER_NAMESPACE is not a whole number above 0/,
   },
+  { variable: "SOCKET_OPEN_BURST", vars: { SOCKET_OPEN_BURST: "0" }, says: /SOCKET_OPEN_BURST is not a whole number above 0; the default 20/ },
+  {
+    variable: "SOCKET_OPENS_PER_SECOND",
+    vars: { SOCKET_OPENS_PER_SECOND: "2.5" },
+    says: /SOCKET_OPENS_PER_SECOND is not a whole number above 0; the default 10/,
+  },
   { variable: "STORE_TIMEOUT_MS", vars: { STORE_TIMEOUT_MS: "2s" }, says: /STORE_TIMEOUT_MS is not a whole number above 0; the default 2000 ms/ },
   {
     variable: "UPSTASH_REDIS_REST_URL",

@@ -1,6 +1,6 @@
 import { DEFAULT_STORE_TIMEOUT_MS } from "../../deadline.js";
 import type { Env } from "../../env.js";
-import { SOCKETS_PER_NAMESPACE_DEFAULT, WAITERS_PER_LOCK_DEFAULT } from "../../limits.js";
+import { SOCKET_OPEN_BURST_DEFAULT, SOCKET_OPENS_PER_SECOND_DEFAULT, SOCKETS_PER_NAMESPACE_DEFAULT, WAITERS_PER_LOCK_DEFAULT } from "../../limits.js";
 import { rateLimitTiersProblem } from "../../namespaceObject/rateLimit.js";
 import { onExpireHostsProblem } from "../../wire/onExpireTarget.js";
 import { apiKeysProblem } from "../access/auth.js";
@@ -18,6 +18,8 @@ export const SETTINGS = [
   "RATE_LIMIT_TIERS",
   "MAX_WAITERS_PER_LOCK",
   "MAX_SOCKETS_PER_NAMESPACE",
+  "SOCKET_OPEN_BURST",
+  "SOCKET_OPENS_PER_SECOND",
   "STORE_TIMEOUT_MS",
   "UPSTASH_REDIS_REST_URL",
   "UPSTASH_REDIS_REST_TOKEN",
@@ -67,6 +69,8 @@ export async function settingsProblems(env: Settings): Promise<SettingProblem[]>
   say("RATE_LIMIT_TIERS", rateLimitTiersProblem(env.RATE_LIMIT_TIERS), "that entry is skipped");
   say("MAX_WAITERS_PER_LOCK", wholeNumberProblem(env, "MAX_WAITERS_PER_LOCK"), `the default ${WAITERS_PER_LOCK_DEFAULT} is used`);
   say("MAX_SOCKETS_PER_NAMESPACE", wholeNumberProblem(env, "MAX_SOCKETS_PER_NAMESPACE"), `the default ${SOCKETS_PER_NAMESPACE_DEFAULT} is used`);
+  say("SOCKET_OPEN_BURST", wholeNumberProblem(env, "SOCKET_OPEN_BURST"), `the default ${SOCKET_OPEN_BURST_DEFAULT} is used`);
+  say("SOCKET_OPENS_PER_SECOND", wholeNumberProblem(env, "SOCKET_OPENS_PER_SECOND"), `the default ${SOCKET_OPENS_PER_SECOND_DEFAULT} is used`);
   say("STORE_TIMEOUT_MS", wholeNumberProblem(env, "STORE_TIMEOUT_MS"), `the default ${DEFAULT_STORE_TIMEOUT_MS} ms is used`);
   problems.push(...upstashProblems(env, set));
   return problems;
