@@ -39,6 +39,12 @@ export function lostLineConformance(kind: StoreKind) {
     expect(Date.now() - started).toBeLessThan(5000);
   });
 
+  /**
+   * The heartbeating holder's lease: long enough that a heartbeat every 200 ms keeps it on a loaded machine (a 1 s
+   * lease lapsed there between two of them), short enough that the gate's end (this lease + the grace) comes soon.
+   */
+  const HEARTBEATING_TTL_MS = 3000;
+
   /** Heartbeats `token` every 200 ms until stopped (a holder that stays alive). */
   const keepHeartbeating = (path: string, token: string) => {
     let on = true;
@@ -56,7 +62,7 @@ export function lostLineConformance(kind: StoreKind) {
 
   it("read-write lock: the gate a lost line left does not outlive the leases it stood behind, however long the holder heartbeats", async () => {
     const name = uniqueName("rw-lost-line-hb");
-    const reader = (await post(`/v1/rwlocks/${name}/read/acquire`, { ttlMs: 1000 })).body;
+    const reader = (await post(`/v1/rwlocks/${name}/read/acquire`, { ttlMs: HEARTBEATING_TTL_MS })).body;
     const stop = keepHeartbeating(`/v1/rwlocks/${name}/heartbeat`, reader.token);
     try {
       const writer = post(`/v1/rwlocks/${name}/write/acquire`, { ttlMs: 30_000, waitMs: 20_000 });
@@ -72,7 +78,7 @@ export function lostLineConformance(kind: StoreKind) {
       const joined = await eventually(
         () => post(`/v1/rwlocks/${name}/read/acquire`, { ttlMs: 1000 }),
         (r) => r.status === 200,
-        1000 + REGISTRATION_GRACE_MS + 3000,
+        HEARTBEATING_TTL_MS + REGISTRATION_GRACE_MS + 3000,
       );
       expect(joined.status).toBe(200);
     } finally {
@@ -82,7 +88,7 @@ export function lostLineConformance(kind: StoreKind) {
 
   it("semaphore: the gate a lost line left does not outlive the leases it stood behind, however long the holder heartbeats", async () => {
     const name = uniqueName("sem-lost-line-hb");
-    const holder = (await post(`/v1/semaphores/${name}/acquire`, { limit: 2, ttlMs: 1000 })).body;
+    const holder = (await post(`/v1/semaphores/${name}/acquire`, { limit: 2, ttlMs: HEARTBEATING_TTL_MS })).body;
     const stop = keepHeartbeating(`/v1/semaphores/${name}/heartbeat`, holder.token);
     try {
       const waiter = post(`/v1/semaphores/${name}/acquire`, { limit: 2, permits: 2, ttlMs: 30_000, waitMs: 20_000 });
@@ -97,7 +103,7 @@ export function lostLineConformance(kind: StoreKind) {
       const taken = await eventually(
         () => post(`/v1/semaphores/${name}/acquire`, { limit: 2, ttlMs: 1000 }),
         (r) => r.status === 200,
-        1000 + REGISTRATION_GRACE_MS + 3000,
+        HEARTBEATING_TTL_MS + REGISTRATION_GRACE_MS + 3000,
       );
       expect(taken.status).toBe(200);
     } finally {

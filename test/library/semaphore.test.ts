@@ -144,13 +144,14 @@ describe("Semaphore over @upstash/redis", () => {
 
   it("heartbeat extends a holder's lease from the store's now", async () => {
     const sem = new Semaphore(sharedRedis(), unique("hb"), { limit: 2 });
-    const g = await sem.acquire({ ttlMs: 400 });
+    // 1 s: the first heartbeat must come within it, on a loaded machine too (as in rwLock.test.ts).
+    const g = await sem.acquire({ ttlMs: 1000 });
     const hb = await sem.heartbeat(g.token, 9000);
     expect(hb).toMatchObject({ ttlMs: 9000, fence: g.fence });
     expect(hb.expiresAt).toBeGreaterThan(g.expiresAt);
-    await sleep(600);
+    await sleep(1200);
     expect(await sem.inspect()).toMatchObject({ used: 1, holders: 1 });
-    expect((await sem.heartbeat(g.token)).ttlMs).toBe(400); // default: the acquire's ttl
+    expect((await sem.heartbeat(g.token)).ttlMs).toBe(1000); // default: the acquire's ttl
     await expect(sem.heartbeat("hf_nobody")).rejects.toBeInstanceOf(LeaseLostError);
   });
 

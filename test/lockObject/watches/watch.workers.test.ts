@@ -15,7 +15,8 @@ const inObject = runInDurableObject as unknown as (stub: unknown, fn: (o: any, s
 const PUSH_DEADLINE_MS = 1000;
 /**
  * "At once": a push arrives within this of the change that caused it. Generous (the machine is shared, the
- * goal is 100 ms), but well under what a watcher would notice as late: a push held back 800 ms fails it.
+ * goal is 100 ms), but well under what a watcher would notice as late: a push held back 800 ms fails it. The
+ * first state, which needs a read of the lock, may also take what a read took just before (watch()).
  */
 const PUSH_AT_ONCE_MS = 300;
 
@@ -23,6 +24,11 @@ type State = Record<string, any>;
 
 /** A watch socket of tenant-a on one lock: the states it was pushed, and a wait for the next that matches. */
 async function watch(store: StoreKind, path: string) {
+  // The first state answers the watch message with a read of the lock: it may take as long as a read takes here
+  // and now (a loaded machine's), on top of PUSH_AT_ONCE_MS. Timed with a GET of the lock just before.
+  const readStarted = Date.now();
+  expect((await api(store).get(path)).status).toBe(200);
+  const firstWithinMs = PUSH_AT_ONCE_MS + (Date.now() - readStarted);
   const res = await worker.fetch(
     new Request(`http://holdfast.test${path}/watch`, { headers: { upgrade: "websocket", authorization: `Bearer ${KEY_A}` } }),
     envFor(store),
@@ -54,17 +60,16 @@ async function watch(store: StoreKind, path: string) {
   let read = 0;
   /**
    * The next pushed state (after those already taken) that matches, within the deadline; with `since` (when
-   * the change that causes it was made), one that arrived within PUSH_AT_ONCE_MS of it.
+   * the change that causes it was made), one that arrived within `withinMs` (PUSH_AT_ONCE_MS) of it.
    */
-  async function next(match: (s: State) => boolean, what: string, since?: number): Promise<State> {
+  async function next(match: (s: State) => boolean, what: string, since?: number, withinMs = PUSH_AT_ONCE_MS): Promise<State> {
     const deadline = Date.now() + PUSH_DEADLINE_MS;
     for (;;) {
       while (read < states.length) {
         const s = states[read];
         const arrivedAt = arrivals[read++];
         if (!match(s)) continue;
-        if (since !== undefined)
-          expect(arrivedAt - since, `ms from the change to the push of the state ${what}`).toBeLessThanOrEqual(PUSH_AT_ONCE_MS);
+        if (since !== undefined) expect(arrivedAt - since, `ms from the change to the push of the state ${what}`).toBeLessThanOrEqual(withinMs);
         return s;
       }
       const left = deadline - Date.now();
@@ -79,7 +84,9 @@ async function watch(store: StoreKind, path: string) {
       });
     }
   }
-  return { ws, states, others, next, watchedAt, isClosed: () => closed };
+  /** The first state, the watch message's answer: within firstWithinMs of sending it. */
+  const first = (match: (s: State) => boolean, what: string) => next(match, what, watchedAt, firstWithinMs);
+  return { ws, states, others, next, first, isClosed: () => closed };
 }
 
 /** A request's answer, and when it arrived: the change it made was made by then. */
@@ -96,7 +103,7 @@ describe.each<StoreKind>(["redis", "durable"])("watching a mutex (%s store)", (s
     const path = `/v1/locks/${name}`;
     const w = await watch(store, path);
     // The first state answers the watch message itself.
-    expect(await w.next((s) => s.held === false, "free at first", w.watchedAt)).toMatchObject({ name, held: false, waiters: 0 });
+    expect(await w.first((s) => s.held === false, "free at first")).toMatchObject({ name, held: false, waiters: 0 });
 
     const acquired = await timed(post(`${path}/acquire`, { ttlMs: 30_000, holder: "job <1>" }));
     const held = acquired.body;
@@ -129,7 +136,7 @@ describe.each<StoreKind>(["redis", "durable"])("watching a mutex (%s store)", (s
     const name = uniqueName("watched-line");
     const path = `/v1/locks/${name}`;
     const w = await watch(store, path);
-    await w.next((s) => s.held === false, "free at first", w.watchedAt);
+    await w.first((s) => s.held === false, "free at first");
     const held = await timed(post(`${path}/acquire`, { ttlMs: 30_000 }));
     await w.next((s) => s.held === true && s.waiters === 0, "held, nobody waiting", held.at);
     // A waiter's request is answered only once it is granted: its joining the line is timed from when it was sent.
@@ -145,7 +152,7 @@ describe.each<StoreKind>(["redis", "durable"])("watching a mutex (%s store)", (s
   it("a watcher that goes away is closed and counted out", async () => {
     const name = uniqueName("watch-gone");
     const w = await watch(store, `/v1/locks/${name}`);
-    await w.next((s) => s.held === false, "free at first", w.watchedAt);
+    await w.first((s) => s.held === false, "free at first");
     const liveWatchers = (): Promise<number> => inObject(lockObject(name), (o: any) => o.watchers.liveCount as number);
     const namespaceCount = () =>
       inObject(
@@ -176,7 +183,7 @@ describe.each<StoreKind>(["redis", "durable"])("watching the other kinds (%s sto
     const name = uniqueName("watched-sem");
     const path = `/v1/semaphores/${name}`;
     const w = await watch(store, path);
-    expect(await w.next((s) => s.holders === 0, "free", w.watchedAt)).toMatchObject({ name, expiresAt: null });
+    expect(await w.first((s) => s.holders === 0, "free")).toMatchObject({ name, expiresAt: null });
     const acquired = await timed(post(`${path}/acquire`, { limit: 3, ttlMs: 400 }));
     const grant = acquired.body;
     expect(await w.next((s) => s.holders === 1, "one holder", acquired.at)).toMatchObject({ used: 1, expiresAt: grant.expiresAt });
@@ -186,10 +193,10 @@ describe.each<StoreKind>(["redis", "durable"])("watching the other kinds (%s sto
 
   it("a read-write lock's, and an idempotency key's as GET answers them", async () => {
     const rw = await watch(store, `/v1/rwlocks/${uniqueName("watched-rw")}`);
-    await rw.next((s) => s.mode === "free", "free", rw.watchedAt);
+    await rw.first((s) => s.mode === "free", "free");
     const key = uniqueName("watched-key");
     const k = await watch(store, `/v1/idempotency/${key}`);
-    expect(await k.next((s) => s.state === "absent", "absent", k.watchedAt)).toEqual({ state: "absent" });
+    expect(await k.first((s) => s.state === "absent", "absent")).toEqual({ state: "absent" });
     const begun = await timed(post(`/v1/idempotency/${key}/begin`, { ttlMs: 30_000 }));
     await k.next((s) => s.state === "started" && s.fence === begun.body.fence, "started", begun.at);
     const completed = await timed(post(`/v1/idempotency/${key}/complete`, { token: begun.body.token, response: { ok: "<b>" } }));
@@ -204,7 +211,7 @@ it("woken, the object finds its watchers by their sockets and pushes only what c
   const name = uniqueName("watch-woken");
   const ref = { ns: "tenant-a", name };
   const w = await watch("durable", `/v1/locks/${name}`);
-  await w.next((s) => s.held === false, "free at first", w.watchedAt);
+  await w.first((s) => s.held === false, "free at first");
   const woken = await inObject(lockObject(name), (_o: unknown, state: DurableObjectState) => {
     const o = new LockObject(state, env as never);
     return { o, live: (o as any).watchers.liveCount };
