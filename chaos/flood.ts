@@ -324,7 +324,9 @@ function verdict(side: FloodSide, floor: FloodSide, timings: FloodTimings): stri
     }
     if (p.fiveXx) failures.push(`${under}, the other namespace got ${p.fiveXx} 5xx answers`);
     if (p.failed) failures.push(`${under}, ${p.failed} of the other namespace's requests failed (first: ${p.firstFailure})`);
-    const recoveryBound = Math.max(RECOVERY_MS, floorPhase.recoveryMs ?? 0);
+    // The floor's tail where it was measured: not back within the window, at least the window.
+    const floorTail = floorPhase.recoveryMs ?? (floorPhase.recoveryMeasured ? timings.afterMaxMs : 0);
+    const recoveryBound = Math.max(RECOVERY_MS, floorTail);
     if (phase.recoveryMs === undefined || phase.recoveryMs > recoveryBound) {
       failures.push(
         `${under}, the other namespace was not back within 2x its p50 within ${recoveryBound} ms of the flood's end (${recovered(phase, timings)}; the floor: ${recovered(floorPhase, timings)})`,
