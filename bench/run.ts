@@ -234,7 +234,7 @@ async function floodSection(gw: BenchStack["gateway"]): Promise<void> {
         "in batches of 500 as fast as the connection drains, close frames ignored until the connection is gone, back 100 ms after; in a",
         "process of its own at nice 10), while another namespace's try-lock + release runs every 20 ms; ratios are to that namespace's",
         "unloaded figure in the same run. The floor: a bare Durable Object that closes a socket at its 20th frame and takes every reconnect",
-        `(bench/floodFloorWorker), measured right before each store's row. Bound: p50 ${SLACK}x the floor's ratio, p99 ${SLACK}x the floor's p99.`,
+        `(bench/floodFloorWorker), flooded right before the stores, flood by flood. Bound: p50 ${SLACK}x the floor's ratio, p99 ${SLACK}x the floor's p99.`,
         failures.length ? `beyond the bound: ${failures.join("; ")}` : "every row within the bound",
       ].join("\n"),
     );

@@ -43,7 +43,7 @@ import { fileURLToPath } from "node:url";
 import { SOCKET_OPEN_BURST_DEFAULT, SOCKET_OPENS_PER_SECOND_DEFAULT } from "../src/limits";
 import { startWorkerServer } from "../tools/serve-worker/serve.mjs";
 import type { FloodPlan, FloodStats, FlooderMessage } from "./flooder";
-import { type Probe, PROBE_TIMEOUT_MS, probe, recoveryOf, WARM_UP_MS } from "./floodProbe";
+import { type Probe, probe, recoveryOf, WARM_UP_MS } from "./floodProbe";
 import { CHURN_API_KEY, FLOOD_API_KEY, FLOOD_HUNDRED_API_KEYS, FLOOD_TEN_API_KEY, type Lab } from "./lab";
 import { now } from "./time";
 
@@ -93,6 +93,10 @@ export interface FloodTimings {
   p99SlackMs: number;
   /** A p50 bound is never less than this above the unloaded p50 (see P50_SLACK_MS), ms. */
   p50SlackMs: number;
+  /** A probe unanswered after this counts as failed; its wait, this long, is its latency. */
+  probeTimeoutMs: number;
+  /** Whether the floor's tail is measured too (holdfast's always is); not: held to RECOVERY_MS alone. */
+  floorRecovery: boolean;
   /** The floods run, in order. */
   floods: FloodName[];
 }
@@ -121,18 +125,27 @@ export const FULL_TIMINGS: FloodTimings = {
   afterMaxMs: 30_000,
   p99SlackMs: P99_SLACK_MS,
   p50SlackMs: P50_SLACK_MS,
+  probeTimeoutMs: 10_000,
+  floorRecovery: true,
   floods: ["one", "ten", "hundred", "churn"],
 };
-/** CI's: the three floods that cost most, the floor's tail cut at afterMaxMs (holdfast's is held to RECOVERY_MS anyway). */
+/**
+ * CI's (chaos:quick, about two minutes in all): the two floods that cost most (one flooder and handshake churn
+ * are the full run's), shorter windows (100 probes a flood), and the floor's tail not measured (it reads a flood's
+ * leftovers for 15-30 s; holdfast is held to RECOVERY_MS, and is back in ms).
+ */
 export const QUICK_TIMINGS: FloodTimings = {
   settleMs: WARM_UP_MS,
-  unloadedMs: 2000,
-  floodMs: 2500,
-  afterMs: 1000,
-  afterMaxMs: 2500,
+  unloadedMs: 1500,
+  floodMs: 2000,
+  afterMs: 500,
+  afterMaxMs: 1500,
   p99SlackMs: QUICK_P99_SLACK_MS,
   p50SlackMs: QUICK_P50_SLACK_MS,
-  floods: ["ten", "hundred", "churn"],
+  // The floor's probes stall for seconds under these floods, and a window waits for its last answers: 3 s of that is enough.
+  probeTimeoutMs: 3000,
+  floorRecovery: false,
+  floods: ["ten", "hundred"],
 };
 /** holdfast's ratio to its unloaded figure may be this many times the floor's under the same flood. */
 export const SLACK = 1.5;
@@ -152,6 +165,8 @@ interface FloodPhase {
   probe: Probe;
   /** From the flood's end until the probe's p50 (over a window of probes) is back within 2x its unloaded one; undefined: not within afterMaxMs. */
   recoveryMs?: number;
+  /** Whether the probe ran on after the flood at all (the quick run's floor: not). */
+  recoveryMeasured: boolean;
   stats?: FloodStats;
 }
 
@@ -216,8 +231,8 @@ export async function measureFloodRows(
     for (const flood of FLOODS.filter((f) => timings.floods.includes(f.name))) {
       await beforeEach();
       const url = await floorServer.start();
-      await probe(url, `${run}-probe`, { forMs: timings.settleMs });
-      floor.phases.push(await measureFlood(url, `${run}-floor`, flood, backWithin(floor.unloaded), timings));
+      await probe(url, `${run}-probe`, { forMs: timings.settleMs, timeoutMs: timings.probeTimeoutMs });
+      floor.phases.push(await measureFlood(url, `${run}-floor`, flood, backWithin(floor.unloaded), timings, timings.floorRecovery));
       await floorServer.stop();
       for (const [i, { worker }] of targets.entries()) {
         sides[i].phases.push(await measureFlood(worker.url, `${run}-${i}`, flood, backWithin(sides[i].unloaded), timings));
@@ -249,22 +264,22 @@ function freshFloor() {
 
 /** A side's unloaded figure: the probe warmed up (its lock objects made), then measured. */
 async function unloadedAt(url: string, run: string, timings: FloodTimings): Promise<Probe> {
-  await probe(url, `${run}-probe`, { forMs: timings.settleMs });
-  return probe(url, `${run}-probe`, { forMs: timings.unloadedMs });
+  await probe(url, `${run}-probe`, { forMs: timings.settleMs, timeoutMs: timings.probeTimeoutMs });
+  return probe(url, `${run}-probe`, { forMs: timings.unloadedMs, timeoutMs: timings.probeTimeoutMs });
 }
 
 /** Back: the probe's p50 within 2x the unloaded one (at least P50_SLACK_MS above it). */
 const backWithin = (unloaded: Probe) => Math.max(2 * unloaded.p50, unloaded.p50 + P50_SLACK_MS);
 
-/** One flood at `url`: the probe through it, then on after its end until it is back (or afterMaxMs). */
-async function measureFlood(url: string, prefix: string, flood: Flood, back: number, timings: FloodTimings): Promise<FloodPhase> {
+/** One flood at `url`: the probe through it, then (`recovery`) on after its end until it is back (or afterMaxMs). */
+async function measureFlood(url: string, prefix: string, flood: Flood, back: number, timings: FloodTimings, recovery = true): Promise<FloodPhase> {
   const plan: FloodPlan = { url, prefix: `${prefix}-${flood.name}`, ...flood.plan };
   const flooder = fork(fileURLToPath(new URL("./flooder.ts", import.meta.url)), [JSON.stringify(plan)]);
   // The attacker's machine is not the service's: on the lab's few cores, the flooder yields to the Worker and the probe. Not the
   // lowest priority: with every core kept busy (npm run ci:busy) a flooder at 19 got no CPU at all and sent nothing.
   if (flooder.pid) os.setPriority(flooder.pid, FLOODER_NICE);
   try {
-    const during = await probe(url, `${prefix}-probe`, { forMs: timings.floodMs });
+    const during = await probe(url, `${prefix}-probe`, { forMs: timings.floodMs, timeoutMs: timings.probeTimeoutMs });
     const report = new Promise<FloodStats | undefined>((resolve) => {
       const timer = setTimeout(() => resolve(undefined), 10_000);
       flooder.on("message", (m: FlooderMessage) => {
@@ -275,13 +290,15 @@ async function measureFlood(url: string, prefix: string, flood: Flood, back: num
     });
     const stoppedAt = now();
     flooder.send("stop");
+    if (!recovery) return { flood, probe: during, stats: await report, recoveryMs: undefined, recoveryMeasured: false };
     const after = probe(url, `${prefix}-probe`, {
       minMs: timings.afterMs,
       maxMs: timings.afterMaxMs,
+      timeoutMs: timings.probeTimeoutMs,
       until: (p, unanswered) => recoveryOf(p, unanswered, back, stoppedAt) !== undefined,
     });
     const stats = await report;
-    return { flood, probe: during, stats, recoveryMs: recoveryOf(await after, [], back, stoppedAt) };
+    return { flood, probe: during, stats, recoveryMs: recoveryOf(await after, [], back, stoppedAt), recoveryMeasured: true };
   } finally {
     if (flooder.exitCode === null) flooder.kill("SIGKILL");
   }
@@ -301,13 +318,15 @@ function verdict(side: FloodSide, floor: FloodSide, timings: FloodTimings): stri
       const bound = boundOf(q, u, floor.unloaded, floorPhase.probe, timings);
       if (!(p[q] <= bound)) {
         failures.push(
-          `${under}, the other namespace's ${q} went from ${ms(u[q])} to ${ms(p[q])} ms (${ratio(p[q], u[q])}; the floor's ${ms(floorPhase.probe[q])} ms, ${ratio(floorPhase.probe[q], floor.unloaded[q])}; bound ${ms(bound)} ms)`,
+          `${under}, the other namespace's ${q} went from ${ms(u[q])} to ${probeMs(p, p[q])} ms (${ratio(p[q], u[q])}; the floor's ${probeMs(floorPhase.probe, floorPhase.probe[q])} ms, ${ratio(floorPhase.probe[q], floor.unloaded[q])}; bound ${ms(bound)} ms)`,
         );
       }
     }
     if (p.fiveXx) failures.push(`${under}, the other namespace got ${p.fiveXx} 5xx answers`);
     if (p.failed) failures.push(`${under}, ${p.failed} of the other namespace's requests failed (first: ${p.firstFailure})`);
-    const recoveryBound = Math.max(RECOVERY_MS, floorPhase.recoveryMs ?? 0);
+    // The floor's tail where it was measured: not back within the window, at least the window.
+    const floorTail = floorPhase.recoveryMs ?? (floorPhase.recoveryMeasured ? timings.afterMaxMs : 0);
+    const recoveryBound = Math.max(RECOVERY_MS, floorTail);
     if (phase.recoveryMs === undefined || phase.recoveryMs > recoveryBound) {
       failures.push(
         `${under}, the other namespace was not back within 2x its p50 within ${recoveryBound} ms of the flood's end (${recovered(phase, timings)}; the floor: ${recovered(floorPhase, timings)})`,
@@ -359,9 +378,10 @@ function boundOf(
   return Math.max(SLACK * floorRatio * unloaded.p50, unloaded.p50 + slack.p50SlackMs);
 }
 
-/** A figure in ms; one at the probe's timeout reads "> timeout" (it was not answered). */
-const ms = (x: number) =>
-  !Number.isFinite(x) ? "not measured" : x >= PROBE_TIMEOUT_MS ? `> ${PROBE_TIMEOUT_MS}` : x < 10 ? x.toFixed(1) : String(Math.round(x));
+/** A figure in ms. */
+const ms = (x: number) => (!Number.isFinite(x) ? "not measured" : x < 10 ? x.toFixed(1) : String(Math.round(x)));
+/** A probe's figure in ms; one at its timeout reads "> timeout" (it was not answered). */
+const probeMs = (p: Probe, x: number) => (x >= p.timeoutMs ? `> ${p.timeoutMs}` : ms(x));
 const ratio = (x: number, base: number) => (Number.isFinite(x / base) ? `${(x / base).toFixed(1)}x` : "not measured");
 const recovered = (p: FloodPhase, t: FloodTimings) =>
   p.recoveryMs === undefined ? `not within ${t.afterMaxMs} ms` : `${Math.round(p.recoveryMs)} ms`;
@@ -408,10 +428,10 @@ export function floodTable(rows: FloodRow[]): string {
         line([
           flood.title,
           side.target,
-          `${ms(side.unloaded.p50)} (${ms(side.unloaded.p99)})`,
-          `${ms(p.probe.p50)} (${ms(p.probe.p99)}); ${ratio(p.probe.p50, side.unloaded.p50)} / ${ratio(p.probe.p99, side.unloaded.p99)}`,
+          `${probeMs(side.unloaded, side.unloaded.p50)} (${probeMs(side.unloaded, side.unloaded.p99)})`,
+          `${probeMs(p.probe, p.probe.p50)} (${probeMs(p.probe, p.probe.p99)}); ${ratio(p.probe.p50, side.unloaded.p50)} / ${ratio(p.probe.p99, side.unloaded.p99)}`,
           `${p.probe.fiveXx} / ${p.probe.failed} of ${p.probe.sent}`,
-          p.recoveryMs === undefined ? "not within the window" : `${Math.round(p.recoveryMs)} ms`,
+          !p.recoveryMeasured ? "not measured" : p.recoveryMs === undefined ? "not within the window" : `${Math.round(p.recoveryMs)} ms`,
           metCell(p.stats, flood),
           promise,
         ]),
@@ -438,7 +458,8 @@ function summaryTable(rows: FloodRow[]): string {
       const p = side.phases.find((x) => x.flood.name === flood.name);
       if (!p) return "";
       const admitted = flood.name === "hundred" && p.stats ? `; ${p.stats.firstWaveOpened} of 100 admitted` : "";
-      return `${ratio(p.probe.p50, side.unloaded.p50)} / ${ratio(p.probe.p99, side.unloaded.p99)}; ${p.recoveryMs === undefined ? "not back" : `${Math.round(p.recoveryMs)} ms`}${admitted}`;
+      const back = !p.recoveryMeasured ? "back: not measured" : p.recoveryMs === undefined ? "not back" : `${Math.round(p.recoveryMs)} ms`;
+      return `${ratio(p.probe.p50, side.unloaded.p50)} / ${ratio(p.probe.p99, side.unloaded.p99)}; ${back}${admitted}`;
     });
     if (cells.some(Boolean)) out.push(line([flood.title, ...cells]));
   }

@@ -16,13 +16,15 @@ const PROBE_NAMES = 64;
  * (and so shrink every ratio to it).
  */
 export const WARM_UP_MS = PROBE_NAMES * PROBE_EVERY_MS + 500;
-/** A probe request unanswered after this counts as failed. */
-export const PROBE_TIMEOUT_MS = 10_000;
+/** A probe request unanswered after this counts as failed (unless the window says otherwise). */
+const PROBE_TIMEOUT_MS = 10_000;
 /** Recovery is judged on windows of this many probes (their median). */
 const RECOVERY_WINDOW = 10;
 
 /** The other namespace's try-lock + release over one window. */
 export interface Probe {
+  /** A request unanswered after this many ms counted as failed (its wait as its latency). */
+  timeoutMs: number;
   sent: number;
   answered: number;
   p50: number;
@@ -35,12 +37,18 @@ export interface Probe {
   samples: { at: number; ms: number }[];
 }
 
-/** How long a probe window runs: `forMs`; or at least `minMs` and until `until` says so (its samples so far), at most `maxMs`. */
-export type ProbeWindow = { forMs: number } | { minMs: number; maxMs: number; until: (p: Probe, unanswered: readonly number[]) => boolean };
+/**
+ * How long a probe window runs: `forMs`; or at least `minMs` and until `until` says so (its samples so far), at most
+ * `maxMs`. `timeoutMs`: when a request counts as unanswered (default 10 s).
+ */
+export type ProbeWindow = ({ forMs: number } | { minMs: number; maxMs: number; until: (p: Probe, unanswered: readonly number[]) => boolean }) & {
+  timeoutMs?: number;
+};
 
 /** The probe at `url` for one window (names `prefix`-0...). */
 export async function probe(url: string, prefix: string, window: ProbeWindow): Promise<Probe> {
-  const result: Probe = { sent: 0, answered: 0, p50: Number.NaN, p99: Number.NaN, fiveXx: 0, failed: 0, samples: [] };
+  const timeoutMs = window.timeoutMs ?? PROBE_TIMEOUT_MS;
+  const result: Probe = { timeoutMs, sent: 0, answered: 0, p50: Number.NaN, p99: Number.NaN, fiveXx: 0, failed: 0, samples: [] };
   /** When each unanswered probe was sent. */
   const unanswered = new Set<number>();
   const fail = (what: string) => {
@@ -52,7 +60,7 @@ export async function probe(url: string, prefix: string, window: ProbeWindow): P
       method: "POST",
       headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const json = (await res.json().catch(() => ({}))) as { token?: string; error?: string };
     if (res.status >= 500) result.fiveXx++;

@@ -14,7 +14,10 @@ import type { SocketCaps } from "./socketCaps.js";
  */
 const CROSSED_MAX = 16;
 const GRACE_MS = 1000;
-/** ...or once it sent this many past it, whatever the time: more than a client's burst in flight, a flood. */
+/**
+ * ...or, whatever the time, once this object has dropped this many messages on its ended sockets: more than a
+ * client's burst in flight, a flood (counted over the object, so a flood of many sockets at once is cut as soon).
+ */
 const FLOODED_PAST_CLOSE = 2000;
 /** Past CROSSED_MAX, whether the object may reset is looked at every this many messages (it walks the live sockets). */
 const LOOK_EVERY = 64;
@@ -50,6 +53,8 @@ const TELL_WAIT_MS = 250;
 export class EndedSockets {
   /** The sockets this instance ended: when, and how many messages came on each since. */
   private readonly after = new WeakMap<WebSocket, { at: number; messages: number }>();
+  /** Messages dropped on them all. */
+  private droppedHere = 0;
   private resetting = false;
 
   constructor(
@@ -73,7 +78,7 @@ export class EndedSockets {
     const ended = this.after.get(ws);
     if (ended === undefined) return false;
     const n = ++ended.messages;
-    const ignored = n > FLOODED_PAST_CLOSE || (n > CROSSED_MAX && Date.now() - ended.at >= GRACE_MS);
+    const ignored = n > CROSSED_MAX && (++this.droppedHere >= FLOODED_PAST_CLOSE || Date.now() - ended.at >= GRACE_MS);
     if (n % LOOK_EVERY === 0 && ignored && !this.resetting && this.nobodyElse()) this.reset(attachmentOf(ws)?.at);
     return true;
   }
