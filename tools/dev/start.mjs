@@ -34,25 +34,8 @@ const useRedis = process.argv.includes("--redis");
 const dev = process.argv.includes("--dev");
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const port = process.env.PORT || "8787";
-/** The variables the Worker reads (src/env.ts), passed on from the environment or `.dev.vars`. */
-const WORKER_VARS = [
-  "API_KEYS",
-  "TOKEN_SECRETS",
-  "CORS_ORIGINS",
-  "WEBHOOK_SECRET",
-  "ONEXPIRE_HOSTS",
-  "ONEXPIRE_ALLOW_HTTP_LOCALHOST",
-  "RATE_LIMIT_TIERS",
-  "MAX_WAITERS_PER_LOCK",
-  "MAX_SOCKETS_PER_NAMESPACE",
-  "SOCKET_OPEN_BURST",
-  "SOCKET_OPENS_PER_SECOND",
-  "STORE_TIMEOUT_MS",
-  "UPSTASH_REDIS_REST_URL",
-  "UPSTASH_REDIS_REST_TOKEN",
-  "UPSTASH_REDIS_REST_URLS",
-  "UPSTASH_REDIS_REST_TOKENS",
-];
+/** The variables the Worker reads (src/env.ts), passed on from the environment or `.dev.vars`: the settings check's own list. */
+const { SETTINGS: WORKER_VARS, settingsProblems } = await tsImport("../../src/http/settings/settingsProblems.ts", import.meta.url);
 /** `.dev.vars` (KEY=value lines, # comments, optional quotes), as `wrangler dev` reads it; the environment wins. */
 function devVars(file) {
   if (!fs.existsSync(file)) return {};
@@ -88,7 +71,6 @@ const stateDir = `.wrangler/state/holdfast-${dev ? "dev" : "start"}${useRedis ? 
 
 // The settings as the Worker will read them, checked by its own rules before anything starts. With --redis
 // the Upstash settings are the local stack's, so the user's are not checked.
-const { settingsProblems } = await tsImport("../../src/http/settings/settingsProblems.ts", import.meta.url);
 const checked = useRedis ? Object.fromEntries(Object.entries(vars).filter(([name]) => !name.startsWith("UPSTASH_"))) : vars;
 const problems = await settingsProblems(checked);
 if (problems.length) {
