@@ -133,17 +133,23 @@ for (const store of ["redis", "durable"] as const) {
       const started = Date.now();
       let answered = 0;
       let refused: any;
-      // acquire and ack spent two of the bucket; each heartbeat waits for its answer before the next.
-      for (let i = 0; i < SOCKET_MESSAGES_PER_SECOND * 2 && !refused; i++) {
-        holder.ws.send(JSON.stringify({ type: "heartbeat" }));
+      // acquire and ack spent two of the bucket. Two heartbeats are kept in the gate (one handled, one
+      // waiting: the most it lets in), so the socket sends as fast as the gate takes them and what runs
+      // the bucket dry is the rate, not the round trip (one at a time, a busy runner's 50 ms round trips
+      // refilled it as fast as they spent it).
+      const heartbeat = () => holder.ws.send(JSON.stringify({ type: "heartbeat" }));
+      heartbeat();
+      for (let i = 0; i < SOCKET_MESSAGES_PER_SECOND * 10 && !refused; i++) {
+        heartbeat();
         const m = await holder.next();
         if (m.type === "heartbeat") answered++;
         else refused = m;
       }
       const took = Date.now() - started;
       expect(refused).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
-      // Refused after the bucket ran dry, plus what refilled while the heartbeats ran.
-      expect(answered).toBeGreaterThanOrEqual(SOCKET_MESSAGES_PER_SECOND - 2);
+      // Refused after the bucket ran dry, plus what refilled while the heartbeats ran. The refusal is
+      // answered at once, so it can overtake the answer to the heartbeat waiting in the gate ahead of it.
+      expect(answered).toBeGreaterThanOrEqual(SOCKET_MESSAGES_PER_SECOND - 3);
       expect(answered).toBeLessThanOrEqual(SOCKET_MESSAGES_PER_SECOND - 2 + Math.ceil((took * SOCKET_MESSAGES_PER_SECOND) / 1000) + 1);
       expect(await holder.closed).toBe(1000);
       expect((await api.post(`${path}/release`, { token: grant.token })).status).toBe(200);
