@@ -90,7 +90,7 @@ describe("metrics (Workers Analytics Engine)", () => {
 
   it("durable store: waits over a socket are counted as HTTP ones are (the acquire flow, run in the lock object), granted (with the wait) or timed out", async () => {
     const dataset = recordingDataset();
-    const { post } = api("durable");
+    const { post, get } = api("durable");
     const name = uniqueName("metrics-socket");
     const held = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000 })).body;
     const wait = (waitMs: number) => socketWaiter(name, { ttlMs: 5000, waitMs });
@@ -102,7 +102,12 @@ describe("metrics (Workers Analytics Engine)", () => {
       );
       expect(timedOut.messages[0].type).toBe("timeout");
       const granted = await wait(10_000);
-      await new Promise((r) => setTimeout(r, 300)); // a wait of some length (its figure is checked, not this sleep)
+      // In line (the object has its acquire: a busy runner delivered it late), then a wait of some length (its figure is checked, not this sleep).
+      await eventually(
+        async () => (await get(`/v1/locks/${name}`)).body.waiters,
+        (waiters) => waiters === 1,
+      );
+      await new Promise((r) => setTimeout(r, 300));
       await post(`/v1/locks/${name}/release`, { token: held.token });
       await eventually(
         async () => granted.messages,
