@@ -140,10 +140,13 @@ export function operatorConformance(kind: StoreKind) {
   it("a forced mutex goes to the next waiter with a higher fence; the old holder is lease_lost; the audit log names the key by name", async () => {
     const name = uniqueName("force");
     const held = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000, holder: "stuck job pid 7", lockDelayMs: 60_000 })).body;
-    const waiting = post(`/v1/locks/${name}/acquire`, { ttlMs: 5000, waitMs: 10_000, holder: "next job" });
+    // Time to get in line: on the Durable store, after this file's thousand-lock listing, a waiter took 4.6-7.2 s
+    // to be in line at a quiet time and more than 15 s at load 10 (a known slowness, not this case's subject).
+    const waiting = post(`/v1/locks/${name}/acquire`, { ttlMs: 5000, waitMs: 45_000, holder: "next job" });
     await eventually(
       () => get(`/v1/locks/${name}`),
       (r) => r.body.waiters === 1,
+      40_000,
     );
     const forced = await post(`/v1/locks/${name}/force-release`, { reason: "job host is gone", fence: held.fence }, admin);
     expect(forced.status).toBe(200);

@@ -49,8 +49,8 @@ export async function socketWaiter(base: string, path: string, key: string, acqu
 }
 
 /** Acknowledges the grant that arrives and answers the grant once `held` came. */
-export async function takeGrant(s: TestSocket): Promise<any> {
-  const granted = await s.next();
+export async function takeGrant(s: TestSocket, timeoutMs?: number): Promise<any> {
+  const granted = await s.next(timeoutMs);
   if (granted.type !== "granted") throw new Error(`expected a grant, got ${JSON.stringify(granted)}`);
   s.ws.send(JSON.stringify({ type: "ack", token: granted.grant.token }));
   const held = await s.next();

