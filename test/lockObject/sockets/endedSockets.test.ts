@@ -52,7 +52,9 @@ describe.concurrent("both stores", () => {
         expect((await api.post(`${path}/release`, { token: granted.grant.token })).status).toBe(200);
       });
 
-      it("where another client waits on the same lock nothing is torn down: the flooder leaves the line at its close, and the other socket stays open and is granted once the lease is released", { timeout: 120_000 }, async () => {
+      it("where another client waits on the same lock nothing is torn down: the flooder leaves the line at its close, and the other socket stays open and is granted once the lease is released", {
+        timeout: 120_000,
+      }, async () => {
         const path = `/v1/locks/${unique("ignored-line")}`;
         const api = httpClient(base(), KEYS.calm);
         const held = (await api.post(`${path}/acquire`, { ttlMs: 30_000 })).body;
