@@ -142,7 +142,7 @@ export function operatorConformance(kind: StoreKind) {
     const held = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000, holder: "stuck job pid 7", lockDelayMs: 60_000 })).body;
     // Time to get in line: on the Durable store, after this file's thousand-lock listing, a waiter took 4.6-7.2 s
     // to be in line at a quiet time and more than 15 s at load 10 (a known slowness, not this case's subject).
-    const waiting = post(`/v1/locks/${name}/acquire`, { ttlMs: 5000, waitMs: 45_000, holder: "next job" });
+    const waiting = post(`/v1/locks/${name}/acquire`, { ttlMs: 60_000, waitMs: 45_000, holder: "next job" });
     await eventually(
       () => get(`/v1/locks/${name}`),
       (r) => r.body.waiters === 1,
