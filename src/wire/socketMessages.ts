@@ -134,7 +134,7 @@ export const socketAtSchema = z.object({
    */
   until: z.optional(z.number()),
   /**
-   * Who opened it, for the flood penalty (src/lockObject/sockets/floodPenalties.ts):
+   * Who opened it, for the flood penalty (src/namespaceObject/floodPenalties.ts):
    * the key's id (namespace and key name, or a scoped token's scope) and the
    * client's address where the platform gives one. Never the key itself.
    */

@@ -122,7 +122,7 @@ export class WaitSockets {
     try {
       handled = gate.run(() => this.handle(ws, data));
     } catch (err) {
-      // Faster than a socket may send: ended now, and its client refused new sockets for a while (floodPenalties.ts).
+      // Faster than a socket may send: ended now, and its client refused new sockets for a while (namespaceObject/floodPenalties.ts).
       this.host.caps.penalize(state.at);
       this.sockets.fail(ws, err);
       return;
