@@ -32,7 +32,7 @@ export interface SocketWait {
 
 /**
  * A wait socket's acquire, run in the lock object itself: the kind's request
- * (its acquire message, checked as its HTTP body is: ObjectKind.socketRequest)
+ * (its acquire message, checked as its HTTP body is: ObjectKind.acquireBody)
  * waits in the line as an HTTP waiter's does, counted as every acquire is
  * (countAcquire). Every grant waits for the client's ack (mustPickUp), the
  * first try's too, so the store is not tried first; the socket keeps what it
