@@ -77,6 +77,15 @@ module.exports = {
       to: { path: "^src/(kinds|holders)/" },
     },
     {
+      name: "line-imports-no-sockets",
+      severity: "error",
+      comment:
+        "The lock object's line (src/lockObject/line/) is driven by its callers and knows none of them: the wait and watch " +
+        "sockets (sockets/) and the expiries (expiries/) import the line, never the other way, so the line reads and tests alone.",
+      from: { path: "^src/lockObject/line/" },
+      to: { path: "^src/lockObject/(sockets|expiries)/" },
+    },
+    {
       name: "in-a-layer",
       severity: "error",
       comment:

@@ -107,7 +107,9 @@ export function watchKeyOverSocket(options: SocketOptions & { waitMs: number; op
   return exchange<KeyWaitEnd>(options, {
     first: { type: "watch", waitMs: options.waitMs },
     opened: () => options.opened?.(),
-    onAnswer: (answer, _send, finish) => {
+    onAnswer: (any, _send, finish) => {
+      // An idempotency key's own answers (the wire lists no kind's: src/kinds/idempotency/objectPart.ts), or the core's timeout.
+      const answer = any as KeyRunAnswer | SocketAnswer;
       if (answer.type === "completed")
         finish(undefined, { state: "completed", response: answer.response, completedAt: answer.completedAt, fence: answer.fence });
       else if (answer.type === "free") finish(undefined, { state: "free" });
@@ -115,6 +117,9 @@ export function watchKeyOverSocket(options: SocketOptions & { waitMs: number; op
     },
   });
 }
+
+/** An idempotency key's wait socket's own answers: the run ended with a stored result, or nobody runs the key now. */
+type KeyRunAnswer = { type: "completed"; response: unknown; completedAt: number; fence: number } | { type: "free" };
 
 /** What one exchange does with its socket (see exchange). */
 interface ExchangeSteps<T> {

@@ -24,8 +24,6 @@ export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderG
   policy: LinePolicy<Req, Grant>;
   /** The line's request for a wait. */
   queued(req: WaitOf<K>): Req;
-  /** A re-entry with a held token (never queued, never refused for the line). */
-  isReentry(req: WaitOf<K>): boolean;
   /** One try in the store: a try-lock (waitMs 0) or a re-entry. */
   tryOnce(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<Grant>>;
   /** Whether a release's answer ended the holder's watch (it released for good). */
@@ -50,7 +48,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
     private readonly host: LockObjectHost,
     private readonly spec: HolderKindSpec<K, Req, Grant>,
   ) {
-    this.line = { policy: spec.policy as LinePolicy<unknown, Grant>, queued: spec.queued, isReentry: spec.isReentry };
+    this.line = { policy: spec.policy as LinePolicy<unknown, Grant>, queued: spec.queued };
     // Both many-holder kinds share heartbeat and release shapes; what differs is in the spec.
     const own = kindOps(host.ownStore, spec.kind) as HolderOps & { release(ref: LockRef, input: unknown): Promise<{ status: string }> };
     this.durableOps = {
@@ -77,14 +75,14 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
     return this.spec.tryOnce(store, req);
   }
 
-  watchOf(grant: Grant) {
+  expiryOf(grant: Grant) {
     return { fence: grant.fence, token: grant.token, expiresAt: grant.expiresAt, ttlMs: grant.ttlMs };
   }
 
   /** A holder released (in Redis, or here): its watch ends if it released for good, and the line takes its next step. */
   noteWrite({ token, endedWatch, endedTokens }: HolderWriteNote): WriteEffect {
     // With waiters, the next store step; with none (the object restarted and lost its line), the idle step drops their gate.
-    return { endedWatches: [...(endedWatch ? [token] : []), ...(endedTokens ?? [])], next: "always" };
+    return { endedExpiries: [...(endedWatch ? [token] : []), ...(endedTokens ?? [])], next: "always" };
   }
 
   async heartbeatOnSocket(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer> {

@@ -2,13 +2,12 @@ import type { Context } from "hono";
 import { UpgradeRequiredError } from "../errors.js";
 import { lockObjectOf } from "../store/durable/lockObjectOf.js";
 import { SOCKET_AT_HEADER, SOCKET_FLOOD_UNTIL_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socketProtocol.js";
-import { floodPenalties, floodRefusal } from "../lockObject/sockets/floodPenalties.js";
+import { floodPenalties } from "../namespaceObject/floodPenalties.js";
 import { kindOps } from "../store/types.js";
 import type { AppEnv } from "./appTypes.js";
 import type { KindName } from "../store/kinds.js";
 import { lockName } from "./lockName.js";
-import { tierOf } from "../namespaceObject/rateLimit.js";
-import { openRateOf, SocketRateRefusal, socketOpens } from "../namespaceObject/socketOpens.js";
+import { admitSocketOpen } from "../namespaceObject/socketOpens.js";
 
 /**
  * GET /v1/<kind>/<name>/wait as a WebSocket (an idempotency key's: the end of another caller's run): after the key, the budget and
@@ -30,26 +29,24 @@ async function socketToObject(c: Context<AppEnv>, kind: KindName, param: string,
   if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError();
   kindOps(c.var.store, kind); // a kind this store lacks is a 501 here, before any socket
   const protocols = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
+  const clientIds = clientIdsOf(c);
+  const openIds = openIdsOf(c);
+  // A client that flooded a socket lately, or opens sockets faster than its key or address may, is refused here,
+  // before any object hears of it (admitSocketOpen: namespaceObject/socketOpens.ts).
+  const tier = admitSocketOpen(c.env, c.var.ns, clientIds, openIds);
   const at: SocketAt = {
     kind,
     store: c.var.store.kind,
     ref: { ns: c.var.ns, name },
     protocol: protocols.includes(SOCKET_PROTOCOL),
     // The object counts every message against this budget, as the Worker counted the handshake.
-    tier: tierOf(c.env.RATE_LIMIT_TIERS, c.var.ns),
+    tier,
     ...what,
   };
   const tokenExpiresAt = c.get("caller").scope?.expiresAt;
   if (tokenExpiresAt !== undefined) at.until = tokenExpiresAt;
-  at.clientIds = clientIdsOf(c);
-  at.openIds = openIdsOf(c);
-  // A client that flooded a socket lately is refused here, before any object hears of it (floodPenalties.ts).
-  const boxed = floodPenalties.refusedFor(at.clientIds);
-  if (boxed > 0) throw floodRefusal(boxed, Date.now() + boxed);
-  // So is one that opens sockets faster than its key or address may, flood or not (socketOpens.ts; the namespace object counts again, over every isolate).
-  const rate = openRateOf(c.env);
-  const wait = socketOpens.take(at.openIds, rate);
-  if (wait > 0) throw new SocketRateRefusal(wait, rate);
+  at.clientIds = clientIds;
+  at.openIds = openIds;
   const object = lockObjectOf(c.env.LOCK_OBJECT, kind, at.ref);
   // Only what the object needs: never the client's headers (its key among them).
   const answer = await object.fetch("https://lock-object/wait-socket", { headers: { upgrade: "websocket", [SOCKET_AT_HEADER]: JSON.stringify(at) } });

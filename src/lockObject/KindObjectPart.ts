@@ -1,6 +1,6 @@
 import type { KindKey, NoteOf, OpsOf, WaitOf } from "../store/kinds.js";
 import type { LockRef, LockStore } from "../store/types.js";
-import type { SocketAnswer } from "../wire/socketProtocol.js";
+import type { KindSocketAnswer } from "../wire/socketProtocol.js";
 import type { LinePolicy } from "./line/LinePolicy.js";
 import type { StoreKind, WaitOutcome } from "./line/waitProtocol.js";
 
@@ -9,8 +9,8 @@ export type HeldAnswer = { status: "ok"; answer: Record<string, unknown> } | { s
 
 /** What a write (a release, a key given up) does here: the watches it ends, and what the line does next. */
 export interface WriteEffect {
-  /** Watch ids (a fence, or a token where holders share a fence) whose lease ended on purpose: no notification. */
-  endedWatches: Array<number | string>;
+  /** Expiries (a fence, or a token where holders share a fence) whose lease ended on purpose: no notification. */
+  endedExpiries: Array<number | string>;
   /** The release handed the lock to this waiter (the store granted its registered token). */
   handedTo?: { token: string; grant: unknown };
   /**
@@ -24,17 +24,27 @@ export interface WriteEffect {
 export interface KindLine<Wait, Grant> {
   /** The line's store step: which waiters the store grants now. */
   readonly policy: LinePolicy<unknown, Grant>;
-  /** The line's request for a wait. */
+  /** The line's request for a wait (a request with a held `token` is a re-entry: never queued, the core's rule). */
   queued(req: Wait): unknown;
-  /** A re-entry with a held token: tried at once, never queued, never refused for the line. */
-  isReentry(req: Wait): boolean;
+}
+
+/**
+ * What a kind whose wait socket awaits the end of a state (an idempotency key's run) brings, instead of a
+ * line: one look at the store. The core's line (Line.awaitEnd) looks now, again at every write noted
+ * here, and when the state would end by itself, until it ended or the wait ran out.
+ */
+export interface KindEnding {
+  /** The state now: ended (the socket's last message: the kind's own answer), or when it would end by itself, in ms. */
+  look(store: LockStore, ref: LockRef): Promise<{ ended: KindSocketAnswer } | { endsInMs: number }>;
 }
 
 /**
  * What a lock kind brings to its lock object (src/kinds/<kind>/objectPart.ts):
  * hooks and data. The object's core (src/lockObject/line/Line.ts) drives
- * the line, the tries and the watches, and calls these; a hook answers a
- * value and never calls back into the line.
+ * the line, the tries, the awaited ends and the expiries, and calls these;
+ * a hook answers a value and never calls back into the line. Only
+ * durableOps is asked of every kind: a hook a kind does not need (it has no
+ * line, sends its object no request, keeps no lease for onExpire) it leaves out.
  */
 export interface KindObjectPart<K extends KindKey = KindKey, Grant = unknown> {
   /**
@@ -43,14 +53,16 @@ export interface KindObjectPart<K extends KindKey = KindKey, Grant = unknown> {
    * line moves in the same call.
    */
   readonly durableOps: OpsOf<K>;
-  /** Its line: what a wait is to the line and the line's store step. Absent for a kind with no line (idempotency keys). */
+  /** Its line: what a wait is to the line and the line's store step (a kind that grants from a line). */
   readonly line?: KindLine<WaitOf<K>, Grant>;
-  /** One try in the store: a try-lock (waitMs 0), a re-entry, or a kind with no line's one step. */
-  tryOnce(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<Grant>>;
-  /** The lease a grant watches for onExpire (undefined: the grant started no lease, such as a replayed key). */
-  watchOf(grant: Grant): { fence: number; token?: string; expiresAt: number; ttlMs: number } | undefined;
-  /** A write the Worker made in Redis, or the object's own on the Durable store: what it does here. */
-  noteWrite(note: NoteOf<K>): WriteEffect;
+  /** What its wait socket awaits instead of a grant (a kind whose socket awaits a state's end: an idempotency key). */
+  readonly ending?: KindEnding;
+  /** One try in the store: a try-lock (waitMs 0), a re-entry, or a kind with no line's one step (a kind that sends its object requests). */
+  tryOnce?(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<Grant>>;
+  /** The lease a grant keeps for onExpire (undefined: the grant started no lease, such as a replayed key). */
+  expiryOf?(grant: Grant): { fence: number; token?: string; expiresAt: number; ttlMs: number } | undefined;
+  /** A write the Worker made in Redis, or the object's own on the Durable store: what it does here (absent: nothing). */
+  noteWrite?(note: NoteOf<K>): WriteEffect;
   /**
    * A holder on its wait socket (kept open after `held`): its heartbeat and
    * release, done here, on either store, with what a release does to the
@@ -59,11 +71,4 @@ export interface KindObjectPart<K extends KindKey = KindKey, Grant = unknown> {
    */
   heartbeatOnSocket?(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer>;
   releaseOnSocket?(ref: LockRef, store: StoreKind, token: string): Promise<HeldAnswer>;
-  /**
-   * A kind whose wait socket awaits the end of another caller's run (ObjectKind.socket "awaitEnd": an
-   * idempotency key): the socket's last message once the run ended or waitMs ran out.
-   */
-  awaitEnd?(ref: LockRef, store: StoreKind, waitMs: number, signal: AbortSignal): Promise<SocketAnswer>;
-  /** Callers waiting on awaitEnd: what a lock's waiters are to its line. */
-  readonly awaiting?: number;
 }

@@ -20,14 +20,14 @@ import { WaitSockets } from "./sockets/WaitSockets.js";
 import { isSocketRequest } from "./sockets/socketSchemas.js";
 import { HttpWaits } from "./line/HttpWaits.js";
 import { Waiters } from "./line/Waiters.js";
-import { LockWatchers } from "./watches/LockWatchers.js";
-import { checkWatches, deliverDueNotifications, dropWatch, nextWatchTime, watchCount, watchGrantedLease } from "./watches/watches.js";
+import { WatchSockets } from "./sockets/WatchSockets.js";
+import { checkExpiries, deliverDueNotifications, dropExpiry, expiryCount, keepExpiry, nextExpiryTime } from "./expiries/expiries.js";
 
 /**
  * One lock object per (kind, namespace, name): which store to act on (Redis
  * from its own configuration, or its own storage), the lock's line (Line.ts,
  * driven here, calling the kind's part for its hooks), its waiters over HTTP
- * and on sockets, its watch sockets, the lease watches for onExpire, and one
+ * and on sockets, its watch sockets, the expiries for onExpire, and one
  * alarm for what is stored. Every entry point names the kind and reaches it
  * the same way: there is no method per operation or per kind. On the Redis
  * store the Worker runs uncontended operations in Redis and comes here only
@@ -43,27 +43,25 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   /** The caps on waiters per lock and sockets per namespace (socketCaps.ts). */
   private readonly caps = new SocketCaps(
     this.env,
-    () => this.sockets.liveCount + this.watchers.liveCount,
+    () => this.waitSockets.liveCount + this.watchSockets.liveCount,
     () => this.waiters.count("http"),
   );
   /** Every wait in progress here, HTTP and socket alike: one registry (line/Waiters.ts). */
   private readonly waiters = new Waiters();
   /** Waiters on WebSockets (WaitSockets.ts): in the same line as HTTP waiters. */
-  private readonly sockets: WaitSockets = new WaitSockets({
+  private readonly waitSockets: WaitSockets = new WaitSockets({
     ctx: this.ctx,
     env: this.env,
     part: (kind) => this.part(kind),
     line: (kind) => this.line(kind),
-    socketMode: (kind) => this.serve(kind).object.socket,
+    acquireBody: (kind) => this.serve(kind).object.acquireBody,
     afterWait: (at, result) => this.afterWait(at, result),
-    acquire: (call, ask, signal) => this.kinds.socketAcquire(call, ask, signal),
-    storeOf: (kind) => this.storeOf(kind),
     timers: this.timers,
     caps: this.caps,
     waiters: this.waiters,
   });
-  /** Watch sockets (LockWatchers.ts): the lock's state pushed when it changes; under the same caps. */
-  private readonly watchers: LockWatchers = new LockWatchers({
+  /** Watch sockets (WatchSockets.ts): the lock's state pushed when it changes; under the same caps. */
+  private readonly watchSockets: WatchSockets = new WatchSockets({
     ctx: this.ctx,
     env: this.env,
     state: (at) => this.serve(at.kind).object.watchedState(this.storeOf(at.store), at.ref, () => this.line(at.kind).count),
@@ -114,13 +112,13 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     this.lineHost = {
       storeOf: (kind) => this.storeOf(kind),
       timers: this.timers,
-      changed: () => this.watchers.changed(),
-      watchLease: (lease) => watchGrantedLease(this.kv, lease),
-      dropWatch: (id) => dropWatch(this.kv, id),
+      changed: () => this.watchSockets.changed(),
+      keepExpiry: (lease) => keepExpiry(this.kv, lease),
+      dropExpiry: (id) => dropExpiry(this.kv, id),
     };
     // Woken from hibernation with sockets still waiting: they take their places in the line again.
-    this.sockets.restore();
-    this.watchers.restore();
+    this.waitSockets.restore();
+    this.watchSockets.restore();
   }
 
   /** This object's own storage as a store (the Durable store), with its cleanup. */
@@ -166,7 +164,8 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
    * the Worker (WaitSockets.ts).
    */
   async fetch(request: Request): Promise<Response> {
-    if (isSocketRequest(request)) return await (LockWatchers.isWatchRequest(request) ? this.watchers.accept(request) : this.sockets.accept(request));
+    if (isSocketRequest(request))
+      return await (WatchSockets.isWatchRequest(request) ? this.watchSockets.accept(request) : this.waitSockets.accept(request));
     return await this.httpWaits.serve(request);
   }
 
@@ -176,8 +175,8 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   }
 
   webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): void {
-    if (this.watchers.has(ws)) this.watchers.message(ws, message);
-    else this.sockets.message(ws, message);
+    if (this.watchSockets.has(ws)) this.watchSockets.message(ws, message);
+    else this.waitSockets.message(ws, message);
   }
 
   webSocketClose(ws: WebSocket): void {
@@ -192,13 +191,13 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   }
 
   webSocketError(ws: WebSocket): void {
-    if (this.watchers.has(ws)) this.watchers.closed(ws);
-    else this.sockets.closed(ws);
+    if (this.watchSockets.has(ws)) this.watchSockets.closed(ws);
+    else this.waitSockets.closed(ws);
   }
 
   /** On the Durable store a wait may have written here (a grant, a begun key): clean-up and the listing follow it. */
   private afterWait(at: { store: StoreKind; kind: KindName; ref: LockRef }, result: unknown): void {
-    this.watchers.changed();
+    this.watchSockets.changed();
     if (at.store !== "durable") {
       this.schedule();
       return;
@@ -210,13 +209,13 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   /** Redis store: the Worker's note of a write it made there (a release, a key given up). */
   noteWrite(kind: KindName, note: unknown): void {
     this.line(kind).noteWrite(note, "redis");
-    this.watchers.changed();
+    this.watchSockets.changed();
     this.schedule();
   }
 
-  /** Redis store: the Worker changed the lock there (an acquire, a heartbeat, a release): its watchers are told. */
+  /** Redis store: the Worker changed the lock there (an acquire, a heartbeat, a release): its watch sockets are told. */
   noteChange(_kind: KindName): void {
-    this.watchers.changed();
+    this.watchSockets.changed();
   }
 
   /** The Worker delivered a queued grant's answer to its client. */
@@ -227,7 +226,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   /** The Worker could not deliver a queued grant's answer: its client was gone. */
   takeBack(kind: KindName, token: string): void {
     this.line(kind).takeBack(token);
-    this.watchers.changed();
+    this.watchSockets.changed();
   }
 
   waiterCount(kind: KindName): number {
@@ -242,7 +241,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     const result = await fn(...args);
     if (op !== "inspect") {
       this.listing.after(kind, args[0] as LockRef, args, result);
-      this.watchers.changed();
+      this.watchSockets.changed();
     }
     return this.afterWrite(result);
   }
@@ -257,8 +256,8 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     const now = Date.now();
     this.alarmAt = undefined;
     this.timers.runDue(now);
-    // A watched lease that lapsed is a metric too (src/metrics.ts; unwatched lapses are seen by nobody).
-    await checkWatches(
+    // A lease kept for onExpire that lapsed is a metric too (src/metrics.ts; other lapses are seen by nobody).
+    await checkExpiries(
       this.kv,
       (kind) => this.storeOf(kind),
       now,
@@ -267,7 +266,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
     await deliverDueNotifications(this.kv, this.env.WEBHOOK_SECRET ?? "", Date.now());
     this.cleanupAt = this.ownStore.nextCleanup(Date.now(), true);
     const waiting = this.timers.next() !== undefined || this.ctx.getWebSockets().length > 0;
-    if (this.cleanupAt === undefined && !watchCount(this.kv) && !waiting) {
+    if (this.cleanupAt === undefined && !expiryCount(this.kv) && !waiting) {
       this.kv.forget();
       await this.ctx.storage.deleteAll(); // nothing left to keep, not even a fence
       this.kv.forget();
@@ -285,13 +284,13 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   }
 
   /**
-   * One alarm for what is stored: watch checks, notification retries,
+   * One alarm for what is stored: expiry checks, notification retries,
    * clean-up, and the lines' long timers (timers.ts; short ones are setTimeouts). Only ever moved
    * earlier between alarms (the alarm itself recomputes), so a busy lock does
    * not pay a storage write per request.
    */
   private schedule(): void {
-    const next = earliest(earliest(nextWatchTime(this.kv), this.cleanupAt), this.timers.next());
+    const next = earliest(earliest(nextExpiryTime(this.kv), this.cleanupAt), this.timers.next());
     if (next === undefined) return;
     if (this.alarmAt !== undefined && this.alarmAt <= next && this.alarmAt > Date.now()) return;
     this.alarmAt = next;

@@ -6,7 +6,6 @@ import type { KindObjectPart } from "./KindObjectPart.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { Line } from "./line/Line.js";
 import type { WaitRequest } from "./line/waitProtocol.js";
-import type { SocketAcquire } from "./sockets/socketLine.js";
 
 /**
  * What a kind brings to its lock object (src/kinds/<kind>/index.ts, the
@@ -16,41 +15,40 @@ import type { SocketAcquire } from "./sockets/socketLine.js";
 export interface ObjectKind<K extends KindKey = KindKey> {
   readonly name: K["name"];
   readonly object: {
-    /** Its part of the object: its line, the Worker's notes of its writes, its Durable-store operations. */
+    /** Its part of the object: its line or its ending, the Worker's notes of its writes, its Durable-store operations. */
     part(host: LockObjectHost): KindObjectPart<K>;
     /** Its rules on the object's own storage (the Durable store). */
     durable(kv: SyncKvStorage): OpsOf<K>;
     /** When its stored state next needs cleaning up (the alarm asks every kind: after a restart it knows none). */
     nextDeadline?(kv: SyncKvStorage, now: number): number | undefined;
-    /** Its request to the object (POST /wait), told apart from other kinds' by `kind`. */
-    wait: z.ZodMiniType<WaitOf<K>>;
+    /** Its request to the object (POST /wait), told apart from other kinds' by `kind` (absent: it sends its object none). */
+    wait?: z.ZodMiniType<WaitOf<K>>;
     /** The lock's state as its GET answers it, pushed to watch sockets. */
     watchedState(store: LockStore, ref: LockRef, waiters: () => number): Promise<Record<string, unknown>>;
     /**
-     * What a wait socket does: "acquire" (its first message is an acquire, granted from the line), or
-     * "awaitEnd" (its first message is a watch of another caller's run, answered at the run's end: the
-     * part's awaitEnd).
+     * Its HTTP acquire body's schema, a value: a wait socket's acquire message, less its type and keep,
+     * is checked with it (400 as over HTTP) and is then, with the socket's lock (and a read-write lock's
+     * mode, from the path), the kind's request to its line. The lock object runs the socket's acquire
+     * itself with it, calling no layer above the core. Absent for a kind whose wait socket awaits a
+     * state's end (its part's `ending`) or that has none.
      */
-    socket: "acquire" | "awaitEnd";
+    acquireBody?: z.ZodMiniType<AcquireBody>;
   };
 }
 
-/** What the lock object is handed (by src/worker.ts): the kinds, the Redis store of them, and a wait socket's acquire. */
+/** What the lock object is handed (by src/worker.ts): the kinds, and the Redis store of them. */
 export interface ObjectKinds {
   kinds: readonly ObjectKind[];
   /** The Redis store (or a quorum) from the object's own configuration, with the kinds; undefined when none is set. */
   redisStoreOf(env: Env): LockStore | undefined;
-  /**
-   * A wait socket's acquire, through the kind's service and the acquire flow
-   * as over HTTP (src/service/socketAcquire.ts: the service layer, so the
-   * entry point hands it in).
-   */
-  socketAcquire: SocketAcquire;
 }
+
+/** What every kind's acquire body holds that the line reads (the rest is the kind's own). */
+export type AcquireBody = { ttlMs: number; waitMs: number; token?: string; onExpire?: string };
 
 /** The request to a lock object of any of these kinds (POST /wait), told apart by `kind`. */
 export function waitRequestOf(kinds: readonly ObjectKind[]): z.ZodMiniType<WaitRequest> {
-  const schemas = kinds.map((k) => k.object.wait) as unknown as [z.ZodMiniObject, ...z.ZodMiniObject[]];
+  const schemas = kinds.flatMap((k) => (k.object.wait ? [k.object.wait] : [])) as unknown as [z.ZodMiniObject, ...z.ZodMiniObject[]];
   return z.discriminatedUnion("kind", schemas) as unknown as z.ZodMiniType<WaitRequest>;
 }
 

@@ -87,7 +87,7 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
    * kept as that object's, and the room taken); no, with the total, when the
    * cap is met; no, with `openRetryMs`, over the rate of new sockets
    * (socketOpens.ts); no, with `floodUntil`, while one of the client's ids is
-   * refused for a flood (src/lockObject/sockets/floodPenalties.ts). A no keeps nothing.
+   * refused for a flood (src/namespaceObject/floodPenalties.ts). A no keeps nothing.
    */
   reserveSocket(
     object: string,

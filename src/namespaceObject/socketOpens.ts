@@ -2,6 +2,8 @@ import type { Env } from "../env.js";
 import { RateLimitedError } from "../errors.js";
 import { SOCKET_OPEN_BURST_DEFAULT, SOCKET_OPENS_PER_SECOND_DEFAULT } from "../limits.js";
 import { logError } from "../logError.js";
+import { floodPenalties, floodRefusal } from "./floodPenalties.js";
+import { type Tier, tierOf } from "./rateLimit.js";
 
 /** At most this many ids' buckets are kept per box (the stalest goes first: it has refilled, or nearly). */
 const MAX_REMEMBERED = 10_000;
@@ -66,7 +68,7 @@ export class SocketRateRefusal extends RateLimitedError {
 }
 
 /** This isolate's box: the Worker takes from it before a socket's handshake goes anywhere. */
-export const socketOpens = new SocketOpens();
+const socketOpens = new SocketOpens();
 
 const warned = new Set<string>();
 
@@ -80,4 +82,24 @@ export function positiveSetting(value: string | undefined, fallback: number, nam
     logError(`${name} is not a positive integer; using ${fallback}`, value);
   }
   return fallback;
+}
+
+/**
+ * A new wait or watch socket, as the Worker admits it, in one call before any lock object hears of it: a
+ * client that flooded a socket lately is refused (floodPenalties.ts), then one that opens sockets faster than
+ * its key or address may, flood or not (the namespace object counts again, over every isolate). Its answer
+ * is the namespace's budget tier, which the object counts the socket's messages against.
+ */
+export function admitSocketOpen(
+  env: Pick<Env, "SOCKET_OPEN_BURST" | "SOCKET_OPENS_PER_SECOND" | "RATE_LIMIT_TIERS">,
+  ns: string,
+  clientIds: readonly string[],
+  openIds: readonly string[],
+): Tier {
+  const boxed = floodPenalties.refusedFor(clientIds);
+  if (boxed > 0) throw floodRefusal(boxed, Date.now() + boxed);
+  const rate = openRateOf(env);
+  const wait = socketOpens.take(openIds, rate);
+  if (wait > 0) throw new SocketRateRefusal(wait, rate);
+  return tierOf(env.RATE_LIMIT_TIERS, ns);
 }

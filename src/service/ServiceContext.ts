@@ -1,6 +1,5 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
-import type { LineClient } from "../lockObject/line/LineClient.js";
 import { logError } from "../logError.js";
 import type { RequestIds } from "./requestIds.js";
 
@@ -17,12 +16,6 @@ export interface ServiceContext {
    * committed write into an error: the object's alarm catches up.
    */
   afterAnswer(what: string, step: () => Promise<unknown>): void;
-  /**
-   * The line a wait waits in when the request is already inside the lock
-   * object (a wait socket's, src/lockObject/sockets/socketLine.ts). Absent in the
-   * Worker: the flow reaches the lock object through its client.
-   */
-  line?: LineClient;
 }
 
 const FOLLOW_UP_ATTEMPTS = 3;

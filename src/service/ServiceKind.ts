@@ -1,8 +1,5 @@
 import type { KindKey } from "../store/kinds.js";
 import type { ServiceContext } from "./ServiceContext.js";
-import type * as z from "zod/mini";
-import type { SocketAt } from "../lockObject/sockets/socketSchemas.js";
-import type { AcquireSteps } from "./acquireFlow.js";
 
 /** What an operator's force release asks (src/operator/schemas.ts): a label picks holders of a many-holder lock, a fence the mutex's lease. */
 export interface ForceReleaseAsk {
@@ -15,8 +12,8 @@ export type WriteResult = Record<string, unknown>;
 
 /**
  * What a kind brings to the service layer (src/kinds/<kind>/index.ts, the
- * `service` of its descriptor): what listing, force release, a wait socket's
- * acquire and the Worker's notes of its writes need of it. The service layer
+ * `service` of its descriptor): what listing, force release and the
+ * Worker's notes of its writes need of it. The service layer
  * names no kind.
  */
 export interface ServiceKind<K extends KindKey = KindKey> {
@@ -30,8 +27,6 @@ export interface ServiceKind<K extends KindKey = KindKey> {
     listed(state: Record<string, unknown>): boolean;
     /** An operator's force release (absent: the kind has none); what it freed. */
     forceRelease?(ctx: ServiceContext, name: string, ask: ForceReleaseAsk): Promise<{ released: number; fence: number; holder: string | null }>;
-    /** A wait socket's acquire (the kinds with a line), through the kind's service and the acquire flow as over HTTP. */
-    socketAcquire?: KindSocketAcquire;
     /**
      * The writes whose service tells the lock object itself, by noteWrite (which pushes its watchers too):
      * by operation, the service's own condition on the store's answer. src/service/changeNotes.ts then
@@ -39,19 +34,4 @@ export interface ServiceKind<K extends KindKey = KindKey> {
      */
     writesThatTellTheLockObject?: Readonly<Record<string, (result: WriteResult) => boolean>>;
   };
-}
-
-/** What a grant on a wait socket carries for the socket's own bookkeeping (its ack, a kept socket's lease). */
-export type SocketGrant = { token: string; ttlMs: number };
-
-/**
- * What a waiting kind brings to a wait socket's acquire (src/kinds/<kind>/service.ts):
- * the steps of its HTTP acquire, from the acquire message (the HTTP body's schema),
- * so the checks and the metrics are the HTTP acquire's.
- */
-export interface KindSocketAcquire<K extends KindKey = KindKey> {
-  /** An acquire message, checked as the HTTP acquire body is, as the acquire flow's steps. */
-  steps(ctx: ServiceContext, at: SocketAt, message: unknown): Promise<AcquireSteps<K, SocketGrant>>;
-  /** The kind's grant, for a wait the object resumes after it woke. */
-  grantSchema: z.ZodMiniType<SocketGrant>;
 }

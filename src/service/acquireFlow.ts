@@ -6,8 +6,7 @@ import { lockObjectClient } from "../lockObject/lockObjectClient.js";
 import type { KindKey, WaitOf } from "../store/kinds.js";
 import type { LockRef } from "../store/types.js";
 import type { WaitOutcome, WaitRequest } from "../lockObject/line/waitProtocol.js";
-import type { LineClient } from "../lockObject/line/LineClient.js";
-import { countAcquire } from "./countAcquire.js";
+import { countAcquire } from "../metrics.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
 /** A grant, and for a grant from the line, what to tell the lock object once its answer went out or could not. */
@@ -16,7 +15,7 @@ export interface AcquireAnswer<Grant> {
   delivery?: GrantDelivery;
 }
 
-/** A grant from the line on its way to its client (HTTP: http/deliveryConfirmed.ts; a socket: its ack). */
+/** A grant from the line on its way to its client (http/deliveryConfirmed.ts). */
 export interface GrantDelivery {
   /** The answer went out whole: the holder has it. */
   confirm(): Promise<unknown>;
@@ -44,20 +43,19 @@ export interface AcquireSteps<K extends KindKey, Grant extends { token: string }
 }
 
 /**
- * The acquire of every waiting kind, over HTTP and over a wait socket alike,
- * in one place: the store first (an uncontended try-lock or re-entry is one
- * round trip and no object call), then the lock's line (its object, or on a
- * socket the line inside it) for what is left of waitMs, then, for a grant
- * from the line, what confirms that its answer reached the client. Each
- * grant and busy answer is counted here (countAcquire.ts), whichever way the
- * acquire came.
+ * The acquire of every waiting kind over HTTP, in one place: the store first
+ * (an uncontended try-lock or re-entry is one round trip and no object call),
+ * then the lock's line in its object for what is left of waitMs, then, for a
+ * grant from the line, what confirms that its answer reached the client. Each
+ * grant and busy answer is counted (countAcquire, src/metrics.ts; a wait
+ * socket's are counted in the lock object, which runs its acquire itself).
  */
 export function acquireFlow<K extends KindKey, Grant extends { token: string }>(
   ctx: ServiceContext,
   steps: AcquireSteps<K, Grant>,
   signal?: AbortSignal,
 ): Promise<AcquireAnswer<Grant>> {
-  return countAcquire(ctx, steps.kind, () => acquire(ctx, steps, signal), signal);
+  return countAcquire(ctx.env, ctx.ns, steps.kind, () => acquire(ctx, steps, signal), signal);
 }
 
 async function acquire<K extends KindKey, Grant extends { token: string }>(
@@ -66,28 +64,28 @@ async function acquire<K extends KindKey, Grant extends { token: string }>(
   signal?: AbortSignal,
 ): Promise<AcquireAnswer<Grant>> {
   const startedAt = Date.now();
-  const tried = ctx.line?.inObject ? undefined : await steps.tryStore?.();
+  const tried = await steps.tryStore?.();
   if (tried) return { grant: tried };
   // The lock object's client only now: an uncontended acquire, answered by the store, makes no stub.
-  const line: LineClient = ctx.line ?? lockObjectClient(ctx.env, steps.kind, steps.ref);
+  const line = lockObjectClient(ctx.env, steps.kind, steps.ref);
   // waitMs counts from here, not from the line: a store slow to answer the first try uses it up
   // too, so no grant is answered after the wait the client asked for.
   const waitMs = Math.max(0, steps.wait.waitMs - (Date.now() - startedAt));
   if (steps.wait.waitMs > 0 && waitMs === 0) throw new LockedError(1, "not acquired within waitMs (the store was slow to answer)");
   // A client that hangs up while waiting leaves the line: the Worker says so itself, after the
   // answer, rather than rely on its request's abort reaching the object along the way.
-  const waiterId = line.withdraw ? crypto.randomUUID() : undefined;
-  const hungUp = () => ctx.afterAnswer("withdraw", () => line.withdraw?.(waiterId as string) ?? Promise.resolve());
-  if (waiterId) signal?.addEventListener("abort", hungUp, { once: true });
+  const waiterId = crypto.randomUUID();
+  const hungUp = () => ctx.afterAnswer("withdraw", () => line.withdraw(waiterId));
+  signal?.addEventListener("abort", hungUp, { once: true });
   let outcome: WaitOutcome<Grant>;
   try {
-    outcome = await line.wait({ ...steps.wait, waitMs, ...(waiterId ? { waiterId } : {}) }, steps.grantSchema, signal);
+    outcome = await line.wait({ ...steps.wait, waitMs, waiterId }, steps.grantSchema, signal);
   } finally {
     signal?.removeEventListener("abort", hungUp);
   }
   const grant = grantOrThrow(outcome);
   if (outcome.status !== "granted" || !outcome.pickup) return { grant };
-  if (!line.inObject) steps.fromLine?.();
+  steps.fromLine?.();
   return {
     grant,
     delivery: {

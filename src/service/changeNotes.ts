@@ -16,9 +16,9 @@ const CHANGED = new Set(["granted", "ok", "started"]);
 /**
  * The Redis store as the Worker's requests use it: after a write whose
  * lock has watch sockets, `tell` (the lock object's noteChange, after the
- * answer), so they are pushed its new state (src/lockObject/watches/LockWatchers.ts).
+ * answer), so they are pushed its new state (src/lockObject/sockets/WatchSockets.ts).
  * The object keeps the lock's watchers key in Redis while it has watchers
- * (src/lockObject/watches/watchMarker.ts); the Worker's writes pass that key, and
+ * (src/lockObject/sockets/watchMarker.ts); the Worker's writes pass that key, and
  * their scripts answer whether it exists (watchedResults.ts), so a lock that
  * nobody watches costs no object call. On a quorum (no such key on its
  * databases) every write that changed a lock is told. The Durable store's

@@ -1,3 +1,4 @@
+import { InvalidInputError } from "../errors.js";
 import { NAMESPACE_PATTERN } from "../limits.js";
 
 /**
@@ -26,7 +27,7 @@ export interface OnExpireConfig {
 }
 
 /** Why `url` may not receive notifications for namespace `ns`, or undefined when it may. */
-export function onExpireTargetProblem(url: string, ns: string, config: OnExpireConfig): string | undefined {
+function onExpireTargetProblem(url: string, ns: string, config: OnExpireConfig): string | undefined {
   let u: URL;
   try {
     u = new URL(url);
@@ -158,4 +159,16 @@ function nonPublicV4([a, b]: number[]): boolean {
     (a === 198 && (b === 18 || b === 19)) || // benchmarking
     a >= 224 // multicast, reserved, broadcast
   );
+}
+
+/**
+ * An onExpire is refused up front (400 invalid_on_expire) when notifications could not be
+ * signed, or may not go where it points: over HTTP (a kind's acquire) and on a wait socket alike.
+ */
+export function checkOnExpire(env: OnExpireConfig & { WEBHOOK_SECRET?: string }, ns: string, url: string): void {
+  if (!env.WEBHOOK_SECRET) {
+    throw new InvalidInputError("invalid_on_expire", "expiry notifications need the service's WEBHOOK_SECRET, which is not set");
+  }
+  const problem = onExpireTargetProblem(url, ns, env);
+  if (problem) throw new InvalidInputError("invalid_on_expire", problem);
 }

@@ -17,13 +17,15 @@ import { errorResponse, heartbeatResponse, intFrom, ttlMs } from "./schemas.js";
  *   object -> client  timeout           not granted within waitMs; closes
  *   object -> client  error             as the HTTP error; closes
  *
- * An idempotency key's wait socket (GET /v1/idempotency/<key>/wait) waits
- * for another caller's run of the key to end instead:
+ * A kind's wait socket may await the end of a state instead (an idempotency
+ * key's awaits the end of another caller's run of the key):
  *
- *   client -> object  watchMessage      for how long to wait
- *   object -> client  completed         the stored result; closes
- *   object -> client  free              nobody runs it now: begin it; closes
- *   object -> client  timeout           still running after waitMs; closes
+ *   client -> object  awaitEndMessage   for how long to wait
+ *   object -> client  the kind's own    the state ended: the kind's answer (KindSocketAnswer); closes
+ *   object -> client  timeout           not ended after waitMs; closes
+ *
+ * The kind's answers are its own (an idempotency key's `completed` and
+ * `free`: src/kinds/idempotency/objectPart.ts): this file lists none.
  *
  * An acquire with `"keep": true` keeps the socket open after `held`, for
  * the holder's own heartbeats and release (the release then hands the lock
@@ -66,8 +68,8 @@ export const renewMessage = z.strictObject({ type: z.literal("renew"), waitMs: i
 /** The grant offered is taken: the token it came with. */
 export const ackMessage = z.strictObject({ type: z.literal("ack"), token: z.string() });
 
-/** An idempotency key's wait: for how long to wait for another caller's run to end. */
-export const watchMessage = z.strictObject({ type: z.literal("watch"), waitMs: intFrom(1, WAIT_MAX_MS) });
+/** A wait for a state's end (an idempotency key's: another caller's run): for how long. Its type is "watch" on the wire. */
+export const awaitEndMessage = z.strictObject({ type: z.literal("watch"), waitMs: intFrom(1, WAIT_MAX_MS) });
 
 /** A watch socket's first and only message: start pushing the lock's state. */
 export const watchStartMessage = z.strictObject({ type: z.literal("watch") });
@@ -91,10 +93,6 @@ const socketAnswer = z.discriminatedUnion("type", [
   z.extend(heartbeatResponse, { type: z.literal("heartbeat") }),
   /** A kept socket's release: the kind's release answer, as HTTP's. */
   z.looseObject({ type: z.literal("released") }),
-  /** The idempotency key's run ended with a stored result. */
-  z.object({ type: z.literal("completed"), response: z.unknown(), completedAt: z.int(), fence: z.int() }),
-  /** Nobody runs the idempotency key now: begin it. */
-  z.object({ type: z.literal("free") }),
   /** A watch socket's lock state, as its GET answers it. */
   z.object({ type: z.literal("state"), state: z.record(z.string(), z.unknown()) }),
   /** Not granted (or the run not ended) within waitMs. */
@@ -103,6 +101,12 @@ const socketAnswer = z.discriminatedUnion("type", [
   z.extend(errorResponse, { type: z.literal("error"), status: z.int() }),
 ]);
 export type SocketAnswer = z.output<typeof socketAnswer>;
+
+/**
+ * A kind's own answer on its wait socket (an awaited state's end: an idempotency key's `completed` or
+ * `free`): a type of its own, which the core sends as it is and never reads.
+ */
+export type KindSocketAnswer = { type: string } & Record<string, unknown>;
 
 // What the Worker tells the object a socket is for.
 
@@ -130,7 +134,7 @@ export const socketAtSchema = z.object({
    */
   until: z.optional(z.number()),
   /**
-   * Who opened it, for the flood penalty (src/lockObject/sockets/floodPenalties.ts):
+   * Who opened it, for the flood penalty (src/namespaceObject/floodPenalties.ts):
    * the key's id (namespace and key name, or a scoped token's scope) and the
    * client's address where the platform gives one. Never the key itself.
    */

@@ -6,7 +6,7 @@
  * so the client SDK, which imports this file, takes in no zod.
  */
 
-export type { SocketAnswer, SocketAt } from "./socketMessages.js";
+export type { KindSocketAnswer, SocketAnswer, SocketAt } from "./socketMessages.js";
 
 /** The subprotocol every wait socket speaks (the server answers with it). */
 export const SOCKET_PROTOCOL = "holdfast.v1";

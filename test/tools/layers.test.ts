@@ -115,6 +115,20 @@ describe("the import rules (.dependency-cruiser.cjs)", () => {
     expect(broken(result)).toEqual(["src/client/x.ts -> src/lockObject/socket.ts (client-imports-only-wire)"]);
   });
 
+  it("keep the lock object's line off its sockets and its expiries, type imports included; they may use the line", async () => {
+    const result = await cruise({
+      "src/lockObject/line/Line.ts": 'import type { Caps } from "../sockets/caps.js";\nexport type L = Caps;\n',
+      "src/lockObject/line/Order.ts": 'import { keep } from "../expiries/keep.js";\nexport const o = keep;\n',
+      "src/lockObject/sockets/caps.ts": "export type Caps = { n: number };\n",
+      "src/lockObject/sockets/WaitSockets.ts": 'import { o } from "../line/Order.js";\nexport const w = o;\n',
+      "src/lockObject/expiries/keep.ts": "export const keep = 1;\n",
+    });
+    expect(broken(result)).toEqual([
+      "src/lockObject/line/Line.ts -> src/lockObject/sockets/caps.ts (line-imports-no-sockets)",
+      "src/lockObject/line/Order.ts -> src/lockObject/expiries/keep.ts (line-imports-no-sockets)",
+    ]);
+  });
+
   it("catch an import circle, type imports included", async () => {
     const result = await cruise({
       "src/store/a.ts": 'import type { B } from "./b.js";\nexport type A = { b?: B };\n',

@@ -18,8 +18,6 @@ export const idempotency = defineKind<typeof IDEMPOTENCY>({
     nextDeadline: nextIdempotencyDeadline,
     wait: idempotencyWait,
     watchedState: stateAsStored("idempotency"),
-    // Its wait socket awaits the end of another caller's run: no line, nothing granted.
-    socket: "awaitEnd",
   },
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectIdempotency(ctx, name)) }),

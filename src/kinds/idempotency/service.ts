@@ -6,8 +6,8 @@ import { grantOrThrow } from "../../lockObject/line/grantOrThrow.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
-import { countAcquire } from "../../service/countAcquire.js";
-import { checkOnExpire } from "../../service/onExpire.js";
+import { countAcquire } from "../../metrics.js";
+import { checkOnExpire } from "../../wire/onExpireTarget.js";
 import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
 
@@ -26,7 +26,7 @@ export type BeginBody = z.output<typeof idempotencyBeginBody>;
 /** A begin, counted as an acquire is (countAcquire): an answer is a grant, a run in progress is busy. */
 export async function beginIdempotency(ctx: ServiceContext, key: string, body: BeginBody) {
   if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
-  return countAcquire(ctx, "idempotency", () => begin(ctx, key, body));
+  return countAcquire(ctx.env, ctx.ns, "idempotency", () => begin(ctx, key, body));
 }
 
 async function begin(ctx: ServiceContext, key: string, body: BeginBody) {

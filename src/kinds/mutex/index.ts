@@ -6,8 +6,9 @@ import { durableMutex, nextMutexDeadline } from "./durableMutex.js";
 import { MutexObjectPart } from "./objectPart.js";
 import { mutexOperations } from "./operations.js";
 import { mutexOnRedis } from "./redisMutex.js";
-import { forceReleaseMutex, inspectMutex, mutexSocketAcquire, releaseTellsObject } from "./service.js";
+import { forceReleaseMutex, inspectMutex, releaseTellsObject } from "./service.js";
 import { mutexWait } from "./wait.js";
+import { mutexAcquireBody } from "./schemas.js";
 
 /** The mutex (docs/API.md "Mutex"): one holder, fenced leases, a fair line. */
 export const mutex = defineKind<typeof MUTEX>({
@@ -19,13 +20,12 @@ export const mutex = defineKind<typeof MUTEX>({
     nextDeadline: nextMutexDeadline,
     wait: mutexWait,
     watchedState: stateWithLine("mutex"),
-    socket: "acquire",
+    acquireBody: mutexAcquireBody,
   },
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectMutex(ctx, name)) }),
     listed: (s) => s.held === true || waitedOn(s) || s.delayedUntil != null,
     forceRelease: (ctx, name, ask) => forceReleaseMutex(ctx, name, ask.fence),
-    socketAcquire: mutexSocketAcquire,
     writesThatTellTheLockObject: { release: releaseTellsObject },
   },
   http: {

@@ -14,6 +14,6 @@ export const mutexKeys = {
   legacyFence: (lock: string) => `${lock}:fence`,
   ended: (lock: string) => `${lock}:ended`,
   request: (lock: string, requestId: string) => `${lock}:rq:${requestId}`,
-  /** Exists while the lock object has watch sockets (src/lockObject/watches/watchMarker.ts); only the Worker's writes pass it. */
+  /** Exists while the lock object has watch sockets (src/lockObject/sockets/watchMarker.ts); only the Worker's writes pass it. */
   watchers: (lock: string) => `${lock}:watchers`,
 };

@@ -24,7 +24,6 @@ export class MutexObjectPart implements KindObjectPart<typeof MUTEX, MutexGrant>
       holder: req.holder,
       lockDelayMs: req.lockDelayMs,
     }),
-    isReentry: (req: MutexWait): boolean => req.token !== undefined,
   };
 
   constructor(private readonly host: LockObjectHost) {
@@ -61,13 +60,13 @@ export class MutexObjectPart implements KindObjectPart<typeof MUTEX, MutexGrant>
     return { status: "granted", grant: r.grant, pickup: false };
   }
 
-  watchOf(grant: MutexGrant) {
+  expiryOf(grant: MutexGrant) {
     return { fence: grant.fence, expiresAt: grant.expiresAt, ttlMs: grant.ttlMs };
   }
 
   /** A release landed (in Redis, told by the Worker; or here): it may have handed the lock to the registered waiter. */
   noteWrite({ fence, handedTo }: MutexWriteNote): WriteEffect {
-    return { endedWatches: [fence], ...(handedTo ? { handedTo: { token: handedTo.token, grant: handedTo } } : { next: "ifWaiting" }) };
+    return { endedExpiries: [fence], ...(handedTo ? { handedTo: { token: handedTo.token, grant: handedTo } } : { next: "ifWaiting" }) };
   }
 
   async heartbeatOnSocket(ref: LockRef, store: StoreKind, token: string, ttlMs?: number): Promise<HeldAnswer> {

@@ -3,13 +3,11 @@ import type * as z from "zod/mini";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
-import type { KindSocketAcquire } from "../../service/ServiceKind.js";
-import { checkOnExpire } from "../../service/onExpire.js";
-import { validated } from "../../wire/parse.js";
+import { checkOnExpire } from "../../wire/onExpireTarget.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { recentlyContended, sawContended } from "./recentlyContended.js";
-import { mutexAcquireBody, mutexGrant } from "./schemas.js";
+import { type mutexAcquireBody, mutexGrant } from "./schemas.js";
 import type { LockRef } from "../../store/types.js";
 import type { MutexGrant, MutexReleaseResult, MutexState } from "./types.js";
 
@@ -82,12 +80,6 @@ async function mutexAcquireSteps(ctx: ServiceContext, name: string, body: Acquir
     fromLine: () => sawContended(hint),
   };
 }
-
-/** The mutex on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
-export const mutexSocketAcquire: KindSocketAcquire<typeof MUTEX> = {
-  steps: (ctx, at, message) => mutexAcquireSteps(ctx, at.ref.name, validated(message, mutexAcquireBody, "acquire message")),
-  grantSchema: mutexGrant,
-};
 
 export async function heartbeatMutex(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
   const r = await kindOps(ctx.store, MUTEX).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });

@@ -8,8 +8,9 @@ import { durableRwLock } from "./durableRwLock.js";
 import { rwLockObjectPart } from "./objectPart.js";
 import { rwLockOperations } from "./operations.js";
 import { rwLockOnRedis } from "./redisRwLock.js";
-import { inspectRw, releaseTellsObject, rwLockSocketAcquire } from "./service.js";
+import { inspectRw, releaseTellsObject } from "./service.js";
 import { rwLockWait } from "./wait.js";
+import { rwAcquireBody } from "./schemas.js";
 
 /** The read-write lock (docs/API.md "Read-write lock"): many readers or one writer, admitted in order. */
 export const rwLock = defineKind<typeof RWLOCK>({
@@ -21,13 +22,12 @@ export const rwLock = defineKind<typeof RWLOCK>({
     nextDeadline: nextHoldersDeadline,
     wait: rwLockWait,
     watchedState: stateWithLine("rwlock"),
-    socket: "acquire",
+    acquireBody: rwAcquireBody,
   },
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectRw(ctx, name)) }),
     listed: (s) => s.mode !== "free" || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, RWLOCK, name, ask.holder),
-    socketAcquire: rwLockSocketAcquire,
     writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
   },
   http: {

@@ -22,7 +22,6 @@ export const rwLockObjectPart = (host: LockObjectHost) =>
       ungate: (store, ref) => kindOps(store, RWLOCK).ungate(ref),
     }),
     queued: (req) => ({ mode: req.mode, ttlMs: req.ttlMs, watch: req.onExpire !== undefined, holder: req.holder }),
-    isReentry: (req) => req.token !== undefined,
     endedWatch: (r) => r.released && r.watched,
     releaseInput: (token, requestId) => ({ token, mode: "any", requestId }),
     releaseAnswer: (r) => ({ released: r.released, mode: r.mode, count: r.count }),

@@ -3,13 +3,11 @@ import type * as z from "zod/mini";
 import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
-import type { KindSocketAcquire } from "../../service/ServiceKind.js";
-import { checkOnExpire } from "../../service/onExpire.js";
-import { validated } from "../../wire/parse.js";
+import { checkOnExpire } from "../../wire/onExpireTarget.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { UPGRADE_REFUSED } from "./objectPart.js";
-import { rwAcquireBody, rwGrant } from "./schemas.js";
+import { type rwAcquireBody, rwGrant } from "./schemas.js";
 import type { RwGrant, RwMode, RwState } from "./types.js";
 
 /**
@@ -73,12 +71,6 @@ async function rwAcquireSteps(ctx: ServiceContext, name: string, mode: RwMode, b
     heartbeat: (token) => rwlock.heartbeat(ref, { token }),
   };
 }
-
-/** The read-write lock on a wait socket: the mode from the path, the rest the HTTP acquire body, acquired the same way. */
-export const rwLockSocketAcquire: KindSocketAcquire<typeof RWLOCK> = {
-  steps: (ctx, at, message) => rwAcquireSteps(ctx, at.ref.name, at.mode ?? "read", validated(message, rwAcquireBody, "acquire message")),
-  grantSchema: rwGrant,
-};
 
 /** Extends the token's lease, whatever modes it holds. */
 export async function heartbeatRw(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {

@@ -8,8 +8,9 @@ import { durableSemaphore } from "./durableSemaphore.js";
 import { semaphoreObjectPart } from "./objectPart.js";
 import { semaphoreOperations } from "./operations.js";
 import { semaphoreOnRedis } from "./redisSemaphore.js";
-import { inspectSemaphore, releaseTellsObject, semaphoreSocketAcquire } from "./service.js";
+import { inspectSemaphore, releaseTellsObject } from "./service.js";
 import { semaphoreWait } from "./wait.js";
+import { semaphoreAcquireBody } from "./schemas.js";
 
 /** The semaphore (docs/API.md "Semaphore"): up to a limit of permits, admitted in order. */
 export const semaphore = defineKind<typeof SEMAPHORE>({
@@ -21,13 +22,12 @@ export const semaphore = defineKind<typeof SEMAPHORE>({
     nextDeadline: nextHoldersDeadline,
     wait: semaphoreWait,
     watchedState: stateWithLine("semaphore"),
-    socket: "acquire",
+    acquireBody: semaphoreAcquireBody,
   },
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectSemaphore(ctx, name)) }),
     listed: (s) => Number(s.holders) > 0 || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, SEMAPHORE, name, ask.holder),
-    socketAcquire: semaphoreSocketAcquire,
     writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
   },
   http: {

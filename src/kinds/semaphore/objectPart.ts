@@ -23,7 +23,6 @@ export const semaphoreObjectPart = (host: LockObjectHost) =>
       ungate: (store, ref) => kindOps(store, SEMAPHORE).ungate(ref),
     }),
     queued: (req) => ({ limit: req.limit, permits: req.permits, ttlMs: req.ttlMs, watch: req.onExpire !== undefined, holder: req.holder }),
-    isReentry: () => false,
     endedWatch: (r) => r.watched,
     releaseInput: (token, requestId) => ({ token, requestId }),
     releaseAnswer: (r) => ({ released: true, permits: r.permits, available: r.available }),

@@ -3,13 +3,11 @@ import type * as z from "zod/mini";
 import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
-import type { KindSocketAcquire } from "../../service/ServiceKind.js";
-import { checkOnExpire } from "../../service/onExpire.js";
-import { validated } from "../../wire/parse.js";
+import { checkOnExpire } from "../../wire/onExpireTarget.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { limitMismatchMessage } from "./objectPart.js";
-import { semaphoreAcquireBody, semaphoreGrant } from "./schemas.js";
+import { type semaphoreAcquireBody, semaphoreGrant } from "./schemas.js";
 import type { SemaphoreGrant, SemaphoreState } from "./types.js";
 
 /**
@@ -69,12 +67,6 @@ async function semaphoreAcquireSteps(
     heartbeat: (token) => semaphore.heartbeat(ref, { token }),
   };
 }
-
-/** The semaphore on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
-export const semaphoreSocketAcquire: KindSocketAcquire<typeof SEMAPHORE> = {
-  steps: (ctx, at, message) => semaphoreAcquireSteps(ctx, at.ref.name, validated(message, semaphoreAcquireBody, "acquire message")),
-  grantSchema: semaphoreGrant,
-};
 
 export async function heartbeatSemaphore(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
   const r = await kindOps(ctx.store, SEMAPHORE).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });

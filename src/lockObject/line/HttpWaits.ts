@@ -3,14 +3,14 @@ import type { LockRef } from "../../store/types.js";
 import type { Line } from "./Line.js";
 import type { Waiters } from "./Waiters.js";
 import type * as z from "zod/mini";
-import type { SocketCaps } from "../sockets/socketCaps.js";
 import type { StoreKind, WaitOutcome, WaitRequest } from "./waitProtocol.js";
 
 /** What the HTTP waits need of the lock object. */
 export interface HttpWaitsHost {
   /** The kinds' wait request schema (waitRequestOf in ObjectKinds.ts). */
   waitRequest(): z.ZodMiniType<WaitRequest>;
-  caps: SocketCaps;
+  /** The cap on waiters per lock (sockets/socketCaps.ts): a refusal, or undefined when there is room. */
+  caps: { admitWaiter(): { retryAfterMs: number; message: string } | undefined };
   /** Every wait in progress here, HTTP and socket alike (Waiters.ts). */
   waiters: Waiters;
   line(kind: KindName): Line;

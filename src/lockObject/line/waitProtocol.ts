@@ -45,6 +45,8 @@ export interface WaitRequest {
   ref: { ns: string; name: string };
   ttlMs: number;
   waitMs: number;
+  /** A held token (the kinds whose acquire takes one): a re-entry, tried at once, never queued, never refused for the line. */
+  token?: string;
   onExpire?: string;
   newToken?: string;
   requestId?: string;

@@ -4,34 +4,23 @@ import { validated } from "../../wire/parse.js";
 import type { KindName } from "../../store/kinds.js";
 import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
 import { newOwnerToken } from "../../tokens.js";
+import { checkOnExpire } from "../../wire/onExpireTarget.js";
+import type * as z from "zod/mini";
 import type { KindObjectPart } from "../KindObjectPart.js";
+import type { AcquireBody } from "../ObjectKinds.js";
 import type { Line } from "../line/Line.js";
 import type { Waiters } from "../line/Waiters.js";
+import type { WaitRequest } from "../line/waitProtocol.js";
 import { MessageGate } from "./messageGate.js";
-import { EndedSockets } from "./endedSockets.js";
-import {
-  type Attachment,
-  attachmentOf,
-  closeWith,
-  errorAsAnswer,
-  keepAttachment,
-  keepWaiting,
-  type Place,
-  type Resume,
-  sendAnswer,
-  waitsToRestore,
-} from "./socketAttachment.js";
-import { renewWait, type SocketAcquire, type SocketAsk, socketLine } from "./socketLine.js";
-import type { LockStore } from "../../store/types.js";
-import type { StoreKind } from "../line/waitProtocol.js";
+import { type Attachment, keepAttachment, keepWaiting, type Place, type Resume, sendAnswer, waitsToRestore } from "./socketAttachment.js";
+import { renewWait, waitOnSocket } from "./socketWait.js";
 import { acknowledge, holdOnSocket, type SocketHolderHost } from "./socketHolder.js";
-import { limitIdle } from "./socketIdleLimits.js";
 import { checkTokenLife } from "../tokenLife.js";
-import { refusal, type SocketCaps } from "./socketCaps.js";
+import type { SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "../timers.js";
-import { SOCKET_PROTOCOL, type SocketAnswer } from "../../wire/socketProtocol.js";
 import { acquireMessage } from "../../wire/socketMessages.js";
-import { ackMessage, renewMessage, type SocketAt, socketAtOf, socketMessageOf, watchMessage } from "./socketSchemas.js";
+import { OpenSockets } from "./openSockets.js";
+import { ackMessage, awaitEndMessage, renewMessage, type SocketAt, socketMessageOf } from "./socketSchemas.js";
 
 /** What the sockets need of their lock object. */
 export interface WaitSocketsHost {
@@ -40,14 +29,10 @@ export interface WaitSocketsHost {
   part(kind: KindName): KindObjectPart;
   /** The object's line for the kind (Line.ts). */
   line(kind: KindName): Line;
-  /** What a wait socket of the kind does: acquire from the line, or await the end of another caller's run (ObjectKind.socket). */
-  socketMode(kind: KindName): "acquire" | "awaitEnd";
+  /** The kind's acquire body's schema (ObjectKind.acquireBody); undefined for a kind whose wait socket takes no acquire. */
+  acquireBody(kind: KindName): z.ZodMiniType<AcquireBody> | undefined;
   /** After a wait or a holder's message (which may have written here): its store, kind and lock, and what it answered. */
   afterWait(at: SocketAt, result: unknown): void;
-  /** A waiting kind's acquire, through its service and the acquire flow, as over HTTP (handed in: ObjectKinds.socketAcquire). */
-  acquire: SocketAcquire;
-  /** The store a socket's lock is on (Redis from the object's own configuration, or its own storage). */
-  storeOf(kind: StoreKind): LockStore;
   /** The object's timers: the idle limits' (a kept socket's lease end may be far off: on the alarm). */
   timers: ObjectTimers;
   /** The caps on waiters and on the namespace's sockets (socketCaps.ts). */
@@ -64,24 +49,25 @@ export interface WaitSocketsHost {
 export class WaitSockets {
   /** Each socket's messages, one at a time and no faster than allowed (messageGate.ts). */
   private readonly gates = new Map<WebSocket, MessageGate>();
-  /** Sockets this instance ended: what still arrives on them is dropped unread (a flooder that writes on: endedSockets.ts). */
-  private readonly ended: EndedSockets;
-  /** Sockets open here and not done, for the caps: kept as they come and go (counting attachments cost O(n) per join). */
-  private readonly live = new Set<WebSocket>();
+  /** The sockets' life, as a watch socket's (openSockets.ts): accepted, limited while idle, ended, counted out. */
+  private readonly sockets: OpenSockets;
   /** What a socket holder's messages need of the sockets (socketHolder.ts). */
   private readonly holding: SocketHolderHost = {
     part: (kind) => this.host.part(kind),
     line: (kind) => this.host.line(kind),
     afterWait: (at, result) => this.host.afterWait(at, result),
     told: (at) => this.host.caps.tell(at, true),
-    end: (ws, answer) => this.end(ws, answer),
-    limitIdle: (ws, state) => this.limitIdle(ws, state),
+    end: (ws, answer) => this.sockets.end(ws, answer),
+    limitIdle: (ws, state) => this.sockets.limitIdle(ws, state),
   };
   /** Arrival order of this instance's waits (restored ones keep theirs, ahead of any new one). */
   private lastSeq = 0;
 
   constructor(private readonly host: WaitSocketsHost) {
-    this.ended = new EndedSockets(host.ctx, host.caps, () => this.live);
+    this.sockets = new OpenSockets(host, {
+      firstIsWatch: (at) => this.awaitsEnd(at),
+      finished: (ws, before) => this.finished(ws, before),
+    });
   }
 
   /**
@@ -92,46 +78,30 @@ export class WaitSockets {
    * (too large to attach) is told its wait was lost.
    */
   restore(): void {
-    const sockets = this.host.ctx.getWebSockets();
-    for (const ws of sockets) {
-      const state = attachmentOf(ws);
-      if (state && state.phase !== "done") this.live.add(ws);
-      // Its idle limit was a timer of the instance that went: set again, for what is left of it.
-      if (state) this.limitIdle(ws, state);
-    }
+    const sockets = this.sockets.restore();
     const { waiting, lost } = waitsToRestore(sockets.filter((ws) => !this.host.waiters.has(ws)));
-    for (const ws of lost) this.fail(ws, new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied"));
+    for (const ws of lost) this.sockets.fail(ws, new StoreUnavailableError("the lock object restarted while the socket waited", "not_applied"));
     for (const { ws, at, resume } of waiting) {
       this.lastSeq = Math.max(this.lastSeq, resume.seq);
       const waitMs = Math.max(1, resume.deadline - Date.now());
-      const resumed =
-        "watch" in resume ? this.watchKey(ws, at, waitMs, resume) : this.waitOnSocket(ws, at, resume, { resume: { ...resume.req, waitMs } });
-      resumed.catch((err) => this.fail(ws, err));
+      const resumed = "awaitsEnd" in resume ? this.awaitEnd(ws, at, waitMs, resume) : this.waitInLine(ws, at, resume, { ...resume.req, waitMs });
+      resumed.catch((err) => this.sockets.fail(ws, err));
     }
   }
 
   /** GET .../wait from the Worker: accept the socket, unless a cap refuses it (a plain HTTP answer, before any socket). */
   async accept(request: Request): Promise<Response> {
-    const at = socketAtOf(request);
-    if (!at) return Response.json({ error: "internal", message: "a wait socket without what it is for" }, { status: 500 });
-    const admitted = await this.host.caps.admitSocket(at);
-    if ("refused" in admitted) return refusal(admitted.refused);
-    const [client, server] = Object.values(new WebSocketPair());
-    try {
-      this.host.ctx.acceptWebSocket(server);
-      this.live.add(server);
-    } finally {
-      admitted.room.settle();
-    }
-    const state: Attachment = { at, phase: "open", since: Date.now() };
-    keepAttachment(server, state);
-    this.limitIdle(server, state);
-    return new Response(null, { status: 101, webSocket: client, headers: at.protocol ? { "Sec-WebSocket-Protocol": SOCKET_PROTOCOL } : {} });
+    return (await this.sockets.accept(request)).response;
   }
 
   /** Wait sockets open here that are not done (waiting, offered a grant, holding, or yet to say what for). */
   get liveCount(): number {
-    return this.live.size;
+    return this.sockets.live.size;
+  }
+
+  /** Whether the kind's wait socket awaits a state's end (its part's ending) rather than a grant. */
+  private awaitsEnd(at: SocketAt): boolean {
+    return this.host.part(at.kind).ending !== undefined;
   }
 
   /**
@@ -141,9 +111,8 @@ export class WaitSockets {
    * reach a socket already ended are dropped unread.
    */
   message(ws: WebSocket, data: string | ArrayBuffer): void {
-    if (this.ended.dropped(ws)) return;
-    const state = attachmentOf(ws);
-    if (!state || state.phase === "done") return;
+    const state = this.sockets.current(ws);
+    if (!state) return;
     let gate = this.gates.get(ws);
     if (!gate) {
       gate = new MessageGate();
@@ -153,33 +122,33 @@ export class WaitSockets {
     try {
       handled = gate.run(() => this.handle(ws, data));
     } catch (err) {
-      // Faster than a socket may send: ended now, and its client refused new sockets for a while (floodPenalties.ts).
+      // Faster than a socket may send: ended now, and its client refused new sockets for a while (namespaceObject/floodPenalties.ts).
       this.host.caps.penalize(state.at);
-      this.fail(ws, err);
+      this.sockets.fail(ws, err);
       return;
     }
-    handled.catch((err) => this.fail(ws, err));
+    handled.catch((err) => this.sockets.fail(ws, err));
   }
 
   private async handle(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
-    const before = attachmentOf(ws);
-    if (!before || before.phase === "done") return;
+    const before = this.sockets.current(ws);
+    if (!before) return;
     checkTokenLife(before.at);
     await checkRateLimit(this.host.env, before.at.ref.ns, before.at.tier ?? tierOf(this.host.env.RATE_LIMIT_TIERS, before.at.ref.ns));
     // Read again: the socket may have moved on (or ended) while the budget was asked.
-    const state = attachmentOf(ws);
-    if (!state || state.phase === "done") return;
+    const state = this.sockets.current(ws);
+    if (!state) return;
     const { json, type } = socketMessageOf(data, "wait");
-    const awaitsEnd = this.host.socketMode(state.at.kind) === "awaitEnd";
+    const awaitsEnd = this.awaitsEnd(state.at);
     if (state.phase === "open" && type === "watch" && awaitsEnd) {
-      const { waitMs } = validated(json, watchMessage, "watch message");
-      // The watch runs on; the next message is judged by the phase it leaves.
-      this.watchKey(ws, state.at, waitMs).catch((err) => this.fail(ws, err));
+      const { waitMs } = validated(json, awaitEndMessage, "watch message");
+      // The wait runs on; the next message is judged by the phase it leaves.
+      this.awaitEnd(ws, state.at, waitMs).catch((err) => this.sockets.fail(ws, err));
       return;
     }
     if (state.phase === "open" && type === "acquire" && !awaitsEnd) {
       // The wait runs on; this handler returns, so the socket's other events (its close) come through.
-      this.acquire(ws, state.at, json as Record<string, unknown>).catch((err) => this.fail(ws, err));
+      this.acquire(ws, state.at, json as Record<string, unknown>).catch((err) => this.sockets.fail(ws, err));
       return;
     }
     if (state.phase === "granted" && type === "ack") {
@@ -206,34 +175,38 @@ export class WaitSockets {
     );
   }
 
+  /**
+   * An acquire message: the kind's HTTP acquire body (checked by its schema, as over HTTP) and the
+   * socket's lock are the kind's request to the line; then the wait.
+   */
   private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
-    // The acquire message is the kind's HTTP acquire body plus its type and keep (src/wire/socketMessages.ts).
     const { type: _type, keep, ...message } = validated(json, acquireMessage, "acquire message");
-    await this.waitOnSocket(ws, at, { token: newOwnerToken(), seq: ++this.lastSeq, keep: keep === true }, { message });
+    const schema = this.host.acquireBody(at.kind);
+    if (!schema) throw new InvalidInputError("invalid_body", `a ${at.kind} wait socket takes no acquire`);
+    const body = validated(message, schema, "acquire message");
+    if (body.onExpire !== undefined) checkOnExpire(this.host.env, at.ref.ns, body.onExpire);
+    const req: WaitRequest = { ...body, kind: at.kind, store: at.store, ref: at.ref, ...(at.mode ? { mode: at.mode } : {}) };
+    await this.waitInLine(ws, at, { token: newOwnerToken(), seq: ++this.lastSeq, keep: keep === true }, req);
   }
 
-  /**
-   * A lock kind's wait, through the kind's service and the acquire flow (the
-   * same checks, metrics and line as an HTTP acquire), in the line inside this
-   * object (socketLine.ts); its answer on the socket.
-   */
-  private async waitOnSocket(ws: WebSocket, at: SocketAt, place: Place, ask: SocketAsk): Promise<void> {
-    const line = socketLine(this.host.line(at.kind), ws, at, place, (outcome) => this.host.afterWait(at, outcome));
-    const call = { env: this.host.env, at, store: this.host.storeOf(at.store), line, waitUntil: (p: Promise<unknown>) => this.host.ctx.waitUntil(p) };
+  /** A lock kind's wait in the line inside this object (socketWait.ts); its answer on the socket. */
+  private async waitInLine(ws: WebSocket, at: SocketAt, place: Place, req: WaitRequest): Promise<void> {
+    const line = this.host.line(at.kind);
     const wait = this.host.waiters.join(ws, "socket");
-    let answer: Awaited<ReturnType<SocketAcquire>>;
+    let answer: Awaited<ReturnType<typeof waitOnSocket>>;
     try {
-      answer = await this.host.acquire(call, ask, wait.signal);
+      const afterWait = (outcome: unknown) => this.host.afterWait(at, outcome);
+      answer = await waitOnSocket({ env: this.host.env, ws, at, place, line, afterWait }, req, wait.signal);
     } catch (err) {
       if (wait.signal.aborted) return;
       this.host.waiters.leave(ws);
       if (!(err instanceof LockedError)) throw err;
-      this.end(ws, { type: "timeout", retryAfterMs: err.retryAfterMs });
+      this.sockets.end(ws, { type: "timeout", retryAfterMs: err.retryAfterMs });
       return;
     }
     if (wait.signal.aborted) {
       // Gone while its answer was on the way: the grant goes back to the line.
-      void answer.delivery?.takeBack();
+      if (answer.pickup) line.takeBack(answer.grant.token);
       return;
     }
     this.host.waiters.leave(ws);
@@ -241,58 +214,35 @@ export class WaitSockets {
     const offered: Attachment = { at, phase: "granted", token, keep: place.keep, offeredAt: Date.now(), ttlMs };
     keepAttachment(ws, offered);
     sendAnswer(ws, { type: "granted", grant: answer.grant });
-    this.limitIdle(ws, offered);
+    this.sockets.limitIdle(ws, offered);
   }
 
-  /** A wait socket that awaits the end of another caller's run (an idempotency key's): the part's awaitEnd answers it. */
-  private async watchKey(ws: WebSocket, at: SocketAt, waitMs: number, place?: Resume): Promise<void> {
-    const part = this.host.part(at.kind);
-    if (!part.awaitEnd) throw new InvalidInputError("invalid_body", `a ${at.kind} wait socket awaits no run`);
+  /** A wait socket that awaits a state's end (an idempotency key's run): the line's awaitEnd answers it, with the kind's own answer. */
+  private async awaitEnd(ws: WebSocket, at: SocketAt, waitMs: number, place?: Resume): Promise<void> {
+    if (!this.awaitsEnd(at)) throw new InvalidInputError("invalid_body", `a ${at.kind} wait socket awaits no end`);
     const wait = this.host.waiters.join(ws, "socket");
-    keepWaiting(ws, at, { deadline: Date.now() + waitMs, seq: place?.seq ?? ++this.lastSeq, watch: true });
-    const end = await part.awaitEnd(at.ref, at.store, waitMs, wait.signal);
+    keepWaiting(ws, at, { deadline: Date.now() + waitMs, seq: place?.seq ?? ++this.lastSeq, awaitsEnd: true });
+    const end = await this.host.line(at.kind).awaitEnd(at.ref, at.store, waitMs, wait.signal);
     this.host.waiters.leave(ws);
     if (wait.signal.aborted) return;
-    this.end(ws, end);
+    this.sockets.end(ws, end);
   }
 
-  /** The socket's idle limit in its phase (socketIdleLimits.ts), ending it with its last message. */
-  private limitIdle(ws: WebSocket, state: Attachment): void {
-    limitIdle(ws, state, this.host.timers, (socket, err) => this.fail(socket, err), this.host.socketMode(state.at.kind) === "awaitEnd");
-  }
-
-  /** A typed error as the socket's last message: the status and body HTTP would answer (errorAnswer). */
-  private fail(ws: WebSocket, err: unknown): void {
-    this.end(ws, errorAsAnswer(err));
-  }
-
-  /** The socket's last message, then a normal close. */
-  private end(ws: WebSocket, answer: SocketAnswer): void {
-    this.closed(ws);
-    closeWith(ws, answer);
+  /** The client closed the socket, or its connection failed: counted out now (see finished). */
+  closed(ws: WebSocket): void {
+    this.sockets.finish(ws);
   }
 
   /**
    * A socket's wait is over, whoever ended it (its client closed it or its connection failed, or this object ended
    * it): waiting, it leaves the line now (a client that ignores the close must not keep its place); a grant it was
-   * offered and did not take goes back now (not after the pickup time); it is done (what still arrives on it is
-   * dropped), and its namespace object hears of it.
+   * offered and did not take goes back now (not after the pickup time).
    */
-  closed(ws: WebSocket): void {
+  private finished(ws: WebSocket, before: Attachment | null): void {
     const wait = this.host.waiters.get(ws);
     this.host.waiters.leave(ws);
     wait?.abort();
-    const state = attachmentOf(ws);
-    this.takeBackOffer(state);
-    keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
+    if (before?.phase === "granted") this.host.line(before.at.kind).takeBack(before.token);
     this.gates.delete(ws);
-    this.ended.add(ws);
-    this.live.delete(ws);
-    if (state && state.phase !== "done") this.host.caps.tell(state.at);
-  }
-
-  /** A socket offered a grant it did not acknowledge: the grant goes back to the line (a no-op once it was picked up). */
-  private takeBackOffer(state: Attachment | null): void {
-    if (state?.phase === "granted") this.host.line(state.at.kind).takeBack(state.token);
   }
 }

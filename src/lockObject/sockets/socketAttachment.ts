@@ -1,5 +1,5 @@
 import type { WaitRequest } from "../line/waitProtocol.js";
-import type { SocketAnswer } from "../../wire/socketProtocol.js";
+import type { KindSocketAnswer, SocketAnswer } from "../../wire/socketProtocol.js";
 import type { SocketAt } from "./socketSchemas.js";
 import { errorAnswer } from "../../wire/errorAnswer.js";
 
@@ -10,19 +10,20 @@ import { errorAnswer } from "../../wire/errorAnswer.js";
  * its deadline and its place (seq), unless that is too large to attach.
  */
 type SocketPhase =
-  /** Opened at `since`; closed if no acquire or watch comes within SOCKET_IDLE_MS. */
+  /** Opened at `since`; closed if no first message (an acquire, an awaited end, a watch) comes within SOCKET_IDLE_MS. */
   | { phase: "open"; since?: number }
   | { phase: "waiting"; resume?: Resume }
   /** Offered a grant at `offeredAt`; closed (the grant given back) if no ack comes within PICKUP_MS. */
   | { phase: "granted"; token: string; keep?: boolean; offeredAt?: number; ttlMs?: number }
   /** Held, the socket kept open (`keep`) for the holder's heartbeats and release, until the lease's end as the object last heard it. */
   | { phase: "holding"; token: string; leaseEndsAt?: number }
-  /** A watch socket pushing the lock's state: the digest of the state it was last sent (LockWatchers.ts). */
+  /** A watch socket pushing the lock's state: the digest of the state it was last sent (WatchSockets.ts). */
   | { phase: "watching"; seen?: string }
   | { phase: "done" };
 /** Where a socket's lock wait stands in the line: its token, arrival order, and whether the socket stays open once held. */
 export type Place = { token: string; seq: number; keep?: boolean };
-export type Resume = (Place & { deadline: number; req: WaitRequest }) | { deadline: number; seq: number; watch: true };
+/** What a waiting socket takes to wait again: its place and request in the line, or that it awaits a state's end. */
+export type Resume = (Place & { deadline: number; req: WaitRequest }) | { deadline: number; seq: number; awaitsEnd: true };
 export type Attachment = { at: SocketAt } & SocketPhase;
 
 /** A socket's attachment: what it is for and where it is in its wait (null: none). */
@@ -48,7 +49,7 @@ export function keepWaiting(ws: WebSocket, at: SocketAt, resume: Resume): void {
 }
 
 /** One message to the client; a client that is gone gets none (its close event withdraws what it had). */
-export function sendAnswer(ws: WebSocket, answer: SocketAnswer): void {
+export function sendAnswer(ws: WebSocket, answer: SocketAnswer | KindSocketAnswer): void {
   try {
     ws.send(JSON.stringify(answer));
   } catch {
@@ -57,7 +58,7 @@ export function sendAnswer(ws: WebSocket, answer: SocketAnswer): void {
 }
 
 /** The socket's last message, then a normal close (wait and watch sockets alike; the caller has counted it out). */
-export function closeWith(ws: WebSocket, answer: SocketAnswer): void {
+export function closeWith(ws: WebSocket, answer: SocketAnswer | KindSocketAnswer): void {
   sendAnswer(ws, answer);
   try {
     ws.close(1000, answer.type);

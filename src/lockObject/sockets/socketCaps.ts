@@ -6,7 +6,7 @@ import { openRateOf, positiveSetting, SocketRateRefusal } from "../../namespaceO
 import { errorAnswer } from "../../wire/errorAnswer.js";
 import { SOCKET_FLOOD_UNTIL_HEADER } from "../../wire/socketProtocol.js";
 import type { SocketAt } from "./socketSchemas.js";
-import { FloodRefusal, floodPenalties, floodRefusal } from "./floodPenalties.js";
+import { FloodRefusal, floodPenalties, floodRefusal } from "../../namespaceObject/floodPenalties.js";
 import type { NamespaceObjectRpc } from "../../store/durable/NamespaceObjectRpc.js";
 
 /** How soon a refused waiter may try again: a waiter ahead leaves within its waitMs, often much sooner. */
@@ -133,7 +133,7 @@ export class SocketCaps {
 
   /**
    * A socket of `at` sent faster than a socket may: its client's ids are
-   * refused new sockets for a while (floodPenalties.ts), in this isolate at
+   * refused new sockets for a while (namespaceObject/floodPenalties.ts), in this isolate at
    * once and, told in the background, by the namespace object for every
    * isolate.
    */

@@ -12,7 +12,7 @@ import { socketAtSchema as anyKindSocketAt, type SocketAt as WireSocketAt } from
  * WaitSockets.ts and socketHolder.ts check are named here too, for their
  * imports.
  */
-export { ackMessage, holderMessage, renewMessage, watchMessage } from "../../wire/socketMessages.js";
+export { ackMessage, awaitEndMessage, holderMessage, renewMessage } from "../../wire/socketMessages.js";
 
 /** What a socket is for, as the object reads it: its kind one the object knows by name. */
 export type SocketAt = WireSocketAt<KindName>;

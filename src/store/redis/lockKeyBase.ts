@@ -13,7 +13,7 @@ export function lockKeyBase(tag: string, ref: LockRef) {
     base,
     fence: `${base}:fence`,
     ended: `${base}:ended`,
-    /** Exists while the lock object has watch sockets (src/lockObject/watches/watchMarker.ts); only the Worker's writes pass it. */
+    /** Exists while the lock object has watch sockets (src/lockObject/sockets/watchMarker.ts); only the Worker's writes pass it. */
     watchers: `${base}:watchers`,
     request: (requestId: string) => `${base}:rq:${requestId}`,
   };

@@ -29,6 +29,21 @@ export function queueConformance(kind: StoreKind) {
     expect((await get(path(name))).body).toMatchObject({ held: true, fence: granted.body.fence });
   });
 
+  it("a re-entry goes ahead of the line: with onExpire (through the lock object) it is granted at once while someone waits", async () => {
+    const name = uniqueName("reenter-past-line");
+    const receiver = await newReceiver();
+    const holder = (await post(path(name, "acquire"), { ttlMs: 10_000 })).body;
+    const waiting = post(path(name, "acquire"), { ttlMs: 10_000, waitMs: 20_000 });
+    await untilWaiters(name, 1);
+    // A held token is a re-entry (the lock object's rule, whatever the kind): tried at once, never refused for the line.
+    const again = await post(path(name, "acquire"), { ttlMs: 10_000, token: holder.token, onExpire: receiver.url });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ count: 2, fence: holder.fence });
+    await post(path(name, "release"), { token: holder.token });
+    await post(path(name, "release"), { token: holder.token });
+    expect((await waiting).status).toBe(200);
+  });
+
   it("once the line is empty, try-locks are not held back: within the registration grace (5 s) at most", async () => {
     const name = uniqueName("line-empties");
     const holder = (await post(path(name, "acquire"), { ttlMs: 30_000 })).body;

@@ -1,8 +1,8 @@
 import { logError } from "../../logError.js";
 import { RedisStoreCore } from "../../store/redis/RedisStore.js";
 import type { LockStore } from "../../store/types.js";
-import type { SocketAt } from "../sockets/socketSchemas.js";
-import { attachmentOf } from "../sockets/socketAttachment.js";
+import type { SocketAt } from "./socketSchemas.js";
+import { attachmentOf } from "./socketAttachment.js";
 import type { ObjectTimers } from "../timers.js";
 import type { StoreKind } from "../line/waitProtocol.js";
 

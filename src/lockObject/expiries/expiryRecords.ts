@@ -1,17 +1,17 @@
 import type { KindName } from "../../store/kinds.js";
 import type { StoreKind } from "../line/waitProtocol.js";
 
-/** What a lock object stores for onExpire: its watched leases and their undelivered notifications (watches.ts keeps them). */
+/** What a lock object stores for onExpire: its expiries and their undelivered notifications (expiries.ts keeps them). */
 
 /** A lease whose lapse (end without release) is reported to onExpire. */
-export interface WatchedLease {
+export interface Expiry {
   kind: KindName;
   /** The store the lease lives in (its kind only; the object has the credentials). */
   store: StoreKind;
   ns: string;
   name: string;
   fence: number;
-  /** The holder's token, for the kinds with many holders (readers share a fence): the watch's id then. */
+  /** The holder's token, for the kinds with many holders (readers share a fence): the expiry's id then. */
   token?: string;
   /** When to look again, on this object's clock. */
   checkAt: number;
@@ -22,8 +22,8 @@ export interface WatchedLease {
   holderLabel?: string;
 }
 
-/** A watch's id: the holder's token where a kind has many holders, else the fence. */
-export const watchIdOf = (lease: { fence: number; token?: string }): string => lease.token ?? String(lease.fence);
+/** An expiry's id: the holder's token where a kind has many holders, else the fence. */
+export const expiryIdOf = (lease: { fence: number; token?: string }): string => lease.token ?? String(lease.fence);
 
 /** A notification not yet acknowledged by its receiver. */
 export interface PendingNotification {

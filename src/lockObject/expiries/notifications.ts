@@ -1,4 +1,4 @@
-import type { PendingNotification, WatchedLease } from "./watchRecords.js";
+import type { PendingNotification, Expiry } from "./expiryRecords.js";
 import { namespaceKey, SIGNATURE_HEADER, signatureHeader } from "../../wire/signature.js";
 
 /**
@@ -22,8 +22,8 @@ export async function holderIdOf(token: string): Promise<string> {
   return Array.from(digest.subarray(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** `holder`: the holder's id (holderIdOf), for the kinds with many holders (their watches are by token). */
-export function notificationFor(lease: WatchedLease, now: number, holder?: string): PendingNotification {
+/** `holder`: the holder's id (holderIdOf), for the kinds with many holders (their expiries are by token). */
+export function notificationFor(lease: Expiry, now: number, holder?: string): PendingNotification {
   const body = JSON.stringify({
     kind: lease.kind,
     namespace: lease.ns,

@@ -9,11 +9,11 @@
  *
  * Kept in memory, once per isolate (the Worker and the lock objects that
  * share it see the same box), and in the namespace object, which every
- * handshake of the namespace passes through (socketCaps.ts): an isolate that
+ * handshake of the namespace passes through (lockObject/sockets/socketCaps.ts): an isolate that
  * has not seen the flood learns it from the object's refusal.
  */
 
-import { RateLimitedError } from "../../errors.js";
+import { RateLimitedError } from "../errors.js";
 
 /** The first refusal of a flooder's new sockets. */
 const PENALTY_FIRST_MS = 1000;

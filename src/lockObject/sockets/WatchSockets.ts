@@ -3,29 +3,26 @@ import { InvalidInputError } from "../../errors.js";
 import { logError } from "../../logError.js";
 import { validated } from "../../wire/parse.js";
 import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
-import { SOCKET_PROTOCOL, type SocketAnswer } from "../../wire/socketProtocol.js";
-import type { SocketAt } from "../sockets/socketSchemas.js";
-import { refusal, type SocketCaps } from "../sockets/socketCaps.js";
+import type { SocketCaps } from "./socketCaps.js";
 import { checkTokenLife } from "../tokenLife.js";
-import { type Attachment, attachmentOf, closeWith, errorAsAnswer, keepAttachment, sendAnswer } from "../sockets/socketAttachment.js";
-import { limitIdle } from "../sockets/socketIdleLimits.js";
-import { EndedSockets } from "../sockets/endedSockets.js";
-import { socketAtOf, socketMessageOf } from "../sockets/socketSchemas.js";
+import { type Attachment, attachmentOf, keepAttachment, sendAnswer } from "./socketAttachment.js";
+import { OpenSockets } from "./openSockets.js";
+import { type SocketAt, socketAtOf, socketMessageOf } from "./socketSchemas.js";
 import { watchStartMessage } from "../../wire/socketMessages.js";
 import type { ObjectTimers } from "../timers.js";
 import type { StoreKind } from "../line/waitProtocol.js";
 import { WatchMarker } from "./watchMarker.js";
 import type { LockStore } from "../../store/types.js";
 
-/** The runtime's tag on watch sockets, so a woken object finds them among its wait sockets. */
+/** The runtime's tag on watch sockets, so a woken object tells them from its wait sockets. */
 const WATCH_TAG = "watch";
 /** A state read that failed (the store did not answer) is tried again this much later. */
 const RETRY_MS = 1000;
 /** A lease end the store has not reached yet by its own clock is looked at again this often. */
 const CLOCK_LAG_MS = 25;
 
-/** What the watchers need of their lock object. */
-export interface LockWatchersHost {
+/** What the watch sockets need of their lock object. */
+export interface WatchSocketsHost {
   ctx: DurableObjectState;
   env: Env;
   /** The lock's state as its GET answers it, read now from the socket's store. */
@@ -47,24 +44,34 @@ export interface LockWatchersHost {
  * watcher was last sent is the digest in its attachment, so a woken object
  * pushes only what changed while it slept. No watchers: nothing is read.
  */
-export class LockWatchers {
-  /** Watch sockets open here and not done (for the caps, and the sockets a change is pushed to). */
-  private readonly live = new Set<WebSocket>();
+export class WatchSockets {
+  /** The sockets' life, as a wait socket's (openSockets.ts): accepted, limited while idle, ended, counted out. */
+  private readonly sockets: OpenSockets;
   /** Every watch socket this instance knows of, done or not: its events go here, not to the wait sockets. */
   private readonly mine = new WeakSet<WebSocket>();
   /** Sockets whose one message is being handled: another on them meanwhile ends them at once. */
   private readonly starting = new WeakSet<WebSocket>();
-  /** Sockets this instance ended: what still arrives on them is dropped unread (a flooder that writes on: endedSockets.ts). */
-  private readonly ended: EndedSockets;
   private reading = false;
   private again = false;
   private cancelRecheck: (() => void) | undefined;
   /** The lock's watchers key in Redis, so the Worker tells this object of its writes only while someone watches. */
   private readonly marker: WatchMarker;
 
-  constructor(private readonly host: LockWatchersHost) {
+  constructor(private readonly host: WatchSocketsHost) {
     this.marker = new WatchMarker(host);
-    this.ended = new EndedSockets(host.ctx, host.caps, () => this.live);
+    this.sockets = new OpenSockets(host, {
+      tag: WATCH_TAG,
+      firstIsWatch: () => true,
+      finished: () => {
+        this.marker.update(this.live);
+        if (!this.live.size) this.recheckIn(undefined);
+      },
+    });
+  }
+
+  /** Watch sockets open here and not done (for the caps, and the sockets a change is pushed to). */
+  private get live(): Set<WebSocket> {
+    return this.sockets.live;
   }
 
   /** GET .../watch from the Worker (its at says watch). */
@@ -82,33 +89,17 @@ export class LockWatchers {
 
   /** Accept the socket, unless a cap refuses it: the same caps as a wait socket's (socketCaps.ts). */
   async accept(request: Request): Promise<Response> {
-    const at = socketAtOf(request) as SocketAt;
-    const admitted = await this.host.caps.admitSocket(at);
-    if ("refused" in admitted) return refusal(admitted.refused);
-    const [client, server] = Object.values(new WebSocketPair());
-    try {
-      this.host.ctx.acceptWebSocket(server, [WATCH_TAG]);
-      this.mine.add(server);
-      this.live.add(server);
-    } finally {
-      admitted.room.settle();
+    const accepted = await this.sockets.accept(request);
+    if ("ws" in accepted) {
+      this.mine.add(accepted.ws);
+      this.marker.update(this.live);
     }
-    const state: Attachment = { at, phase: "open", since: Date.now() };
-    keepAttachment(server, state);
-    this.marker.update(this.live);
-    this.limitIdle(server, state);
-    return new Response(null, { status: 101, webSocket: client, headers: at.protocol ? { "Sec-WebSocket-Protocol": SOCKET_PROTOCOL } : {} });
+    return accepted.response;
   }
 
   /** Woken (after hibernation or a restart): the watch sockets are found by their tag, and read for what changed meanwhile. */
   restore(): void {
-    for (const ws of this.host.ctx.getWebSockets(WATCH_TAG)) {
-      this.mine.add(ws);
-      const state = attachmentOf(ws);
-      if (!state || state.phase === "done") continue;
-      this.live.add(ws);
-      if (state.phase === "open") this.limitIdle(ws, state);
-    }
+    for (const ws of this.sockets.restore()) this.mine.add(ws);
     this.marker.update(this.live);
     this.changed();
   }
@@ -118,9 +109,8 @@ export class LockWatchers {
    * budget as a wait socket's are, starts the pushes; anything else ends the socket.
    */
   message(ws: WebSocket, data: string | ArrayBuffer): void {
-    if (this.ended.dropped(ws)) return;
-    const state = attachmentOf(ws);
-    if (!state || state.phase === "done") return;
+    const state = this.sockets.current(ws);
+    if (!state) return;
     // A second message (or one while the first is still being handled) ends the socket at once, before any
     // budget is asked: a socket that floods costs one answer, not a budget call per frame.
     if (state.phase !== "open" || this.starting.has(ws)) {
@@ -138,14 +128,14 @@ export class LockWatchers {
     await checkRateLimit(this.host.env, state.at.ref.ns, state.at.tier ?? tierOf(this.host.env.RATE_LIMIT_TIERS, state.at.ref.ns));
     validated(socketMessageOf(data, "watch").json, watchStartMessage, "watch message");
     // Ended while its budget was asked (closed, or a second message came): nothing to start.
-    if (this.ended.has(ws)) return;
+    if (this.sockets.isEnded(ws)) return;
     keepAttachment(ws, { at: state.at, phase: "watching" });
     this.changed();
   }
 
   /** The client closed the socket, or its connection failed: it is counted out now. */
   closed(ws: WebSocket): void {
-    this.finish(ws);
+    this.sockets.finish(ws);
   }
 
   /** The lock's state may have changed: read it once for every watcher (coalesced while a read runs). */
@@ -213,28 +203,8 @@ export class LockWatchers {
     this.cancelRecheck = ms === undefined ? undefined : this.host.timers.after(ms, () => this.changed());
   }
 
-  private limitIdle(ws: WebSocket, state: Attachment): void {
-    limitIdle(ws, state, this.host.timers, (socket, err) => this.fail(socket, err));
-  }
-
   private fail(ws: WebSocket, err: unknown): void {
-    this.end(ws, errorAsAnswer(err));
-  }
-
-  private end(ws: WebSocket, answer: SocketAnswer): void {
-    this.finish(ws);
-    closeWith(ws, answer);
-  }
-
-  /** Done, whoever ended it: nothing more is pushed to it, and its namespace object hears it is gone. */
-  private finish(ws: WebSocket): void {
-    const state = attachmentOf(ws);
-    this.ended.add(ws);
-    keepAttachment(ws, state ? { at: state.at, phase: "done" } : null);
-    this.live.delete(ws);
-    this.marker.update(this.live);
-    if (!this.live.size) this.recheckIn(undefined);
-    if (state && state.phase !== "done") this.host.caps.tell(state.at);
+    this.sockets.fail(ws, err);
   }
 }
 

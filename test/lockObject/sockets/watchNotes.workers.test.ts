@@ -1,12 +1,12 @@
 // On the Redis store the Worker tells a lock object of its writes only while the lock has watchers: the
 // object keeps the lock's watchers key (lua/FIELDS.md) while it has watch sockets, and the Worker's scripts
-// answer whether it exists (src/service/changeNotes.ts, src/lockObject/watches/watchMarker.ts). That watchers are
-// still pushed every change is test/lockObject/watches/watch.workers.test.ts (its Redis cases).
+// answer whether it exists (src/service/changeNotes.ts, src/lockObject/sockets/watchMarker.ts). That watchers are
+// still pushed every change is test/lockObject/sockets/watch.workers.test.ts (its Redis cases).
 import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";
 import { createUpstashClient } from "../../../src/store/redis/createUpstashClient";
 import { mutexKeys } from "../../../src/kinds/mutex/keys";
-import { WATCHERS_KEY_MS } from "../../../src/lockObject/watches/watchMarker";
+import { WATCHERS_KEY_MS } from "../../../src/lockObject/sockets/watchMarker";
 import worker, { LockObject } from "../../../src/worker";
 import { api, envFor, KEY_A, uniqueName } from "../../support/workers/api";
 import { eventually, lockObject, newReceiver } from "../../support/workers/lockObjectHelpers";
@@ -98,7 +98,7 @@ describe("the Worker's change notes on the Redis store", () => {
     expect(ttl).toBeLessThanOrEqual(WATCHERS_KEY_MS);
     first.close();
     await eventually(
-      () => inObject(lockObject(name), (o) => o.watchers.liveCount as number),
+      () => inObject(lockObject(name), (o) => o.watchSockets.liveCount as number),
       (n) => n === 1,
     );
     expect(await redis.exists(watchersKey(name))).toBe(1);
