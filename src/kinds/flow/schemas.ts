@@ -1,11 +1,6 @@
 import * as z from "zod/mini";
 import { holderLabel, intFrom, onExpire, ttlMs, waitMs } from "../../wire/schemas.js";
-
-/** The most slots a flow's concurrency and the most starts its rate may allow (as lua/flow/acquire.lua checks). */
-const FLOW_COUNT_MAX = 10_000;
-/** A rate's window: from a second to a day, in whole milliseconds. */
-const FLOW_WINDOW_MIN_MS = 1000;
-const FLOW_WINDOW_MAX_MS = 86_400_000;
+import { FLOW_COUNT_MAX, FLOW_WINDOW_MAX_MS, FLOW_WINDOW_MIN_MS } from "./types.js";
 
 /** An integer from min to max whose every problem is told in one sentence naming it (a field inside rate). */
 const namedInt = (name: string, min: number, max: number) => {

@@ -11,6 +11,12 @@ import type { Admitted, HolderOps, HolderWriteNote as FlowWriteNote, QueuedHolde
  * the same behaviour.
  */
 
+/** The most slots a flow's concurrency and the most starts its rate may allow (as lua/flow/acquire.lua checks). */
+export const FLOW_COUNT_MAX = 10_000;
+/** A rate's window: from a second to a day, in whole milliseconds. */
+export const FLOW_WINDOW_MIN_MS = 1000;
+export const FLOW_WINDOW_MAX_MS = 86_400_000;
+
 /** A flow's limit; at least one part is given. */
 export interface FlowLimit {
   concurrency?: number;
