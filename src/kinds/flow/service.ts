@@ -8,6 +8,7 @@ import { checkOnExpire } from "../../service/onExpire.js";
 import { validated } from "../../wire/parse.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
+import { writeMetric } from "../../metrics.js";
 import { flowAcquireBody, flowGrant } from "./schemas.js";
 
 /** The flow limit as the HTTP API serves it: call the store, then tell the lock object (the semaphore's shape). */
@@ -42,6 +43,8 @@ async function flowAcquireSteps(ctx: ServiceContext, name: string, body: FlowAcq
             const r = await flow.acquire(ref, { token: newToken, ...limit, ttlMs: body.ttlMs, watch: false, holder: body.holder });
             if (r.status === "granted") return r.grant;
             if (r.status === "limit_mismatch") throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit, limit));
+            // Which part of the limit turned this try away (docs/metrics.md): counted beside the acquire's own busy or grant.
+            if (r.reason !== "line") writeMetric(ctx.env, ctx.ns, "flow", r.reason === "rate" ? "busy_rate" : "busy_concurrency");
             if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, busyMessage(r, body), r.current);
             return undefined;
           }
