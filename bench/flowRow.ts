@@ -6,12 +6,19 @@
  * the issue asks: windows of 1 s over R (over the grant times the store
  * reports), the most callers the resource saw at once, whether fences rose
  * in grant order, the achieved start rate against R, the busiest client's
- * starts against the least busy one's, and the wait p50/p99.
+ * starts against the least busy one's, and the wait p50/p99. Beside it, the
+ * nearest a user has today: the library's Semaphore (4) and then
+ * @upstash/ratelimit's sliding window (20 per 1 s, blockUntilReady) over the
+ * same Upstash gateway, each polling; its starts are the clients' own times
+ * (one process, one clock), and no fences are issued per start.
  *
  *   npx tsx bench/flowRow.ts            (FLOW_ROW_MS=10000 for a shorter run)
  */
+import { Ratelimit } from "@upstash/ratelimit";
+import { Semaphore } from "../src/index";
 import { overRate } from "../test/kinds/flow/windows";
-import { startBenchStack } from "./stack";
+import { upstashRedis } from "./clients";
+import { type Gateway, startBenchStack } from "./stack";
 import { ms, summarize } from "./stats";
 
 const CLIENTS = 32;
@@ -73,6 +80,50 @@ async function row(baseUrl: string, apiKey: string, store: string) {
   );
 }
 
+/** The same 32 clients with what a user can put together today: a semaphore for concurrency, then @upstash/ratelimit for the rate. */
+async function nearestToday(gateway: Gateway) {
+  const redis = upstashRedis(gateway);
+  const name = `flow-row-nearest-${Date.now().toString(36)}`;
+  const semaphore = new Semaphore(redis, name, { limit: LIMIT.concurrency, namespace: "bench" });
+  const ratelimit = new Ratelimit({ redis, limiter: Ratelimit.slidingWindow(LIMIT.rate.count, "1 s"), prefix: `bench-${name}` });
+  let inFlight = 0;
+  let most = 0;
+  const starts: number[] = [];
+  const perClient = new Array<number>(CLIENTS).fill(0);
+  const waits: number[] = [];
+  let other = 0;
+  const until = Date.now() + RUN_MS;
+  const client = async (i: number) => {
+    while (Date.now() < until) {
+      const sent = performance.now();
+      const grant = await semaphore.acquire({ ttlMs: 10_000, waitMs: 30_000 }).catch(() => undefined);
+      if (!grant) {
+        other += 1;
+        continue;
+      }
+      const { success } = await ratelimit.blockUntilReady(name, 30_000);
+      if (success) {
+        waits.push(performance.now() - sent);
+        starts.push(Date.now());
+        perClient[i] += 1;
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        await new Promise((done) => setTimeout(done, CALL_MS));
+        inFlight -= 1;
+      } else other += 1;
+      await semaphore.release(grant.token);
+    }
+  };
+  const started = Date.now();
+  await Promise.all(Array.from({ length: CLIENTS }, (_, i) => client(i)));
+  const seconds = (Date.now() - started) / 1000;
+  const wait = summarize(waits);
+  const rate = starts.length / seconds;
+  console.log(
+    `| Semaphore + @upstash/ratelimit (Redis) | ${starts.length} | ${overRate(starts, LIMIT.rate).length} | ${most} (N ${LIMIT.concurrency}) | no fence per start | ${rate.toFixed(1)}/s (${(rate / LIMIT.rate.count).toFixed(2)} R) | ${Math.max(...perClient)}/${Math.min(...perClient)} = ${(Math.max(...perClient) / Math.max(1, Math.min(...perClient))).toFixed(2)} | ${ms(wait.p50)} / ${ms(wait.p99)} | ${other} |`,
+  );
+}
+
 async function main() {
   const stack = await startBenchStack();
   try {
@@ -85,6 +136,7 @@ async function main() {
     console.log("|---|---|---|---|---|---|---|---|---|");
     await row(stack.workers.redis, stack.apiKey, "redis");
     await row(stack.workers.durable, stack.apiKey, "durable");
+    await nearestToday(stack.gateway);
   } finally {
     await stack.stop();
   }
