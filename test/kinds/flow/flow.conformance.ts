@@ -1,7 +1,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { expect, it } from "vitest";
 import worker from "../../../src/worker";
-import { api, envFor, KEY_A, sleep, type StoreKind, uniqueName } from "../../support/workers/api.js";
+import { api, envFor, KEY_A, KEY_ADMIN, sleep, type StoreKind, uniqueName } from "../../support/workers/api.js";
 import { eventually } from "../../support/workers/lockObjectHelpers.js";
 import { overRate } from "./windows.js";
 
@@ -182,6 +182,20 @@ export function flowConformance(kind: StoreKind) {
     expect(granted.grant.startedAt).toBeGreaterThanOrEqual(first.startedAt + 1500);
     expect(granted.grant).toMatchObject({ held: 2, starts: 1 });
     s.ws.close();
+  });
+
+  it("is listed while held, and an operator's force release frees its holders (their starts stay counted)", async () => {
+    const name = uniqueName("flow-force");
+    const limit = { concurrency: 2, rate: { count: 10, perMs: 60_000 } };
+    await acquire(name, { ...limit, ttlMs: 30_000, holder: "sync-a" });
+    await acquire(name, { ...limit, ttlMs: 30_000, holder: "sync-b" });
+    const listed = (await get(`/v1/flows?prefix=${name}`)).body.items;
+    expect(listed).toEqual([expect.objectContaining({ name, held: 2, starts: 2, holderLabels: ["sync-a", "sync-b"] })]);
+    const forced = await post(path(name, "force-release"), { reason: "wedged", holder: "sync-a" }, { key: KEY_ADMIN });
+    expect(forced.status).toBe(200);
+    expect(forced.body).toMatchObject({ released: 1, holder: "sync-a" });
+    expect(await state(name)).toMatchObject({ held: 1, starts: 2, holderLabels: ["sync-b"] });
+    expect((await acquire(name, { ...limit, ttlMs: 30_000 })).status).toBe(200);
   });
 
   it("a lapsed lease frees its slot for the waiter", async () => {
