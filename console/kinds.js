@@ -1,4 +1,4 @@
-// The four kinds of lock as the console shows them: where each is listed,
+// The kinds of lock as the console shows them: where each is listed,
 // whether an admin may force-release it, and its columns (the list) and
 // fields (the detail panel), read from the kind's GET answer (docs/API.md).
 // A field is { label, value } (text), { label, list } (one line per entry,
@@ -17,6 +17,18 @@ const mutexState = (i) => {
 const labels = (i) => (Array.isArray(i.holderLabels) ? i.holderLabels.map(text) : []);
 
 const permits = (i) => (typeof i.used !== "number" ? NONE : typeof i.limit === "number" ? `${i.used} of ${i.limit}` : String(i.used));
+
+const flowLimit = (i) => {
+  const l = i.limit;
+  if (!l || typeof l !== "object") return NONE;
+  const parts = [typeof l.concurrency === "number" ? `${l.concurrency} at once` : "", l.rate ? `${l.rate.count} per ${l.rate.perMs} ms` : ""];
+  return parts.filter(Boolean).join(", ") || NONE;
+};
+
+const slotsHeld = (i) =>
+  typeof i.held !== "number" ? NONE : typeof i.limit?.concurrency === "number" ? `${i.held} of ${i.limit.concurrency}` : String(i.held);
+
+const startsInWindow = (i) => (typeof i.starts !== "number" ? NONE : i.limit?.rate ? `${i.starts} of ${i.limit.rate.count}` : String(i.starts));
 
 const storedResponse = (i) => {
   if (i.response === undefined) return NONE;
@@ -96,6 +108,31 @@ export const KINDS = [
       { label: "Holders", value: (i) => text(i.holders) },
       { label: "Holder labels (first to end, labelled ones)", list: labels },
       { label: "First lease ends at", at: (i) => i.expiresAt },
+      { label: "Waiters", value: (i) => text(i.waiters) },
+    ],
+  },
+  {
+    kind: "flow",
+    title: "Flow limits",
+    noun: "Flow limit",
+    path: "/v1/flows",
+    releasable: true,
+    manyHolders: true,
+    held: (i) => typeof i.held === "number" && i.held > 0,
+    columns: [
+      { label: "Limit", value: flowLimit },
+      { label: "Slots held", value: slotsHeld },
+      { label: "Starts in window", value: startsInWindow },
+      { label: "Next start at", at: (i) => i.nextStartAt },
+      { label: "Waiters", value: (i) => text(i.waiters) },
+    ],
+    fields: [
+      { label: "Limit", value: flowLimit },
+      { label: "Slots held", value: slotsHeld },
+      { label: "Holder labels (first to end, labelled ones)", list: labels },
+      { label: "First lease ends at", at: (i) => i.expiresAt },
+      { label: "Starts in window", value: startsInWindow },
+      { label: "Window admits the next start at", at: (i) => i.nextStartAt },
       { label: "Waiters", value: (i) => text(i.waiters) },
     ],
   },

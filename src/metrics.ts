@@ -2,7 +2,7 @@ import type { Env } from "./env.js";
 import { InProgressError, LockedError } from "./errors.js";
 
 /** The events metrics count (docs/metrics.md). */
-export type MetricEvent = "grant" | "busy" | "lease_lost" | "force_release" | "lapse";
+export type MetricEvent = "grant" | "busy" | "lease_lost" | "force_release" | "lapse" | "busy_concurrency" | "busy_rate";
 
 /**
  * One data point to the Workers Analytics Engine dataset bound as METRICS,

@@ -2,10 +2,18 @@ import { EXIT } from "./exitCodes.js";
 
 export const HELP = `Usage:
   holdfast run --lock NAME [--ttl 30s] [--wait 0] [--grace 10s] -- CMD [ARGS...]
-  holdfast run --once KEY [--retain 1d] [--ttl 30s] [--wait 0] -- CMD [ARGS...]
-  holdfast status NAME [--kind mutex|rwlock|semaphore|idempotency]
+  holdfast run --limit KEY
+  Takes a slot of the flow limit KEY, shared by every caller of KEY: at most
+  --concurrency N running at once and at most COUNT started in any WINDOW
+  (--rate 120/1m); waits in line up to --wait, then runs CMD as run --lock
+  does and gives the slot back when CMD exits. Every caller of KEY must ask
+  for the same limit.
+
+run --once KEY [--retain 1d] [--ttl 30s] [--wait 0] -- CMD [ARGS...]
+  holdfast run --limit KEY [--concurrency N] [--rate COUNT/WINDOW] [--ttl 30s] [--wait 0] -- CMD [ARGS...]
+  holdfast status NAME [--kind mutex|rwlock|semaphore|flow|idempotency]
   holdfast release NAME --token TOKEN [--kind ...] [--mode read|write]
-  holdfast list [--kind mutex|rwlock|semaphore|idempotency] [--prefix P]
+  holdfast list [--kind mutex|rwlock|semaphore|flow|idempotency] [--prefix P]
   holdfast force-release NAME --reason TEXT [--kind mutex|rwlock|semaphore]
                          [--fence N] [--holder LABEL]
   holdfast audit [--limit 50]

@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
 
 /** The client's safety margin for a run: its default, or the grace and some slack when that is longer. */
 function marginFor(command: Command, graceMs: number): number | undefined {
-  if (command.name !== "run-lock" && command.name !== "run-once") return undefined;
+  if (command.name !== "run-lock" && command.name !== "run-slot" && command.name !== "run-once") return undefined;
   const fallback = Math.min(2000, Math.max(100, Math.round(command.ttlMs / 10)));
   return Math.max(fallback, graceMs + 500);
 }
@@ -72,8 +72,13 @@ for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
 
 async function execute(client: HoldfastClient, command: Command, say: (line: string) => void): Promise<number> {
   switch (command.name) {
-    case "run-lock": {
-      const lease = await lockWithin(client, command.lock, command.ttlMs, command.waitMs, command.holder ?? defaultHolder(), say);
+    case "run-lock":
+    case "run-slot": {
+      const lease =
+        command.name === "run-lock"
+          ? await lockWithin(client, command.lock, command.ttlMs, command.waitMs, command.holder ?? defaultHolder(), say)
+          : await slotWithin(client, command, say);
+      const name = command.name === "run-lock" ? command.lock : command.flow;
       try {
         if (interrupted.signal.aborted) throw interrupted.signal.reason;
         if (lease.signal.aborted) return EXIT.leaseLost;
@@ -81,7 +86,7 @@ async function execute(client: HoldfastClient, command: Command, say: (line: str
         return run.leaseLost ? EXIT.leaseLost : run.status;
       } finally {
         await lease.release().catch((err) => {
-          if (!(err instanceof LeaseLostError)) say(`could not release ${command.lock} (it ends at its TTL): ${(err as Error).message}`);
+          if (!(err instanceof LeaseLostError)) say(`could not release ${name} (it ends at its TTL): ${(err as Error).message}`);
         });
       }
     }
@@ -194,6 +199,30 @@ async function lockWithin(client: HoldfastClient, name: string, ttlMs: number, w
       const { holder: label, expiresAt } = err.body as { holder?: string | null; expiresAt?: number | null };
       const hint = waitMs ? `within --wait ${formatDuration(waitMs)}` : "(use --wait 1m to wait for it)";
       throw new CliError(`${name} is held by ${heldBy(label, expiresAt)}; not acquired ${hint}; not running the command`, EXIT.notAcquired);
+    }
+    throw err;
+  }
+}
+
+/** A slot of the --limit KEY flow, waiting up to --wait: turned away, the command does not run. */
+async function slotWithin(client: HoldfastClient, command: Extract<Command, { name: "run-slot" }>, say: (line: string) => void) {
+  const { flow: name, concurrency, rate, ttlMs, waitMs } = command;
+  try {
+    const onWait = (notice: WaitNotice) => say(`waiting for a slot of ${name} (over ${notice.channel === "socket" ? "a socket" : "HTTP"})`);
+    return await client.slot(name, {
+      concurrency,
+      rate,
+      ttlMs,
+      waitMs,
+      signal: interrupted.signal,
+      holder: command.holder ?? defaultHolder(),
+      onWait,
+    });
+  } catch (err) {
+    if (interrupted.signal.aborted) throw interrupted.signal.reason;
+    if (err instanceof LockedError) {
+      const hint = waitMs ? `within --wait ${formatDuration(waitMs)}` : "(use --wait 1m to wait for a slot)";
+      throw new CliError(`${name} is at its limit (${err.message}); no slot ${hint}; not running the command`, EXIT.notAcquired);
     }
     throw err;
   }

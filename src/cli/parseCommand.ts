@@ -24,6 +24,17 @@ interface Connection {
 export type Command =
   | { name: "help" }
   | { name: "run-lock"; lock: string; ttlMs: number; waitMs: number; graceMs: number; cmd: string[]; holder?: string }
+  | {
+      name: "run-slot";
+      flow: string;
+      concurrency?: number;
+      rate?: { count: number; perMs: number };
+      ttlMs: number;
+      waitMs: number;
+      graceMs: number;
+      cmd: string[];
+      holder?: string;
+    }
   | { name: "run-once"; key: string; ttlMs: number; waitMs: number; retainMs: number; graceMs: number; cmd: string[]; holder?: string }
   /** kind: from --kind; without it, the mutex, or the idempotency key when no mutex of that name is in use. */
   | { name: "status"; target: string; kind?: LeaseKind }
@@ -54,6 +65,8 @@ const OPTIONS = {
   reason: { type: "string" },
   fence: { type: "string" },
   limit: { type: "string" },
+  concurrency: { type: "string" },
+  rate: { type: "string" },
   url: { type: "string" },
   "api-key": { type: "string" },
   quiet: { type: "boolean", short: "q" },
@@ -122,8 +135,14 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     case "run": {
       const lock = str("lock");
       const once = str("once");
-      if ((lock === undefined) === (once === undefined)) throw new CliError("run needs exactly one of --lock NAME or --once KEY");
-      if (!cmd.length) throw new CliError(`no command to run: holdfast run ${lock ? `--lock ${lock}` : `--once ${once}`} -- CMD [ARGS...]`);
+      const flow = str("limit");
+      if ([lock, once, flow].filter((v) => v !== undefined).length !== 1)
+        throw new CliError("run needs exactly one of --lock NAME, --once KEY or --limit KEY");
+      const slot = flow === undefined ? undefined : flowLimit(str("concurrency"), str("rate"));
+      if (flow === undefined && (str("concurrency") !== undefined || str("rate") !== undefined))
+        throw new CliError("--concurrency and --rate go with --limit KEY");
+      const what = lock ? `--lock ${lock}` : once ? `--once ${once}` : `--limit ${flow}`;
+      if (!cmd.length) throw new CliError(`no command to run: holdfast run ${what} -- CMD [ARGS...]`);
       const ttlMs = duration("ttl", 30_000);
       if (ttlMs < 1000) throw new CliError(`--ttl ${formatDuration(ttlMs)} is too short for a command: use 1s or more`);
       // CMD is stopped (SIGTERM, then SIGKILL after the grace) before the lease can end, so the grace must fit well inside it.
@@ -142,7 +161,9 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       const command: Command =
         lock !== undefined
           ? { name: "run-lock", lock, ...common }
-          : { name: "run-once", key: once as string, retainMs: duration("retain", 86_400_000), ...common };
+          : flow !== undefined
+            ? { name: "run-slot", flow, ...slot, ...common }
+            : { name: "run-once", key: once as string, retainMs: duration("retain", 86_400_000), ...common };
       return { command, quiet, connection: conn };
     }
     case "status":
@@ -193,4 +214,22 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     default:
       throw new CliError(`unknown command ${JSON.stringify(verb)}: use run, status, release, list, force-release or audit (holdfast --help)`);
   }
+}
+
+/** --concurrency N and --rate COUNT/WINDOW (120/1m, 20/1s, 5/10 for ten seconds): at least one; the service checks their ranges. */
+function flowLimit(concurrencyText: string | undefined, rateText: string | undefined) {
+  if (concurrencyText === undefined && rateText === undefined) throw new CliError("--limit KEY needs --concurrency N, --rate COUNT/WINDOW or both");
+  const limit: { concurrency?: number; rate?: { count: number; perMs: number } } = {};
+  if (concurrencyText !== undefined) {
+    if (!/^[1-9]\d{0,4}$/.test(concurrencyText)) throw new CliError(`--concurrency ${JSON.stringify(concurrencyText)}: use a whole number from 1`);
+    limit.concurrency = Number(concurrencyText);
+  }
+  if (rateText !== undefined) {
+    const [count, window] = rateText.split("/");
+    const perMs = window === undefined ? undefined : parseDuration(window);
+    if (!/^[1-9]\d{0,4}$/.test(count) || perMs === undefined)
+      throw new CliError(`--rate ${JSON.stringify(rateText)}: use COUNT/WINDOW, e.g. 120/1m (at most 120 starts in any minute) or 20/1s`);
+    limit.rate = { count: Number(count), perMs };
+  }
+  return limit;
 }

@@ -1,5 +1,13 @@
 import { leaseClock } from "../wire/keepLease.js";
-import type { BeginOptions, BeginResult, HoldfastClientOptions, LockOptions, RunOnceOptions, SemaphoreOptions } from "./clientOptions.js";
+import type {
+  BeginOptions,
+  BeginResult,
+  HoldfastClientOptions,
+  LockOptions,
+  RunOnceOptions,
+  SemaphoreOptions,
+  SlotOptions,
+} from "./clientOptions.js";
 import { nameSegment } from "./names.js";
 import { lockBody } from "./clientOptions.js";
 import { LeaseLostError } from "./errors.js";
@@ -20,6 +28,7 @@ export type {
   LockOptions,
   RunOnceOptions,
   SemaphoreOptions,
+  SlotOptions,
   WaitNotice,
 } from "./clientOptions.js";
 
@@ -97,6 +106,12 @@ export class HoldfastClient {
     return acquireLease(this.grants, { kind: "semaphore", name }, path("/v1/semaphores", name), body, options);
   }
 
+  /** Takes a slot of the flow limit `name`: granted while fewer than `concurrency` are held and fewer than `rate.count` started in the last `rate.perMs`. */
+  async slot(name: string, options: SlotOptions): Promise<Lease> {
+    const body = { ...lockBody(options), concurrency: options.concurrency, rate: options.rate };
+    return acquireLease(this.grants, { kind: "flow", name }, path("/v1/flows", name), body, options);
+  }
+
   /** Runs fn holding the mutex, with the lease (its signal and fence); releases after, whatever happens. */
   withLock<T>(name: string, options: LockOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
     return this.holding(this.lock(name, options), fn);
@@ -112,6 +127,11 @@ export class HoldfastClient {
 
   withSemaphore<T>(name: string, options: SemaphoreOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
     return this.holding(this.semaphore(name, options), fn);
+  }
+
+  /** Runs fn holding a slot of the flow limit `name` (slot); gives it back after, whatever happens. */
+  withSlot<T>(name: string, options: SlotOptions, fn: (lease: Lease) => Promise<T> | T): Promise<T> {
+    return this.holding(this.slot(name, options), fn);
   }
 
   /**

@@ -86,6 +86,14 @@ export interface SemaphoreOptions extends LockOptions {
   permits?: number;
 }
 
+/** A slot of a flow limit (docs/API.md "Flow limit"): `concurrency`, `rate` or both; every caller of the name asks the same. */
+export interface SlotOptions extends LockOptions {
+  /** At most this many slots held at once. */
+  concurrency?: number;
+  /** At most `count` grants in any window of `perMs` (1 000 .. 86 400 000). */
+  rate?: { count: number; perMs: number };
+}
+
 export interface BeginOptions {
   ttlMs: number;
   retainMs?: number;

@@ -9,6 +9,7 @@ export {
   type HoldfastClientOptions,
   type LockOptions,
   type SemaphoreOptions,
+  type SlotOptions,
   type BeginOptions,
   type BeginResult,
   type RunOnceOptions,

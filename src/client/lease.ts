@@ -13,7 +13,7 @@ declare global {
 }
 
 /** The kinds a lease may be of, as the API names them (the `kind` of a listing, an audit entry, a notification). */
-export const LEASE_KINDS = ["mutex", "rwlock", "semaphore", "idempotency"] as const;
+export const LEASE_KINDS = ["mutex", "rwlock", "semaphore", "idempotency", "flow"] as const;
 export type LeaseKind = (typeof LEASE_KINDS)[number];
 
 /**
@@ -49,6 +49,7 @@ export const KIND_PATHS: Record<LeaseKind, string> = {
   rwlock: "/v1/rwlocks",
   semaphore: "/v1/semaphores",
   idempotency: "/v1/idempotency",
+  flow: "/v1/flows",
 };
 
 /** The service paths of a lease's operations. */

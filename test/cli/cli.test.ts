@@ -189,6 +189,25 @@ for (const kind of ["redis", "durable"] as const) {
       expect(await until(alive, (a) => !a, 3000)).toBe(false);
     });
 
+    it("run --limit holds to the rate: past --rate 2/15s a run without --wait does not run, one with --wait runs when the window admits it", async () => {
+      const name = unique("limit");
+      const times = path.join(scratch, `${name}.times`);
+      const record = ["node", "-e", `require("fs").appendFileSync(${JSON.stringify(times)}, Date.now() + "\\n")`];
+      const run = (...flags: string[]) =>
+        holdfast(url(), ["run", "--limit", name, "--concurrency", "5", "--rate", "2/15s", ...flags, "--", ...record]).done;
+      // A window long enough to outlast a few CLI starts on a loaded machine (each spawns node and tsx).
+      expect((await Promise.all([run(), run()])).map((r) => r.status)).toEqual([0, 0]);
+      const turned = await run();
+      expect(turned.status).toBe(EXIT.notAcquired);
+      expect(turned.stderr).toMatch(/at its limit \(the rate is used up: 2 starts in the last 15000 ms\); no slot .*not running the command/);
+      expect((await run("--wait", "30s")).status).toBe(0);
+      const ran = fs.readFileSync(times, "utf8").trim().split("\n").map(Number);
+      expect(ran).toHaveLength(3);
+      ran.sort((a, b) => a - b);
+      expect(ran[2] - ran[0]).toBeGreaterThanOrEqual(13_000); // the first start had to leave the window
+      expect(await client().inspect("flow", name)).toMatchObject({ limit: { concurrency: 5, rate: { count: 2, perMs: 15_000 } }, held: 0 });
+    });
+
     it("run --once runs CMD once across two concurrent invocations; a later one says it was done and exits 0", async () => {
       const key = unique("once");
       const log = path.join(scratch, `${key}.log`);

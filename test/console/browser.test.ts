@@ -230,7 +230,9 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
     const b = await user().post(`/v1/semaphores/${sem}/acquire`, { limit: 3, ttlMs: 30_000, holder: "renderer-b" });
     const r = await user().post(`/v1/rwlocks/${rw}/read/acquire`, { ttlMs: 30_000, holder: "reader-1" });
     const i = await user().post(`/v1/idempotency/${idem}/begin`, { ttlMs: 30_000, holder: "webhook-7" });
-    expect([a.status, b.status, r.status, i.status]).toEqual([200, 200, 200, 201]);
+    const flow = `${prefix}.flow`;
+    const f = await user().post(`/v1/flows/${flow}/acquire`, { concurrency: 4, rate: { count: 120, perMs: 60_000 }, ttlMs: 30_000 });
+    expect([a.status, b.status, r.status, i.status, f.status]).toEqual([200, 200, 200, 201, 200]);
     const s = await openConsole(base(), ADMIN_KEY);
     try {
       await filterBy(s.page, prefix);
@@ -243,6 +245,9 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
       expect(await cell(s.page, "Semaphores", sem, "Expires in")).toMatch(/^\d+\.\d s$/);
       expect(await cell(s.page, "Idempotency keys", idem, "State")).toBe("started");
       expect(await cell(s.page, "Idempotency keys", idem, "Holder")).toBe("webhook-7");
+      expect(await cell(s.page, "Flow limits", flow, "Limit")).toBe("4 at once, 120 per 60000 ms");
+      expect(await cell(s.page, "Flow limits", flow, "Slots held")).toBe("1 of 4");
+      expect(await cell(s.page, "Flow limits", flow, "Starts in window")).toBe("1 of 120");
 
       // Idempotency keys cannot be force-released: the panel does not offer it.
       await rowButton(s.page, "Idempotency keys", idem).click();

@@ -74,6 +74,10 @@ const PLAN: Record<string, "node" | "curl" | "typecheck" | { notRun: string }> =
   "deploy-url": { notRun: "the URL wrangler prints" },
   "deploy-secrets": { notRun: "wrangler secret put needs a Cloudflare account" },
   "deploy-check": "curl",
+  // docs/flow-limits.md
+  "flow-client": "typecheck",
+  "flow-cli": { notRun: "needs a deployment and the reader's script: test/cli/cli.test.ts runs run --limit" },
+  "flow-library": "typecheck",
   // docs/fencing.md
   "fence-import": "node",
   "fence-gap": { notRun: "a timeline, not code" },

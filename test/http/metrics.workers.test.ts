@@ -69,6 +69,29 @@ describe("metrics (Workers Analytics Engine)", () => {
   }
 
   for (const kind of ["redis", "durable"] as const) {
+    it(`${kind} store: a flow limit's refusals are counted by reason, concurrency or rate, beside its grants and busy answers`, async () => {
+      const dataset = recordingDataset();
+      const { post } = api(kind, { METRICS: dataset });
+      const [slots, starts] = [uniqueName("metrics-slots"), uniqueName("metrics-starts")];
+      expect((await post(`/v1/flows/${slots}/acquire`, { concurrency: 1, ttlMs: 5000 })).status).toBe(200);
+      expect((await post(`/v1/flows/${slots}/acquire`, { concurrency: 1, ttlMs: 5000 })).status).toBe(409);
+      const rate = { count: 1, perMs: 60_000 };
+      const first = (await post(`/v1/flows/${starts}/acquire`, { rate, ttlMs: 5000 })).body;
+      await post(`/v1/flows/${starts}/release`, { token: first.token });
+      expect((await post(`/v1/flows/${starts}/acquire`, { rate, ttlMs: 5000 })).status).toBe(409);
+      const seen = dataset.points.map((p) => [p.indexes?.[0], ...(p.blobs ?? [])].join(" "));
+      expect(seen).toEqual([
+        "tenant-a flow grant",
+        "tenant-a flow busy_concurrency",
+        "tenant-a flow busy",
+        "tenant-a flow grant",
+        "tenant-a flow busy_rate",
+        "tenant-a flow busy",
+      ]);
+    });
+  }
+
+  for (const kind of ["redis", "durable"] as const) {
     it(`${kind} store: a watched lease that lapses is counted by its lock object`, async () => {
       const dataset = recordingDataset();
       const { post } = api(kind);

@@ -1,0 +1,48 @@
+import { FLOW } from "./types.js";
+import { forceReleaseHolders, forceReleaseTellsObject } from "../../holders/forceRelease.js";
+import { stateWithLine } from "../../lockObject/ObjectKinds.js";
+import { holdersForceBody } from "../../operator/schemas.js";
+import { defineKind, waitedOn } from "../kind.js";
+import { durableFlow, nextFlowDeadline } from "./durableFlow.js";
+import { flowObjectPart } from "./objectPart.js";
+import { flowOperations } from "./operations.js";
+import { flowOnRedis } from "./redisFlow.js";
+import { flowSocketAcquire, inspectFlow, releaseTellsObject } from "./service.js";
+import { flowWait } from "./wait.js";
+
+/**
+ * The flow limit (docs/API.md "Flow limit"): at most N slots held and R
+ * starts in any window of P ms, per name, admitted in order. A kind of its
+ * own, not a semaphore option: its store keeps the window's starts beside the
+ * holders, its line is woken by the window as well as by releases, and the
+ * semaphore's permits and limit stay as they are; the holders' leases,
+ * heartbeat, withdraw, watch and force release are src/holders/'s.
+ */
+export const flow = defineKind<typeof FLOW>({
+  ...flowOnRedis,
+  nameInMessages: "the flow limit",
+  object: {
+    part: flowObjectPart,
+    durable: durableFlow,
+    nextDeadline: nextFlowDeadline,
+    wait: flowWait,
+    watchedState: stateWithLine("flow"),
+    socket: "acquire",
+  },
+  service: {
+    inspect: async (ctx, name) => ({ ...(await inspectFlow(ctx, name)) }),
+    listed: (s) => Number(s.held) > 0 || waitedOn(s),
+    forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, FLOW, name, ask.holder),
+    socketAcquire: flowSocketAcquire,
+    writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+  },
+  http: {
+    path: "/v1/flows",
+    operations: flowOperations,
+    onQuorum: false,
+    param: "name",
+    oneInSummaries: "a flow limit",
+    listedInSummaries: "held or waited-on flow limits",
+    forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
+  },
+});
