@@ -7,7 +7,8 @@ import { durableFlow, nextFlowDeadline } from "./durableFlow.js";
 import { flowObjectPart } from "./objectPart.js";
 import { flowOperations } from "./operations.js";
 import { flowOnRedis } from "./redisFlow.js";
-import { flowSocketAcquire, inspectFlow, releaseTellsObject } from "./service.js";
+import { inspectFlow, releaseTellsObject } from "./service.js";
+import { flowAcquireBody } from "./schemas.js";
 import { flowWait } from "./wait.js";
 
 /**
@@ -27,13 +28,12 @@ export const flow = defineKind<typeof FLOW>({
     nextDeadline: nextFlowDeadline,
     wait: flowWait,
     watchedState: stateWithLine("flow"),
-    socket: "acquire",
+    acquireBody: flowAcquireBody,
   },
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectFlow(ctx, name)) }),
     listed: (s) => Number(s.held) > 0 || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, FLOW, name, ask.holder),
-    socketAcquire: flowSocketAcquire,
     writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
   },
   http: {

@@ -31,7 +31,6 @@ export const flowObjectPart = (host: LockObjectHost) =>
       watch: req.onExpire !== undefined,
       holder: req.holder,
     }),
-    isReentry: () => false,
     endedWatch: (r) => r.watched,
     releaseInput: (token, requestId) => ({ token, requestId }),
     releaseAnswer: (r) => ({ released: true, held: r.held }),

@@ -3,13 +3,11 @@ import type * as z from "zod/mini";
 import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
-import type { KindSocketAcquire } from "../../service/ServiceKind.js";
-import { checkOnExpire } from "../../service/onExpire.js";
-import { validated } from "../../wire/parse.js";
+import { checkOnExpire } from "../../wire/onExpireTarget.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { writeMetric } from "../../metrics.js";
-import { flowAcquireBody, flowGrant } from "./schemas.js";
+import { type flowAcquireBody, flowGrant } from "./schemas.js";
 
 /** The flow limit as the HTTP API serves it: call the store, then tell the lock object (the semaphore's shape). */
 
@@ -64,12 +62,6 @@ async function flowAcquireSteps(ctx: ServiceContext, name: string, body: FlowAcq
     heartbeat: (token) => flow.heartbeat(ref, { token }),
   };
 }
-
-/** The flow on a wait socket: its acquire message is the HTTP acquire body, acquired the same way. */
-export const flowSocketAcquire: KindSocketAcquire<typeof FLOW> = {
-  steps: (ctx, at, message) => flowAcquireSteps(ctx, at.ref.name, validated(message, flowAcquireBody, "acquire message")),
-  grantSchema: flowGrant,
-};
 
 export async function heartbeatSlot(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
   const r = await kindOps(ctx.store, FLOW).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
