@@ -23,7 +23,8 @@ for (const kind of ["redis", "durable"] as const) {
 
     it("withSlot holds to the rate: a start past it waits for the window (no release frees it), a try is told when", async () => {
       const name = unique("slot");
-      const limit = { concurrency: 5, rate: { count: 2, perMs: 1500 } };
+      // A window long enough that the try lands inside it on a busy runner (1.5 s did not, at load 12).
+      const limit = { concurrency: 5, rate: { count: 2, perMs: 4000 } };
       const ran: number[] = [];
       const run = () => client().withSlot(name, { ...limit, ttlMs: 10_000, waitMs: 10_000 }, async (lease) => ran.push(Date.now()) && lease.fence);
       const fences = [await run(), await run()];
@@ -34,9 +35,13 @@ for (const kind of ["redis", "durable"] as const) {
       expect((tried as LockedError).retryAfterMs).toBeGreaterThan(0);
       fences.push(await run());
       // The third started when the first left the window, not at once (the two before it were released).
-      expect(ran[2] - ran[0]).toBeGreaterThanOrEqual(1000);
+      expect(ran[2] - ran[0]).toBeGreaterThanOrEqual(3000);
       expect(fences[2]).toBeGreaterThan(fences[1]);
-      expect(await client().inspect("flow", name)).toMatchObject({ limit, held: 0, starts: 2 });
+      const after = await client().inspect("flow", name);
+      expect(after).toMatchObject({ limit, held: 0 });
+      // The third's start is in the window, and the second's unless the run was slow enough for it to leave.
+      expect(after.starts).toBeGreaterThanOrEqual(1);
+      expect(after.starts).toBeLessThanOrEqual(2);
     });
   });
 }
