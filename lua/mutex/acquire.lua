@@ -124,7 +124,8 @@ if ARGV[3] then
   mark_pickup = ARGV[6] or '0'
   if mark_pickup ~= '0' and mark_pickup ~= '1' then bad_arg('mark_pickup', 'must be 0 or 1, got ' .. mark_pickup) end
   holder = ARGV[7] or ''
-  if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
+  -- (4096: an election's value, kept as its leader's label; the mutex's HTTP API allows labels of 1024 bytes)
+  if #holder > 4096 then bad_arg('holder', 'must be at most 4096 bytes') end
   -- "0" (the usual) without a conversion.
   if ARGV[8] and ARGV[8] ~= '0' then
     lock_delay = tonumber(ARGV[8])

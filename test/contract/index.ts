@@ -1,4 +1,5 @@
 import { describe } from "vitest";
+import { electionContract } from "../kinds/election/election.contract";
 import { idempotencyContract } from "../kinds/idempotency/idempotency.contract";
 import { mutexContract } from "../kinds/mutex/mutex.contract";
 import { rwLockContract } from "../kinds/rwlock/rwLock.contract";
@@ -16,4 +17,5 @@ export function runContractCases({ newStore }: { newStore: NewStore }): void {
   describe("read-write lock", () => rwLockContract(newStore));
   describe("semaphore", () => semaphoreContract(newStore));
   describe("idempotency", () => idempotencyContract(newStore));
+  describe("election", () => electionContract(newStore));
 }

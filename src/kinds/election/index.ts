@@ -1,0 +1,47 @@
+import { ELECTION } from "./types.js";
+import { mutexForceBody } from "../../operator/schemas.js";
+import { nextMutexDeadline } from "../mutex/durableMutex.js";
+import { MutexObjectPart } from "../mutex/objectPart.js";
+import { defineKind, waitedOn } from "../kind.js";
+import { durableElection } from "./durableElection.js";
+import { watchedLeader } from "./leader.js";
+import { electionOperations } from "./operations.js";
+import { electionOnRedis } from "./redisElection.js";
+import { electionSocketAcquire, forceResign, leader, resignTellsObject } from "./service.js";
+import { electionWait } from "./wait.js";
+
+/**
+ * Leader election (docs/API.md "Elections"): a kind of its own whose rules
+ * are the mutex's (its lock object part, its line, its scripts and Durable
+ * rules, under the election's keys and lock objects), with the value as the
+ * leader's label and proclaim its one rule of its own.
+ */
+export const election = defineKind<typeof ELECTION>({
+  ...electionOnRedis,
+  nameInMessages: "the election",
+  object: {
+    part: (host) => new MutexObjectPart(host, ELECTION),
+    durable: durableElection,
+    nextDeadline: nextMutexDeadline,
+    wait: electionWait,
+    watchedState: watchedLeader,
+    socket: "acquire",
+  },
+  service: {
+    inspect: (ctx, name) => leader(ctx, name),
+    listed: (s) => s.term != null || waitedOn(s),
+    forceRelease: (ctx, name, ask) => forceResign(ctx, name, ask.fence),
+    socketAcquire: electionSocketAcquire,
+    writesThatTellTheLockObject: { release: resignTellsObject },
+  },
+  http: {
+    path: "/v1/elections",
+    operations: electionOperations,
+    onQuorum: false,
+    param: "name",
+    oneInSummaries: "an election",
+    listedInSummaries: "led or waited-on elections",
+    // The mutex's body: why, and optionally the fence (the term) of the leader seen.
+    forceReleaseBody: ["MutexForceReleaseRequest", mutexForceBody],
+  },
+});
