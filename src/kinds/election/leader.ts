@@ -1,18 +1,24 @@
-import { ELECTION } from "./types.js";
+import { ELECTION, type ElectionView } from "./types.js";
 import type { ObjectKind } from "../../lockObject/ObjectKinds.js";
-import { kindOps } from "../../store/types.js";
-import type { MutexState } from "../mutex/types.js";
+import { kindOps, type LockRef, type LockStore } from "../../store/types.js";
 
-/** Who leads, from the state of the election's lease: its value, term, since and end, or nulls when nobody leads. */
-export function leaderOf(state: MutexState) {
-  if (!state.held || state.fence === null) return { value: null, term: null, since: null, expiresAt: null };
+/** No change is after this position: an observe that answers only who leads and the last position. */
+const NONE_AFTER = Number.MAX_SAFE_INTEGER;
+
+/** Who leads, from an election's view: value, term, since and end of its lease (nulls when nobody leads), and the history's last position. */
+export function leaderOf(view: ElectionView) {
+  const { leader, position } = view;
+  if (!leader) return { value: null, term: null, since: null, expiresAt: null, position };
   // A fence is the store's clock in µs when it was issued (or one past the last, when that is ahead: docs/guarantees.md).
-  return { value: state.holder, term: state.fence, since: Math.floor(state.fence / 1000), expiresAt: state.expiresAt };
+  return { value: leader.value, term: leader.term, since: Math.floor(leader.term / 1000), expiresAt: leader.expiresAt, position };
 }
 
-/** An election's state as its GET answers it, pushed to its watch sockets. */
+/** Who leads now (and the last position), from the store. */
+export const leaderIn = async (store: LockStore, ref: LockRef) => leaderOf(await kindOps(store, ELECTION).observe(ref, { since: NONE_AFTER }));
+
+/** An election's state as its GET answers it, pushed to its watch sockets on every change (an observer's cue to read the changes). */
 export const watchedLeader: ObjectKind["object"]["watchedState"] = async (store, ref, waiters) => ({
   name: ref.name,
-  ...leaderOf(await kindOps(store, ELECTION).inspect(ref)),
+  ...(await leaderIn(store, ref)),
   waiters: waiters(),
 });

@@ -1,7 +1,7 @@
 import { heartbeatOperation, lockWaitSocket, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/operations/leaseOperations.js";
 import { operation } from "../../http/operations/operation.js";
-import { campaignBody, leaderResponse, leadership, proclaimBody, proclaimResponse, resignResponse } from "./schemas.js";
-import { campaign, heartbeatLeader, leader, proclaim, resign } from "./service.js";
+import { campaignBody, changesResponse, leaderResponse, leadership, proclaimBody, proclaimResponse, resignResponse } from "./schemas.js";
+import { campaign, changes, heartbeatLeader, leader, proclaim, resign } from "./service.js";
 
 /** /v1/elections/{name}: leader election, one value per operation (docs/API.md "Elections"). */
 export const electionOperations = [
@@ -54,5 +54,15 @@ export const electionOperations = [
     ok: [[200, "Leader", leaderResponse]],
     errors: READ_ERRORS,
     run: async (ctx, name) => ({ body: { name, ...(await leader(ctx, name)) } }),
+  }),
+  operation({
+    method: "get",
+    step: "changes",
+    operationId: "electionChanges",
+    summary: "An election's recent changes, in order",
+    needs: ["inspect"],
+    ok: [[200, "ElectionChanges", changesResponse]],
+    errors: READ_ERRORS,
+    run: async (ctx, name) => ({ body: { name, ...(await changes(ctx, name)) } }),
   }),
 ];

@@ -34,7 +34,8 @@ export const leadership = z.object({
 });
 
 export const proclaimBody = z.strictObject({ token, value: electionValue });
-export const proclaimResponse = z.object({ term: z.int(), expiresAt: z.int() });
+/** `position`: the history's last after it (a value the leader already said is not appended again). */
+export const proclaimResponse = z.object({ term: z.int(), expiresAt: z.int(), position: z.int() });
 export const resignResponse = z.object({ resigned: z.boolean() });
 
 /** Who leads: every field null when nobody does. */
@@ -46,6 +47,24 @@ export const leaderResponse = z.object({
   /** When its term began (ms, the store's clock, as its fence records it). */
   since: z.nullable(z.int()),
   expiresAt: z.nullable(z.int()),
+  /** The position of the last change (a new leader or a proclaim) in the election's history; 0 before any. */
+  position: z.int(),
   /** Campaigns waiting in line. */
   waiters: z.int(),
+});
+
+/** One change: a new leader (a new term) or its new value, at its position. */
+const electionChange = z.object({ position: z.int(), term: z.int(), value: z.string(), at: z.int() });
+
+/** The changes an election's history keeps (the last 64), oldest first, and who leads now. */
+export const changesResponse = z.object({
+  name: z.string(),
+  value: z.nullable(z.string()),
+  term: z.nullable(z.int()),
+  since: z.nullable(z.int()),
+  expiresAt: z.nullable(z.int()),
+  position: z.int(),
+  /** The oldest position kept (null before any change): an observer whose last seen is below it missed changes. */
+  first: z.nullable(z.int()),
+  changes: z.array(electionChange),
 });

@@ -8,7 +8,7 @@ import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps, type LockRef } from "../../store/types.js";
 import { validated } from "../../wire/parse.js";
 import type { MutexGrant, MutexReleaseResult } from "../mutex/types.js";
-import { leaderOf } from "./leader.js";
+import { leaderIn, leaderOf } from "./leader.js";
 import { campaignBody, leadership } from "./schemas.js";
 
 /**
@@ -83,7 +83,7 @@ export async function heartbeatLeader(ctx: ServiceContext, name: string, token: 
 export async function proclaim(ctx: ServiceContext, name: string, token: string, value: string) {
   const r = await kindOps(ctx.store, ELECTION).proclaim({ ns: ctx.ns, name }, { token, value });
   if (r.status === "lost") throw new LeaseLostError();
-  return { term: r.fence, expiresAt: r.expiresAt };
+  return { term: r.fence, expiresAt: r.expiresAt, position: r.position };
 }
 
 export async function resign(ctx: ServiceContext, name: string, token: string) {
@@ -107,8 +107,14 @@ export const resignTellsObject = (r: { released?: unknown; watched?: unknown }) 
 /** Who leads now: value, term, since and end of its lease, or nulls; and the line's length. */
 export async function leader(ctx: ServiceContext, name: string) {
   const ref = { ns: ctx.ns, name };
-  const [state, waiters] = await Promise.all([kindOps(ctx.store, ELECTION).inspect(ref), lockObjectClient(ctx.env, "election", ref).waiterCount()]);
-  return { ...leaderOf(state), waiters };
+  const [now, waiters] = await Promise.all([leaderIn(ctx.store, ref), lockObjectClient(ctx.env, "election", ref).waiterCount()]);
+  return { ...now, waiters };
+}
+
+/** The changes the election's history keeps (the last 64), oldest first, and who leads now. */
+export async function changes(ctx: ServiceContext, name: string) {
+  const view = await kindOps(ctx.store, ELECTION).observe({ ns: ctx.ns, name }, { since: 0 });
+  return { ...leaderOf(view), first: view.first, changes: view.changes };
 }
 
 /** An operator's force release: whoever leads steps down; the next in line leads, as after a resign. */

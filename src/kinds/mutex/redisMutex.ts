@@ -116,8 +116,8 @@ export function redisMutex(scripts: ScriptRunner, keys: MutexKeys = mutexKeys): 
   };
 }
 
-/** mutex_acquire's ARGV[3..8] when left off (lua/mutex/acquire.lua). */
-const ACQUIRE_ARG_DEFAULTS = [undefined, undefined, "new", "0", "0", "0", "", "0"];
+/** mutex_acquire's ARGV[3..9] when left off (lua/mutex/acquire.lua). */
+const ACQUIRE_ARG_DEFAULTS = [undefined, undefined, "new", "0", "0", "0", "", "0", "0"];
 
 /**
  * mutex_acquire's ARGV, with the trailing ones that are their defaults left
@@ -134,6 +134,7 @@ function acquireArgs(input: MutexAcquireInput): string[] {
     input.markPickup ? "1" : "0",
     input.holder ?? "",
     String(input.lockDelayMs ?? 0),
+    input.history ? "1" : "0",
   ];
   while (args.length > 2 && args[args.length - 1] === ACQUIRE_ARG_DEFAULTS[args.length - 1]) args.pop();
   return args;

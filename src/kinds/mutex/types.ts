@@ -43,6 +43,8 @@ export interface MutexAcquireInput extends AnsweredWrite {
   holder?: string;
   /** Nobody is granted the lock for this long (ms) after this lease lapses (ends without a release). */
   lockDelayMs?: number;
+  /** Append a new grant to the lock's history of changes (an election's, src/kinds/election/). */
+  history?: boolean;
 }
 
 export type MutexAcquireResult =

@@ -9,7 +9,7 @@ import { electionApi } from "./electionApi.js";
  * a lapse, heartbeat, who leads, and bad input.
  */
 export function electionConformance(kind: StoreKind) {
-  const { post, path, leader, untilWaiters, socketCampaign } = electionApi(kind);
+  const { post, get, path, leader, untilWaiters, socketCampaign } = electionApi(kind);
 
   it("a campaign of a free election leads at once: its lease's fence is the term, and everyone sees its value", async () => {
     const name = uniqueName("el-lead");
@@ -19,14 +19,22 @@ export function electionConformance(kind: StoreKind) {
     expect(res.body).toMatchObject({ name, ttlMs: 5000, count: 1 });
     expect(res.body.token).toMatch(/^hf_/);
     const now = await leader(name);
-    expect(now).toEqual({ name, value: "10.0.0.1:8080", term: res.body.fence, since: expect.any(Number), expiresAt: res.body.expiresAt, waiters: 0 });
+    expect(now).toEqual({
+      name,
+      value: "10.0.0.1:8080",
+      term: res.body.fence,
+      since: expect.any(Number),
+      expiresAt: res.body.expiresAt,
+      position: 1,
+      waiters: 0,
+    });
     expect(now.since).toBeGreaterThanOrEqual(before - 1000);
     expect(now.since).toBeLessThanOrEqual(Date.now() + 1000);
   });
 
   it("nobody leads an election never campaigned for", async () => {
     const name = uniqueName("el-none");
-    expect(await leader(name)).toEqual({ name, value: null, term: null, since: null, expiresAt: null, waiters: 0 });
+    expect(await leader(name)).toEqual({ name, value: null, term: null, since: null, expiresAt: null, position: 0, waiters: 0 });
   });
 
   it("a campaign that will not wait is 409 locked while someone leads, and names the leader's value", async () => {
@@ -82,7 +90,7 @@ export function electionConformance(kind: StoreKind) {
     const a = (await post(path(name, "campaign"), { value: "v1", ttlMs: 5000 })).body;
     const said = await post(path(name, "proclaim"), { token: a.token, value: "v2" });
     expect(said.status).toBe(200);
-    expect(said.body).toEqual({ term: a.fence, expiresAt: a.expiresAt });
+    expect(said.body).toEqual({ term: a.fence, expiresAt: a.expiresAt, position: 2 });
     expect(await leader(name)).toMatchObject({ value: "v2", term: a.fence, expiresAt: a.expiresAt });
 
     const other = await post(path(name, "proclaim"), { token: "hf_AAAAAAAAAAAAAAAAAAAAAAAA", value: "mine" });
@@ -175,6 +183,41 @@ export function electionConformance(kind: StoreKind) {
     expect(tooLarge.status).toBe(400);
     expect(tooLarge.body.error).toBe("invalid_value");
     expect(await leader(name)).toMatchObject({ value: "kept", term: a.fence });
+  });
+
+  it("every new leader and every new value is a change in the history, in order, each at the next position", async () => {
+    const name = uniqueName("el-changes");
+    const a = (await post(path(name, "campaign"), { value: "a", ttlMs: 30_000 })).body;
+    const b = post(path(name, "campaign"), { value: "b", ttlMs: 30_000, waitMs: 20_000 });
+    await untilWaiters(name, 1);
+    await post(path(name, "proclaim"), { token: a.token, value: "a2" });
+    // The same value again is no change (a retried proclaim appends nothing).
+    expect((await post(path(name, "proclaim"), { token: a.token, value: "a2" })).body.position).toBe(2);
+    await post(path(name, "resign"), { token: a.token });
+    const bLeads = (await b).body;
+    await post(path(name, "proclaim"), { token: bLeads.token, value: "b2" });
+    const res = await get(path(name, "changes"));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name, value: "b2", term: bLeads.fence, position: 4, first: 1 });
+    expect(res.body.changes.map((c: any) => [c.position, c.term, c.value])).toEqual([
+      [1, a.fence, "a"],
+      [2, a.fence, "a2"],
+      [3, bLeads.fence, "b"],
+      [4, bLeads.fence, "b2"],
+    ]);
+    expect(await leader(name)).toMatchObject({ value: "b2", position: 4 });
+  });
+
+  it("the history keeps the last 64 changes: the oldest kept moves on", async () => {
+    const name = uniqueName("el-kept");
+    const a = (await post(path(name, "campaign"), { value: "v0", ttlMs: 30_000 })).body;
+    for (let i = 1; i < 70; i++) await post(path(name, "proclaim"), { token: a.token, value: `v${i}` });
+    const res = (await get(path(name, "changes"))).body;
+    expect(res.position).toBe(70);
+    expect(res.first).toBe(7);
+    expect(res.changes).toHaveLength(64);
+    expect(res.changes[0]).toMatchObject({ position: 7, value: "v6" });
+    expect(res.changes[63]).toMatchObject({ position: 70, value: "v69" });
   });
 
   it("terms only rise across many leaders, each handed over in line", async () => {

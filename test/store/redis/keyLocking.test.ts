@@ -171,6 +171,7 @@ describe("the gateway enforces Upstash's key rule", () => {
     const leader = await store.election.acquire(el, { token: "l1", mode: "new", ttlMs: 5000, requestId: requestId(), watch: false, holder: "v" });
     expect(leader.status).toBe("granted");
     expect((await store.election.proclaim(el, { token: "l1", value: "w" })).status).toBe("ok");
+    expect((await store.election.observe(el, { since: 0 })).changes).toHaveLength(2);
 
     // The quorum's second step (raise_fence), over three clients of the same database.
     const quorum = new QuorumStore([clientOf(stack), clientOf(stack), clientOf(stack)]);
