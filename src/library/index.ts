@@ -5,9 +5,11 @@ export { RwLock, type RwLockOptions, type RwLockAcquireOptions } from "./RwLock.
 export { RwLock as RWLock } from "./RwLock.js";
 export { Semaphore, type SemaphoreOptions, type SemaphoreAcquireOptions } from "./Semaphore.js";
 export { Idempotency, type IdempotencyOptions, type BeginOptions, type BeginResult } from "./Idempotency.js";
+export { Election, type ElectionOptions, type CampaignOptions } from "./Election.js";
 export { runOnce, type RunOnceOptions, type RunOnceContext } from "./runOnce.js";
 export { idempotent, senders, type IdempotentOptions, type KeySource } from "./idempotent.js";
 export type { MutexGrant, MutexState } from "../kinds/mutex/types.js";
 export type { RwGrant, RwState } from "../kinds/rwlock/types.js";
 export type { SemaphoreGrant, SemaphoreState } from "../kinds/semaphore/types.js";
 export type { IdempotencyState } from "../kinds/idempotency/types.js";
+export type { ElectionChange, ElectionView } from "../kinds/election/types.js";

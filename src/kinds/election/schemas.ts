@@ -1,6 +1,7 @@
 import * as z from "zod/mini";
 import { intFrom, token, ttlMs, waitMs } from "../../wire/schemas.js";
 import { LOCK_DELAY_MAX_MS } from "../../limits.js";
+import { InvalidInputError } from "../../errors.js";
 
 /** An election's value at most (UTF-8 bytes): an address, an instance id; lua/election/proclaim.lua and the mutex's acquire check it too. */
 const ELECTION_VALUE_MAX_BYTES = 4096;
@@ -8,6 +9,14 @@ const ELECTION_VALUE_MAX_BYTES = 4096;
 const utf8 = new TextEncoder();
 /** A UTF-16 code unit is at most 3 bytes of UTF-8: a short value needs no encoding. */
 const fits = (v: string) => v.length * 3 <= ELECTION_VALUE_MAX_BYTES || utf8.encode(v).length <= ELECTION_VALUE_MAX_BYTES;
+
+const VALUE_SIZE_MESSAGE = `value must be 1 to ${ELECTION_VALUE_MAX_BYTES} bytes (UTF-8)`;
+
+/** The library's check of a value (the HTTP API's is the schema below): InvalidInputError invalid_value. */
+export function checkElectionValue(value: unknown): string {
+  if (typeof value !== "string" || value.length === 0 || !fits(value)) throw new InvalidInputError("invalid_value", VALUE_SIZE_MESSAGE);
+  return value;
+}
 
 /** What the leader says to everyone: any text of 1 to 4096 bytes (UTF-8). */
 const electionValue = z
