@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { type StoreKind, uniqueName } from "../../support/workers/api.js";
+import { KEY_ADMIN, type StoreKind, uniqueName } from "../../support/workers/api.js";
 import { eventually } from "../../support/workers/lockObjectHelpers.js";
 import { electionApi } from "./electionApi.js";
 
@@ -218,6 +218,29 @@ export function electionConformance(kind: StoreKind) {
     expect(res.changes).toHaveLength(64);
     expect(res.changes[0]).toMatchObject({ position: 7, value: "v6" });
     expect(res.changes[63]).toMatchObject({ position: 70, value: "v69" });
+  });
+
+  it("an operator lists led elections and force-releases a leader, audited: the next in line leads", async () => {
+    const prefix = uniqueName("el-ops");
+    const a = (await post(path(`${prefix}-1`, "campaign"), { value: "stuck leader", ttlMs: 30_000 })).body;
+    await post(path(`${prefix}-2`, "campaign"), { value: "other", ttlMs: 30_000 });
+    const b = post(path(`${prefix}-1`, "campaign"), { value: "next", ttlMs: 30_000, waitMs: 20_000 });
+    await untilWaiters(`${prefix}-1`, 1);
+    const listed = await get(`/v1/elections?prefix=${prefix}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.items.map((i: any) => [i.name, i.value]).sort()).toEqual([
+      [`${prefix}-1`, "stuck leader"],
+      [`${prefix}-2`, "other"],
+    ]);
+    expect((await post(path(`${prefix}-1`, "force-release"), { reason: "stuck" })).status).toBe(403);
+    const freed = await post(path(`${prefix}-1`, "force-release"), { reason: "stuck for an hour", fence: a.fence }, { key: KEY_ADMIN });
+    expect(freed.status).toBe(200);
+    expect(freed.body).toMatchObject({ released: 1, fence: a.fence, holder: "stuck leader" });
+    const next = await b;
+    expect(next.status).toBe(200);
+    expect(await leader(`${prefix}-1`)).toMatchObject({ value: "next", term: next.body.fence });
+    const audit = await get("/v1/audit?limit=20", { key: KEY_ADMIN });
+    expect(audit.body.entries.some((e: any) => e.kind === "election" && e.name === `${prefix}-1` && e.reason === "stuck for an hour")).toBe(true);
   });
 
   it("terms only rise across many leaders, each handed over in line", async () => {
