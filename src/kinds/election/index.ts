@@ -4,7 +4,7 @@ import { nextMutexDeadline } from "../mutex/durableMutex.js";
 import { MutexObjectPart } from "../mutex/objectPart.js";
 import { defineKind, waitedOn } from "../kind.js";
 import { durableElection } from "./durableElection.js";
-import { watchedLeader } from "./leader.js";
+import { leaderIn } from "./leader.js";
 import { electionOperations } from "./operations.js";
 import { electionOnRedis } from "./redisElection.js";
 import { electionSocketAcquire, forceResign, leader, resignTellsObject } from "./service.js";
@@ -24,7 +24,8 @@ export const election = defineKind<typeof ELECTION>({
     durable: durableElection,
     nextDeadline: nextMutexDeadline,
     wait: electionWait,
-    watchedState: watchedLeader,
+    // Its GET's state, pushed to its watch sockets on every change (an observer's cue to read the changes).
+    watchedState: async (store, ref, waiters) => ({ name: ref.name, ...(await leaderIn(store, ref)), waiters: waiters() }),
     socket: "acquire",
   },
   service: {

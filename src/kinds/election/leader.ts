@@ -1,5 +1,4 @@
 import { ELECTION, type ElectionView } from "./types.js";
-import type { ObjectKind } from "../../lockObject/ObjectKinds.js";
 import { kindOps, type LockRef, type LockStore } from "../../store/types.js";
 
 /** No change is after this position: an observe that answers only who leads and the last position. */
@@ -15,10 +14,3 @@ export function leaderOf(view: ElectionView) {
 
 /** Who leads now (and the last position), from the store. */
 export const leaderIn = async (store: LockStore, ref: LockRef) => leaderOf(await kindOps(store, ELECTION).observe(ref, { since: NONE_AFTER }));
-
-/** An election's state as its GET answers it, pushed to its watch sockets on every change (an observer's cue to read the changes). */
-export const watchedLeader: ObjectKind["object"]["watchedState"] = async (store, ref, waiters) => ({
-  name: ref.name,
-  ...(await leaderIn(store, ref)),
-  waiters: waiters(),
-});
