@@ -29,6 +29,8 @@ export function electionContract(newStore: NewStore): void {
       status: "ok",
       fence: granted.grant.fence,
       expiresAt: granted.grant.expiresAt,
+      // The grant was the history's first change, this value its second.
+      position: 2,
     });
     expect(await store.election.inspect(ref)).toMatchObject({
       held: true,
@@ -36,8 +38,9 @@ export function electionContract(newStore: NewStore): void {
       holder: "second",
       expiresAt: granted.grant.expiresAt,
     });
-    // Safe to run twice: the same value again.
-    expect(await store.election.proclaim(ref, { token: a, value: "second" })).toMatchObject({ status: "ok" });
+    // Safe to run twice: the same value again is no new change.
+    expect(await store.election.proclaim(ref, { token: a, value: "second" })).toMatchObject({ status: "ok", position: 2 });
+    expect((await store.election.observe(ref, { since: 0 })).changes.map((c) => c.value)).toEqual(["first", "second"]);
   });
 
   it("a proclaim by anyone but the live leader is lost and changes nothing", async () => {
