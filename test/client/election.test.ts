@@ -3,7 +3,7 @@
 // that can cut it off for a while, as a network break does.
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ElectionChange, HoldfastClient, LeaseReleasedError } from "../../src/client/index";
+import { type ElectionChange, HoldfastClient, LeaseLostError, LeaseReleasedError } from "../../src/client/index";
 import { type Stores, startForKeys, stopAll, until } from "../support/workerServers";
 
 const KEY = "election-client-key-123456";
@@ -78,6 +78,19 @@ describe.each(["redis", "durable"] as const)("client.campaign and client.observe
     expect(await b.inspect("election", name)).toMatchObject({ value: "b", term: next.term });
     await expect(first.proclaim("not mine any more")).rejects.toMatchObject({ code: "lease_lost" });
     await next.resign();
+  });
+
+  it("the leadership's signal aborts when its term is lost (resigned by another process with its token)", async () => {
+    const client = new HoldfastClient({ baseUrl: servers[store].url, apiKey: KEY });
+    const name = unique("sdk-lost");
+    const leadership = await client.campaign(name, { value: "a", ttlMs: 1500 });
+    // Another process holding the handle resigns it: this one's next heartbeat finds the term gone.
+    await new HoldfastClient({ baseUrl: servers[store].url, apiKey: KEY }).release({ kind: "election", name, token: leadership.lease.token });
+    await until(
+      () => leadership.signal.aborted,
+      (aborted) => aborted,
+    );
+    expect(leadership.signal.reason).toBeInstanceOf(LeaseLostError);
   });
 
   it("an observer cut off for 2 s during three changes is told all three on reconnect, in order", async () => {
