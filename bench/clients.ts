@@ -77,6 +77,18 @@ export async function sdkAcquire(client: HoldfastClient, name: string, waitMs: n
   }
 }
 
+/** An election's campaign through the SDK, its lease kept on its wait socket (resign over it), as sdkAcquire's. */
+export async function sdkCampaign(client: HoldfastClient, name: string, waitMs: number): Promise<Release | null> {
+  try {
+    const leadership = await client.campaign(name, { value: "bench", ttlMs: TTL_MS, waitMs });
+    if (leadership.lease.channel !== "socket") throw new Error(`SDK leadership of ${name} is on ${leadership.lease.channel}, not its socket`);
+    return () => leadership.resign();
+  } catch (err) {
+    if (err instanceof ClientLockedError) return null;
+    throw err;
+  }
+}
+
 // ---- holdfast Worker HTTP API ----------------------------------------------
 
 export class WorkerApi {
@@ -189,9 +201,9 @@ export class WorkerApi {
     return new WebSocket(`${this.base.replace(/^http/, "ws")}${path}`, [SOCKET_PROTOCOL, keyAsProtocol(this.apiKey)]);
   }
 
-  /** GET /v1/locks/{name} .waiters, sent uncounted (it is the bench watching, not the client). */
-  async waiters(name: string): Promise<number> {
-    const res = await rawFetch(`${this.base}/v1/locks/${name}`, { headers: this.headers() });
+  /** GET /v1/locks/{name} .waiters (or another kind's mount point's), sent uncounted (it is the bench watching, not the client). */
+  async waiters(name: string, mount = "/v1/locks"): Promise<number> {
+    const res = await rawFetch(`${this.base}${mount}/${name}`, { headers: this.headers() });
     const body = (await res.json()) as { waiters?: number };
     if (res.status !== 200 || typeof body.waiters !== "number") throw new Error(`inspect ${name}: ${res.status} ${JSON.stringify(body)}`);
     return body.waiters;

@@ -10,7 +10,7 @@
  * with a polling client's retry timer, as in real use.
  */
 import type { Redis } from "@upstash/redis";
-import { libraryLock, type Release, sdkAcquire, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
+import { libraryLock, type Release, sdkAcquire, sdkCampaign, upstashLock, type UpstashRetry, type WorkerApi } from "./clients";
 import { sleep, until, withTimeout } from "./loop";
 import { answeredFrom, requestsTo } from "./roundTrips";
 import type { Floors } from "./floor";
@@ -84,6 +84,23 @@ export function handoffTargets(
       takesTurns: true,
     };
   };
+  // An election (issue 55): client.campaign() waits on a wait socket, the leadership keeps it, resign over it.
+  const sdkElection = (store: "Redis" | "Durable", api: WorkerApi, floorP50: number): HandoffTarget => {
+    const clocked = clockedWebSocket();
+    const client = api.sdk(clocked.WebSocket);
+    return {
+      label: `holdfast SDK campaign after a resign (election), ${store} store`,
+      settings: SDK_SETTINGS,
+      origin: api.base,
+      floorP50,
+      releaseRequests: 0,
+      hold: async (name) => (await sdkCampaign(client, name, WAIT_MS))!,
+      wait: (name) => sdkCampaign(client, name, WAIT_MS),
+      untilWaiting: (name) => until(async () => (await api.waiters(name, "/v1/elections")) >= 1, 5000, "the campaign to be in line"),
+      clock: clocked.clock,
+      takesTurns: true,
+    };
+  };
   const workerTarget = (label: string, api: WorkerApi, floorP50: number, channel: "HTTP" | "socket"): HandoffTarget => ({
     label,
     settings: `${channel === "HTTP" ? "HTTP long-poll" : "wait socket, release on it"}, waitMs ${WAIT_MS}`,
@@ -115,6 +132,8 @@ export function handoffTargets(
     worker("holdfast Worker API, Durable store", workers.durable, floors.worker404.durable.p50, "socket"),
     sdk("Redis", workers.redis, floors.worker404.redis.p50),
     sdk("Durable", workers.durable, floors.worker404.durable.p50),
+    sdkElection("Redis", workers.redis, floors.worker404.redis.p50),
+    sdkElection("Durable", workers.durable, floors.worker404.durable.p50),
     // Its floor column is "—": table 0 has no plain request to the relay.
     ...(relay ? [worker(RELAY_LABEL, relay, Number.NaN, "socket")] : []),
     polled("holdfast Mutex (library)", `waitMs ${WAIT_MS}, backoff 25ms..1s jittered`, (name) => {

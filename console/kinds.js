@@ -159,6 +159,30 @@ export const KINDS = [
       { label: "Stored response", value: storedResponse },
     ],
   },
+  {
+    kind: "election",
+    title: "Elections",
+    noun: "Election",
+    path: "/v1/elections",
+    // Force release frees whoever leads when it is sent (the mutex's names the fence shown; an election's term is `term`).
+    releasable: true,
+    manyHolders: false,
+    held: (i) => typeof i.term === "number",
+    columns: [
+      { label: "Leader's value", value: (i) => text(i.value) },
+      { label: "Term", value: (i) => text(i.term), whole: true },
+      { label: "Expires in", at: (i) => i.expiresAt },
+      { label: "In line", value: (i) => text(i.waiters) },
+    ],
+    fields: [
+      { label: "Leader's value", value: (i) => text(i.value) },
+      { label: "Term", value: (i) => text(i.term), whole: true },
+      { label: "Leading since", at: (i) => i.since },
+      { label: "Lease ends at", at: (i) => i.expiresAt },
+      { label: "Changes so far (position)", value: (i) => text(i.position) },
+      { label: "In line", value: (i) => text(i.waiters) },
+    ],
+  },
 ];
 
 /** The kind a name like "mutex" stands for (audit entries name kinds so), or undefined. */

@@ -186,3 +186,14 @@ end
 local function keep_legacy_fence(fence_key, fence, now_us)
   if fence ~= now_us then redis.call('SET', fence_key, fence, 'PX', FENCE_KEEP_MS_ARG) end
 end
+
+-- An election's history (lua/FIELDS.md, fields lp and l:<position> of its
+-- hash): the change (a new leader's term, or a proclaim) appended at the next
+-- position, as JSON text [term, value, at], the oldest past the last 64
+-- dropped. Returns the position.
+local function history_add(key, fence, value, now_ms)
+  local pos = redis.call('HINCRBY', key, 'lp', 1)
+  redis.call('HSET', key, 'l:' .. pos, '[' .. fence .. ',' .. cjson.encode(value or '') .. ',' .. fmt(now_ms) .. ']')
+  if pos > 64 then redis.call('HDEL', key, 'l:' .. fmt(pos - 64)) end
+  return pos
+end

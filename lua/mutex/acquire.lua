@@ -31,8 +31,10 @@
 -- ARGV[7]  holder: the holder label to keep with the lease (field holder), "" for none
 -- ARGV[8]  lock_delay: ms (0 .. 60000) nobody is granted the lock after this lease lapses
 --          (field ld); 0 for none
---          ARGV[3..8] may be left off from the end where they are their defaults ("new", "0",
---          "0", "0", "", "0"): each argument costs about as much as a small command, and the
+-- ARGV[9]  history: "1" to append each new grant to the hash's history (an election's: lua/FIELDS.md,
+--          fields lp and l:<position>), "0" for none
+--          ARGV[3..9] may be left off from the end where they are their defaults ("new", "0",
+--          "0", "0", "", "0", "0"): each argument costs about as much as a small command, and the
 --          usual try-lock sends only ARGV[1] and ARGV[2].
 --
 -- replies: JSON text on every path, so the body runs at the script's top level (tools/gen-lua-scripts.mjs)
@@ -111,7 +113,7 @@ end
 
 -- The other arguments, checked before the first write: the usual try-lock
 -- sends only the first two, and the rest are their defaults, set without a check.
-local mode, watch, more, mark_pickup, holder, lock_delay = 'new', '0', '0', '0', '', 0
+local mode, watch, more, mark_pickup, holder, lock_delay, history = 'new', '0', '0', '0', '', 0, '0'
 if ARGV[3] then
   mode = ARGV[3]
   if mode ~= 'new' and mode ~= 'reenter' and mode ~= 'queue' then
@@ -124,7 +126,8 @@ if ARGV[3] then
   mark_pickup = ARGV[6] or '0'
   if mark_pickup ~= '0' and mark_pickup ~= '1' then bad_arg('mark_pickup', 'must be 0 or 1, got ' .. mark_pickup) end
   holder = ARGV[7] or ''
-  if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
+  -- (4096: an election's value, kept as its leader's label; the mutex's HTTP API allows labels of 1024 bytes)
+  if #holder > 4096 then bad_arg('holder', 'must be at most 4096 bytes') end
   -- "0" (the usual) without a conversion.
   if ARGV[8] and ARGV[8] ~= '0' then
     lock_delay = tonumber(ARGV[8])
@@ -132,6 +135,8 @@ if ARGV[3] then
       bad_arg('lock_delay', 'must be an integer from 0 to 60000, got ' .. ARGV[8])
     end
   end
+  history = ARGV[9] or '0'
+  if history ~= '0' and history ~= '1' then bad_arg('history', 'must be 0 or 1, got ' .. history) end
 end
 -- The caller's clock is checked (fence_floor) before the first write of any grant.
 local floor = fence_floor(now_us)
@@ -214,6 +219,7 @@ if not owner then
   if holder ~= '' then redis.call('HSET', KEYS[1], 'holder', holder) end
   if lock_delay > 0 then redis.call('HSET', KEYS[1], 'ld', fmt(lock_delay)) end
   if mode == 'queue' and mark_pickup == '1' then redis.call('HSET', KEYS[1], 'pk', fmt(now_ms + PICKUP_MS)) end
+  if history == '1' then history_add(KEYS[1], fence, holder, now_ms) end
   redis.call('PEXPIRE', KEYS[1], MUTEX_KEEP_MS_ARG)
   return noted(granted(fence, ttl_text, new_exp, '1'), 3)
 end

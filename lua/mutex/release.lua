@@ -117,7 +117,7 @@ end
 -- A registered waiter exists only behind a watched lease: registering (acquire.lua,
 -- queue mode) marks the lease it waits behind, and no grant to another token
 -- leaves a registration in place. So an unwatched lease has nobody to hand to.
-local nx = watched == '1' and redis.call('HMGET', KEYS[1], 'nt', 'nl', 'nw', 'nm', 'nh', 'nd', 'nu') or {}
+local nx = watched == '1' and redis.call('HMGET', KEYS[1], 'nt', 'nl', 'nw', 'nm', 'nh', 'nd', 'nu', 'lp') or {}
 local handing = nx[1] and nx[1] ~= '' and lease_live(nx[7], now_ms_text)
 -- The last fence, with a quorum's where it is higher, kept in fence for the next grant; a
 -- handoff's new fence comes from it, before any write (its checks come first).
@@ -144,6 +144,8 @@ keep_legacy_fence(KEYS[4], fence, now_us)
 if nx[3] == '1' then redis.call('HSET', KEYS[1], 'watch', '1') end
 if nx[5] and nx[5] ~= '' then redis.call('HSET', KEYS[1], 'holder', nx[5]) end
 if nx[6] and nx[6] ~= '0' then redis.call('HSET', KEYS[1], 'ld', nx[6]) end
+-- A hash that keeps a history (an election's: field lp) gets the new leader appended to it.
+if nx[8] then history_add(KEYS[1], fence, nx[5], now_ms) end
 if nx[4] == '1' then
   -- Others wait behind the new holder: hold try-locks back until the object
   -- registers its next head, which it does right after this handoff. Short-

@@ -2,18 +2,13 @@ import { EXIT } from "./exitCodes.js";
 
 export const HELP = `Usage:
   holdfast run --lock NAME [--ttl 30s] [--wait 0] [--grace 10s] -- CMD [ARGS...]
-  holdfast run --limit KEY
-  Takes a slot of the flow limit KEY, shared by every caller of KEY: at most
-  --concurrency N running at once and at most COUNT started in any WINDOW
-  (--rate 120/1m); waits in line up to --wait, then runs CMD as run --lock
-  does and gives the slot back when CMD exits. Every caller of KEY must ask
-  for the same limit.
-
-run --once KEY [--retain 1d] [--ttl 30s] [--wait 0] -- CMD [ARGS...]
+  holdfast run --once KEY [--retain 1d] [--ttl 30s] [--wait 0] -- CMD [ARGS...]
   holdfast run --limit KEY [--concurrency N] [--rate COUNT/WINDOW] [--ttl 30s] [--wait 0] -- CMD [ARGS...]
-  holdfast status NAME [--kind mutex|rwlock|semaphore|flow|idempotency]
+  holdfast elect NAME --value V [--ttl 30s] [--grace 10s] -- CMD [ARGS...]
+  holdfast leader NAME [--watch]
+  holdfast status NAME [--kind mutex|rwlock|semaphore|flow|election|idempotency]
   holdfast release NAME --token TOKEN [--kind ...] [--mode read|write]
-  holdfast list [--kind mutex|rwlock|semaphore|flow|idempotency] [--prefix P]
+  holdfast list [--kind mutex|rwlock|semaphore|flow|election|idempotency] [--prefix P]
   holdfast force-release NAME --reason TEXT [--kind mutex|rwlock|semaphore]
                          [--fence N] [--holder LABEL]
   holdfast audit [--limit 50]
@@ -34,6 +29,22 @@ run --once KEY
   that exits 0 marks KEY done for --retain; a later run prints that it was
   done and exits 0 without running CMD. A run that fails frees KEY again.
 
+run --limit KEY
+  Takes a slot of the flow limit KEY, shared by every caller of KEY: at most
+  --concurrency N running at once and at most COUNT started in any WINDOW
+  (--rate 120/1m); waits in line up to --wait, then runs CMD as run --lock
+  does and gives the slot back when CMD exits. Every caller of KEY must ask
+  for the same limit.
+
+elect NAME --value V
+  Campaigns in the election NAME and runs CMD only while it leads (V is what
+  everyone sees: an address, an instance id); CMD gets HOLDFAST_FENCE, the
+  term. When the term is lost, CMD is stopped as above and holdfast
+  campaigns again; when CMD exits, holdfast resigns (the next in line leads
+  at once) and exits with CMD's status.
+
+leader NAME      Who leads the election NAME, as JSON; --watch prints every
+                 change after (new leader, new value), one JSON line each.
 status NAME      Shows a lock's state (never its token) as JSON, with the kind
                  it looked at: the mutex NAME, or when no mutex NAME is in
                  use, the --once key NAME if one was begun (--kind to choose).

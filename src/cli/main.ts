@@ -19,6 +19,7 @@ import { formatDuration } from "./durations.js";
 import { EXIT } from "./exitCodes.js";
 import { HELP } from "./help.js";
 import { CliError, type Command, parseCommand } from "./parseCommand.js";
+import { elect, showLeader } from "./elect.js";
 import { runUnderLease } from "./runUnderLease.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -53,7 +54,7 @@ async function main(argv: string[]): Promise<number> {
 
 /** The client's safety margin for a run: its default, or the grace and some slack when that is longer. */
 function marginFor(command: Command, graceMs: number): number | undefined {
-  if (command.name !== "run-lock" && command.name !== "run-slot" && command.name !== "run-once") return undefined;
+  if (command.name !== "run-lock" && command.name !== "run-slot" && command.name !== "run-once" && command.name !== "elect") return undefined;
   const fallback = Math.min(2000, Math.max(100, Math.round(command.ttlMs / 10)));
   return Math.max(fallback, graceMs + 500);
 }
@@ -148,6 +149,10 @@ async function execute(client: HoldfastClient, command: Command, say: (line: str
       process.stdout.write(`${JSON.stringify(r)}\n`);
       return 0;
     }
+    case "elect":
+      return elect(client, command, interrupted.signal, say);
+    case "leader":
+      return showLeader(client, command.election, command.watch, interrupted.signal);
     case "audit":
       for (const entry of (await client.operator.audit({ limit: command.limit })).entries) process.stdout.write(`${JSON.stringify(entry)}\n`);
       return 0;

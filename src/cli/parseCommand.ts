@@ -41,7 +41,9 @@ export type Command =
   | { name: "release"; target: string; kind: LeaseKind; token: string; mode?: "read" | "write" }
   | { name: "list"; kind: LeaseKind; prefix?: string }
   | { name: "force-release"; target: string; kind: Exclude<LeaseKind, "idempotency">; reason: string; holder?: string; fence?: number }
-  | { name: "audit"; limit: number };
+  | { name: "audit"; limit: number }
+  | { name: "elect"; election: string; value: string; ttlMs: number; graceMs: number; cmd: string[] }
+  | { name: "leader"; election: string; watch: boolean };
 
 export interface Parsed {
   command: Command;
@@ -71,11 +73,13 @@ const OPTIONS = {
   "api-key": { type: "string" },
   quiet: { type: "boolean", short: "q" },
   help: { type: "boolean", short: "h" },
+  value: { type: "string" },
+  watch: { type: "boolean" },
 } as const;
 
 const KINDS: readonly LeaseKind[] = LEASE_KINDS;
 /** The verbs whose first word after them is a NAME; any other verb refuses one. */
-const VERBS_WITH_A_NAME = new Set(["status", "release", "force-release"]);
+const VERBS_WITH_A_NAME = new Set(["status", "release", "force-release", "elect", "leader"]);
 const WAIT_CHANNELS: WaitChannel[] = ["auto", "socket", "http"];
 
 /** Reads argv (after the program name) and the environment into a command. */
@@ -131,7 +135,31 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
     return { url, apiKey, waitChannel: waitChannel as WaitChannel };
   };
 
+  /** --ttl and --grace of a command run under a lease: CMD is stopped (SIGTERM, then SIGKILL after the grace) before the lease can end. */
+  const leaseTimes = () => {
+    const ttlMs = duration("ttl", 30_000);
+    if (ttlMs < 1000) throw new CliError(`--ttl ${formatDuration(ttlMs)} is too short for a command: use 1s or more`);
+    const graceMs = duration("grace", Math.min(10_000, Math.floor(ttlMs / 4)));
+    if (graceMs * 2 >= ttlMs) {
+      throw new CliError(
+        `--grace ${formatDuration(graceMs)} must be under half of --ttl ${formatDuration(ttlMs)}: CMD must be stopped before the lease can end`,
+      );
+    }
+    return { ttlMs, graceMs };
+  };
+
   switch (verb) {
+    case "elect": {
+      if (!target) throw new CliError("elect needs a NAME: holdfast elect NAME --value V -- CMD [ARGS...]");
+      const value = str("value");
+      if (!value) throw new CliError(`elect needs --value: what the leader says to everyone (an address, an instance id)`);
+      if (!cmd.length) throw new CliError(`no command to run: holdfast elect ${target} --value V -- CMD [ARGS...]`);
+      const { ttlMs, graceMs } = leaseTimes();
+      return { command: { name: "elect", election: target, value, ttlMs, graceMs, cmd }, quiet, connection: connection() };
+    }
+    case "leader":
+      if (!target) throw new CliError("leader needs a NAME: holdfast leader NAME [--watch]");
+      return { command: { name: "leader", election: target, watch: values.watch === true }, quiet, connection: connection() };
     case "run": {
       const lock = str("lock");
       const once = str("once");
@@ -143,15 +171,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
         throw new CliError("--concurrency and --rate go with --limit KEY");
       const what = lock ? `--lock ${lock}` : once ? `--once ${once}` : `--limit ${flow}`;
       if (!cmd.length) throw new CliError(`no command to run: holdfast run ${what} -- CMD [ARGS...]`);
-      const ttlMs = duration("ttl", 30_000);
-      if (ttlMs < 1000) throw new CliError(`--ttl ${formatDuration(ttlMs)} is too short for a command: use 1s or more`);
-      // CMD is stopped (SIGTERM, then SIGKILL after the grace) before the lease can end, so the grace must fit well inside it.
-      const graceMs = duration("grace", Math.min(10_000, Math.floor(ttlMs / 4)));
-      if (graceMs * 2 >= ttlMs) {
-        throw new CliError(
-          `--grace ${formatDuration(graceMs)} must be under half of --ttl ${formatDuration(ttlMs)}: CMD must be stopped before the lease can end`,
-        );
-      }
+      const { ttlMs, graceMs } = leaseTimes();
       const common = { ttlMs, waitMs: duration("wait", 0), graceMs, cmd, ...(str("holder") === undefined ? {} : { holder: str("holder") }) };
       const conn = connection();
       if (conn.waitChannel === "socket" && !(globalThis as { WebSocket?: unknown }).WebSocket) {
@@ -188,7 +208,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       const reason = str("reason");
       if (!reason) throw new CliError('force-release needs --reason "why" (it goes into the audit log)');
       const k = kind();
-      if (k === "idempotency") throw new CliError("idempotency keys have no force release: use --kind mutex, rwlock or semaphore");
+      if (k === "idempotency") throw new CliError("idempotency keys have no force release: use --kind mutex, rwlock, semaphore or election");
       const fenceText = str("fence");
       if (fenceText !== undefined && !(/^[1-9]\d{0,15}$/.test(fenceText) && Number.isSafeInteger(Number(fenceText))))
         throw new CliError(`--fence ${JSON.stringify(fenceText)}: use the fence status showed`);
@@ -212,7 +232,9 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       return { command: { name: "audit", limit: Number(limitText) }, quiet, connection: connection() };
     }
     default:
-      throw new CliError(`unknown command ${JSON.stringify(verb)}: use run, status, release, list, force-release or audit (holdfast --help)`);
+      throw new CliError(
+        `unknown command ${JSON.stringify(verb)}: use run, elect, leader, status, release, list, force-release or audit (holdfast --help)`,
+      );
   }
 }
 

@@ -10,8 +10,9 @@ import type {
 } from "./clientOptions.js";
 import { nameSegment } from "./names.js";
 import { lockBody } from "./clientOptions.js";
+import { type ChangesAnswer, ElectionObserver } from "./watch.js";
 import { LeaseLostError } from "./errors.js";
-import { acquireLease, type GrantContext, releaseHandle } from "./grants.js";
+import { acquireLease, type GrantContext, Leadership, releaseHandle } from "./grants.js";
 import { serviceKeys, type ServiceKeys } from "./idempotencyKeys.js";
 import { beginKey } from "./keyRuns.js";
 import { KIND_PATHS, Lease, type LeaseHandle, type LeaseHost, leasePath } from "./lease.js";
@@ -83,6 +84,27 @@ export class HoldfastClient {
     const probe = () => this.inspect(kind, name);
     // Not checked here: a name the service refuses ends the watch with the probe's typed error (inspect checks it).
     return new LockWatch({ baseUrl, apiKey, WebSocket, path: `${KIND_PATHS[kind]}/${encodeURIComponent(name)}`, onState, probe });
+  }
+
+  /**
+   * Campaigns in the election `name` (docs/API.md, "Elections"): leads, or waits in line up to waitMs
+   * (LockedError after). `value` (1 to 4096 bytes) is what everyone sees while this one leads.
+   */
+  async campaign(name: string, options: Omit<LockOptions, "holder" | "onExpire"> & { value: string; lockDelayMs?: number }): Promise<Leadership> {
+    const at = path("/v1/elections", name);
+    const body = { ttlMs: options.ttlMs, value: options.value, lockDelayMs: options.lockDelayMs };
+    return new Leadership(await acquireLease(this.grants, { kind: "election", name }, at, body, options), this.host, at);
+  }
+
+  /**
+   * Every change of the election `name` (a new leader, a new value), in order, each once:
+   * `for await (const change of client.observe(name))`; it reconnects and resumes by itself.
+   * From the current leader's change on, or after position `since`.
+   */
+  observe(name: string, options: { since?: number } = {}): ElectionObserver {
+    const at = path("/v1/elections", name);
+    const changes = () => this.host.transport.read<ChangesAnswer>(`${at}/changes`, { deadline: Date.now() + this.host.timeoutMs });
+    return new ElectionObserver((onState) => this.watch("election", name, onState), changes, options.since);
   }
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */

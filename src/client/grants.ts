@@ -92,7 +92,9 @@ async function acquireWithin(
   const httpWaitMs = Math.min(ctx.periodMs, Math.max(0, waitMs - (Date.now() - startedAt)));
   if (httpWaitMs > 0) waiting?.("http");
   const deadline = Date.now() + httpWaitMs + ctx.host.timeoutMs;
-  const r = await writeOrGiveBack<GrantBody>(ctx.host, what, `${lockPath}/acquire`, { ...body, waitMs: httpWaitMs }, deadline, options.signal);
+  // An election's acquire is its campaign.
+  const step = what.kind === "election" ? "campaign" : "acquire";
+  const r = await writeOrGiveBack<GrantBody>(ctx.host, what, `${lockPath}/${step}`, { ...body, waitMs: httpWaitMs }, deadline, options.signal);
   return leaseOf(ctx.host, { ...what, ...grantFields(r) }, sentAt);
 }
 
@@ -156,4 +158,54 @@ export function once(onWait: ((wait: WaitNotice) => void) | undefined): (wait: W
     told = true;
     onWait(wait);
   };
+}
+
+/**
+ * Leading an election (client.campaign): its lease, whose `signal` aborts
+ * when the term is lost (or may be), as any lease's does; `proclaim` changes
+ * the value everyone sees, `resign` hands over to the next in line at once.
+ */
+export class Leadership {
+  constructor(
+    readonly lease: Lease,
+    private readonly host: LeaseHost,
+    private readonly path: string,
+  ) {}
+
+  get name(): string {
+    return this.lease.name;
+  }
+
+  /** The term: the lease's fence, higher than every earlier leader's (pass it to a fenced resource). */
+  get term(): number {
+    return this.lease.fence;
+  }
+
+  get signal(): AbortSignal {
+    return this.lease.signal;
+  }
+
+  /** Changes the value everyone sees, keeping the term. Throws LeaseLostError if this leader no longer leads. */
+  async proclaim(value: string): Promise<{ term: number; expiresAt: number; position: number }> {
+    try {
+      return await this.host.transport.write(
+        `${this.path}/proclaim`,
+        { token: this.lease.token, value },
+        { deadline: Date.now() + this.host.timeoutMs },
+      );
+    } catch (err) {
+      // A refused proclaim may mean the term is gone: a heartbeat finds out, and aborts the signal if so.
+      void this.lease.heartbeat().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Steps down: the next in line leads at once. */
+  resign(): Promise<void> {
+    return this.lease.release();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.resign().catch(() => undefined);
+  }
 }

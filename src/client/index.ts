@@ -27,6 +27,8 @@ export {
 export { REQUEST_ID_HEADER } from "./transport.js";
 export type { WaitChannel } from "./socketWait.js";
 export { LockWatch, type LockState } from "./watch.js";
+export { type ElectionChange, ElectionObserver } from "./watch.js";
+export { Leadership } from "./grants.js";
 export { verifyNotification, type ExpiryNotification, type VerifyOptions, SIGNATURE_HEADER } from "../wire/signature.js";
 export { signScopedToken, type SignScopedTokenOptions, type TokenOperation, TOKEN_OPERATIONS } from "../wire/scopedToken.js";
 export {

@@ -13,7 +13,7 @@ declare global {
 }
 
 /** The kinds a lease may be of, as the API names them (the `kind` of a listing, an audit entry, a notification). */
-export const LEASE_KINDS = ["mutex", "rwlock", "semaphore", "idempotency", "flow"] as const;
+export const LEASE_KINDS = ["mutex", "rwlock", "semaphore", "idempotency", "flow", "election"] as const;
 export type LeaseKind = (typeof LEASE_KINDS)[number];
 
 /**
@@ -50,12 +50,14 @@ export const KIND_PATHS: Record<LeaseKind, string> = {
   semaphore: "/v1/semaphores",
   idempotency: "/v1/idempotency",
   flow: "/v1/flows",
+  election: "/v1/elections",
 };
 
 /** The service paths of a lease's operations. */
 export function leasePath(handle: Pick<LeaseHandle, "kind" | "name" | "mode">, op: "heartbeat" | "release"): string {
   const base = `${KIND_PATHS[handle.kind]}/${encodeURIComponent(handle.name)}`;
   if (handle.kind === "idempotency") return `${base}/${op === "release" ? "fail" : "heartbeat"}`;
+  if (handle.kind === "election") return `${base}/${op === "release" ? "resign" : "heartbeat"}`;
   if (handle.kind === "rwlock" && op === "release" && handle.mode) return `${base}/${handle.mode}/release`;
   return `${base}/${op}`;
 }

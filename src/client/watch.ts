@@ -128,3 +128,129 @@ export class LockWatch implements AsyncIterable<LockState> {
     wake?.();
   }
 }
+
+/** One change of an election (docs/API.md, "Elections"): a new leader (a new term) or its new value. */
+export interface ElectionChange {
+  /** Its place in the election's history: 1, 2, ... with no gaps. */
+  position: number;
+  term: number;
+  value: string;
+  /** When it happened (the service's clock, epoch ms). */
+  at: number;
+  /**
+   * The changes between the last one this observer told and this one are gone from the
+   * history (it keeps the last 64): this is the newest, and what came between is not told.
+   */
+  missed: boolean;
+}
+
+/** GET /v1/elections/{name}/changes, as the observer reads it. */
+export interface ChangesAnswer {
+  position: number;
+  first: number | null;
+  changes: Array<Omit<ElectionChange, "missed">>;
+}
+
+/**
+ * Every change of an election, in order (client.observe): the watch socket
+ * says when the history moved (its state's `position`), and the changes
+ * since the last one told are read from the history (GET .../changes), so
+ * none is skipped when pushes merge or the socket was away; the watch
+ * reconnects by itself, and the first state after it brings what was missed.
+ * Where the history no longer reaches back, the newest change is told with
+ * `missed`.
+ */
+export class ElectionObserver implements AsyncIterable<ElectionChange> {
+  private readonly queue: ElectionChange[] = [];
+  private wake: (() => void) | undefined;
+  private failure: unknown;
+  private ended = false;
+  /** Reads of the history, one after another, in the order the states came. */
+  private reading: Promise<void> = Promise.resolve();
+  private readonly watch: LockWatch;
+
+  /** `last`: the position seen before (undefined: from the current leader's change on). */
+  constructor(
+    openWatch: (onState: (state: LockState) => void) => LockWatch,
+    private readonly readChanges: () => Promise<ChangesAnswer>,
+    private last: number | undefined,
+  ) {
+    const watch = openWatch((state) => {
+      const position = Number(state.position);
+      this.reading = this.reading.then(() => this.catchUp(position)).catch((err) => this.fail(err));
+    });
+    this.watch = watch;
+    // The watch's own end (a refused name, an unknown key) is this observer's.
+    void (async () => {
+      try {
+        for await (const _ of watch) {
+          // states are taken by onState
+        }
+      } catch (err) {
+        this.fail(err);
+      }
+    })();
+  }
+
+  /** The position of the last change told (0 before any). */
+  get position(): number {
+    return this.last ?? 0;
+  }
+
+  close(): void {
+    this.ended = true;
+    this.watch.close();
+    this.notify();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<ElectionChange> {
+    try {
+      for (;;) {
+        const next = this.queue.shift();
+        if (next) {
+          yield next;
+          continue;
+        }
+        if (this.failure !== undefined) throw this.failure;
+        if (this.ended) return;
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
+      }
+    } finally {
+      this.close();
+    }
+  }
+
+  private async catchUp(position: number): Promise<void> {
+    if (this.ended || !Number.isSafeInteger(position)) return;
+    if (this.last === undefined) this.last = Math.max(0, position - 1);
+    if (position <= this.last) return;
+    const { changes, first } = await this.readChanges();
+    const after = changes.filter((c) => c.position > (this.last as number));
+    if (after.length === 0) return;
+    if (first !== null && first > this.last + 1) {
+      // What came between is gone: the newest change, marked.
+      this.tell({ ...after[after.length - 1], missed: true });
+      return;
+    }
+    for (const c of after) this.tell({ ...c, missed: false });
+  }
+
+  private tell(change: ElectionChange): void {
+    this.last = change.position;
+    this.queue.push(change);
+    this.notify();
+  }
+
+  private fail(err: unknown): void {
+    if (this.failure === undefined) this.failure = err;
+    this.close();
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}

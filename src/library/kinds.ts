@@ -1,4 +1,5 @@
 import { flowOnRedis } from "../kinds/flow/redisFlow.js";
+import { electionOnRedis } from "../kinds/election/redisElection.js";
 import { idempotencyOnRedis } from "../kinds/idempotency/redisIdempotency.js";
 import { mutexOnRedis } from "../kinds/mutex/redisMutex.js";
 import { rwLockOnRedis } from "../kinds/rwlock/redisRwLock.js";
@@ -8,4 +9,4 @@ import { semaphoreOnRedis } from "../kinds/semaphore/redisSemaphore.js";
  * The library's kinds: each kind's scripts and keys on Redis, and nothing
  * else of it (no routes, no lock object, no Hono). A new kind adds one line.
  */
-export const libraryKinds = [mutexOnRedis, rwLockOnRedis, semaphoreOnRedis, idempotencyOnRedis, flowOnRedis] as const;
+export const libraryKinds = [mutexOnRedis, rwLockOnRedis, semaphoreOnRedis, idempotencyOnRedis, flowOnRedis, electionOnRedis] as const;

@@ -78,4 +78,5 @@ export const fieldErrorCodes: Record<string, string> = {
   fence: "invalid_fence",
   prefix: "invalid_prefix",
   operations: "invalid_operations",
+  value: "invalid_value",
 };

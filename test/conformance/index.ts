@@ -2,6 +2,7 @@ import { describe } from "vitest";
 import type { StoreKind } from "../support/workers/api.js";
 import { lostLineConformance } from "../holders/lostLine.conformance.js";
 import { flowConformance } from "../kinds/flow/flow.conformance.js";
+import { electionConformance } from "../kinds/election/election.conformance.js";
 import { idempotencyConformance } from "../kinds/idempotency/idempotency.conformance.js";
 import { lockDelayConformance } from "../kinds/mutex/lockDelay.conformance.js";
 import { mutexConformance } from "../kinds/mutex/mutex.conformance.js";
@@ -40,6 +41,7 @@ const CONFORMANCE_SUITES: ReadonlyArray<Suite> = [
   ["read-write lock", rwLockConformance],
   ["semaphore", semaphoreConformance],
   ["flow limit", flowConformance],
+  ["election", electionConformance],
   ["many holders, a lost line", lostLineConformance],
   ["a store clock that steps back", clockStepBackConformance],
   ["holder labels", holderLabelConformance],

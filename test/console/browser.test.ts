@@ -97,6 +97,23 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
   const base = () => servers[store].url;
   const user = () => httpClient(base(), USER_KEY);
 
+  it("shows an election with its leader's value, term and line", async () => {
+    const name = unique("console-el");
+    const led = await user().post(`/v1/elections/${name}/campaign`, { ttlMs: 30_000, value: "10.0.0.7:8080" });
+    expect(led.status).toBe(200);
+    const s = await openConsole(base(), USER_KEY);
+    try {
+      await filterBy(s.page, name);
+      await expect.poll(() => cell(s.page, "Elections", name, "Leader's value"), SEEN).toBe("10.0.0.7:8080");
+      expect(await cell(s.page, "Elections", name, "Term")).toBe(String(led.body.fence));
+      expect(await cell(s.page, "Elections", name, "In line")).toBe("0");
+      await user().post(`/v1/elections/${name}/resign`, { token: led.body.token });
+      expectNoProblems(s);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("shows a held mutex with its holder's label, and its waiter as it joins the line", async () => {
     const name = unique("console-mx");
     const held = await user().post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000, holder: "report-worker@host-3 pid 4121" });

@@ -1,5 +1,6 @@
 import { describe } from "vitest";
 import { flowContract } from "../kinds/flow/flow.contract";
+import { electionContract } from "../kinds/election/election.contract";
 import { idempotencyContract } from "../kinds/idempotency/idempotency.contract";
 import { mutexContract } from "../kinds/mutex/mutex.contract";
 import { rwLockContract } from "../kinds/rwlock/rwLock.contract";
@@ -18,4 +19,5 @@ export function runContractCases({ newStore }: { newStore: NewStore }): void {
   describe("semaphore", () => semaphoreContract(newStore));
   describe("idempotency", () => idempotencyContract(newStore));
   describe("flow limit", () => flowContract(newStore));
+  describe("election", () => electionContract(newStore));
 }

@@ -57,6 +57,7 @@ const PLAN: Record<string, "node" | "curl" | "typecheck" | { notRun: string }> =
   "library-run-once": "node",
   "fence-redis": "node",
   deploy: { notRun: "wrangler secret put and deploy need a Cloudflare account" },
+  elect: { notRun: "runs until stopped: test/cli/elect.test.ts drives holdfast elect with two processes" },
   // docs/API.md, DESIGN.md, guarantees.md, metrics.md
   "api-acquire-body": { notRun: "a request body's shape: test/contract runs every route's bodies" },
   "design-kind-descriptor": { notRun: "an abridged excerpt of src/kinds/mutex/index.ts, which npm run typecheck compiles whole" },

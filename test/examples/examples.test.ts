@@ -85,13 +85,16 @@ afterAll(async () => {
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
 });
 
-it.each(["webhook-receiver", "fenced-leader"])("%s type-checks with its tsconfig.json against the package's declarations", async (app) => {
-  const checked = await run(process.execPath, [TSC, "-p", app], { cwd: scratch }).then(
-    () => "",
-    (err: { stdout?: string }) => err.stdout ?? String(err),
-  );
-  expect(checked).toBe("");
-});
+it.each(["webhook-receiver", "fenced-leader", "region-consumer"])(
+  "%s type-checks with its tsconfig.json against the package's declarations",
+  async (app) => {
+    const checked = await run(process.execPath, [TSC, "-p", app], { cwd: scratch }).then(
+      () => "",
+      (err: { stdout?: string }) => err.stdout ?? String(err),
+    );
+    expect(checked).toBe("");
+  },
+);
 
 describe("examples/webhook-receiver", () => {
   const redis = () => new Redis({ url: inject("upstashUrl"), token: inject("upstashToken") });
@@ -233,6 +236,24 @@ describe("examples/fenced-leader", () => {
       `A: late write refused: StaleFenceError: fence ${a} is stale for resource "leader_state": it has seen fence ${b}`,
       "B: wrote leader_state = B",
       `leader_state: leader B, fence ${b}`,
+    ]);
+  });
+});
+
+describe("examples/region-consumer", () => {
+  it("two consumers take turns leading, each works only its own batches, and the observer is told both leaders in order", async () => {
+    const dir = path.join(scratch, "region-consumer");
+    const regional = { ...env, REGION: `test-${Date.now().toString(36)}` };
+    const node = (args: string[]) => run(process.execPath, args, { cwd: dir, env: regional, timeout: 60_000 });
+    const [observer, a, b] = await Promise.all([node(["observer.mjs", "2"]), node(["consumer.mjs", "a", "3"]), node(["consumer.mjs", "b", "2"])]);
+    const termOf = (out: string, id: string) => Number(new RegExp(`^${id}: leading consumer-\\S+, term (\\d+)$`, "m").exec(out)?.[1]);
+    expect(a.stdout.split("\n").filter((l) => l.startsWith("a: batch"))).toHaveLength(3);
+    expect(b.stdout.split("\n").filter((l) => l.startsWith("b: batch"))).toHaveLength(2);
+    const [first, second] = termOf(a.stdout, "a") < termOf(b.stdout, "b") ? ["a", "b"] : ["b", "a"];
+    const terms: Record<string, number> = { a: termOf(a.stdout, "a"), b: termOf(b.stdout, "b") };
+    expect(observer.stdout.trim().split("\n")).toEqual([
+      `observer: 1: ${first} leads, term ${terms[first]}`,
+      `observer: 2: ${second} leads, term ${terms[second]}`,
     ]);
   });
 });

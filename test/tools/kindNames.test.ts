@@ -6,7 +6,7 @@ const root = path.resolve(import.meta.dirname, "../..");
 
 describe("the core names no kind (tools/check-kind-names.mjs)", () => {
   it("finds the kinds by their folders", () => {
-    expect(kindNamesIn(root).sort()).toEqual(["flow", "idempotency", "mutex", "rwlock", "semaphore"]);
+    expect(kindNamesIn(root).sort()).toEqual(["election", "flow", "idempotency", "mutex", "rwlock", "semaphore"]);
   });
 
   it("reports a kind's name as a string literal in code, not in a comment", () => {

@@ -21,7 +21,7 @@ import type {
  * script. `now` is the object's clock.
  */
 
-interface Lease {
+export interface Lease {
   owner: string;
   count: number;
   fence: number;
@@ -57,13 +57,13 @@ interface Delay {
   until: number;
 }
 
-const LEASE = "mutex";
+export const LEASE = "mutex";
 const FENCE = "mutex:fence";
 const NEXT = "mutex:next";
 const DELAY = "mutex:delay";
 
 /** The lease while it lives, its end as it stands on the object's clock (stored moved when a clock went back). */
-function liveLease(kv: SyncKvStorage, now: number): Lease | undefined {
+export function liveLease(kv: SyncKvStorage, now: number): Lease | undefined {
   let end = 0; // where the lease ends as it stands (leaseEnd), worked out once by the liveness check
   const lease = live<Lease>(kv, LEASE, now, (l) => {
     end = leaseEnd(l.expiresAt, l.lastTtl ?? l.ttl, now);

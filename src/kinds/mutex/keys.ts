@@ -17,3 +17,6 @@ export const mutexKeys = {
   /** Exists while the lock object has watch sockets (src/lockObject/sockets/watchMarker.ts); only the Worker's writes pass it. */
   watchers: (lock: string) => `${lock}:watchers`,
 };
+
+/** The keys the mutex's scripts run on (an election's are its own, with the same fields). */
+export type MutexKeys = typeof mutexKeys;

@@ -1,4 +1,4 @@
-import { MUTEX } from "./types.js";
+import { MUTEX, type MutexRulesKey } from "./types.js";
 import { InternalError } from "../../errors.js";
 import type { LinePolicy } from "../../lockObject/line/LinePolicy.js";
 import { kindOps } from "../../store/types.js";
@@ -17,13 +17,14 @@ export interface MutexWaitRequest {
  * The mutex's waiting: only the head can be granted. If the lock is held,
  * the store registers the head so the holder's release hands the lock
  * straight to it, and answers how long the holder's lease has left.
+ * `key`: the kind whose store operations these are (the mutex's rules serve an election too).
  */
-export const mutexLinePolicy: LinePolicy<MutexWaitRequest, MutexGrant> = {
+export const mutexLinePolicyOf = (key: MutexRulesKey): LinePolicy<MutexWaitRequest, MutexGrant> => ({
   batch: 1,
 
   async admit(store, ref, waiters, more) {
     const head = waiters[0];
-    const r = await kindOps(store, MUTEX).acquire(ref, {
+    const r = await kindOps(store, key).acquire(ref, {
       token: head.token,
       mode: "queue",
       ttlMs: head.req.ttlMs,
@@ -40,6 +41,8 @@ export const mutexLinePolicy: LinePolicy<MutexWaitRequest, MutexGrant> = {
   },
 
   async withdraw(store, ref, token, reason) {
-    return (await kindOps(store, MUTEX).withdraw(ref, { token, reason })).status === "revoked";
+    return (await kindOps(store, key).withdraw(ref, { token, reason })).status === "revoked";
   },
-};
+});
+
+export const mutexLinePolicy = mutexLinePolicyOf(MUTEX);

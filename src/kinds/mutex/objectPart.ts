@@ -1,33 +1,38 @@
-import { MUTEX } from "./types.js";
+import { MUTEX, type MutexRulesKey } from "./types.js";
 import type { HeldAnswer, KindObjectPart, WriteEffect } from "../../lockObject/KindObjectPart.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
 import { kindOps, type LockRef, type LockStore } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
-import { type MutexWaitRequest, mutexLinePolicy } from "./mutexLinePolicy.js";
+import type { OpsOf, WaitOf } from "../../store/kinds.js";
+import { type MutexWaitRequest, mutexLinePolicyOf } from "./mutexLinePolicy.js";
 import type { MutexGrant, MutexOps, MutexWriteNote } from "./types.js";
-import type { MutexWait } from "./wait.js";
 
 /**
  * The mutex's part of its lock object: its line's store step and requests,
  * its one try, what a release does (a handover to the registered waiter), and
  * on the Durable store the operations themselves, telling the object what
- * each did so the line moves in the same call.
+ * each did so the line moves in the same call. It serves any kind whose
+ * rules are the mutex's (`key`: the mutex's own, or an election's).
  */
-export class MutexObjectPart implements KindObjectPart<typeof MUTEX, MutexGrant> {
-  readonly durableOps: MutexOps;
-  readonly line = {
-    policy: mutexLinePolicy,
-    queued: (req: MutexWait): MutexWaitRequest => ({
-      ttlMs: req.ttlMs,
-      watch: req.onExpire !== undefined,
-      holder: req.holder,
-      lockDelayMs: req.lockDelayMs,
-    }),
-  };
+export class MutexObjectPart<K extends MutexRulesKey = typeof MUTEX> implements KindObjectPart<K, MutexGrant> {
+  readonly durableOps: OpsOf<K>;
+  readonly line;
 
-  constructor(private readonly host: LockObjectHost) {
-    const own = kindOps(host.ownStore, MUTEX);
+  constructor(
+    private readonly host: LockObjectHost,
+    private readonly key: K = MUTEX as MutexRulesKey as K,
+  ) {
+    this.line = {
+      policy: mutexLinePolicyOf(key),
+      queued: (req: WaitOf<K>): MutexWaitRequest => ({
+        ttlMs: req.ttlMs,
+        watch: req.onExpire !== undefined,
+        holder: req.holder,
+        lockDelayMs: req.lockDelayMs,
+      }),
+    };
+    const own: MutexOps = kindOps(host.ownStore, key);
     this.durableOps = {
       ...own,
       heartbeat: async (ref, input) => {
@@ -41,12 +46,12 @@ export class MutexObjectPart implements KindObjectPart<typeof MUTEX, MutexGrant>
         if (r.status === "ok" && r.released) host.noteWrite({ ref, fence: r.fence, handedTo: r.handedTo }, "durable");
         return r;
       },
-    };
+    } as OpsOf<K>;
   }
 
   /** A try-lock, or a re-entry with the held token. */
-  async tryOnce(store: LockStore, req: MutexWait): Promise<WaitOutcome<MutexGrant>> {
-    const r = await kindOps(store, MUTEX).acquire(req.ref, {
+  async tryOnce(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<MutexGrant>> {
+    const r = await kindOps(store, this.key).acquire(req.ref, {
       token: req.token ?? req.newToken ?? newOwnerToken(),
       mode: req.token !== undefined ? "reenter" : "new",
       ttlMs: req.ttlMs,
@@ -84,6 +89,6 @@ export class MutexObjectPart implements KindObjectPart<typeof MUTEX, MutexGrant>
   }
 
   private opsOn(store: StoreKind): MutexOps {
-    return store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), MUTEX);
+    return store === "durable" ? this.durableOps : kindOps(this.host.storeOf(store), this.key);
   }
 }

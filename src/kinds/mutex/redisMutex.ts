@@ -4,7 +4,7 @@ import { watchStateOf } from "../../store/redis/watchStateOf.js";
 import { markedIfWatched } from "../../store/redis/watchedResults.js";
 import type { LockRef } from "../../store/types.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { mutexKeys } from "./keys.js";
+import { type MutexKeys, mutexKeys } from "./keys.js";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,
@@ -16,18 +16,21 @@ import type {
   MutexWithdrawResult,
 } from "./types.js";
 
-/** The mutex on the Redis store: one script (lua/mutex/<op>.lua) per operation, over one hash per mutex (keys.ts). */
-export function redisMutex(scripts: ScriptRunner): MutexOps {
+/**
+ * The mutex on the Redis store: one script (lua/mutex/<op>.lua) per operation, over one hash per mutex (keys.ts).
+ * `keys` name that hash and its neighbours: an election keeps the same rules under keys of its own (src/kinds/election/).
+ */
+export function redisMutex(scripts: ScriptRunner, keys: MutexKeys = mutexKeys): MutexOps {
   return {
     async acquire(ref: LockRef, input: MutexAcquireInput): Promise<MutexAcquireResult> {
-      const lock = mutexKeys.lock(ref);
-      const fence = mutexKeys.legacyFence(lock);
+      const lock = keys.lock(ref);
+      const fence = keys.legacyFence(lock);
       const r = await scripts.run(
         "mutex_acquire",
         // Only a re-entry reads its request key: a new or queued acquire's retry is recognised by its token.
-        input.mode === "reenter" ? [lock, fence, mutexKeys.request(lock, input.requestId)] : [lock, fence],
+        input.mode === "reenter" ? [lock, fence, keys.request(lock, input.requestId)] : [lock, fence],
         acquireArgs(input),
-        mutexKeys.watchers(lock),
+        keys.watchers(lock),
       );
       // A grant is always to the token sent (the script does not echo it).
       if (r.status === "granted") return markedIfWatched(r, { status: "granted", grant: grantOfReply(ref, r, "", input.token) });
@@ -46,8 +49,8 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
     },
 
     async heartbeat(ref, input): Promise<MutexHeartbeatResult> {
-      const lock = mutexKeys.lock(ref);
-      const r = await scripts.run("mutex_heartbeat", [lock], [input.token, input.ttlMs ?? ""], mutexKeys.watchers(lock));
+      const lock = keys.lock(ref);
+      const r = await scripts.run("mutex_heartbeat", [lock], [input.token, input.ttlMs ?? ""], keys.watchers(lock));
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
       return markedIfWatched(r, {
@@ -60,15 +63,15 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
     },
 
     async release(ref, input): Promise<MutexReleaseResult> {
-      const lock = mutexKeys.lock(ref);
+      const lock = keys.lock(ref);
       const { force } = input;
-      const request = mutexKeys.request(lock, input.requestId);
+      const request = keys.request(lock, input.requestId);
       // Two keys where nobody is expected to watch the lease (the library's); the full release (with the ended
       // set, and the watchers key from the Worker) when it says it needs them.
       let r = input.expectUnwatched && !force ? await scripts.run("mutex_release_unwatched", [lock, request], [input.token]) : undefined;
       if (!r || r.status === "defer") {
         const args = force ? ["", "force", force.fence === undefined ? "" : String(force.fence)] : [input.token];
-        r = await scripts.run("mutex_release", [lock, request, mutexKeys.ended(lock), mutexKeys.legacyFence(lock)], args, mutexKeys.watchers(lock));
+        r = await scripts.run("mutex_release", [lock, request, keys.ended(lock), keys.legacyFence(lock)], args, keys.watchers(lock));
       }
       if (r.status === "lost") return { status: "lost" };
       if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
@@ -85,20 +88,20 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
     },
 
     async withdraw(ref, input): Promise<MutexWithdrawResult> {
-      const r = await scripts.run("mutex_withdraw", [mutexKeys.lock(ref)], [input.token, input.reason]);
+      const r = await scripts.run("mutex_withdraw", [keys.lock(ref)], [input.token, input.reason]);
       if (r.status === "revoked") return { status: "revoked", fence: numberField(r, "fence") };
       if (r.status === "unregistered" || r.status === "none") return { status: r.status };
       throw unexpectedReply("mutex_withdraw", r);
     },
 
     async watch(ref, { fence }) {
-      const lock = mutexKeys.lock(ref);
-      return watchStateOf("mutex_watch", await scripts.run("mutex_watch", [lock, mutexKeys.ended(lock)], [String(fence)]));
+      const lock = keys.lock(ref);
+      return watchStateOf("mutex_watch", await scripts.run("mutex_watch", [lock, keys.ended(lock)], [String(fence)]));
     },
 
     async inspect(ref): Promise<MutexState> {
-      const lock = mutexKeys.lock(ref);
-      const r = await scripts.run("mutex_inspect", [lock, mutexKeys.legacyFence(lock)], []);
+      const lock = keys.lock(ref);
+      const r = await scripts.run("mutex_inspect", [lock, keys.legacyFence(lock)], []);
       return {
         held: r.held === "1",
         fence: optionalNumberField(r, "fence"),
@@ -113,8 +116,8 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
   };
 }
 
-/** mutex_acquire's ARGV[3..8] when left off (lua/mutex/acquire.lua). */
-const ACQUIRE_ARG_DEFAULTS = [undefined, undefined, "new", "0", "0", "0", "", "0"];
+/** mutex_acquire's ARGV[3..9] when left off (lua/mutex/acquire.lua). */
+const ACQUIRE_ARG_DEFAULTS = [undefined, undefined, "new", "0", "0", "0", "", "0", "0"];
 
 /**
  * mutex_acquire's ARGV, with the trailing ones that are their defaults left
@@ -131,6 +134,7 @@ function acquireArgs(input: MutexAcquireInput): string[] {
     input.markPickup ? "1" : "0",
     input.holder ?? "",
     String(input.lockDelayMs ?? 0),
+    input.history ? "1" : "0",
   ];
   while (args.length > 2 && args[args.length - 1] === ACQUIRE_ARG_DEFAULTS[args.length - 1]) args.pop();
   return args;
@@ -159,7 +163,7 @@ function agreedFence(r: ScriptReply): { quorumFence?: number } {
 export const mutexOnRedis: RedisKind<typeof MUTEX> = {
   name: "mutex",
   redis: {
-    ops: redisMutex,
+    ops: (scripts) => redisMutex(scripts),
     mainKey: mutexKeys.lock,
     watcherKey: (ref) => mutexKeys.watchers(mutexKeys.lock(ref)),
   },

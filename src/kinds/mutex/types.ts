@@ -1,4 +1,4 @@
-import { kindKey } from "../../store/kinds.js";
+import { type KindKey, type KindName, kindKey } from "../../store/kinds.js";
 import type { MutexWait } from "./wait.js";
 import type { CurrentHolder } from "../../errors.js";
 import type { WithdrawReason } from "../../store/types.js";
@@ -43,6 +43,8 @@ export interface MutexAcquireInput extends AnsweredWrite {
   holder?: string;
   /** Nobody is granted the lock for this long (ms) after this lease lapses (ends without a release). */
   lockDelayMs?: number;
+  /** Append a new grant to the lock's history of changes (an election's, src/kinds/election/). */
+  history?: boolean;
 }
 
 export type MutexAcquireResult =
@@ -121,3 +123,10 @@ export interface MutexWriteNote {
 
 /** The mutex's name, carrying the types of its store operations, its wait request and its write notes. */
 export const MUTEX = kindKey<MutexOps, MutexWait, MutexWriteNote>()("mutex");
+
+/**
+ * A kind whose store rules are the mutex's (the mutex; an election, src/kinds/election/): its store
+ * operations include the mutex's, its wait is the mutex's under its own name, its notes the mutex's.
+ * The mutex's lock object part and line policy serve any such kind.
+ */
+export type MutexRulesKey = KindKey<KindName, MutexOps, Omit<MutexWait, "kind"> & { kind: string }, MutexWriteNote>;

@@ -166,6 +166,13 @@ describe("the gateway enforces Upstash's key rule", () => {
     await store.idempotency.begin(other, { token: "w2", ttlMs: 5000, retainMs: 60_000, requestId: requestId() });
     await store.idempotency.fail(other, { token: "w2", requestId: requestId() });
 
+    // An election's own script (its others are the mutex's, run on its keys).
+    const el = ref("el");
+    const leader = await store.election.acquire(el, { token: "l1", mode: "new", ttlMs: 5000, requestId: requestId(), watch: false, holder: "v" });
+    expect(leader.status).toBe("granted");
+    expect((await store.election.proclaim(el, { token: "l1", value: "w" })).status).toBe("ok");
+    expect((await store.election.observe(el, { since: 0 })).changes).toHaveLength(2);
+
     // The quorum's second step (raise_fence), over three clients of the same database.
     const quorum = new QuorumStore([clientOf(stack), clientOf(stack), clientOf(stack)]);
     expect((await quorum.mutex.acquire(ref("q"), { token: "q1", mode: "new", ttlMs: 5000, requestId: requestId(), watch: false })).status).toBe(

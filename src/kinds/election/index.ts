@@ -1,0 +1,48 @@
+import { ELECTION } from "./types.js";
+import { mutexForceBody } from "../../operator/schemas.js";
+import { nextMutexDeadline } from "../mutex/durableMutex.js";
+import { MutexObjectPart } from "../mutex/objectPart.js";
+import { defineKind, waitedOn } from "../kind.js";
+import { durableElection } from "./durableElection.js";
+import { leaderIn } from "./leader.js";
+import { electionOperations } from "./operations.js";
+import { electionOnRedis } from "./redisElection.js";
+import { forceResign, leader, resignTellsObject } from "./service.js";
+import { campaignMessage } from "./schemas.js";
+import { electionWait } from "./wait.js";
+
+/**
+ * Leader election (docs/API.md "Elections"): a kind of its own whose rules
+ * are the mutex's (its lock object part, its line, its scripts and Durable
+ * rules, under the election's keys and lock objects), with the value as the
+ * leader's label and proclaim its one rule of its own.
+ */
+export const election = defineKind<typeof ELECTION>({
+  ...electionOnRedis,
+  nameInMessages: "the election",
+  object: {
+    part: (host) => new MutexObjectPart(host, ELECTION),
+    durable: durableElection,
+    nextDeadline: nextMutexDeadline,
+    wait: electionWait,
+    // Its GET's state, pushed to its watch sockets on every change (an observer's cue to read the changes).
+    watchedState: async (store, ref, waiters) => ({ name: ref.name, ...(await leaderIn(store, ref)), waiters: waiters() }),
+    acquireBody: campaignMessage,
+  },
+  service: {
+    inspect: (ctx, name) => leader(ctx, name),
+    listed: (s) => s.term != null || waitedOn(s),
+    forceRelease: (ctx, name, ask) => forceResign(ctx, name, ask.fence),
+    writesThatTellTheLockObject: { release: resignTellsObject },
+  },
+  http: {
+    path: "/v1/elections",
+    operations: electionOperations,
+    onQuorum: false,
+    param: "name",
+    oneInSummaries: "an election",
+    listedInSummaries: "led or waited-on elections",
+    // The mutex's body: why, and optionally the fence (the term) of the leader seen.
+    forceReleaseBody: ["MutexForceReleaseRequest", mutexForceBody],
+  },
+});

@@ -1,0 +1,122 @@
+import { ELECTION } from "./types.js";
+import type * as z from "zod/mini";
+import { LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
+import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
+import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
+import type { ServiceContext } from "../../service/ServiceContext.js";
+import { kindOps, type LockRef } from "../../store/types.js";
+import type { MutexGrant, MutexReleaseResult } from "../mutex/types.js";
+import { leaderIn, leaderOf } from "./leader.js";
+import { type campaignBody, leadership } from "./schemas.js";
+
+/**
+ * An election as the HTTP API serves it: call the store, then tell the lock
+ * object, as the mutex's service does (its rules are the mutex's). On the
+ * Redis store an uncontended campaign, heartbeat, proclaim or resign is one
+ * round trip; the object is involved to wait in line, or when a resign
+ * handed the term to the next in line.
+ */
+export type CampaignBody = z.output<typeof campaignBody>;
+
+export async function campaign(ctx: ServiceContext, name: string, body: CampaignBody, signal?: AbortSignal): Promise<AcquireAnswer<MutexGrant>> {
+  return acquireFlow(ctx, await campaignSteps(ctx, name, body), signal);
+}
+
+/** A campaign as the acquire flow runs it: one try in the store first (no barging past the line), then the line. */
+async function campaignSteps(ctx: ServiceContext, name: string, body: CampaignBody): Promise<AcquireSteps<typeof ELECTION, MutexGrant>> {
+  const ref = { ns: ctx.ns, name };
+  const election = kindOps(ctx.store, ELECTION);
+  const newToken = await ctx.ids.token(`election:${name}:campaign`);
+  const write = await ctx.ids.write(`election:${name}:campaign`);
+  // On the Durable store a try and a wait are both a call to the same object: wait at once unless told not to.
+  const tryStoreFirst = body.waitMs === 0 || ctx.ids.fromClient || ctx.store.kind === "redis";
+  return {
+    kind: "election",
+    ref,
+    tryStore: tryStoreFirst
+      ? async () => {
+          const r = await election.acquire(ref, {
+            token: newToken,
+            mode: "new",
+            ttlMs: body.ttlMs,
+            ...write,
+            watch: false,
+            holder: body.value,
+            lockDelayMs: body.lockDelayMs,
+          });
+          if (r.status === "granted") return r.grant;
+          if (r.status === "lost") throw new LeaseLostError();
+          if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
+          return undefined;
+        }
+      : undefined,
+    wait: {
+      kind: "election",
+      store: ctx.store.kind,
+      ref,
+      ttlMs: body.ttlMs,
+      waitMs: body.waitMs,
+      newToken,
+      requestId: write.requestId,
+      holder: body.value,
+      lockDelayMs: body.lockDelayMs,
+    },
+    grantSchema: leadership,
+    heartbeat: (token) => election.heartbeat(ref, { token }),
+  };
+}
+
+export async function heartbeatLeader(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
+  const r = await kindOps(ctx.store, ELECTION).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
+  if (r.status === "lost") throw new LeaseLostError();
+  return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
+}
+
+export async function proclaim(ctx: ServiceContext, name: string, token: string, value: string) {
+  const r = await kindOps(ctx.store, ELECTION).proclaim({ ns: ctx.ns, name }, { token, value });
+  if (r.status === "lost") throw new LeaseLostError();
+  return { term: r.fence, expiresAt: r.expiresAt, position: r.position };
+}
+
+export async function resign(ctx: ServiceContext, name: string, token: string) {
+  const ref = { ns: ctx.ns, name };
+  const r = await kindOps(ctx.store, ELECTION).release(ref, { token, ...(await ctx.ids.write(`election:${name}:resign`, token)) });
+  if (r.status === "lost") throw new LeaseLostError();
+  tellResigned(ctx, ref, r);
+  return { resigned: r.released };
+}
+
+/** Redis store: the lock object hears of a resign after the answer (the handoff to the next in line happened in the store). */
+function tellResigned(ctx: ServiceContext, ref: LockRef, r: MutexReleaseResult & { status: "ok" }): void {
+  if (ctx.store.kind !== "redis" || !resignTellsObject(r)) return;
+  const { fence, handedTo } = r;
+  ctx.afterAnswer("released", () => lockObjectClient(ctx.env, "election", ref).noteWrite({ ref, fence, handedTo }));
+}
+
+/** A resign the lock object must hear of (its line): told by noteWrite, after the answer. */
+export const resignTellsObject = (r: { released?: unknown; watched?: unknown }) => r.released === true && r.watched === true;
+
+/** Who leads now: value, term, since and end of its lease, or nulls; and the line's length. */
+export async function leader(ctx: ServiceContext, name: string) {
+  const ref = { ns: ctx.ns, name };
+  const [now, waiters] = await Promise.all([leaderIn(ctx.store, ref), lockObjectClient(ctx.env, "election", ref).waiterCount()]);
+  return { ...now, waiters };
+}
+
+/** The changes the election's history keeps (the last 64), oldest first, and who leads now. */
+export async function changes(ctx: ServiceContext, name: string) {
+  const view = await kindOps(ctx.store, ELECTION).observe({ ns: ctx.ns, name }, { since: 0 });
+  return { ...leaderOf(view), first: view.first, changes: view.changes };
+}
+
+/** An operator's force release: whoever leads steps down; the next in line leads, as after a resign. */
+export async function forceResign(ctx: ServiceContext, name: string, fence: number | undefined) {
+  const ref = { ns: ctx.ns, name };
+  const write = await ctx.ids.write(`election:${name}:force-release`);
+  const r = await kindOps(ctx.store, ELECTION).release(ref, { token: "", ...write, force: fence === undefined ? {} : { fence } });
+  if (r.status === "lost") {
+    throw new NotHeldError(fence === undefined ? `nobody leads the election ${name}` : `the election ${name} is not led by the term ${fence}`);
+  }
+  tellResigned(ctx, ref, r);
+  return { released: 1, fence: r.fence, holder: r.holder ?? null };
+}
