@@ -1,39 +1,116 @@
+import type * as z from "zod/mini";
 import type { ServiceContext } from "../../service/ServiceContext.js";
+import { heartbeatLease, type LeaseAcquire, type LeaseKey, stateWithWaiters } from "../../service/leases.js";
 import type { TokenOperation } from "../../wire/scopedToken.js";
-import { heartbeatBody, heartbeatResponse, releaseBody } from "../../wire/schemas.js";
 import type { SocketAt } from "../../wire/socketProtocol.js";
-import { type Answer, type Operation, operation, type WaitSocketOperation } from "./operation.js";
+import { heartbeatBody, heartbeatResponse, releaseBody } from "../../wire/schemas.js";
+import { READ_ERRORS, WRITE_ERRORS } from "../openapi/openapiOps.js";
+import { type Operation, operation, type WaitSocketOperation } from "./operation.js";
 
 /**
- * What the lease kinds' operations share: the heartbeat (the same body and
- * answer for every kind), the release body, a wait socket, and the error
- * statuses of a write and a read.
+ * The operations every lease kind has, made from what is its own: the
+ * acquire (its body, grant and steps), the wait socket, the heartbeat (the
+ * same body and answer for every kind), the release (its answer and call)
+ * and the GET of its state. Their operationIds are the kind's name and the
+ * operation's ("mutexAcquire", with a mode "rwlockReadAcquire"), their
+ * schemas' names in the document the kind's `names` and the answer's
+ * ("MutexGrant", "MutexReleaseResponse", "MutexState").
  */
 
-// 403: a scoped token outside its scope (or a force release without an admin key) may meet any operation.
-export const WRITE_ERRORS = [400, 401, 403, 409, 413, 429, 503];
-export const READ_ERRORS = [400, 401, 403, 429, 503];
+/** A lease kind as its operations name it: its key, and what its schemas' names in the document start with ("Mutex"). */
+export interface LeaseNames {
+  key: LeaseKey;
+  names: string;
+}
 
-export const releaseRequest = ["ReleaseRequest", releaseBody] as const;
+/** A lease kind's operations at one mode's steps ("read/acquire"; without a mode, "acquire"), each with its summary. */
+export interface LeaseOperationsOf {
+  acquire: [summary: string, acquire: LeaseAcquire];
+  wait: string;
+  heartbeat: string;
+  release: ReleaseOf;
+}
 
-/** A lease's heartbeat at `step`: moves the lease's end; lease_lost when the caller no longer holds it. */
-export function heartbeatOperation(
-  step: string,
-  operationId: string,
-  summary: string,
-  heartbeat: (ctx: ServiceContext, name: string, token: string, ttlMs: number | undefined) => Promise<unknown>,
-): Operation {
+/** A release: its summary, its answer's schema, its call (with the path's mode, if any). */
+type ReleaseOf = [summary: string, answer: z.ZodMiniType, run: (ctx: ServiceContext, name: string, token: string, mode?: Mode) => Promise<unknown>];
+
+/** A mode a lease kind's paths may name (a read-write lock's "read" or "write"): the lock object hears it from its wait socket. */
+type Mode = NonNullable<SocketAt["mode"]>;
+
+/** The step of an operation at a mode, and its operationId. */
+function placed(kind: LeaseNames, mode: Mode | undefined, step: string, id: string) {
+  const Mode = mode ? mode[0].toUpperCase() + mode.slice(1) : "";
+  return { step: mode ? `${mode}/${step}` : step, operationId: `${kind.key.name}${Mode}${id}` };
+}
+
+/** A lease kind's acquire, its wait socket, its heartbeat and its release, at one mode (or none). */
+export function leaseOperations(kind: LeaseNames, ops: LeaseOperationsOf, mode?: Mode): (Operation | WaitSocketOperation)[] {
+  const [acquireSummary, acquire] = ops.acquire;
+  return [
+    operation({
+      method: "post",
+      ...placed(kind, mode, "acquire", "Acquire"),
+      summary: acquireSummary,
+      needs: ["acquire"],
+      body: [`${kind.names}AcquireRequest`, acquire.body],
+      ok: [[200, `${kind.names}Grant`, acquire.grant]],
+      errors: WRITE_ERRORS,
+      run: async (ctx, name, body, signal) => {
+        const { grant, delivery } = await acquire.run(ctx, name, body, mode, signal);
+        return { body: grant, delivery };
+      },
+    }),
+    lockWaitSocket(kind, ops.wait, mode),
+    heartbeatOperation(kind, ops.heartbeat, mode),
+    releaseOperation(kind, ops.release, mode),
+  ];
+}
+
+/** A lease's heartbeat: moves the lease's end; lease_lost when the caller no longer holds it. */
+export function heartbeatOperation(kind: LeaseNames, summary: string, mode?: Mode): Operation {
   return operation({
     method: "post",
-    step,
-    operationId,
+    ...placed(kind, mode, "heartbeat", "Heartbeat"),
     summary,
     needs: ["heartbeat"],
     body: ["HeartbeatRequest", heartbeatBody],
     ok: [[200, "HeartbeatResponse", heartbeatResponse]],
     errors: WRITE_ERRORS,
     onLease: true,
-    run: async (ctx, name, body): Promise<Answer> => ({ body: await heartbeat(ctx, name, body.token, body.ttlMs) }),
+    run: async (ctx, name, body) => ({ body: await heartbeatLease(ctx, kind.key, name, body.token, body.ttlMs) }),
+  });
+}
+
+/** A lease's release; lease_lost when the caller no longer holds it. */
+export function releaseOperation(kind: LeaseNames, [summary, answer, run]: ReleaseOf, mode?: Mode): Operation {
+  return operation({
+    method: "post",
+    ...placed(kind, mode, "release", "Release"),
+    summary,
+    needs: ["release"],
+    body: ["ReleaseRequest", releaseBody],
+    ok: [[200, `${kind.names}ReleaseResponse`, answer]],
+    errors: WRITE_ERRORS,
+    onLease: true,
+    run: async (ctx, name, body) => ({ body: await run(ctx, name, body.token, mode) }),
+  });
+}
+
+/** GET of one: its state, as `state` answers it; a lock's by default: its name, the store's state, its line's count. */
+export function inspectOperation(
+  kind: LeaseNames,
+  summary: string,
+  schema: z.ZodMiniType,
+  state = async (ctx: ServiceContext, name: string): Promise<object> => ({ name, ...(await stateWithWaiters(ctx, kind.key, name)) }),
+): Operation {
+  return operation({
+    method: "get",
+    ...placed(kind, undefined, "", "Inspect"),
+    summary,
+    needs: ["inspect"],
+    ok: [[200, `${kind.names}State`, schema]],
+    errors: READ_ERRORS,
+    run: async (ctx, name) => ({ body: await state(ctx, name) }),
   });
 }
 
@@ -41,9 +118,9 @@ export function heartbeatOperation(
 const LOCK_SOCKET_MESSAGES =
   'The client sends {"type":"acquire", ...the acquire body, waitMs >= 1}; the service answers {"type":"granted","grant":...}, the client {"type":"ack","token":...}, the service {"type":"held"}; or {"type":"timeout","retryAfterMs":n}, or {"type":"error","status":n,"error":...,"message":...}.';
 
-/** A lock kind's wait socket at `step`: it acquires, so a scoped token must allow waits and acquires. */
-export function lockWaitSocket(step: string, operationId: string, summary: string, at?: Pick<SocketAt, "mode">): WaitSocketOperation {
-  return { step, operationId, summary, messages: LOCK_SOCKET_MESSAGES, needs: LOCK_WAIT_NEEDS, ...(at && { at }) };
-}
-
 const LOCK_WAIT_NEEDS: readonly TokenOperation[] = ["wait", "acquire"];
+
+/** A lock kind's wait socket: it acquires, so a scoped token must allow waits and acquires; its mode goes to the lock object. */
+function lockWaitSocket(kind: LeaseNames, summary: string, mode?: Mode): WaitSocketOperation {
+  return { ...placed(kind, mode, "wait", "Wait"), summary, messages: LOCK_SOCKET_MESSAGES, needs: LOCK_WAIT_NEEDS, ...(mode && { at: { mode } }) };
+}

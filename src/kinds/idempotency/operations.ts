@@ -1,4 +1,5 @@
-import { heartbeatOperation, READ_ERRORS, WRITE_ERRORS } from "../../http/operations/leaseOperations.js";
+import { heartbeatOperation, inspectOperation } from "../../http/operations/leaseOperations.js";
+import { WRITE_ERRORS } from "../../http/openapi/openapiOps.js";
 import { operation, waitSocket } from "../../http/operations/operation.js";
 import {
   idempotencyBeginBody,
@@ -10,13 +11,15 @@ import {
   idempotencyStarted,
   idempotencyStateResponse,
 } from "./schemas.js";
-import { beginIdempotency, completeIdempotency, failIdempotency, heartbeatIdempotency, inspectIdempotency } from "./service.js";
+import { beginIdempotency, completeIdempotency, failIdempotency, inspectIdempotency } from "./service.js";
+import { IDEMPOTENCY } from "./types.js";
 
 /**
  * /v1/idempotency/{key}: webhook deduplication and run-once jobs, one value
  * per operation (docs/API.md "Idempotency keys"). A begin is the key's
  * acquire, its complete and fail are its release.
  */
+const idempotency = { key: IDEMPOTENCY, names: "Idempotency" };
 export const idempotencyOperations = [
   operation({
     method: "post",
@@ -47,10 +50,7 @@ export const idempotencyOperations = [
     // It only watches another caller's run: a token that may wait may open it.
     needs: ["wait"],
   }),
-  heartbeatOperation("heartbeat", "idempotencyHeartbeat", "Move the in-progress deadline", async (ctx, key, token, ttlMs) => {
-    const r = await heartbeatIdempotency(ctx, key, token, ttlMs);
-    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
-  }),
+  heartbeatOperation(idempotency, "Move the in-progress deadline"),
   operation({
     method: "post",
     step: "complete",
@@ -81,14 +81,5 @@ export const idempotencyOperations = [
       return { body: { state: "absent" } };
     },
   }),
-  operation({
-    method: "get",
-    step: "",
-    operationId: "idempotencyInspect",
-    summary: "Inspect an idempotency key",
-    needs: ["inspect"],
-    ok: [[200, "IdempotencyState", idempotencyStateResponse]],
-    errors: READ_ERRORS,
-    run: async (ctx, key) => ({ body: await inspectIdempotency(ctx, key) }),
-  }),
+  inspectOperation(idempotency, "Inspect an idempotency key", idempotencyStateResponse, inspectIdempotency),
 ];

@@ -7,6 +7,7 @@ import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { countAcquire } from "../../service/countAcquire.js";
+import { noteWriteAfterAnswer } from "../../service/leases.js";
 import { checkOnExpire } from "../../service/onExpire.js";
 import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
@@ -61,27 +62,21 @@ async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
   }
 }
 
-export const heartbeatIdempotency = (ctx: ServiceContext, key: string, token: string, ttlMs?: number) =>
-  idempotencyOf(ctx).heartbeat(key, token, ttlMs);
-
 /** A complete the lock object must hear of (someone waits for the run's end): told by noteWrite, after the answer. A fail always is. */
 export const completeTellsObject = (r: { waited?: unknown }) => r.waited === true;
 
 export async function completeIdempotency(ctx: ServiceContext, key: string, token: string, response: unknown) {
   const r = await idempotencyOf(ctx).complete(key, token, response, await ctx.ids.write(`idempotency:${key}:complete`, token));
   // Someone was told in_progress, or watched on the key's wait socket, meanwhile: the key's lock object
-  // hears it, to hand the result to its waiters (the Durable store's object did so in the same call).
-  if (ctx.store.kind === "redis" && completeTellsObject(r)) {
-    ctx.afterAnswer("completed", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence: r.fence }));
-  }
+  // hears it, to hand the result to its waiters.
+  if (completeTellsObject(r)) noteWriteAfterAnswer(ctx, IDEMPOTENCY, { ns: ctx.ns, name: key }, "completed", { fence: r.fence });
   return r;
 }
 
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
   const { fence } = await idempotencyOf(ctx).fail(key, token, await ctx.ids.write(`idempotency:${key}:fail`, token));
   // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
-  if (ctx.store.kind === "redis")
-    ctx.afterAnswer("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence }));
+  noteWriteAfterAnswer(ctx, IDEMPOTENCY, { ns: ctx.ns, name: key }, "ended", { fence });
 }
 
 export const inspectIdempotency = (ctx: ServiceContext, key: string) => idempotencyOf(ctx).inspect(key);

@@ -1,4 +1,4 @@
-import type { MUTEX } from "./types.js";
+import { MUTEX } from "./types.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
 import { mutexForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";
@@ -6,7 +6,8 @@ import { durableMutex, nextMutexDeadline } from "./durableMutex.js";
 import { MutexObjectPart } from "./objectPart.js";
 import { mutexOperations } from "./operations.js";
 import { mutexOnRedis } from "./redisMutex.js";
-import { forceReleaseMutex, inspectMutex, mutexSocketAcquire, releaseTellsObject } from "./service.js";
+import { forceReleaseMutex, mutexAcquire, releaseTellsObject } from "./service.js";
+import { stateWithWaiters } from "../../service/leases.js";
 import { mutexWait } from "./wait.js";
 
 /** The mutex (docs/API.md "Mutex"): one holder, fenced leases, a fair line. */
@@ -22,10 +23,10 @@ export const mutex = defineKind<typeof MUTEX>({
     socket: "acquire",
   },
   service: {
-    inspect: async (ctx, name) => ({ ...(await inspectMutex(ctx, name)) }),
+    inspect: (ctx, name) => stateWithWaiters(ctx, MUTEX, name),
     listed: (s) => s.held === true || waitedOn(s) || s.delayedUntil != null,
     forceRelease: (ctx, name, ask) => forceReleaseMutex(ctx, name, ask.fence),
-    socketAcquire: mutexSocketAcquire,
+    socketAcquire: mutexAcquire.socket,
     writesThatTellTheLockObject: { release: releaseTellsObject },
   },
   http: {

@@ -8,7 +8,8 @@ import { durableRwLock } from "./durableRwLock.js";
 import { rwLockObjectPart } from "./objectPart.js";
 import { rwLockOperations } from "./operations.js";
 import { rwLockOnRedis } from "./redisRwLock.js";
-import { inspectRw, releaseTellsObject, rwLockSocketAcquire } from "./service.js";
+import { releaseTellsObject, rwAcquire } from "./service.js";
+import { stateWithWaiters } from "../../service/leases.js";
 import { rwLockWait } from "./wait.js";
 
 /** The read-write lock (docs/API.md "Read-write lock"): many readers or one writer, admitted in order. */
@@ -24,10 +25,10 @@ export const rwLock = defineKind<typeof RWLOCK>({
     socket: "acquire",
   },
   service: {
-    inspect: async (ctx, name) => ({ ...(await inspectRw(ctx, name)) }),
+    inspect: (ctx, name) => stateWithWaiters(ctx, RWLOCK, name),
     listed: (s) => s.mode !== "free" || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, RWLOCK, name, ask.holder),
-    socketAcquire: rwLockSocketAcquire,
+    socketAcquire: rwAcquire.socket,
     writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
   },
   http: {

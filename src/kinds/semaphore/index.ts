@@ -8,7 +8,8 @@ import { durableSemaphore } from "./durableSemaphore.js";
 import { semaphoreObjectPart } from "./objectPart.js";
 import { semaphoreOperations } from "./operations.js";
 import { semaphoreOnRedis } from "./redisSemaphore.js";
-import { inspectSemaphore, releaseTellsObject, semaphoreSocketAcquire } from "./service.js";
+import { releaseTellsObject, semaphoreAcquire } from "./service.js";
+import { stateWithWaiters } from "../../service/leases.js";
 import { semaphoreWait } from "./wait.js";
 
 /** The semaphore (docs/API.md "Semaphore"): up to a limit of permits, admitted in order. */
@@ -24,10 +25,10 @@ export const semaphore = defineKind<typeof SEMAPHORE>({
     socket: "acquire",
   },
   service: {
-    inspect: async (ctx, name) => ({ ...(await inspectSemaphore(ctx, name)) }),
+    inspect: (ctx, name) => stateWithWaiters(ctx, SEMAPHORE, name),
     listed: (s) => Number(s.holders) > 0 || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, SEMAPHORE, name, ask.holder),
-    socketAcquire: semaphoreSocketAcquire,
+    socketAcquire: semaphoreAcquire.socket,
     writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
   },
   http: {

@@ -1,0 +1,115 @@
+import type * as z from "zod/mini";
+import { LeaseLostError } from "../errors.js";
+import { lockObjectClient } from "../lockObject/lockObjectClient.js";
+import type { KindKey, KindName, NoteOf } from "../store/kinds.js";
+import { kindOps, type LockRef } from "../store/types.js";
+import { validated } from "../wire/parse.js";
+import type { SocketAt } from "../wire/socketProtocol.js";
+import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "./acquireFlow.js";
+import { checkOnExpire } from "./onExpire.js";
+import type { ServiceContext } from "./ServiceContext.js";
+import type { KindSocketAcquire, SocketGrant } from "./ServiceKind.js";
+
+/**
+ * What every lease kind's service does alike, written once: a heartbeat, the
+ * state with its line's count, an acquire over HTTP and on a wait socket,
+ * and the note to the lock object after a write on Redis. A kind brings only
+ * what is its own (its acquire's steps, its release's answer).
+ */
+
+/** What the core reads of a lease kind's store operations. */
+export interface LeaseOps {
+  heartbeat(
+    ref: LockRef,
+    input: { token: string; ttlMs?: number },
+  ): Promise<{ status: "lost" } | { status: "ok"; expiresAt: number; ttlMs: number; fence: number }>;
+  inspect(ref: LockRef): Promise<object>;
+}
+
+/** A lease kind's key: its name, with store operations that have a heartbeat and a state. */
+export type LeaseKey = KindKey<KindName, LeaseOps, unknown, unknown>;
+
+/**
+ * A lease's heartbeat: its new end, or lease_lost. No object call: a lock
+ * object waiting behind the lease wakes at its old end, reads the new one
+ * from the store and sleeps again.
+ */
+export async function heartbeatLease(ctx: ServiceContext, key: LeaseKey, name: string, token: string, ttlMs?: number) {
+  const r = await kindOps(ctx.store, key).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
+  if (r.status === "lost") throw new LeaseLostError();
+  return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
+}
+
+/** A lock's state as GET answers it (without its name): the store's, with its line's count from the lock object. */
+export async function stateWithWaiters(ctx: ServiceContext, key: LeaseKey, name: string): Promise<Record<string, unknown>> {
+  const ref = { ns: ctx.ns, name };
+  const [state, waiters] = await Promise.all([kindOps(ctx.store, key).inspect(ref), lockObjectClient(ctx.env, key.name, ref).waiterCount()]);
+  return { ...state, waiters };
+}
+
+/**
+ * Redis store: the lock object hears of a write after its answer (its line
+ * may move, a watch ends). The Durable store's object did it in the same call.
+ */
+export function noteWriteAfterAnswer<K extends KindKey>(ctx: ServiceContext, key: K, ref: LockRef, event: string, note: NoteOf<K>): void {
+  if (ctx.store.kind === "redis") ctx.afterAnswer(event, () => lockObjectClient(ctx.env, key.name, ref).noteWrite(note));
+}
+
+/** What a kind's acquire steps bring; the core adds its name, lock, store, grant schema and heartbeat. */
+export type KindAcquireSteps<K extends KindKey, Grant extends { token: string }> = Pick<AcquireSteps<K, Grant>, "tryStore" | "fromLine"> & {
+  wait: Omit<AcquireSteps<K, Grant>["wait"], "kind" | "store" | "ref">;
+};
+
+/** An acquire body as the core reads it: its onExpire target is checked before anything else. */
+type AcquireBody = { onExpire?: string };
+
+/** A lease kind's acquire, as it declares it: the body (HTTP's and the wait socket's acquire message), the grant, its steps. */
+export interface LeaseAcquireOf<K extends KindKey, Body extends AcquireBody, Grant extends SocketGrant> {
+  key: K & LeaseKey;
+  body: z.ZodMiniType<Body, unknown>;
+  grant: z.ZodMiniType<Grant>;
+  /** Its steps for one acquire; `mode` is the path's (a read-write lock's read or write). */
+  steps(ctx: ServiceContext, ref: LockRef, body: Body, mode: SocketAt["mode"]): Promise<KindAcquireSteps<K, Grant>>;
+}
+
+/** A lease kind's acquire, as HTTP and the wait socket run it. */
+export interface LeaseAcquire {
+  body: z.ZodMiniType;
+  grant: z.ZodMiniType;
+  /** An HTTP acquire: the flow, with the body its schema checked. */
+  run(ctx: ServiceContext, name: string, body: unknown, mode: SocketAt["mode"], signal: AbortSignal): Promise<AcquireAnswer<unknown>>;
+  /** A wait socket's acquire: the message checked as the HTTP body, then the same steps. */
+  socket: KindSocketAcquire;
+}
+
+/** The one acquire of a lease kind, for HTTP and its wait socket alike (the acquire flow runs both). */
+export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant extends SocketGrant>(
+  acquire: LeaseAcquireOf<K, Body, Grant>,
+): LeaseAcquire {
+  const { key, grant } = acquire;
+  const steps = async (ctx: ServiceContext, name: string, body: Body, mode: SocketAt["mode"]): Promise<AcquireSteps<K, Grant>> => {
+    if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
+    const ref = { ns: ctx.ns, name };
+    const own = await acquire.steps(ctx, ref, body, mode);
+    return {
+      ...own,
+      kind: key.name,
+      ref,
+      // The kind's own fields with the core's: the kind's request type is the core's base and its own.
+      wait: { ...own.wait, kind: key.name, store: ctx.store.kind, ref } as AcquireSteps<K, Grant>["wait"],
+      // A grant with a watch is made by the lock object: no try in the store first.
+      tryStore: body.onExpire === undefined ? own.tryStore : undefined,
+      grantSchema: grant,
+      heartbeat: (token) => kindOps(ctx.store, key).heartbeat(ref, { token }),
+    };
+  };
+  return {
+    body: acquire.body,
+    grant,
+    run: async (ctx, name, body, mode, signal) => acquireFlow(ctx, await steps(ctx, name, body as Body, mode), signal),
+    socket: {
+      steps: (ctx, at, message) => steps(ctx, at.ref.name, validated(message, acquire.body, "acquire message"), at.mode),
+      grantSchema: grant,
+    },
+  };
+}
