@@ -15,6 +15,12 @@ import type { KindSocketAcquire, SocketGrant } from "./ServiceKind.js";
  * state with its line's count, an acquire over HTTP and on a wait socket,
  * and the note to the lock object after a write on Redis. A kind brings only
  * what is its own (its acquire's steps, its release's answer).
+ *
+ * Call the store, then tell the lock object: on the Redis store an
+ * uncontended acquire, heartbeat or release is one round trip and no object
+ * call; the object is involved only to wait, to watch for onExpire, or to
+ * hear of a write that moves its line. On the Durable store the store is the
+ * object, which does both in one call.
  */
 
 /** What the core reads of a lease kind's store operations. */
@@ -55,13 +61,13 @@ export function noteWriteAfterAnswer<K extends KindKey>(ctx: ServiceContext, key
   if (ctx.store.kind === "redis") ctx.afterAnswer(event, () => lockObjectClient(ctx.env, key.name, ref).noteWrite(note));
 }
 
-/** What a kind's acquire steps bring; the core adds its name, lock, store, grant schema and heartbeat. */
+/** What a kind's acquire steps bring; the core adds its name, lock, store, grant schema and heartbeat, and the body's common fields to its wait. */
 export type KindAcquireSteps<K extends KindKey, Grant extends { token: string }> = Pick<AcquireSteps<K, Grant>, "tryStore" | "fromLine"> & {
-  wait: Omit<AcquireSteps<K, Grant>["wait"], "kind" | "store" | "ref">;
+  wait: Omit<AcquireSteps<K, Grant>["wait"], "kind" | "store" | "ref" | keyof AcquireBody>;
 };
 
-/** An acquire body as the core reads it: its onExpire target is checked before anything else. */
-type AcquireBody = { onExpire?: string };
+/** An acquire body as the core reads it (its onExpire target is checked before anything else). */
+type AcquireBody = { ttlMs: number; waitMs: number; onExpire?: string; holder?: string };
 
 /** A lease kind's acquire, as it declares it: the body (HTTP's and the wait socket's acquire message), the grant, its steps. */
 export interface LeaseAcquireOf<K extends KindKey, Body extends AcquireBody, Grant extends SocketGrant> {
@@ -88,7 +94,8 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
 ): LeaseAcquire {
   const { key, grant } = acquire;
   const steps = async (ctx: ServiceContext, name: string, body: Body, mode: SocketAt["mode"]): Promise<AcquireSteps<K, Grant>> => {
-    if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
+    const { ttlMs, waitMs, onExpire, holder } = body;
+    if (onExpire) checkOnExpire(ctx.env, ctx.ns, onExpire);
     const ref = { ns: ctx.ns, name };
     const own = await acquire.steps(ctx, ref, body, mode);
     return {
@@ -96,9 +103,9 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
       kind: key.name,
       ref,
       // The kind's own fields with the core's: the kind's request type is the core's base and its own.
-      wait: { ...own.wait, kind: key.name, store: ctx.store.kind, ref } as AcquireSteps<K, Grant>["wait"],
+      wait: { ...own.wait, kind: key.name, store: ctx.store.kind, ref, ttlMs, waitMs, onExpire, holder } as AcquireSteps<K, Grant>["wait"],
       // A grant with a watch is made by the lock object: no try in the store first.
-      tryStore: body.onExpire === undefined ? own.tryStore : undefined,
+      tryStore: onExpire === undefined ? own.tryStore : undefined,
       grantSchema: grant,
       heartbeat: (token) => kindOps(ctx.store, key).heartbeat(ref, { token }),
     };

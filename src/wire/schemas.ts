@@ -45,6 +45,8 @@ export const lockAcquireFields = {
   onExpire: z.optional(onExpire),
   holder: z.optional(holderLabel),
 };
+/** The same for a lock that is not re-entered (a semaphore's permits): no token. */
+export const { token: _reenterToken, ...newLeaseFields } = lockAcquireFields;
 
 /** A lease as a grant answers it: its fence, length and end. */
 export const leaseFields = { fence: z.int(), ttlMs: z.int(), expiresAt: z.int() };

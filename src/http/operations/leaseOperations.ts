@@ -4,7 +4,7 @@ import { heartbeatLease, type LeaseAcquire, type LeaseKey, stateWithWaiters } fr
 import type { TokenOperation } from "../../wire/scopedToken.js";
 import type { SocketAt } from "../../wire/socketProtocol.js";
 import { heartbeatBody, heartbeatResponse, releaseBody } from "../../wire/schemas.js";
-import { READ_ERRORS, WRITE_ERRORS } from "../openapi/openapiOps.js";
+import { type Named, READ_ERRORS, WRITE_ERRORS } from "../openapi/openapiOps.js";
 import { type Operation, operation, type WaitSocketOperation } from "./operation.js";
 
 /**
@@ -25,6 +25,8 @@ export interface LeaseNames {
 
 /** A lease kind's operations at one mode's steps ("read/acquire"; without a mode, "acquire"), each with its summary. */
 export interface LeaseOperationsOf {
+  /** The mode its steps name, if any: the lock object hears it from the wait socket. */
+  mode?: Mode;
   acquire: [summary: string, acquire: LeaseAcquire];
   wait: string;
   heartbeat: string;
@@ -44,8 +46,11 @@ function placed(kind: LeaseNames, mode: Mode | undefined, step: string, id: stri
 }
 
 /** A lease kind's acquire, its wait socket, its heartbeat and its release, at one mode (or none). */
-export function leaseOperations(kind: LeaseNames, ops: LeaseOperationsOf, mode?: Mode): (Operation | WaitSocketOperation)[] {
-  const [acquireSummary, acquire] = ops.acquire;
+export function leaseOperations(kind: LeaseNames, ops: LeaseOperationsOf): (Operation | WaitSocketOperation)[] {
+  const {
+    mode,
+    acquire: [acquireSummary, acquire],
+  } = ops;
   return [
     operation({
       method: "post",
@@ -83,16 +88,44 @@ export function heartbeatOperation(kind: LeaseNames, summary: string, mode?: Mod
 
 /** A lease's release; lease_lost when the caller no longer holds it. */
 export function releaseOperation(kind: LeaseNames, [summary, answer, run]: ReleaseOf, mode?: Mode): Operation {
-  return operation({
-    method: "post",
+  return leaseEndOperation(kind, {
     ...placed(kind, mode, "release", "Release"),
     summary,
-    needs: ["release"],
     body: ["ReleaseRequest", releaseBody],
-    ok: [[200, `${kind.names}ReleaseResponse`, answer]],
+    ok: [`${kind.names}ReleaseResponse`, answer],
+    run: (ctx, name, body) => run(ctx, name, body.token, mode),
+  });
+}
+
+/**
+ * A write that ends the caller's lease (a release; an idempotency key's complete or fail): a
+ * scoped token must allow releases, and its lease_lost is the metrics event. Its operationId is
+ * the kind's name and its step's ("idempotencyComplete").
+ */
+export function leaseEndOperation<S extends z.ZodMiniType>(
+  kind: LeaseNames,
+  op: {
+    step: string;
+    operationId?: string;
+    summary: string;
+    body: readonly [string, S];
+    ok: Named;
+    run: (ctx: ServiceContext, name: string, body: z.output<S>) => Promise<unknown>;
+  },
+): Operation {
+  const { step, summary, body, ok, run } = op;
+  const operationId = op.operationId ?? `${kind.key.name}${step[0].toUpperCase()}${step.slice(1)}`;
+  return operation({
+    method: "post",
+    step,
+    operationId,
+    summary,
+    needs: ["release"],
+    body,
+    ok: [[200, ...ok]],
     errors: WRITE_ERRORS,
     onLease: true,
-    run: async (ctx, name, body) => ({ body: await run(ctx, name, body.token, mode) }),
+    run: async (ctx, name, b) => ({ body: await run(ctx, name, b) }),
   });
 }
 

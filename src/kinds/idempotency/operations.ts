@@ -1,5 +1,4 @@
-import { heartbeatOperation, inspectOperation } from "../../http/operations/leaseOperations.js";
-import { WRITE_ERRORS } from "../../http/openapi/openapiOps.js";
+import { heartbeatOperation, inspectOperation, leaseEndOperation } from "../../http/operations/leaseOperations.js";
 import { operation, waitSocket } from "../../http/operations/operation.js";
 import {
   idempotencyBeginBody,
@@ -51,35 +50,19 @@ export const idempotencyOperations = [
     needs: ["wait"],
   }),
   heartbeatOperation(idempotency, "Move the in-progress deadline"),
-  operation({
-    method: "post",
+  leaseEndOperation(idempotency, {
     step: "complete",
-    operationId: "idempotencyComplete",
     summary: "Store the response; kept retainMs",
-    needs: ["release"],
     body: ["IdempotencyCompleteRequest", idempotencyCompleteBody],
-    ok: [[200, "IdempotencyCompleted", idempotencyCompleted]],
-    errors: WRITE_ERRORS,
-    onLease: true,
-    run: async (ctx, key, body) => {
-      const r = await completeIdempotency(ctx, key, body.token, body.response);
-      return { body: { state: "completed", completedAt: r.completedAt, fence: r.fence } };
-    },
+    ok: ["IdempotencyCompleted", idempotencyCompleted],
+    run: (ctx, key, body) => completeIdempotency(ctx, key, body.token, body.response),
   }),
-  operation({
-    method: "post",
+  leaseEndOperation(idempotency, {
     step: "fail",
-    operationId: "idempotencyFail",
     summary: "Give the work up; the key can be begun again",
-    needs: ["release"],
     body: ["IdempotencyFailRequest", idempotencyFailBody],
-    ok: [[200, "IdempotencyFailed", idempotencyFailed]],
-    errors: WRITE_ERRORS,
-    onLease: true,
-    run: async (ctx, key, body) => {
-      await failIdempotency(ctx, key, body.token);
-      return { body: { state: "absent" } };
-    },
+    ok: ["IdempotencyFailed", idempotencyFailed],
+    run: (ctx, key, body) => failIdempotency(ctx, key, body.token),
   }),
   inspectOperation(idempotency, "Inspect an idempotency key", idempotencyStateResponse, inspectIdempotency),
 ];

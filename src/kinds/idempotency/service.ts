@@ -1,10 +1,9 @@
 import { IDEMPOTENCY } from "./types.js";
 import type { IdempotencyWait } from "./wait.js";
 import type * as z from "zod/mini";
-import { FingerprintMismatchError, InProgressError } from "../../errors.js";
 import { grantOrThrow } from "../../lockObject/line/grantOrThrow.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
-import { IdempotencyKeys } from "./idempotencyKeys.js";
+import { beginAnswer, IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { countAcquire } from "../../service/countAcquire.js";
 import { noteWriteAfterAnswer } from "../../service/leases.js";
@@ -35,31 +34,18 @@ async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
   if (!body.onExpire) return idempotencyOf(ctx).begin(key, body, ids);
   const ref = { ns: ctx.ns, name: key };
   // With onExpire the key's lock object begins and watches in one step.
+  // The body (strict: ttlMs, retainMs, fingerprint, onExpire, holder) is the wait's own part.
   const wait: IdempotencyWait = {
+    ...body,
     kind: "idempotency",
     store: ctx.store.kind,
     ref,
-    ttlMs: body.ttlMs,
     waitMs: 0,
-    retainMs: body.retainMs,
-    fingerprint: body.fingerprint,
-    onExpire: body.onExpire,
     newToken: ids.token,
     requestId: ids.requestId,
-    holder: body.holder,
   };
   const outcome = await lockObjectClient(ctx.env, IDEMPOTENCY.name, ref).wait(wait, idempotencyBeginResult);
-  const r = grantOrThrow(outcome);
-  switch (r.status) {
-    case "started":
-      return { state: "started" as const, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
-    case "completed":
-      return { state: "completed" as const, response: r.response, completedAt: r.completedAt, fence: r.fence };
-    case "in_progress":
-      throw new InProgressError(r.retryAfterMs, undefined, { holder: r.holder, expiresAt: r.expiresAt });
-    case "mismatch":
-      throw new FingerprintMismatchError();
-  }
+  return beginAnswer(grantOrThrow(outcome));
 }
 
 /** A complete the lock object must hear of (someone waits for the run's end): told by noteWrite, after the answer. A fail always is. */
@@ -70,13 +56,14 @@ export async function completeIdempotency(ctx: ServiceContext, key: string, toke
   // Someone was told in_progress, or watched on the key's wait socket, meanwhile: the key's lock object
   // hears it, to hand the result to its waiters.
   if (completeTellsObject(r)) noteWriteAfterAnswer(ctx, IDEMPOTENCY, { ns: ctx.ns, name: key }, "completed", { fence: r.fence });
-  return r;
+  return { state: "completed" as const, completedAt: r.completedAt, fence: r.fence };
 }
 
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
   const { fence } = await idempotencyOf(ctx).fail(key, token, await ctx.ids.write(`idempotency:${key}:fail`, token));
   // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
   noteWriteAfterAnswer(ctx, IDEMPOTENCY, { ns: ctx.ns, name: key }, "ended", { fence });
+  return { state: "absent" as const };
 }
 
 export const inspectIdempotency = (ctx: ServiceContext, key: string) => idempotencyOf(ctx).inspect(key);

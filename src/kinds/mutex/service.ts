@@ -7,40 +7,32 @@ import { recentlyContended, sawContended } from "./recentlyContended.js";
 import { mutexAcquireBody, mutexGrant } from "./schemas.js";
 import type { MutexReleaseResult } from "./types.js";
 
-/**
- * The mutex as the HTTP API serves it: call the store, then tell the lock
- * object, in this one place. On the Redis store an uncontended acquire,
- * heartbeat or release is one Upstash round trip and no object call; the
- * object is involved only to wait, to watch for onExpire, or when a release
- * handed the lock to its waiter. On the Durable store the store is the
- * object, which does both in one call. The heartbeat and the state are every
- * lease kind's (src/service/leases.ts).
- */
+/** The mutex's acquire and release (the rest is every lease kind's: src/service/leases.ts); the object hears of a release that handed the lock over. */
 export const mutexAcquire = leaseAcquire({
   key: MUTEX,
   body: mutexAcquireBody,
   grant: mutexGrant,
   async steps(ctx, ref, body) {
-    const { name } = ref;
-    const hint = `${ctx.store.kind}:${ctx.ns}:${name}`;
+    const hint = `${ctx.store.kind}:${ctx.ns}:${ref.name}`;
     const reenter = body.token !== undefined;
-    const newToken = reenter ? undefined : await ctx.ids.token(`mutex:${name}:acquire`);
-    const write = await ctx.ids.write(`mutex:${name}:acquire`, body.token);
+    const newToken = reenter ? undefined : await ctx.ids.token(`mutex:${ref.name}:acquire`);
+    const write = await ctx.ids.write(`mutex:${ref.name}:acquire`, body.token);
     // A client's retry (its request id again) tries the store first, where its earlier grant may be.
     const tryStoreFirst = reenter || body.waitMs === 0 || ctx.ids.fromClient || (ctx.store.kind === "redis" && !recentlyContended(hint));
-    const { ttlMs, waitMs, token, onExpire, holder, lockDelayMs } = body;
+    const { ttlMs, waitMs, token, holder, lockDelayMs } = body;
     return {
       tryStore: tryStoreFirst
         ? async () => {
-            const r = await kindOps(ctx.store, MUTEX).acquire(ref, {
+            const input = {
               token: token ?? (newToken as string),
-              mode: reenter ? "reenter" : "new",
+              mode: reenter ? ("reenter" as const) : ("new" as const),
               ttlMs,
               ...write,
               watch: false,
               holder,
               lockDelayMs,
-            });
+            };
+            const r = await kindOps(ctx.store, MUTEX).acquire(ref, input);
             if (r.status === "granted") return r.grant;
             if (r.status === "lost") throw new LeaseLostError();
             if (reenter) throw new InternalError("a re-entry answered busy");
@@ -50,7 +42,7 @@ export const mutexAcquire = leaseAcquire({
             return undefined;
           }
         : undefined,
-      wait: { ttlMs, waitMs, token, onExpire, newToken, requestId: write.requestId, holder, lockDelayMs },
+      wait: { token, newToken, requestId: write.requestId, lockDelayMs },
       fromLine: () => sawContended(hint),
     };
   },

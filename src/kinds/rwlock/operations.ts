@@ -13,17 +13,14 @@ import { RWLOCK, type RwMode } from "./types.js";
  */
 const rwlock = { key: RWLOCK, names: "Rw" };
 const modeOperations = (mode: RwMode) =>
-  leaseOperations(
-    rwlock,
-    {
-      acquire: [`Acquire or re-enter a ${mode} lock`, rwAcquire],
-      wait: `Wait for a ${mode} lock over a WebSocket`,
-      // The token says which holder: the mode in the path changes nothing here.
-      heartbeat: "Extend a read-write lock holder's lease",
-      release: [`Release one ${mode} hold`, rwReleaseResponse, releaseRw],
-    },
+  leaseOperations(rwlock, {
     mode,
-  );
+    acquire: [`Acquire or re-enter a ${mode} lock`, rwAcquire],
+    wait: `Wait for a ${mode} lock over a WebSocket`,
+    // The token says which holder: the mode in the path changes nothing here.
+    heartbeat: "Extend a read-write lock holder's lease",
+    release: [`Release one ${mode} hold`, rwReleaseResponse, releaseRw],
+  });
 
 export const rwLockOperations = [
   ...modeOperations("read"),

@@ -7,12 +7,7 @@ import { UPGRADE_REFUSED } from "./objectPart.js";
 import { rwAcquireBody, rwGrant } from "./schemas.js";
 import type { RwMode } from "./types.js";
 
-/**
- * The read-write lock as the HTTP API serves it: call the store, then tell
- * the lock object, in this one place. An uncontended acquire, heartbeat or
- * release is one store call; the object is involved to wait, to watch for
- * onExpire, and to hear of releases while it has a line.
- */
+/** The read-write lock's acquire and release (the rest is every lease kind's: src/service/leases.ts). */
 export const rwAcquire = leaseAcquire({
   key: RWLOCK,
   body: rwAcquireBody,
@@ -22,10 +17,11 @@ export const rwAcquire = leaseAcquire({
     const reenter = body.token !== undefined;
     const newToken = reenter ? undefined : await ctx.ids.token(`rwlock:${ref.name}:${mode}/acquire`);
     const write = await ctx.ids.write(`rwlock:${ref.name}:${mode}/acquire`, body.token);
-    const { ttlMs, waitMs, token, onExpire, holder } = body;
+    const { ttlMs, waitMs, token, holder } = body;
     return {
       tryStore: async () => {
-        const r = await kindOps(ctx.store, RWLOCK).acquire(ref, { mode, token: token ?? (newToken as string), reenter, ttlMs, watch: false, ...write, holder });
+        const input = { mode, token: token ?? (newToken as string), reenter, ttlMs, watch: false, ...write, holder };
+        const r = await kindOps(ctx.store, RWLOCK).acquire(ref, input);
         if (r.status === "granted") return r.grant;
         if (r.status === "lost") throw new LeaseLostError();
         if (r.status === "upgrade") throw new ConflictError(UPGRADE_REFUSED.code, UPGRADE_REFUSED.message);
@@ -33,7 +29,7 @@ export const rwAcquire = leaseAcquire({
         if (waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
         return undefined;
       },
-      wait: { mode, ttlMs, waitMs, token, onExpire, newToken, requestId: write.requestId, holder },
+      wait: { mode, token, newToken, requestId: write.requestId },
     };
   },
 });

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { holderLabel, intFrom, leaseFields, lockState, onExpire, ttlMs, waitMs } from "../../wire/schemas.js";
+import { intFrom, leaseFields, lockState, newLeaseFields } from "../../wire/schemas.js";
 import { LIMIT_MAX } from "../../limits.js";
 
 /** The semaphore's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
@@ -7,11 +7,7 @@ export const semaphoreAcquireBody = z
   .strictObject({
     limit: intFrom(1, LIMIT_MAX),
     permits: z._default(intFrom(1, LIMIT_MAX), 1),
-    ttlMs,
-    waitMs: z._default(waitMs, 0),
-    onExpire: z.optional(onExpire),
-    /** Who holds the permits, in words: listed by GET, told to callers turned away (409). */
-    holder: z.optional(holderLabel),
+    ...newLeaseFields,
   })
   .check(
     z.superRefine((body, ctx) => {

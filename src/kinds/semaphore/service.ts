@@ -6,17 +6,14 @@ import { kindOps } from "../../store/types.js";
 import { limitMismatchMessage } from "./objectPart.js";
 import { semaphoreAcquireBody, semaphoreGrant } from "./schemas.js";
 
-/**
- * The semaphore as the HTTP API serves it: call the store, then tell the
- * lock object, in this one place (see ../rwlock/service.ts: the same shape).
- */
+/** The semaphore's acquire and release (the rest is every lease kind's: src/service/leases.ts). */
 export const semaphoreAcquire = leaseAcquire({
   key: SEMAPHORE,
   body: semaphoreAcquireBody,
   grant: semaphoreGrant,
   async steps(ctx, ref, body) {
     const newToken = await ctx.ids.token(`semaphore:${ref.name}:acquire`);
-    const { limit, permits, ttlMs, waitMs, onExpire, holder } = body;
+    const { limit, permits, ttlMs, waitMs, holder } = body;
     return {
       tryStore: async () => {
         const r = await kindOps(ctx.store, SEMAPHORE).acquire(ref, { token: newToken, limit, permits, ttlMs, watch: false, holder });
@@ -25,7 +22,7 @@ export const semaphoreAcquire = leaseAcquire({
         if (waitMs === 0) throw new LockedError(r.retryAfterMs, "the permits are taken", r.current);
         return undefined;
       },
-      wait: { limit, permits, ttlMs, waitMs, onExpire, newToken, holder },
+      wait: { limit, permits, newToken },
     };
   },
 });
