@@ -1,4 +1,5 @@
 import { idempotencyOnRedis } from "../kinds/idempotency/redisIdempotency.js";
+import { mutexOnQuorum } from "../kinds/mutex/quorumMutex.js";
 import { mutexOnRedis } from "../kinds/mutex/redisMutex.js";
 import { rwLockOnRedis } from "../kinds/rwlock/redisRwLock.js";
 import { semaphoreOnRedis } from "../kinds/semaphore/redisSemaphore.js";
@@ -8,3 +9,6 @@ import { semaphoreOnRedis } from "../kinds/semaphore/redisSemaphore.js";
  * else of it (no routes, no lock object, no Hono). A new kind adds one line.
  */
 export const libraryKinds = [mutexOnRedis, rwLockOnRedis, semaphoreOnRedis, idempotencyOnRedis] as const;
+
+/** The library's kinds on a quorum of Redis databases (QuorumStore): each kind's operations joined by majority. */
+export const libraryQuorumKinds = [mutexOnQuorum] as const;

@@ -24,7 +24,7 @@ import type { KindSocketAcquire, SocketGrant } from "./ServiceKind.js";
  */
 
 /** What the core reads of a lease kind's store operations. */
-export interface LeaseOps {
+interface LeaseOps {
   heartbeat(
     ref: LockRef,
     input: { token: string; ttlMs?: number },
@@ -62,7 +62,7 @@ export function noteWriteAfterAnswer<K extends KindKey>(ctx: ServiceContext, key
 }
 
 /** What a kind's acquire steps bring; the core adds its name, lock, store, grant schema and heartbeat, and the body's common fields to its wait. */
-export type KindAcquireSteps<K extends KindKey, Grant extends { token: string }> = Pick<AcquireSteps<K, Grant>, "tryStore" | "fromLine"> & {
+type KindAcquireSteps<K extends KindKey, Grant extends { token: string }> = Pick<AcquireSteps<K, Grant>, "tryStore" | "fromLine"> & {
   wait: Omit<AcquireSteps<K, Grant>["wait"], "kind" | "store" | "ref" | keyof AcquireBody>;
 };
 

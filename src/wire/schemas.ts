@@ -17,7 +17,7 @@ export const intFrom = (min: number, max: number) => z.int().check(z.gte(min), z
 
 export const nameSchema = z.string().check(z.regex(NAME_PATTERN));
 export const ttlMs = intFrom(TTL_MIN_MS, TTL_MAX_MS);
-export const waitMs = intFrom(0, WAIT_MAX_MS);
+const waitMs = intFrom(0, WAIT_MAX_MS);
 /** Bounded in UTF-8 bytes (maxLength, in characters, is the looser bound a schema can state). */
 export const token = z.string().check(z.minLength(1), z.maxLength(TOKEN_MAX_BYTES), z.refine(isTokenSized, TOKEN_SIZE_MESSAGE));
 /**
@@ -46,7 +46,7 @@ export const lockAcquireFields = {
   holder: z.optional(holderLabel),
 };
 /** The same for a lock that is not re-entered (a semaphore's permits): no token. */
-export const { token: _reenterToken, ...newLeaseFields } = lockAcquireFields;
+export const newLeaseFields = (({ token: _token, ...fields }) => fields)(lockAcquireFields);
 
 /** A lease as a grant answers it: its fence, length and end. */
 export const leaseFields = { fence: z.int(), ttlMs: z.int(), expiresAt: z.int() };

@@ -1,6 +1,6 @@
 import { describe } from "vitest";
 import type { StoreKind } from "../support/workers/api.js";
-import { lostLineConformance } from "../holders/lostLine.conformance.js";
+import { lostLineConformance } from "../kinds/manyHolders/lostLine.conformance.js";
 import { idempotencyConformance } from "../kinds/idempotency/idempotency.conformance.js";
 import { lockDelayConformance } from "../kinds/mutex/lockDelay.conformance.js";
 import { mutexConformance } from "../kinds/mutex/mutex.conformance.js";

@@ -2,7 +2,7 @@ import type { RWLOCK } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { markedIfWatched } from "../../store/redis/watchedResults.js";
-import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../../holders/redisHolders.js";
+import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../manyHolders/redisHolders.js";
 import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
 

@@ -1,6 +1,6 @@
 import { SEMAPHORE } from "./types.js";
-import { forceReleaseHolders, forceReleaseTellsObject } from "../../holders/forceRelease.js";
-import { nextHoldersDeadline } from "../../holders/durableHolders.js";
+import { forceReleaseHolders, forceReleaseTellsObject } from "../manyHolders/service.js";
+import { nextHoldersDeadline } from "../manyHolders/durableHolders.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
 import { holdersForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";

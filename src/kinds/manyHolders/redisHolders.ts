@@ -1,12 +1,12 @@
-import type { CurrentHolder } from "../errors.js";
-import { InternalError } from "../errors.js";
-import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../store/redis/ScriptRunner.js";
-import { watchStateOf } from "../store/redis/watchStateOf.js";
-import { markedIfWatched } from "../store/redis/watchedResults.js";
-import type { WatchState } from "../store/types.js";
-import type { WithdrawReason } from "../store/types.js";
+import type { CurrentHolder } from "../../errors.js";
+import { InternalError } from "../../errors.js";
+import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { watchStateOf } from "../../store/redis/watchStateOf.js";
+import { markedIfWatched } from "../../store/redis/watchedResults.js";
+import type { WatchState } from "../../store/types.js";
+import type { WithdrawReason } from "../../store/types.js";
 import type { HolderKeys } from "./keys.js";
-import type { LockRef } from "../store/types.js";
+import type { LockRef } from "../../store/types.js";
 import type { HolderForceInput, HolderForceResult, HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
 
 /** The scripts every many-holder kind shares (lua/holders/*.lua), on that kind's keys. */

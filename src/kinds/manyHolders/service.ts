@@ -1,9 +1,9 @@
-import type { KindKey, KindName } from "../store/kinds.js";
+import type { KindKey, KindName } from "../../store/kinds.js";
 import type { HolderOps } from "./types.js";
-import { NotHeldError } from "../errors.js";
-import { lockObjectClient } from "../lockObject/lockObjectClient.js";
-import type { ServiceContext } from "../service/ServiceContext.js";
-import { kindOps } from "../store/types.js";
+import { NotHeldError } from "../../errors.js";
+import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
+import type { ServiceContext } from "../../service/ServiceContext.js";
+import { kindOps } from "../../store/types.js";
 
 /**
  * An operator's force release of a read-write lock or semaphore
