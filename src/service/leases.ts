@@ -1,7 +1,7 @@
 import type * as z from "zod/mini";
 import { LeaseLostError } from "../errors.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
-import type { KindKey, KindName, NoteOf } from "../store/kinds.js";
+import type { KindKey, KindName } from "../store/kinds.js";
 import { kindOps, type LockRef } from "../store/types.js";
 import { validated } from "../wire/parse.js";
 import type { SocketAt } from "../wire/socketProtocol.js";
@@ -12,9 +12,8 @@ import type { KindSocketAcquire, SocketGrant } from "./ServiceKind.js";
 
 /**
  * What every lease kind's service does alike, written once: a heartbeat, the
- * state with its line's count, an acquire over HTTP and on a wait socket,
- * and the note to the lock object after a write on Redis. A kind brings only
- * what is its own (its acquire's steps, its release's answer).
+ * state with its line's count, an acquire over HTTP and on a wait socket. A
+ * kind brings only what is its own (its acquire's steps, its release's answer).
  *
  * Call the store, then tell the lock object: on the Redis store an
  * uncontended acquire, heartbeat or release is one round trip and no object
@@ -51,14 +50,6 @@ export async function stateWithWaiters(ctx: ServiceContext, key: LeaseKey, name:
   const ref = { ns: ctx.ns, name };
   const [state, waiters] = await Promise.all([kindOps(ctx.store, key).inspect(ref), lockObjectClient(ctx.env, key.name, ref).waiterCount()]);
   return { ...state, waiters };
-}
-
-/**
- * Redis store: the lock object hears of a write after its answer (its line
- * may move, a watch ends). The Durable store's object did it in the same call.
- */
-export function noteWriteAfterAnswer<K extends KindKey>(ctx: ServiceContext, key: K, ref: LockRef, event: string, note: NoteOf<K>): void {
-  if (ctx.store.kind === "redis") ctx.afterAnswer(event, () => lockObjectClient(ctx.env, key.name, ref).noteWrite(note));
 }
 
 /** What a kind's acquire steps bring; the core adds its name, lock, store, grant schema and heartbeat, and the body's common fields to its wait. */

@@ -34,10 +34,9 @@ export const idempotencyOperations = [
     errors: [400, 401, 403, 409, 413, 422, 429, 503],
     run: async (ctx, key, body) => {
       const r = await beginIdempotency(ctx, key, body);
-      if (r.state === "started") {
-        return { status: 201, body: { state: r.state, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt } };
-      }
-      return { body: { state: r.state, response: r.response, completedAt: r.completedAt } };
+      if (r.state === "started") return { status: 201, body: r };
+      const { fence: _fence, ...replay } = r; // a replay's answer carries no fence
+      return { body: replay };
     },
   }),
   waitSocket({

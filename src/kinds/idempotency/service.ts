@@ -6,7 +6,7 @@ import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { beginAnswer, IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { countAcquire } from "../../service/countAcquire.js";
-import { noteWriteAfterAnswer } from "../../service/leases.js";
+import type { WriteNotes } from "../../service/ServiceKind.js";
 import { checkOnExpire } from "../../service/onExpire.js";
 import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
@@ -35,34 +35,29 @@ async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
   const ref = { ns: ctx.ns, name: key };
   // With onExpire the key's lock object begins and watches in one step.
   // The body (strict: ttlMs, retainMs, fingerprint, onExpire, holder) is the wait's own part.
-  const wait: IdempotencyWait = {
-    ...body,
-    kind: "idempotency",
-    store: ctx.store.kind,
-    ref,
-    waitMs: 0,
-    newToken: ids.token,
-    requestId: ids.requestId,
-  };
+  const { token: newToken, requestId } = ids;
+  const wait: IdempotencyWait = { ...body, kind: "idempotency", store: ctx.store.kind, ref, waitMs: 0, newToken, requestId };
   const outcome = await lockObjectClient(ctx.env, IDEMPOTENCY.name, ref).wait(wait, idempotencyBeginResult);
   return beginAnswer(grantOrThrow(outcome));
 }
 
-/** A complete the lock object must hear of (someone waits for the run's end): told by noteWrite, after the answer. A fail always is. */
-export const completeTellsObject = (r: { waited?: unknown }) => r.waited === true;
+/**
+ * The writes its lock object must hear of: a complete while someone was told in_progress or watched on
+ * the key's wait socket (it hands them the result); a fail always (given up on purpose is not a
+ * vanished owner: the watch, if any, ends without a notification).
+ */
+export const idempotencyNotes: WriteNotes<typeof IDEMPOTENCY> = {
+  complete: (r) => (r.status === "ok" && r.waited ? { fence: r.fence } : undefined),
+  fail: (r) => (r.status === "ok" ? { fence: r.fence } : undefined),
+};
 
 export async function completeIdempotency(ctx: ServiceContext, key: string, token: string, response: unknown) {
   const r = await idempotencyOf(ctx).complete(key, token, response, await ctx.ids.write(`idempotency:${key}:complete`, token));
-  // Someone was told in_progress, or watched on the key's wait socket, meanwhile: the key's lock object
-  // hears it, to hand the result to its waiters.
-  if (completeTellsObject(r)) noteWriteAfterAnswer(ctx, IDEMPOTENCY, { ns: ctx.ns, name: key }, "completed", { fence: r.fence });
   return { state: "completed" as const, completedAt: r.completedAt, fence: r.fence };
 }
 
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
-  const { fence } = await idempotencyOf(ctx).fail(key, token, await ctx.ids.write(`idempotency:${key}:fail`, token));
-  // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
-  noteWriteAfterAnswer(ctx, IDEMPOTENCY, { ns: ctx.ns, name: key }, "ended", { fence });
+  await idempotencyOf(ctx).fail(key, token, await ctx.ids.write(`idempotency:${key}:fail`, token));
   return { state: "absent" as const };
 }
 

@@ -6,7 +6,7 @@ import { durableMutex, nextMutexDeadline } from "./durableMutex.js";
 import { MutexObjectPart } from "./objectPart.js";
 import { mutexOperations } from "./operations.js";
 import { mutexOnRedis } from "./redisMutex.js";
-import { forceReleaseMutex, mutexAcquire, releaseTellsObject } from "./service.js";
+import { forceReleaseMutex, mutexAcquire, mutexNotes } from "./service.js";
 import { stateWithWaiters } from "../../service/leases.js";
 import { mutexWait } from "./wait.js";
 
@@ -27,7 +27,7 @@ export const mutex = defineKind<typeof MUTEX>({
     listed: (s) => s.held === true || waitedOn(s) || s.delayedUntil != null,
     forceRelease: (ctx, name, ask) => forceReleaseMutex(ctx, name, ask.fence),
     socketAcquire: mutexAcquire.socket,
-    writesThatTellTheLockObject: { release: releaseTellsObject },
+    notes: mutexNotes,
   },
   http: {
     path: "/v1/locks",

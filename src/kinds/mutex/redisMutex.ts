@@ -1,7 +1,7 @@
 import type { MUTEX } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
-import { markedIfWatched } from "../../store/redis/watchedResults.js";
+import { leaseEndOf, markedIfWatched, okOrLost } from "../../store/redis/watchedResults.js";
 import type { LockRef } from "../../store/types.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { mutexKeys } from "./keys.js";
@@ -48,15 +48,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
     async heartbeat(ref, input): Promise<MutexHeartbeatResult> {
       const lock = mutexKeys.lock(ref);
       const r = await scripts.run("mutex_heartbeat", [lock], [input.token, input.ttlMs ?? ""], mutexKeys.watchers(lock));
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
-      return markedIfWatched(r, {
-        status: "ok",
-        expiresAt: numberField(r, "expiresAt"),
-        ttlMs: numberField(r, "ttlMs"),
-        fence: numberField(r, "fence"),
-        ...agreedFence(r),
-      });
+      return okOrLost("mutex_heartbeat", r, () => ({ ...leaseEndOf(r), ...agreedFence(r) }));
     },
 
     async release(ref, input): Promise<MutexReleaseResult> {
@@ -70,10 +62,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         const args = force ? ["", "force", force.fence === undefined ? "" : String(force.fence)] : [input.token];
         r = await scripts.run("mutex_release", [lock, request, mutexKeys.ended(lock), mutexKeys.legacyFence(lock)], args, mutexKeys.watchers(lock));
       }
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
-      return markedIfWatched(r, {
-        status: "ok",
+      return okOrLost("mutex_release", r, () => ({
         released: r.released === "1",
         count: numberField(r, "count"),
         fence: numberField(r, "fence"),
@@ -81,7 +70,7 @@ export function redisMutex(scripts: ScriptRunner): MutexOps {
         ...agreedFence(r),
         ...(r.handedTo ? { handedTo: grantOfReply(ref, r, "handed", r.handedTo) } : {}),
         ...(force ? { holder: r.holder || null } : {}),
-      });
+      }));
     },
 
     async withdraw(ref, input): Promise<MutexWithdrawResult> {

@@ -1,11 +1,11 @@
 import { MUTEX } from "./types.js";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
-import { leaseAcquire, noteWriteAfterAnswer } from "../../service/leases.js";
+import { leaseAcquire } from "../../service/leases.js";
+import type { WriteNotes } from "../../service/ServiceKind.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
-import { kindOps, type LockRef } from "../../store/types.js";
+import { kindOps } from "../../store/types.js";
 import { recentlyContended, sawContended } from "./recentlyContended.js";
 import { mutexAcquireBody, mutexGrant } from "./schemas.js";
-import type { MutexReleaseResult } from "./types.js";
 
 /** The mutex's acquire and release (the rest is every lease kind's: src/service/leases.ts); the object hears of a release that handed the lock over. */
 export const mutexAcquire = leaseAcquire({
@@ -52,17 +52,13 @@ export async function releaseMutex(ctx: ServiceContext, name: string, token: str
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, MUTEX).release(ref, { token, ...(await ctx.ids.write(`mutex:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
-  tellReleased(ctx, ref, r);
   return { released: r.released, count: r.count };
 }
 
-/** The lock object hears of a release (an operator's too) after the answer; the handoff to its waiter already happened in the store. */
-function tellReleased(ctx: ServiceContext, ref: LockRef, { fence, handedTo, ...r }: MutexReleaseResult & { status: "ok" }): void {
-  if (releaseTellsObject(r)) noteWriteAfterAnswer(ctx, MUTEX, ref, "released", { ref, fence, handedTo });
-}
-
-/** A release the lock object must hear of (its waiters, an onExpire watch): told by noteWrite, after the answer. */
-export const releaseTellsObject = (r: { released?: unknown; watched?: unknown }) => r.released === true && r.watched === true;
+/** A release (an operator's too) its lock object must hear of (its waiters, an onExpire watch); the handoff to its waiter happened in the store. */
+export const mutexNotes: WriteNotes<typeof MUTEX> = {
+  release: (r, ref) => (r.status === "ok" && r.released && r.watched ? { ref, fence: r.fence, handedTo: r.handedTo } : undefined),
+};
 
 /**
  * An operator's force release (src/operator/forceRelease.ts checks the key
@@ -77,6 +73,5 @@ export async function forceReleaseMutex(ctx: ServiceContext, name: string, fence
   if (r.status === "lost") {
     throw new NotHeldError(fence === undefined ? `nobody holds the lock ${name}` : `the lock ${name} is not held by the lease of fence ${fence}`);
   }
-  tellReleased(ctx, ref, r);
   return { released: 1, fence: r.fence, holder: r.holder ?? null };
 }

@@ -1,5 +1,5 @@
 import { RWLOCK } from "./types.js";
-import { forceReleaseHolders, forceReleaseTellsObject } from "../manyHolders/service.js";
+import { forceReleaseHolders } from "../manyHolders/service.js";
 import { nextHoldersDeadline } from "../manyHolders/durableHolders.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
 import { holdersForceBody } from "../../operator/schemas.js";
@@ -8,7 +8,7 @@ import { durableRwLock } from "./durableRwLock.js";
 import { rwLockObjectPart } from "./objectPart.js";
 import { rwLockOperations } from "./operations.js";
 import { rwLockOnRedis } from "./redisRwLock.js";
-import { releaseTellsObject, rwAcquire } from "./service.js";
+import { rwAcquire, rwLockNotes } from "./service.js";
 import { stateWithWaiters } from "../../service/leases.js";
 import { rwLockWait } from "./wait.js";
 
@@ -29,7 +29,7 @@ export const rwLock = defineKind<typeof RWLOCK>({
     listed: (s) => s.mode !== "free" || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, RWLOCK, name, ask.holder),
     socketAcquire: rwAcquire.socket,
-    writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+    notes: rwLockNotes,
   },
   http: {
     path: "/v1/rwlocks",

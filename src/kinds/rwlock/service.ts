@@ -1,6 +1,8 @@
 import { RWLOCK } from "./types.js";
 import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
-import { leaseAcquire, noteWriteAfterAnswer } from "../../service/leases.js";
+import { leaseAcquire } from "../../service/leases.js";
+import type { WriteNotes } from "../../service/ServiceKind.js";
+import { forceReleaseNote } from "../manyHolders/service.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { UPGRADE_REFUSED } from "./objectPart.js";
@@ -39,11 +41,12 @@ export async function releaseRw(ctx: ServiceContext, name: string, token: string
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, RWLOCK).release(ref, { token, mode, ...(await ctx.ids.write(`rwlock:${name}:${mode}/release`, token)) });
   if (r.status === "lost") throw new LeaseLostError(mode === "any" ? undefined : `this token holds no ${mode} lock`);
-  const endedWatch = r.released && r.watched;
-  if (releaseTellsObject(r)) noteWriteAfterAnswer(ctx, RWLOCK, ref, "released", { ref, token, endedWatch });
   return { released: r.released, mode: r.mode, count: r.count };
 }
 
-/** A release the lock object must hear of (its line may move, a watch ends): told by noteWrite, after the answer. */
-export const releaseTellsObject = (r: { waiters?: unknown; released?: unknown; watched?: unknown }) =>
-  r.waiters === true || (r.released === true && r.watched === true);
+/** The writes its lock object must hear of (its line may move, a watch ends). */
+export const rwLockNotes: WriteNotes<typeof RWLOCK> = {
+  release: (r, ref, { token }) =>
+    r.status === "ok" && (r.waiters || (r.released && r.watched)) ? { ref, token, endedWatch: r.released && r.watched } : undefined,
+  forceRelease: forceReleaseNote,
+};

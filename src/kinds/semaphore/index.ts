@@ -1,5 +1,5 @@
 import { SEMAPHORE } from "./types.js";
-import { forceReleaseHolders, forceReleaseTellsObject } from "../manyHolders/service.js";
+import { forceReleaseHolders } from "../manyHolders/service.js";
 import { nextHoldersDeadline } from "../manyHolders/durableHolders.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
 import { holdersForceBody } from "../../operator/schemas.js";
@@ -8,7 +8,7 @@ import { durableSemaphore } from "./durableSemaphore.js";
 import { semaphoreObjectPart } from "./objectPart.js";
 import { semaphoreOperations } from "./operations.js";
 import { semaphoreOnRedis } from "./redisSemaphore.js";
-import { releaseTellsObject, semaphoreAcquire } from "./service.js";
+import { semaphoreAcquire, semaphoreNotes } from "./service.js";
 import { stateWithWaiters } from "../../service/leases.js";
 import { semaphoreWait } from "./wait.js";
 
@@ -29,7 +29,7 @@ export const semaphore = defineKind<typeof SEMAPHORE>({
     listed: (s) => Number(s.holders) > 0 || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, SEMAPHORE, name, ask.holder),
     socketAcquire: semaphoreAcquire.socket,
-    writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+    notes: semaphoreNotes,
   },
   http: {
     path: "/v1/semaphores",

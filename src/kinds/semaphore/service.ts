@@ -1,6 +1,8 @@
 import { SEMAPHORE } from "./types.js";
 import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
-import { leaseAcquire, noteWriteAfterAnswer } from "../../service/leases.js";
+import { leaseAcquire } from "../../service/leases.js";
+import type { WriteNotes } from "../../service/ServiceKind.js";
+import { forceReleaseNote } from "../manyHolders/service.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { limitMismatchMessage } from "./objectPart.js";
@@ -31,9 +33,11 @@ export async function releaseSemaphore(ctx: ServiceContext, name: string, token:
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, SEMAPHORE).release(ref, { token, ...(await ctx.ids.write(`semaphore:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
-  if (releaseTellsObject(r)) noteWriteAfterAnswer(ctx, SEMAPHORE, ref, "released", { ref, token, endedWatch: r.watched });
   return { released: true as const, permits: r.permits, available: r.available };
 }
 
-/** A release the lock object must hear of (its line may move, a watch ends): told by noteWrite, after the answer. */
-export const releaseTellsObject = (r: { waiters?: unknown; watched?: unknown }) => r.waiters === true || r.watched === true;
+/** The writes its lock object must hear of (its line may move, a watch ends). */
+export const semaphoreNotes: WriteNotes<typeof SEMAPHORE> = {
+  release: (r, ref, { token }) => (r.status === "ok" && (r.waiters || r.watched) ? { ref, token, endedWatch: r.watched } : undefined),
+  forceRelease: forceReleaseNote,
+};
