@@ -23,14 +23,19 @@ export interface LeaseNames {
   names: string;
 }
 
-/** A lease kind's operations at one mode's steps ("read/acquire"; without a mode, "acquire"), each with its summary. */
-export interface LeaseOperationsOf {
+/**
+ * A lease kind's operations at one mode's steps ("read/acquire"; without a mode, "acquire"), each
+ * with its summary, in the document's order: acquire, wait socket, heartbeat, release, GET of one.
+ */
+export interface LeaseOperationsOf extends LeaseNames {
   /** The mode its steps name, if any: the lock object hears it from the wait socket. */
   mode?: Mode;
-  acquire: [summary: string, acquire: LeaseAcquire];
-  wait: string;
-  heartbeat: string;
-  release: ReleaseOf;
+  acquire?: [summary: string, acquire: LeaseAcquire];
+  wait?: string;
+  heartbeat?: string;
+  release?: ReleaseOf;
+  /** Its state's summary and schema (a lock's: its name, the store's state, its line's count). */
+  inspect?: [summary: string, state: z.ZodMiniType];
 }
 
 /** A release: its summary, its answer's schema, its call (with the path's mode, if any). */
@@ -45,30 +50,32 @@ function placed(kind: LeaseNames, mode: Mode | undefined, step: string, id: stri
   return { step: mode ? `${mode}/${step}` : step, operationId: `${kind.key.name}${Mode}${id}` };
 }
 
-/** A lease kind's acquire, its wait socket, its heartbeat and its release, at one mode (or none). */
-export function leaseOperations(kind: LeaseNames, ops: LeaseOperationsOf): (Operation | WaitSocketOperation)[] {
-  const {
-    mode,
-    acquire: [acquireSummary, acquire],
-  } = ops;
+/** A lease kind's operations, those it names, at one mode (or none). */
+export function leaseOperations(kind: LeaseOperationsOf): (Operation | WaitSocketOperation)[] {
+  const { mode, acquire, wait, heartbeat, release, inspect } = kind;
   return [
-    operation({
-      method: "post",
-      ...placed(kind, mode, "acquire", "Acquire"),
-      summary: acquireSummary,
-      needs: ["acquire"],
-      body: [`${kind.names}AcquireRequest`, acquire.body],
-      ok: [[200, `${kind.names}Grant`, acquire.grant]],
-      errors: WRITE_ERRORS,
-      run: async (ctx, name, body, signal) => {
-        const { grant, delivery } = await acquire.run(ctx, name, body, mode, signal);
-        return { body: grant, delivery };
-      },
-    }),
-    lockWaitSocket(kind, ops.wait, mode),
-    heartbeatOperation(kind, ops.heartbeat, mode),
-    releaseOperation(kind, ops.release, mode),
+    ...(acquire ? [acquireOperation(kind, acquire, mode)] : []),
+    ...(wait ? [lockWaitSocket(kind, wait, mode)] : []),
+    ...(heartbeat ? [heartbeatOperation(kind, heartbeat, mode)] : []),
+    ...(release ? [releaseOperation(kind, release, mode)] : []),
+    ...(inspect ? [inspectOperation(kind, ...inspect)] : []),
   ];
+}
+
+function acquireOperation(kind: LeaseNames, [summary, acquire]: [string, LeaseAcquire], mode?: Mode): Operation {
+  return operation({
+    method: "post",
+    ...placed(kind, mode, "acquire", "Acquire"),
+    summary,
+    needs: ["acquire"],
+    body: [`${kind.names}AcquireRequest`, acquire.body],
+    ok: [[200, `${kind.names}Grant`, acquire.grant]],
+    errors: WRITE_ERRORS,
+    run: async (ctx, name, body, signal) => {
+      const { grant, delivery } = await acquire.run(ctx, name, body, mode, signal);
+      return { body: grant, delivery };
+    },
+  });
 }
 
 /** A lease's heartbeat: moves the lease's end; lease_lost when the caller no longer holds it. */
@@ -87,7 +94,7 @@ export function heartbeatOperation(kind: LeaseNames, summary: string, mode?: Mod
 }
 
 /** A lease's release; lease_lost when the caller no longer holds it. */
-export function releaseOperation(kind: LeaseNames, [summary, answer, run]: ReleaseOf, mode?: Mode): Operation {
+function releaseOperation(kind: LeaseNames, [summary, answer, run]: ReleaseOf, mode?: Mode): Operation {
   return leaseEndOperation(kind, {
     ...placed(kind, mode, "release", "Release"),
     summary,

@@ -1,4 +1,4 @@
-import { heartbeatOperation, inspectOperation, leaseOperations, releaseOperation } from "../../http/operations/leaseOperations.js";
+import { leaseOperations } from "../../http/operations/leaseOperations.js";
 import { rwReleaseResponse, rwStateResponse } from "./schemas.js";
 import { releaseRw, rwAcquire } from "./service.js";
 import { RWLOCK, type RwMode } from "./types.js";
@@ -13,7 +13,8 @@ import { RWLOCK, type RwMode } from "./types.js";
  */
 const rwlock = { key: RWLOCK, names: "Rw" };
 const modeOperations = (mode: RwMode) =>
-  leaseOperations(rwlock, {
+  leaseOperations({
+    ...rwlock,
     mode,
     acquire: [`Acquire or re-enter a ${mode} lock`, rwAcquire],
     wait: `Wait for a ${mode} lock over a WebSocket`,
@@ -25,7 +26,10 @@ const modeOperations = (mode: RwMode) =>
 export const rwLockOperations = [
   ...modeOperations("read"),
   ...modeOperations("write"),
-  heartbeatOperation(rwlock, "Extend a read-write lock holder's lease, whatever it holds"),
-  releaseOperation(rwlock, ["Release the token's write hold, or else one read hold", rwReleaseResponse, releaseRw]),
-  inspectOperation(rwlock, "Inspect a read-write lock", rwStateResponse),
+  ...leaseOperations({
+    ...rwlock,
+    heartbeat: "Extend a read-write lock holder's lease, whatever it holds",
+    release: ["Release the token's write hold, or else one read hold", rwReleaseResponse, releaseRw],
+    inspect: ["Inspect a read-write lock", rwStateResponse],
+  }),
 ];
