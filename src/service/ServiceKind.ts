@@ -42,7 +42,7 @@ export interface ServiceKind<K extends KindKey = KindKey> {
     /** A wait socket's acquire (the kinds with a line), through the kind's service and the acquire flow as over HTTP. */
     socketAcquire?: KindSocketAcquire;
     /** What its writes on Redis tell its lock object (its line may move, a watch ends): noteWrite's notes. */
-    notes?: WriteNotes<K>;
+    writeNotes?: WriteNotes<K>;
   };
 }
 

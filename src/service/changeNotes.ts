@@ -18,7 +18,7 @@ const CHANGED = new Set(["granted", "ok", "started"]);
 
 /**
  * The Redis store as the Worker's requests use it: after a write its kind
- * notes (`service.notes`: a release its lock object must hear of), `tell`
+ * notes (`service.writeNotes`: a release its lock object must hear of), `tell`
  * with the note (the lock object's noteWrite, after the answer); after any
  * other write whose lock has watch sockets, `tell` without one (noteChange),
  * so they are pushed its new state (src/lockObject/watches/LockWatchers.ts).
@@ -63,7 +63,7 @@ function viewPrototype(store: LockStore, kinds: readonly ServiceKind[]): object 
     const ops = Reflect.get(base, kind) as Record<string, unknown> | undefined;
     if (!ops) continue;
     // The core reads a kind's notes by operation name, of no type it knows.
-    const opsProto = tellingOps(kind, ops, told, (service.notes ?? {}) as Readonly<Record<string, NoteOfWrite>>);
+    const opsProto = tellingOps(kind, ops, told, (service.writeNotes ?? {}) as Readonly<Record<string, NoteOfWrite>>);
     const own = `${kind}Ops`;
     Object.defineProperty(proto, kind, {
       get(this: Telling & Record<string, unknown>) {

@@ -24,13 +24,13 @@ export const idempotency = defineKind<typeof IDEMPOTENCY>({
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectIdempotency(ctx, name)) }),
     listed: (s) => s.state !== "absent",
-    notes: idempotencyNotes,
+    writeNotes: idempotencyNotes,
   },
   http: {
     path: "/v1/idempotency",
     operations: idempotencyOperations,
-    onQuorum: false,
-    param: "key",
+    offeredOnQuorum: false,
+    nameParam: "key",
     oneInSummaries: "an idempotency key",
     listedInSummaries: "stored idempotency keys",
   },
