@@ -52,6 +52,15 @@ export async function stateWithWaiters(ctx: ServiceContext, key: LeaseKey, name:
   return { ...state, waiters };
 }
 
+/**
+ * A re-entrant acquire's ids, under `label` ("mutex:<name>:acquire"): a new token unless it re-enters
+ * with its own, and its write's request id (both from the client's request id when it sent one).
+ */
+export async function acquireIds(ctx: ServiceContext, label: string, token: string | undefined) {
+  const newToken = token === undefined ? await ctx.ids.token(label) : undefined;
+  return { reenter: token !== undefined, newToken, write: await ctx.ids.write(label, token) };
+}
+
 /** What a kind's acquire steps bring; the core adds its name, lock, store, grant schema and heartbeat, and the body's common fields to its wait. */
 type KindAcquireSteps<K extends KindKey, Grant extends { token: string }> = Pick<AcquireSteps<K, Grant>, "tryStore" | "fromLine"> & {
   wait: Omit<AcquireSteps<K, Grant>["wait"], "kind" | "store" | "ref" | keyof AcquireBody>;

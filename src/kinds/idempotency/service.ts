@@ -16,11 +16,8 @@ import { idempotencyBeginResult } from "./wait.js";
  * object where a watch is involved (a begin with onExpire goes through the
  * object, which begins and watches in one step; a fail tells it afterwards).
  */
-function idempotencyOf(ctx: ServiceContext) {
-  return new IdempotencyKeys(ctx.store, ctx.ns);
-}
+const idempotencyOf = (ctx: ServiceContext) => new IdempotencyKeys(ctx.store, ctx.ns);
 
-/** The request body, as its schema leaves it (defaults applied): one source for both. */
 export type BeginBody = z.output<typeof idempotencyBeginBody>;
 
 /** A begin, counted as an acquire is (countAcquire): an answer is a grant, a run in progress is busy. */

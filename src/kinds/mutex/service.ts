@@ -1,6 +1,6 @@
 import { MUTEX } from "./types.js";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
-import { leaseAcquire } from "../../service/leases.js";
+import { acquireIds, leaseAcquire } from "../../service/leases.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
@@ -14,24 +14,15 @@ export const mutexAcquire = leaseAcquire({
   grant: mutexGrant,
   async steps(ctx, ref, body) {
     const hint = `${ctx.store.kind}:${ctx.ns}:${ref.name}`;
-    const reenter = body.token !== undefined;
-    const newToken = reenter ? undefined : await ctx.ids.token(`mutex:${ref.name}:acquire`);
-    const write = await ctx.ids.write(`mutex:${ref.name}:acquire`, body.token);
+    const { reenter, newToken, write } = await acquireIds(ctx, `mutex:${ref.name}:acquire`, body.token);
     // A client's retry (its request id again) tries the store first, where its earlier grant may be.
     const tryStoreFirst = reenter || body.waitMs === 0 || ctx.ids.fromClient || (ctx.store.kind === "redis" && !recentlyContended(hint));
     const { ttlMs, waitMs, token, holder, lockDelayMs } = body;
+    const mode = reenter ? ("reenter" as const) : ("new" as const);
     return {
       tryStore: tryStoreFirst
         ? async () => {
-            const input = {
-              token: token ?? (newToken as string),
-              mode: reenter ? ("reenter" as const) : ("new" as const),
-              ttlMs,
-              ...write,
-              watch: false,
-              holder,
-              lockDelayMs,
-            };
+            const input = { token: token ?? (newToken as string), mode, ttlMs, ...write, watch: false, holder, lockDelayMs };
             const r = await kindOps(ctx.store, MUTEX).acquire(ref, input);
             if (r.status === "granted") return r.grant;
             if (r.status === "lost") throw new LeaseLostError();

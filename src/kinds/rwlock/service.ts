@@ -1,6 +1,6 @@
 import { RWLOCK } from "./types.js";
 import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
-import { leaseAcquire } from "../../service/leases.js";
+import { acquireIds, leaseAcquire } from "../../service/leases.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import { forceReleaseNote } from "../manyHolders/service.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
@@ -16,9 +16,7 @@ export const rwAcquire = leaseAcquire({
   grant: rwGrant,
   // The mode is the path's; a wait socket's path may name none: a read.
   async steps(ctx, ref, body, mode = "read") {
-    const reenter = body.token !== undefined;
-    const newToken = reenter ? undefined : await ctx.ids.token(`rwlock:${ref.name}:${mode}/acquire`);
-    const write = await ctx.ids.write(`rwlock:${ref.name}:${mode}/acquire`, body.token);
+    const { reenter, newToken, write } = await acquireIds(ctx, `rwlock:${ref.name}:${mode}/acquire`, body.token);
     const { ttlMs, waitMs, token, holder } = body;
     return {
       tryStore: async () => {
