@@ -9,16 +9,17 @@
 
 // The layers, bottom to top. A file may import its own layer or one below it.
 // A kind's service.ts is the service layer and its operations.ts (its routes, as values) the HTTP layer,
-// though they sit in src/kinds/<kind>/ (whose other files are the kinds layer); its descriptor
+// though they sit in src/kinds/<kind>/ (whose other files are the kinds layer; src/kinds/manyHolders/ is
+// what the many-holder kinds share, its service.ts their force release); its descriptor
 // (index.ts, defineKind in src/kinds/kind.ts) joins every layer's part of it, so it is at the top,
 // with the entry points whose lists name it.
-const KIND_SERVICE = ["^src/kinds/[^/]+/service\\.ts$", "^src/holders/forceRelease\\.ts$"];
+const KIND_SERVICE = ["^src/kinds/[^/]+/service\\.ts$"];
 const KIND_HTTP = "^src/kinds/[^/]+/operations\\.ts$";
 const KIND_DESCRIPTOR = ["^src/kinds/[^/]+/index\\.ts$", "^src/kinds/kind\\.ts$"];
 const WIRE = ["^src/(wire|fence)/", "^src/(errors|limits|logError|tokens|deadline|jsonDepth|validation)\\.ts$"];
 // env.ts is the Worker's bindings, the two Durable Objects' RPC types among them (src/store/durable/).
 const CORE = ["^src/(store|lockObject|namespaceObject)/", "^src/(metrics|env)\\.ts$"];
-const KINDS = ["^src/(kinds|holders)/"]; // less KIND_SERVICE and KIND_HTTP (see kindsLayer below)
+const KINDS = ["^src/kinds/"]; // less KIND_SERVICE and KIND_HTTP (see kindsLayer below)
 const SERVICE = ["^src/(service|operator|library)/", ...KIND_SERVICE];
 const HTTP = ["^src/(http|middleware)/", KIND_HTTP];
 const ENTRY = ["^src/(worker|index|hono)\\.ts$", "^src/(client|cli|worker)/", ...KIND_DESCRIPTOR]; // src/worker/: worker.ts's own parts
@@ -74,7 +75,7 @@ module.exports = {
         "layers, the wire and the operator work with what they are handed (src/worker.ts and src/library/ hand them the kinds), " +
         "so adding or changing a kind changes none of them.",
       from: { path: "^src/(lockObject|store|service|http|wire|operator|namespaceObject)/" },
-      to: { path: "^src/(kinds|holders)/" },
+      to: { path: "^src/kinds/" },
     },
     {
       name: "line-imports-no-sockets",

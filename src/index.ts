@@ -16,7 +16,8 @@ export { signScopedToken, type SignScopedTokenOptions, type TokenOperation, TOKE
 export { RedisStore } from "./library/RedisStore.js";
 export type { RedisStoreOptions } from "./store/redis/RedisStore.js";
 export type { CurrentHolder } from "./errors.js";
-export { QuorumStore, type QuorumStoreOptions } from "./kinds/mutex/quorum/QuorumStore.js";
+export { QuorumStore } from "./library/QuorumStore.js";
+export type { QuorumStoreOptions } from "./store/quorum/QuorumStore.js";
 export type { LockStore, LockRef } from "./store/types.js";
 export {
   HoldfastError,

@@ -13,12 +13,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const CORE = ["src/lockObject", "src/store", "src/service", "src/http", "src/wire", "src/operator", "src/namespaceObject"];
 const CORE_FILES = ["src/env.ts", "src/errors.ts", "src/metrics.ts", "src/limits.ts", "src/deadline.ts", "src/tokens.ts", "src/validation.ts"];
 
-/** The kinds' names: the folders of src/kinds/ (each kind's folder is its name). */
+/** The kinds' names: the folders of src/kinds/ with a descriptor (index.ts; each kind's folder is its name, manyHolders/ is shared code). */
 export function kindNamesIn(rootDir) {
   const dir = path.join(rootDir, "src/kinds");
   return fs
     .readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isDirectory())
+    .filter((e) => e.isDirectory() && fs.existsSync(path.join(dir, e.name, "index.ts")))
     .map((e) => e.name);
 }
 

@@ -6,7 +6,7 @@ import type { LeaseHost } from "./lease.js";
 
 /**
  * A service's idempotency keys step by step, by token, for `idempotent()` (holdfast): its rules
- * (src/library/answerOnce.ts) begin, heartbeat, complete and fail a key here as they do on Redis,
+ * (src/library/idempotent/answerOnce.ts) begin, heartbeat, complete and fail a key here as they do on Redis,
  * so the wrapper behaves the same over either. Its errors are the library's (src/errors.ts, the
  * layer both sides share), which the rules answer as they answer Redis's.
  */

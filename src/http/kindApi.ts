@@ -18,9 +18,9 @@ export interface KindApi<K extends KindKey = KindKey> extends ServiceKind<K> {
     path: string;
     operations: KindOperations;
     /** Offered on a quorum of Redis databases (the others answer 501 there). */
-    onQuorum: boolean;
+    offeredOnQuorum: boolean;
     /** The path parameter naming one ("name"; an idempotency key is a "key"). */
-    param: string;
+    nameParam: string;
     /** One of them, in the OpenAPI summaries ("a lock"). */
     oneInSummaries: string;
     /** What its listing lists, in the OpenAPI summary ("held or waited-on locks"). */

@@ -19,9 +19,11 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
   const clientId = c.get("requestId");
   const ids = clientId === undefined ? randomRequestIds : clientRequestIds(clientId, c.get("apiKey"), ns);
   const afterAnswer = followUpsWith(waitUntil);
-  // On Redis the lock object hears of a write that changed a lock it has watch sockets on (changeNotes.ts).
-  const store = noticingChanges(c.get("store"), c.get("kinds"), (kind, ref) =>
-    afterAnswer("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange()),
+  // On Redis the lock object hears of a write its kind notes, or that changed a lock it has watch sockets on (changeNotes.ts).
+  const store = noticingChanges(c.get("store"), c.get("kinds"), (kind, ref, note) =>
+    note === undefined
+      ? afterAnswer("noteChange", () => lockObjectClient(c.env, kind, ref).noteChange())
+      : afterAnswer("noteWrite", () => lockObjectClient(c.env, kind, ref).noteWrite(note)),
   );
   return { env: c.env, ns, store, ids, afterAnswer };
 }

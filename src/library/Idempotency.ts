@@ -2,7 +2,7 @@ import type { Redis } from "@upstash/redis";
 import { IdempotencyKeys } from "../kinds/idempotency/idempotencyKeys.js";
 import type { LockStore } from "../store/types.js";
 import { checkNamespace } from "../validation.js";
-import type { IdempotencyBackend } from "./answerOnce.js";
+import type { IdempotencyBackend } from "./idempotent/answerOnce.js";
 import { storeOf } from "./storeOf.js";
 
 export type { BeginOptions, BeginResult } from "../kinds/idempotency/idempotencyKeys.js";

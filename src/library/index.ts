@@ -8,7 +8,7 @@ export { FlowLimit, type FlowLimitOptions, type SlotAcquireOptions } from "./Flo
 export { Idempotency, type IdempotencyOptions, type BeginOptions, type BeginResult } from "./Idempotency.js";
 export { Election, type ElectionOptions, type CampaignOptions } from "./Election.js";
 export { runOnce, type RunOnceOptions, type RunOnceContext } from "./runOnce.js";
-export { idempotent, senders, type IdempotentOptions, type KeySource } from "./idempotent.js";
+export { idempotent, senders, type IdempotentOptions, type KeySource } from "./idempotent/idempotent.js";
 export type { MutexGrant, MutexState } from "../kinds/mutex/types.js";
 export type { RwGrant, RwState } from "../kinds/rwlock/types.js";
 export type { SemaphoreGrant, SemaphoreState } from "../kinds/semaphore/types.js";

@@ -3,7 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { HoldfastError } from "../errors.js";
 import { errorResponse } from "../http/errorResponse.js";
 import { Idempotency } from "../library/Idempotency.js";
-import { answerOnce, keptHeaders, requestFingerprint } from "../library/answerOnce.js";
+import { answerOnce, keptHeaders, requestFingerprint } from "../library/idempotent/answerOnce.js";
 import type { LockStore } from "../store/types.js";
 
 export interface IdempotencyMiddlewareOptions {
@@ -30,7 +30,7 @@ export interface IdempotencyMiddlewareOptions {
  * twice; one that overlaps the first gets 409 in_progress, one that reuses
  * the key for a different request 422 fingerprint_mismatch. A handler that
  * throws or answers 5xx fails the key, so the sender's retry can run it.
- * The rules are the library's, once (src/library/answerOnce.ts); this adapts
+ * The rules are the library's, once (src/library/idempotent/answerOnce.ts); this adapts
  * them to Hono's context, as `idempotent()` does to a fetch handler.
  */
 export function idempotency(options: IdempotencyMiddlewareOptions): MiddlewareHandler {

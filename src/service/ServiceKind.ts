@@ -1,4 +1,5 @@
-import type { KindKey } from "../store/kinds.js";
+import type { KindKey, NoteOf, OpsOf } from "../store/kinds.js";
+import type { LockRef } from "../store/types.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
 /** What an operator's force release asks (src/operator/schemas.ts): a label picks holders of a many-holder lock, a fence the mutex's lease. */
@@ -7,8 +8,16 @@ export interface ForceReleaseAsk {
   fence?: number;
 }
 
-/** What a store write answered, as the rules below read it. */
-export type WriteResult = Record<string, unknown>;
+/**
+ * The notes a kind's writes on Redis send its lock object (noteWrite, after the answer): by store
+ * operation, the note its answer calls for, or undefined for none (its watchers are then pushed
+ * the change if it has some: src/service/changeNotes.ts).
+ */
+export type WriteNotes<K extends KindKey = KindKey> = {
+  readonly [Op in keyof OpsOf<K>]?: OpsOf<K>[Op] extends (ref: LockRef, input: infer Input) => Promise<infer Result>
+    ? (result: Result, ref: LockRef, input: Input) => NoteOf<K> | undefined
+    : never;
+};
 
 /**
  * What a kind brings to the service layer (src/kinds/<kind>/index.ts, the
@@ -27,11 +36,7 @@ export interface ServiceKind<K extends KindKey = KindKey> {
     listed(state: Record<string, unknown>): boolean;
     /** An operator's force release (absent: the kind has none); what it freed. */
     forceRelease?(ctx: ServiceContext, name: string, ask: ForceReleaseAsk): Promise<{ released: number; fence: number; holder: string | null }>;
-    /**
-     * The writes whose service tells the lock object itself, by noteWrite (which pushes its watchers too):
-     * by operation, the service's own condition on the store's answer. src/service/changeNotes.ts then
-     * does not tell it a second time.
-     */
-    writesThatTellTheLockObject?: Readonly<Record<string, (result: WriteResult) => boolean>>;
+    /** What its writes on Redis tell its lock object (its line may move, a watch ends): noteWrite's notes. */
+    writeNotes?: WriteNotes<K>;
   };
 }

@@ -3,10 +3,13 @@ import type { LockRef } from "../store/types.js";
 import { RedisStoreCore } from "../store/redis/RedisStore.js";
 import { foundWatchers } from "../store/redis/watchedResults.js";
 import type { LockStore } from "../store/types.js";
-import type { ServiceKind, WriteResult } from "./ServiceKind.js";
+import type { ServiceKind } from "./ServiceKind.js";
 
-/** Tells a lock's object that a write changed the lock (its noteChange, after the answer). */
-export type TellChange = (kind: KindName, ref: LockRef) => void;
+/**
+ * Tells a lock's object, after the answer, of a write that changed the lock: its note (noteWrite: the
+ * line may move, a watch ends, and its watchers are pushed), or without one noteChange (watchers only).
+ */
+export type TellChange = (kind: KindName, ref: LockRef, note?: unknown) => void;
 
 /** The kinds' operations that only read: nothing to tell. */
 const READS = new Set(["inspect", "inspectWaiting", "watch"]);
@@ -14,9 +17,11 @@ const READS = new Set(["inspect", "inspectWaiting", "watch"]);
 const CHANGED = new Set(["granted", "ok", "started"]);
 
 /**
- * The Redis store as the Worker's requests use it: after a write whose
- * lock has watch sockets, `tell` (the lock object's noteChange, after the
- * answer), so they are pushed its new state (src/lockObject/sockets/WatchSockets.ts).
+ * The Redis store as the Worker's requests use it: after a write its kind
+ * notes (`service.writeNotes`: a release its lock object must hear of), `tell`
+ * with the note (the lock object's noteWrite, after the answer); after any
+ * other write whose lock has watch sockets, `tell` without one (noteChange),
+ * so they are pushed its new state (src/lockObject/watches/LockWatchers.ts).
  * The object keeps the lock's watchers key in Redis while it has watchers
  * (src/lockObject/sockets/watchMarker.ts); the Worker's writes pass that key, and
  * their scripts answer whether it exists (watchedResults.ts), so a lock that
@@ -57,7 +62,8 @@ function viewPrototype(store: LockStore, kinds: readonly ServiceKind[]): object 
   for (const { name: kind, service } of kinds) {
     const ops = Reflect.get(base, kind) as Record<string, unknown> | undefined;
     if (!ops) continue;
-    const opsProto = tellingOps(kind, ops, told, service.writesThatTellTheLockObject ?? {});
+    // The core reads a kind's notes by operation name, of no type it knows.
+    const opsProto = tellingOps(kind, ops, told, (service.writeNotes ?? {}) as Readonly<Record<string, NoteOfWrite>>);
     const own = `${kind}Ops`;
     Object.defineProperty(proto, kind, {
       get(this: Telling & Record<string, unknown>) {
@@ -69,12 +75,15 @@ function viewPrototype(store: LockStore, kinds: readonly ServiceKind[]): object 
   return proto;
 }
 
-/** One kind's operations: reads as they are; each write tells when its result says to. */
+/** A write's note, as the core calls it: from its answer, its lock and its input. */
+type NoteOfWrite = (result: unknown, ref: LockRef, input: unknown) => unknown;
+
+/** One kind's operations: reads as they are; each write tells its note, or else its change when its result says to. */
 function tellingOps(
   kind: KindName,
   ops: Record<string, unknown>,
   told: (result: unknown) => boolean,
-  writesThatTellTheLockObject: Readonly<Record<string, (result: WriteResult) => boolean>>,
+  notes: Readonly<Record<string, NoteOfWrite>>,
 ): object {
   const out: Record<string, unknown> = {};
   for (const op of operationNames(ops)) {
@@ -84,10 +93,12 @@ function tellingOps(
       out[op] = fn.bind(ops);
       continue;
     }
-    const byNoteWrite = writesThatTellTheLockObject[op];
+    const noteOf = notes[op];
     out[op] = async function (this: Telling, ref: LockRef, ...rest: unknown[]) {
       const result = await fn.call(ops, ref, ...rest);
-      if (told(result) && !byNoteWrite?.(result as WriteResult)) this.tell(kind, ref);
+      const note = noteOf?.(result, ref, rest[0]);
+      if (note !== undefined) this.tell(kind, ref, note);
+      else if (told(result)) this.tell(kind, ref);
       return result;
     };
   }

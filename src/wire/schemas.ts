@@ -17,7 +17,7 @@ export const intFrom = (min: number, max: number) => z.int().check(z.gte(min), z
 
 export const nameSchema = z.string().check(z.regex(NAME_PATTERN));
 export const ttlMs = intFrom(TTL_MIN_MS, TTL_MAX_MS);
-export const waitMs = intFrom(0, WAIT_MAX_MS);
+const waitMs = intFrom(0, WAIT_MAX_MS);
 /** Bounded in UTF-8 bytes (maxLength, in characters, is the looser bound a schema can state). */
 export const token = z.string().check(z.minLength(1), z.maxLength(TOKEN_MAX_BYTES), z.refine(isTokenSized, TOKEN_SIZE_MESSAGE));
 /**
@@ -32,6 +32,27 @@ export const holderLabel = z
 export const onExpire = z.url({ protocol: /^https?$/ }).check(z.maxLength(2048));
 /** Any JSON value (a stored response): one instance, so the OpenAPI document has one recursive component. */
 export const jsonValue = z.json();
+
+/**
+ * What a lock's acquire body holds whatever its kind: its lease's length, how long to wait, the
+ * token held to re-enter, where to notify if the lease lapses, who holds it in words (shown by GET
+ * and to callers turned away, 409). A kind's body spreads it and adds its own.
+ */
+export const lockAcquireFields = {
+  ttlMs,
+  waitMs: z._default(waitMs, 0),
+  token: z.optional(token),
+  onExpire: z.optional(onExpire),
+  holder: z.optional(holderLabel),
+};
+/** The same for a lock that is not re-entered (a semaphore's permits): no token. */
+export const newLeaseFields = (({ token: _token, ...fields }) => fields)(lockAcquireFields);
+
+/** A lease as a grant answers it: its fence, length and end. */
+export const leaseFields = { fence: z.int(), ttlMs: z.int(), expiresAt: z.int() };
+
+/** A lock's state as GET answers it: its name, the kind's fields, its line's count. */
+export const lockState = <Shape extends z.core.$ZodShape>(shape: Shape) => z.object({ name: z.string(), ...shape, waiters: z.int() });
 
 /** A lease's heartbeat and release, the same for every kind. */
 export const heartbeatBody = z.strictObject({ token, ttlMs: z.optional(ttlMs) });

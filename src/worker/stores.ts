@@ -3,7 +3,7 @@ import { NotConfiguredError } from "../errors.js";
 import type { Env } from "../env.js";
 import { DurableStore } from "../store/durable/DurableStore.js";
 import { createUpstashClient } from "../store/redis/createUpstashClient.js";
-import { QuorumStore } from "../kinds/mutex/quorum/QuorumStore.js";
+import { QuorumStore } from "../library/QuorumStore.js";
 import { RedisStoreCore } from "../store/redis/RedisStore.js";
 import { kinds } from "./kinds.js";
 import type { LockStore } from "../store/types.js";

@@ -1,6 +1,6 @@
 import { describe } from "vitest";
 import type { StoreKind } from "../support/workers/api.js";
-import { lostLineConformance } from "../holders/lostLine.conformance.js";
+import { lostLineConformance } from "../kinds/manyHolders/lostLine.conformance.js";
 import { flowConformance } from "../kinds/flow/flow.conformance.js";
 import { electionConformance } from "../kinds/election/election.conformance.js";
 import { idempotencyConformance } from "../kinds/idempotency/idempotency.conformance.js";

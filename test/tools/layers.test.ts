@@ -47,13 +47,13 @@ describe("the import rules (.dependency-cruiser.cjs)", () => {
   it("count type-only imports: the core naming a kind's type breaks the layers and the core's own rule", async () => {
     const result = await cruise({
       "src/store/types.ts": 'import type { MutexOps } from "../kinds/mutex/types.js";\nexport type Ops = MutexOps;\n',
-      "src/lockObject/x.ts": 'import { type Wait } from "../holders/wait.js";\nexport type W = Wait;\n',
+      "src/lockObject/x.ts": 'import { type Wait } from "../kinds/manyHolders/wait.js";\nexport type W = Wait;\n',
       "src/kinds/mutex/types.ts": "export type MutexOps = { a: 1 };\n",
-      "src/holders/wait.ts": "export type Wait = { b: 2 };\n",
+      "src/kinds/manyHolders/wait.ts": "export type Wait = { b: 2 };\n",
     });
     expect(broken(result)).toEqual([
-      "src/lockObject/x.ts -> src/holders/wait.ts (core-imports-no-kinds)",
-      "src/lockObject/x.ts -> src/holders/wait.ts (layer-core-imports-up)",
+      "src/lockObject/x.ts -> src/kinds/manyHolders/wait.ts (core-imports-no-kinds)",
+      "src/lockObject/x.ts -> src/kinds/manyHolders/wait.ts (layer-core-imports-up)",
       "src/store/types.ts -> src/kinds/mutex/types.ts (core-imports-no-kinds)",
       "src/store/types.ts -> src/kinds/mutex/types.ts (layer-core-imports-up)",
     ]);

@@ -65,9 +65,9 @@ function operationsOf(apis: readonly KindApi[]): { operations: Operations; notOn
   const notOnQuorum = new Set<string>();
   for (const api of apis) {
     for (const op of api.http.operations) {
-      const path = `${api.http.path}/{${api.http.param}}${op.step ? `/${op.step}` : ""}`;
+      const path = `${api.http.path}/{${api.http.nameParam}}${op.step ? `/${op.step}` : ""}`;
       operations[path] = { ...operations[path], [op.method ?? "get"]: documented(op) };
-      if (!api.http.onQuorum) notOnQuorum.add(path);
+      if (!api.http.offeredOnQuorum) notOnQuorum.add(path);
     }
   }
   operations["/v1/notifications/key"] = {

@@ -19,7 +19,7 @@ const routeOf = (param: string, step: string) => `/:${param}${step ? `/${step}` 
  */
 export function operationRoutes(api: KindApi): Hono<AppEnv> {
   const routes = honoApp();
-  const { param } = api.http;
+  const { nameParam: param } = api.http;
   for (const op of api.http.operations) {
     if (isWaitSocket(op)) continue; // socketRoutes.ts: every kind's sockets, alike
     routes[op.method](routeOf(param, op.step), async (c) => {

@@ -7,7 +7,7 @@ import { isWaitSocket } from "./operation.js";
 import { openWaitSocket, openWatchSocket } from "../waitSocket.js";
 
 /** The path parameter of a kind's name: an idempotency key is a key. */
-const paramOf = (api: KindApi) => api.http.param;
+const paramOf = (api: KindApi) => api.http.nameParam;
 
 /**
  * Every kind's sockets, alike (docs/API.md): GET /v1/<kind path>/<name>/wait

@@ -7,7 +7,7 @@ import { durableElection } from "./durableElection.js";
 import { leaderIn } from "./leader.js";
 import { electionOperations } from "./operations.js";
 import { electionOnRedis } from "./redisElection.js";
-import { forceResign, leader, resignTellsObject } from "./service.js";
+import { electionNotes, forceResign, leader } from "./service.js";
 import { campaignMessage } from "./schemas.js";
 import { electionWait } from "./wait.js";
 
@@ -33,13 +33,13 @@ export const election = defineKind<typeof ELECTION>({
     inspect: (ctx, name) => leader(ctx, name),
     listed: (s) => s.term != null || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceResign(ctx, name, ask.fence),
-    writesThatTellTheLockObject: { release: resignTellsObject },
+    writeNotes: electionNotes,
   },
   http: {
     path: "/v1/elections",
     operations: electionOperations,
-    onQuorum: false,
-    param: "name",
+    offeredOnQuorum: false,
+    nameParam: "name",
     oneInSummaries: "an election",
     listedInSummaries: "led or waited-on elections",
     // The mutex's body: why, and optionally the fence (the term) of the leader seen.

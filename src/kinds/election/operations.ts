@@ -1,7 +1,13 @@
-import { heartbeatOperation, lockWaitSocket, READ_ERRORS, releaseRequest, WRITE_ERRORS } from "../../http/operations/leaseOperations.js";
+import { heartbeatOperation, leaseEndOperation, lockWaitSocket } from "../../http/operations/leaseOperations.js";
+import { READ_ERRORS, WRITE_ERRORS } from "../../http/openapi/openapiOps.js";
+import { releaseBody } from "../../wire/schemas.js";
+import { ELECTION } from "./types.js";
 import { operation } from "../../http/operations/operation.js";
 import { campaignBody, changesResponse, leaderResponse, leadership, proclaimBody, proclaimResponse, resignResponse } from "./schemas.js";
-import { campaign, changes, heartbeatLeader, leader, proclaim, resign } from "./service.js";
+import { campaign, changes, leader, proclaim, resign } from "./service.js";
+
+/** The election as the lease operations name it: its key, and its schemas' names' start. */
+const names = { key: ELECTION, names: "Election" };
 
 /** /v1/elections/{name}: leader election, one value per operation (docs/API.md "Elections"). */
 export const electionOperations = [
@@ -19,8 +25,8 @@ export const electionOperations = [
       return { body: grant, delivery };
     },
   }),
-  lockWaitSocket("wait", "electionWait", "Campaign over a WebSocket"),
-  heartbeatOperation("heartbeat", "electionHeartbeat", "Extend a leader's lease", heartbeatLeader),
+  lockWaitSocket(names, "Campaign over a WebSocket"),
+  heartbeatOperation(names, "Extend a leader's lease"),
   operation({
     method: "post",
     step: "proclaim",
@@ -33,17 +39,12 @@ export const electionOperations = [
     onLease: true,
     run: async (ctx, name, body) => ({ body: await proclaim(ctx, name, body.token, body.value) }),
   }),
-  operation({
-    method: "post",
+  leaseEndOperation(names, {
     step: "resign",
-    operationId: "electionResign",
     summary: "Resign: the next in line leads at once",
-    needs: ["release"],
-    body: releaseRequest,
-    ok: [[200, "ResignResponse", resignResponse]],
-    errors: WRITE_ERRORS,
-    onLease: true,
-    run: async (ctx, name, body) => ({ body: await resign(ctx, name, body.token) }),
+    body: ["ReleaseRequest", releaseBody],
+    ok: ["ResignResponse", resignResponse],
+    run: (ctx, name, body) => resign(ctx, name, body.token),
   }),
   operation({
     method: "get",

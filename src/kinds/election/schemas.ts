@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { intFrom, token, ttlMs, waitMs } from "../../wire/schemas.js";
+import { intFrom, newLeaseFields, token, ttlMs } from "../../wire/schemas.js";
 import { LOCK_DELAY_MAX_MS } from "../../limits.js";
 import { InvalidInputError } from "../../errors.js";
 
@@ -27,7 +27,7 @@ const electionValue = z
 export const campaignBody = z.strictObject({
   value: electionValue,
   ttlMs,
-  waitMs: z._default(waitMs, 0),
+  waitMs: newLeaseFields.waitMs,
   /** If this leader's lease lapses (no resign), nobody leads for this long after (ms). */
   lockDelayMs: z.optional(intFrom(0, LOCK_DELAY_MAX_MS)),
 });

@@ -4,8 +4,9 @@ import { LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
-import { kindOps, type LockRef } from "../../store/types.js";
-import type { MutexGrant, MutexReleaseResult } from "../mutex/types.js";
+import type { WriteNotes } from "../../service/ServiceKind.js";
+import { kindOps } from "../../store/types.js";
+import type { MutexGrant } from "../mutex/types.js";
 import { leaderIn, leaderOf } from "./leader.js";
 import { type campaignBody, leadership } from "./schemas.js";
 
@@ -66,12 +67,6 @@ async function campaignSteps(ctx: ServiceContext, name: string, body: CampaignBo
   };
 }
 
-export async function heartbeatLeader(ctx: ServiceContext, name: string, token: string, ttlMs?: number) {
-  const r = await kindOps(ctx.store, ELECTION).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
-  if (r.status === "lost") throw new LeaseLostError();
-  return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
-}
-
 export async function proclaim(ctx: ServiceContext, name: string, token: string, value: string) {
   const r = await kindOps(ctx.store, ELECTION).proclaim({ ns: ctx.ns, name }, { token, value });
   if (r.status === "lost") throw new LeaseLostError();
@@ -82,19 +77,13 @@ export async function resign(ctx: ServiceContext, name: string, token: string) {
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, ELECTION).release(ref, { token, ...(await ctx.ids.write(`election:${name}:resign`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
-  tellResigned(ctx, ref, r);
   return { resigned: r.released };
 }
 
-/** Redis store: the lock object hears of a resign after the answer (the handoff to the next in line happened in the store). */
-function tellResigned(ctx: ServiceContext, ref: LockRef, r: MutexReleaseResult & { status: "ok" }): void {
-  if (ctx.store.kind !== "redis" || !resignTellsObject(r)) return;
-  const { fence, handedTo } = r;
-  ctx.afterAnswer("released", () => lockObjectClient(ctx.env, "election", ref).noteWrite({ ref, fence, handedTo }));
-}
-
-/** A resign the lock object must hear of (its line): told by noteWrite, after the answer. */
-export const resignTellsObject = (r: { released?: unknown; watched?: unknown }) => r.released === true && r.watched === true;
+/** The writes its lock object must hear of: a resign or a force release that ended a watched lease or handed the term on (the mutex's). */
+export const electionNotes: WriteNotes<typeof ELECTION> = {
+  release: (r, ref) => (r.status === "ok" && r.released && r.watched ? { ref, fence: r.fence, handedTo: r.handedTo } : undefined),
+};
 
 /** Who leads now: value, term, since and end of its lease, or nulls; and the line's length. */
 export async function leader(ctx: ServiceContext, name: string) {
@@ -117,6 +106,5 @@ export async function forceResign(ctx: ServiceContext, name: string, fence: numb
   if (r.status === "lost") {
     throw new NotHeldError(fence === undefined ? `nobody leads the election ${name}` : `the election ${name} is not led by the term ${fence}`);
   }
-  tellResigned(ctx, ref, r);
   return { released: 1, fence: r.fence, holder: r.holder ?? null };
 }

@@ -17,7 +17,7 @@ import {
   nextHoldersDeadline,
   save,
   setGate,
-} from "../../holders/durableHolders.js";
+} from "../manyHolders/durableHolders.js";
 import type { AnsweredWrite } from "../../store/types.js";
 import {
   type FlowAcquireInput,

@@ -1,5 +1,6 @@
 import { FLOW } from "./types.js";
-import { forceReleaseHolders, forceReleaseTellsObject } from "../../holders/forceRelease.js";
+import { forceReleaseHolders } from "../manyHolders/service.js";
+import { stateWithWaiters } from "../../service/leases.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
 import { holdersForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";
@@ -7,7 +8,7 @@ import { durableFlow, nextFlowDeadline } from "./durableFlow.js";
 import { flowObjectPart } from "./objectPart.js";
 import { flowOperations } from "./operations.js";
 import { flowOnRedis } from "./redisFlow.js";
-import { inspectFlow, releaseTellsObject } from "./service.js";
+import { flowNotes } from "./service.js";
 import { flowAcquireBody } from "./schemas.js";
 import { flowWait } from "./wait.js";
 
@@ -17,7 +18,7 @@ import { flowWait } from "./wait.js";
  * own, not a semaphore option: its store keeps the window's starts beside the
  * holders, its line is woken by the window as well as by releases, and the
  * semaphore's permits and limit stay as they are; the holders' leases,
- * heartbeat, withdraw, watch and force release are src/holders/'s.
+ * heartbeat, withdraw, watch and force release are src/kinds/manyHolders/'s.
  */
 export const flow = defineKind<typeof FLOW>({
   ...flowOnRedis,
@@ -31,16 +32,16 @@ export const flow = defineKind<typeof FLOW>({
     acquireBody: flowAcquireBody,
   },
   service: {
-    inspect: async (ctx, name) => ({ ...(await inspectFlow(ctx, name)) }),
+    inspect: (ctx, name) => stateWithWaiters(ctx, FLOW, name),
     listed: (s) => Number(s.held) > 0 || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, FLOW, name, ask.holder),
-    writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+    writeNotes: flowNotes,
   },
   http: {
     path: "/v1/flows",
     operations: flowOperations,
-    onQuorum: false,
-    param: "name",
+    offeredOnQuorum: false,
+    nameParam: "name",
     oneInSummaries: "a flow limit",
     listedInSummaries: "held or waited-on flow limits",
     forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],

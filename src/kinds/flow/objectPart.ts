@@ -2,8 +2,8 @@ import { FLOW, type FlowGrant, type FlowLimit, mismatch } from "./types.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken } from "../../tokens.js";
-import { holderLinePolicy } from "../../holders/holderLinePolicy.js";
-import { HoldersObjectPart } from "../../holders/objectPart.js";
+import { holderLinePolicy } from "../manyHolders/holderLinePolicy.js";
+import { HoldersObjectPart } from "../manyHolders/objectPart.js";
 
 interface FlowWaitRequest extends FlowLimit {
   ttlMs: number;

@@ -2,7 +2,7 @@ import type { FLOW } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { markedIfWatched } from "../../store/redis/watchedResults.js";
-import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../../holders/redisHolders.js";
+import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../manyHolders/redisHolders.js";
 import { flowKeys } from "./keys.js";
 import { type FlowBusyReason, type FlowGrant, type FlowLimit, type FlowOps, limitOfText, mismatch } from "./types.js";
 

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { holderLabel, intFrom, onExpire, ttlMs, waitMs } from "../../wire/schemas.js";
+import { intFrom, newLeaseFields } from "../../wire/schemas.js";
 import { FLOW_COUNT_MAX, FLOW_WINDOW_MAX_MS, FLOW_WINDOW_MIN_MS } from "./types.js";
 
 /** An integer from min to max whose every problem is told in one sentence naming it (a field inside rate). */
@@ -20,11 +20,7 @@ export const flowAcquireBody = z
     concurrency: z.optional(intFrom(1, FLOW_COUNT_MAX)),
     /** At most `count` grants in any window of `perMs`. */
     rate: z.optional(rate),
-    ttlMs,
-    waitMs: z._default(waitMs, 0),
-    onExpire: z.optional(onExpire),
-    /** Who holds the slot, in words: listed by GET, told to callers turned away (409). */
-    holder: z.optional(holderLabel),
+    ...newLeaseFields,
   })
   .check(
     z.superRefine((body, ctx) => {

@@ -2,7 +2,7 @@ import { kindKey } from "../../store/kinds.js";
 import type { FlowWait } from "./wait.js";
 import type { CurrentHolder } from "../../errors.js";
 import type { AnsweredWrite, LockRef } from "../../store/types.js";
-import type { Admitted, HolderOps, HolderWriteNote as FlowWriteNote, QueuedHolder } from "../../holders/types.js";
+import type { Admitted, HolderOps, HolderWriteNote as FlowWriteNote, QueuedHolder } from "../manyHolders/types.js";
 
 /**
  * What both stores do for a flow limit (docs/API.md "Flow limit"): at most

@@ -6,7 +6,7 @@ import type { LockRef } from "../../store/types.js";
 import { kindOps, type LockStore } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import { checkHolder, checkInt, checkName, checkToken, checkTtl } from "../../validation.js";
-import type { IdempotencyState } from "./types.js";
+import type { IdempotencyBeginResult, IdempotencyState } from "./types.js";
 import type { AnsweredWrite } from "../../store/types.js";
 
 export interface BeginOptions {
@@ -36,6 +36,20 @@ const answeredWriteOf = ({ requestId, idUnrepeated }: WriteIds): AnsweredWrite =
 export type BeginResult =
   | { state: "started"; token: string; fence: number; ttlMs: number; expiresAt: number }
   | { state: "completed"; response: unknown; completedAt: number; fence: number };
+
+/** A begin's answer, from the store or from the key's lock object (a begin with onExpire): a run in progress and another fingerprint are thrown. */
+export function beginAnswer(r: IdempotencyBeginResult): BeginResult {
+  switch (r.status) {
+    case "started":
+      return { state: "started", token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
+    case "completed":
+      return { state: "completed", response: r.response, completedAt: r.completedAt, fence: r.fence };
+    case "in_progress":
+      throw new InProgressError(r.retryAfterMs, undefined, { holder: r.holder, expiresAt: r.expiresAt });
+    default:
+      throw new FingerprintMismatchError();
+  }
+}
 
 /**
  * Idempotency keys on a store, in one namespace: begin a key to own its
@@ -67,16 +81,7 @@ export class IdempotencyKeys {
       ...answeredWriteOf(ids),
       holder: options.holder === undefined ? undefined : checkHolder(options.holder),
     });
-    switch (r.status) {
-      case "started":
-        return { state: "started", token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
-      case "completed":
-        return { state: "completed", response: r.response, completedAt: r.completedAt, fence: r.fence };
-      case "in_progress":
-        throw new InProgressError(r.retryAfterMs, undefined, { holder: r.holder, expiresAt: r.expiresAt });
-      default:
-        throw new FingerprintMismatchError();
-    }
+    return beginAnswer(r);
   }
 
   /** Moves the owner's deadline to ttlMs (default: the begin's) from the store's now. */

@@ -5,7 +5,7 @@ import { durableIdempotency, nextIdempotencyDeadline } from "./durableIdempotenc
 import { IdempotencyObjectPart } from "./objectPart.js";
 import { idempotencyOperations } from "./operations.js";
 import { idempotencyOnRedis } from "./redisIdempotency.js";
-import { completeTellsObject, inspectIdempotency } from "./service.js";
+import { idempotencyNotes, inspectIdempotency } from "./service.js";
 import { idempotencyWait } from "./wait.js";
 
 /** Idempotency keys (docs/API.md "Idempotency keys"): one run per key, its result kept and replayed. */
@@ -22,13 +22,13 @@ export const idempotency = defineKind<typeof IDEMPOTENCY>({
   service: {
     inspect: async (ctx, name) => ({ ...(await inspectIdempotency(ctx, name)) }),
     listed: (s) => s.state !== "absent",
-    writesThatTellTheLockObject: { complete: completeTellsObject, fail: () => true },
+    writeNotes: idempotencyNotes,
   },
   http: {
     path: "/v1/idempotency",
     operations: idempotencyOperations,
-    onQuorum: false,
-    param: "key",
+    offeredOnQuorum: false,
+    nameParam: "key",
     oneInSummaries: "an idempotency key",
     listedInSummaries: "stored idempotency keys",
   },

@@ -1,4 +1,4 @@
-import { heartbeatOperation, READ_ERRORS, WRITE_ERRORS } from "../../http/operations/leaseOperations.js";
+import { heartbeatOperation, inspectOperation, leaseEndOperation } from "../../http/operations/leaseOperations.js";
 import { operation, waitSocket } from "../../http/operations/operation.js";
 import {
   idempotencyBeginBody,
@@ -10,13 +10,15 @@ import {
   idempotencyStarted,
   idempotencyStateResponse,
 } from "./schemas.js";
-import { beginIdempotency, completeIdempotency, failIdempotency, heartbeatIdempotency, inspectIdempotency } from "./service.js";
+import { beginIdempotency, completeIdempotency, failIdempotency, inspectIdempotency } from "./service.js";
+import { IDEMPOTENCY } from "./types.js";
 
 /**
  * /v1/idempotency/{key}: webhook deduplication and run-once jobs, one value
  * per operation (docs/API.md "Idempotency keys"). A begin is the key's
  * acquire, its complete and fail are its release.
  */
+const idempotency = { key: IDEMPOTENCY, names: "Idempotency" };
 export const idempotencyOperations = [
   operation({
     method: "post",
@@ -32,10 +34,9 @@ export const idempotencyOperations = [
     errors: [400, 401, 403, 409, 413, 422, 429, 503],
     run: async (ctx, key, body) => {
       const r = await beginIdempotency(ctx, key, body);
-      if (r.state === "started") {
-        return { status: 201, body: { state: r.state, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt } };
-      }
-      return { body: { state: r.state, response: r.response, completedAt: r.completedAt } };
+      if (r.state === "started") return { status: 201, body: r };
+      const { fence: _fence, ...replay } = r; // a replay's answer carries no fence
+      return { body: replay };
     },
   }),
   waitSocket({
@@ -47,48 +48,20 @@ export const idempotencyOperations = [
     // It only watches another caller's run: a token that may wait may open it.
     needs: ["wait"],
   }),
-  heartbeatOperation("heartbeat", "idempotencyHeartbeat", "Move the in-progress deadline", async (ctx, key, token, ttlMs) => {
-    const r = await heartbeatIdempotency(ctx, key, token, ttlMs);
-    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
-  }),
-  operation({
-    method: "post",
+  heartbeatOperation(idempotency, "Move the in-progress deadline"),
+  leaseEndOperation(idempotency, {
     step: "complete",
-    operationId: "idempotencyComplete",
     summary: "Store the response; kept retainMs",
-    needs: ["release"],
     body: ["IdempotencyCompleteRequest", idempotencyCompleteBody],
-    ok: [[200, "IdempotencyCompleted", idempotencyCompleted]],
-    errors: WRITE_ERRORS,
-    onLease: true,
-    run: async (ctx, key, body) => {
-      const r = await completeIdempotency(ctx, key, body.token, body.response);
-      return { body: { state: "completed", completedAt: r.completedAt, fence: r.fence } };
-    },
+    ok: ["IdempotencyCompleted", idempotencyCompleted],
+    run: (ctx, key, body) => completeIdempotency(ctx, key, body.token, body.response),
   }),
-  operation({
-    method: "post",
+  leaseEndOperation(idempotency, {
     step: "fail",
-    operationId: "idempotencyFail",
     summary: "Give the work up; the key can be begun again",
-    needs: ["release"],
     body: ["IdempotencyFailRequest", idempotencyFailBody],
-    ok: [[200, "IdempotencyFailed", idempotencyFailed]],
-    errors: WRITE_ERRORS,
-    onLease: true,
-    run: async (ctx, key, body) => {
-      await failIdempotency(ctx, key, body.token);
-      return { body: { state: "absent" } };
-    },
+    ok: ["IdempotencyFailed", idempotencyFailed],
+    run: (ctx, key, body) => failIdempotency(ctx, key, body.token),
   }),
-  operation({
-    method: "get",
-    step: "",
-    operationId: "idempotencyInspect",
-    summary: "Inspect an idempotency key",
-    needs: ["inspect"],
-    ok: [[200, "IdempotencyState", idempotencyStateResponse]],
-    errors: READ_ERRORS,
-    run: async (ctx, key) => ({ body: await inspectIdempotency(ctx, key) }),
-  }),
+  inspectOperation(idempotency, "Inspect an idempotency key", idempotencyStateResponse, inspectIdempotency),
 ];

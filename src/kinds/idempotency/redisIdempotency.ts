@@ -2,7 +2,7 @@ import type { IDEMPOTENCY } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { InternalError } from "../../errors.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
-import { markedIfWatched } from "../../store/redis/watchedResults.js";
+import { leaseEndOf, markedIfWatched, okOrLost } from "../../store/redis/watchedResults.js";
 import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { idempotencyKeys } from "./keys.js";
 import type {
@@ -58,27 +58,17 @@ function redisIdempotency(scripts: ScriptRunner): IdempotencyOps {
     async heartbeat(ref, input): Promise<IdempotencyHeartbeatResult> {
       const k = idempotencyKeys(ref);
       const r = await scripts.run("idempotency_heartbeat", [k.record], [input.token, input.ttlMs ?? ""], k.watchers);
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("idempotency_heartbeat", r);
-      return markedIfWatched(r, {
-        status: "ok",
-        expiresAt: numberField(r, "expiresAt"),
-        ttlMs: numberField(r, "ttlMs"),
-        fence: numberField(r, "fence"),
-      });
+      return okOrLost("idempotency_heartbeat", r, () => leaseEndOf(r));
     },
 
     async complete(ref, input): Promise<IdempotencyCompleteResult> {
       const k = idempotencyKeys(ref);
       const r = await scripts.run("idempotency_complete", [k.record, k.request(input.requestId)], [input.token, input.responseJson], k.watchers);
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("idempotency_complete", r);
-      return markedIfWatched(r, {
-        status: "ok",
+      return okOrLost("idempotency_complete", r, () => ({
         completedAt: numberField(r, "completedAt"),
         fence: numberField(r, "fence"),
         waited: r.waited === "1",
-      });
+      }));
     },
 
     async fail(ref, input): Promise<IdempotencyFailResult> {

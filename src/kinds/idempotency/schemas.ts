@@ -1,6 +1,6 @@
 import * as z from "zod/mini";
 import { FINGERPRINT_MAX_CHARS, RETAIN_DEFAULT_MS, RETAIN_MAX_MS, RETAIN_MIN_MS } from "../../limits.js";
-import { holderLabel, intFrom, jsonValue, onExpire, token, ttlMs } from "../../wire/schemas.js";
+import { holderLabel, intFrom, jsonValue, leaseFields, onExpire, token, ttlMs } from "../../wire/schemas.js";
 
 /** Idempotency keys' request and response schemas (routes and OpenAPI). */
 const retainMs = intFrom(RETAIN_MIN_MS, RETAIN_MAX_MS);
@@ -18,20 +18,10 @@ export const idempotencyBeginBody = z.strictObject({
 export const idempotencyCompleteBody = z.strictObject({ token, response: jsonValue });
 export const idempotencyFailBody = z.strictObject({ token });
 
-export const idempotencyStarted = z.object({
-  state: z.literal("started"),
-  token: z.string(),
-  fence: z.int(),
-  /** The owner's deadline, as for a lock's lease (an addition to the contract's answer). */
-  ttlMs: z.int(),
-  expiresAt: z.int(),
-});
+/** With the owner's deadline, as for a lock's lease (ttlMs and expiresAt: an addition to the contract's answer). */
+export const idempotencyStarted = z.object({ state: z.literal("started"), token: z.string(), ...leaseFields });
 export const idempotencyReplay = z.object({ state: z.literal("completed"), response: jsonValue, completedAt: z.int() });
-export const idempotencyCompleted = z.object({
-  state: z.literal("completed"),
-  completedAt: z.int(),
-  fence: z.int(),
-});
+export const idempotencyCompleted = z.object({ state: z.literal("completed"), completedAt: z.int(), fence: z.int() });
 export const idempotencyFailed = z.object({ state: z.literal("absent") });
 export const idempotencyStateResponse = z.discriminatedUnion("state", [
   z.object({ state: z.literal("absent") }),

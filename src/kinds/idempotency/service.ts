@@ -1,12 +1,12 @@
 import { IDEMPOTENCY } from "./types.js";
 import type { IdempotencyWait } from "./wait.js";
 import type * as z from "zod/mini";
-import { FingerprintMismatchError, InProgressError } from "../../errors.js";
 import { grantOrThrow } from "../../lockObject/line/grantOrThrow.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
-import { IdempotencyKeys } from "./idempotencyKeys.js";
+import { beginAnswer, IdempotencyKeys } from "./idempotencyKeys.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { countAcquire } from "../../metrics.js";
+import type { WriteNotes } from "../../service/ServiceKind.js";
 import { checkOnExpire } from "../../wire/onExpireTarget.js";
 import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
@@ -16,11 +16,8 @@ import { idempotencyBeginResult } from "./wait.js";
  * object where a watch is involved (a begin with onExpire goes through the
  * object, which begins and watches in one step; a fail tells it afterwards).
  */
-function idempotencyOf(ctx: ServiceContext) {
-  return new IdempotencyKeys(ctx.store, ctx.ns);
-}
+const idempotencyOf = (ctx: ServiceContext) => new IdempotencyKeys(ctx.store, ctx.ns);
 
-/** The request body, as its schema leaves it (defaults applied): one source for both. */
 export type BeginBody = z.output<typeof idempotencyBeginBody>;
 
 /** A begin, counted as an acquire is (countAcquire): an answer is a grant, a run in progress is busy. */
@@ -34,54 +31,31 @@ async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
   if (!body.onExpire) return idempotencyOf(ctx).begin(key, body, ids);
   const ref = { ns: ctx.ns, name: key };
   // With onExpire the key's lock object begins and watches in one step.
-  const wait: IdempotencyWait = {
-    kind: "idempotency",
-    store: ctx.store.kind,
-    ref,
-    ttlMs: body.ttlMs,
-    waitMs: 0,
-    retainMs: body.retainMs,
-    fingerprint: body.fingerprint,
-    onExpire: body.onExpire,
-    newToken: ids.token,
-    requestId: ids.requestId,
-    holder: body.holder,
-  };
+  // The body (strict: ttlMs, retainMs, fingerprint, onExpire, holder) is the wait's own part.
+  const { token: newToken, requestId } = ids;
+  const wait: IdempotencyWait = { ...body, kind: "idempotency", store: ctx.store.kind, ref, waitMs: 0, newToken, requestId };
   const outcome = await lockObjectClient(ctx.env, IDEMPOTENCY.name, ref).wait(wait, idempotencyBeginResult);
-  const r = grantOrThrow(outcome);
-  switch (r.status) {
-    case "started":
-      return { state: "started" as const, token: r.token, fence: r.fence, ttlMs: r.ttlMs, expiresAt: r.expiresAt };
-    case "completed":
-      return { state: "completed" as const, response: r.response, completedAt: r.completedAt, fence: r.fence };
-    case "in_progress":
-      throw new InProgressError(r.retryAfterMs, undefined, { holder: r.holder, expiresAt: r.expiresAt });
-    case "mismatch":
-      throw new FingerprintMismatchError();
-  }
+  return beginAnswer(grantOrThrow(outcome));
 }
 
-export const heartbeatIdempotency = (ctx: ServiceContext, key: string, token: string, ttlMs?: number) =>
-  idempotencyOf(ctx).heartbeat(key, token, ttlMs);
-
-/** A complete the lock object must hear of (someone waits for the run's end): told by noteWrite, after the answer. A fail always is. */
-export const completeTellsObject = (r: { waited?: unknown }) => r.waited === true;
+/**
+ * The writes its lock object must hear of: a complete while someone was told in_progress or watched on
+ * the key's wait socket (it hands them the result); a fail always (given up on purpose is not a
+ * vanished owner: the watch, if any, ends without a notification).
+ */
+export const idempotencyNotes: WriteNotes<typeof IDEMPOTENCY> = {
+  complete: (r) => (r.status === "ok" && r.waited ? { fence: r.fence } : undefined),
+  fail: (r) => (r.status === "ok" ? { fence: r.fence } : undefined),
+};
 
 export async function completeIdempotency(ctx: ServiceContext, key: string, token: string, response: unknown) {
   const r = await idempotencyOf(ctx).complete(key, token, response, await ctx.ids.write(`idempotency:${key}:complete`, token));
-  // Someone was told in_progress, or watched on the key's wait socket, meanwhile: the key's lock object
-  // hears it, to hand the result to its waiters (the Durable store's object did so in the same call).
-  if (ctx.store.kind === "redis" && completeTellsObject(r)) {
-    ctx.afterAnswer("completed", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence: r.fence }));
-  }
-  return r;
+  return { state: "completed" as const, completedAt: r.completedAt, fence: r.fence };
 }
 
 export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
-  const { fence } = await idempotencyOf(ctx).fail(key, token, await ctx.ids.write(`idempotency:${key}:fail`, token));
-  // Given up on purpose is not a vanished owner: the watch (if any) ends without a notification.
-  if (ctx.store.kind === "redis")
-    ctx.afterAnswer("ended", () => lockObjectClient(ctx.env, "idempotency", { ns: ctx.ns, name: key }).noteWrite({ fence }));
+  await idempotencyOf(ctx).fail(key, token, await ctx.ids.write(`idempotency:${key}:fail`, token));
+  return { state: "absent" as const };
 }
 
 export const inspectIdempotency = (ctx: ServiceContext, key: string) => idempotencyOf(ctx).inspect(key);

@@ -1,4 +1,4 @@
-import type { MUTEX } from "./types.js";
+import { MUTEX } from "./types.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
 import { mutexForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";
@@ -6,7 +6,8 @@ import { durableMutex, nextMutexDeadline } from "./durableMutex.js";
 import { MutexObjectPart } from "./objectPart.js";
 import { mutexOperations } from "./operations.js";
 import { mutexOnRedis } from "./redisMutex.js";
-import { forceReleaseMutex, inspectMutex, releaseTellsObject } from "./service.js";
+import { forceReleaseMutex, mutexNotes } from "./service.js";
+import { stateWithWaiters } from "../../service/leases.js";
 import { mutexWait } from "./wait.js";
 import { mutexAcquireBody } from "./schemas.js";
 
@@ -23,16 +24,16 @@ export const mutex = defineKind<typeof MUTEX>({
     acquireBody: mutexAcquireBody,
   },
   service: {
-    inspect: async (ctx, name) => ({ ...(await inspectMutex(ctx, name)) }),
+    inspect: (ctx, name) => stateWithWaiters(ctx, MUTEX, name),
     listed: (s) => s.held === true || waitedOn(s) || s.delayedUntil != null,
     forceRelease: (ctx, name, ask) => forceReleaseMutex(ctx, name, ask.fence),
-    writesThatTellTheLockObject: { release: releaseTellsObject },
+    writeNotes: mutexNotes,
   },
   http: {
     path: "/v1/locks",
     operations: mutexOperations,
-    onQuorum: true,
-    param: "name",
+    offeredOnQuorum: true,
+    nameParam: "name",
     oneInSummaries: "a lock",
     listedInSummaries: "held or waited-on locks",
     forceReleaseBody: ["MutexForceReleaseRequest", mutexForceBody],

@@ -1,7 +1,7 @@
 import type { MUTEX } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { watchStateOf } from "../../store/redis/watchStateOf.js";
-import { markedIfWatched } from "../../store/redis/watchedResults.js";
+import { leaseEndOf, markedIfWatched, okOrLost } from "../../store/redis/watchedResults.js";
 import type { LockRef } from "../../store/types.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
 import { type MutexKeys, mutexKeys } from "./keys.js";
@@ -51,15 +51,7 @@ export function redisMutex(scripts: ScriptRunner, keys: MutexKeys = mutexKeys): 
     async heartbeat(ref, input): Promise<MutexHeartbeatResult> {
       const lock = keys.lock(ref);
       const r = await scripts.run("mutex_heartbeat", [lock], [input.token, input.ttlMs ?? ""], keys.watchers(lock));
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("mutex_heartbeat", r);
-      return markedIfWatched(r, {
-        status: "ok",
-        expiresAt: numberField(r, "expiresAt"),
-        ttlMs: numberField(r, "ttlMs"),
-        fence: numberField(r, "fence"),
-        ...agreedFence(r),
-      });
+      return okOrLost("mutex_heartbeat", r, () => ({ ...leaseEndOf(r), ...agreedFence(r) }));
     },
 
     async release(ref, input): Promise<MutexReleaseResult> {
@@ -73,10 +65,7 @@ export function redisMutex(scripts: ScriptRunner, keys: MutexKeys = mutexKeys): 
         const args = force ? ["", "force", force.fence === undefined ? "" : String(force.fence)] : [input.token];
         r = await scripts.run("mutex_release", [lock, request, keys.ended(lock), keys.legacyFence(lock)], args, keys.watchers(lock));
       }
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("mutex_release", r);
-      return markedIfWatched(r, {
-        status: "ok",
+      return okOrLost("mutex_release", r, () => ({
         released: r.released === "1",
         count: numberField(r, "count"),
         fence: numberField(r, "fence"),
@@ -84,7 +73,7 @@ export function redisMutex(scripts: ScriptRunner, keys: MutexKeys = mutexKeys): 
         ...agreedFence(r),
         ...(r.handedTo ? { handedTo: grantOfReply(ref, r, "handed", r.handedTo) } : {}),
         ...(force ? { holder: r.holder || null } : {}),
-      });
+      }));
     },
 
     async withdraw(ref, input): Promise<MutexWithdrawResult> {

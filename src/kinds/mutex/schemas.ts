@@ -1,30 +1,17 @@
 import * as z from "zod/mini";
-import { holderLabel, intFrom, onExpire, token, ttlMs, waitMs } from "../../wire/schemas.js";
+import { intFrom, leaseFields, lockAcquireFields, lockState } from "../../wire/schemas.js";
 import { LOCK_DELAY_MAX_MS } from "../../limits.js";
 
 /** The mutex's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
 export const mutexAcquireBody = z.strictObject({
-  ttlMs,
-  waitMs: z._default(waitMs, 0),
-  token: z.optional(token),
-  onExpire: z.optional(onExpire),
-  /** Who holds it, in words: shown by GET and to callers turned away (409). */
-  holder: z.optional(holderLabel),
+  ...lockAcquireFields,
   /** If this lease lapses (no release), nobody gets the lock for this long after (ms). */
   lockDelayMs: z.optional(intFrom(0, LOCK_DELAY_MAX_MS)),
 });
 
-export const mutexGrant = z.object({
-  name: z.string(),
-  token: z.string(),
-  fence: z.int(),
-  ttlMs: z.int(),
-  expiresAt: z.int(),
-  count: z.int(),
-});
+export const mutexGrant = z.object({ name: z.string(), token: z.string(), ...leaseFields, count: z.int() });
 export const releaseResponse = z.object({ released: z.boolean(), count: z.int() });
-export const mutexStateResponse = z.object({
-  name: z.string(),
+export const mutexStateResponse = lockState({
   held: z.boolean(),
   fence: z.nullable(z.int()),
   count: z.int(),
@@ -34,5 +21,4 @@ export const mutexStateResponse = z.object({
   holder: z.nullable(z.string()),
   /** Free, but a lapsed lease's lock-delay holds it until then; null otherwise. */
   delayedUntil: z.nullable(z.int()),
-  waiters: z.int(),
 });

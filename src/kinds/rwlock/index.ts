@@ -1,6 +1,6 @@
 import { RWLOCK } from "./types.js";
-import { forceReleaseHolders, forceReleaseTellsObject } from "../../holders/forceRelease.js";
-import { nextHoldersDeadline } from "../../holders/durableHolders.js";
+import { forceReleaseHolders } from "../manyHolders/service.js";
+import { nextHoldersDeadline } from "../manyHolders/durableHolders.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
 import { holdersForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";
@@ -8,7 +8,8 @@ import { durableRwLock } from "./durableRwLock.js";
 import { rwLockObjectPart } from "./objectPart.js";
 import { rwLockOperations } from "./operations.js";
 import { rwLockOnRedis } from "./redisRwLock.js";
-import { inspectRw, releaseTellsObject } from "./service.js";
+import { rwLockNotes } from "./service.js";
+import { stateWithWaiters } from "../../service/leases.js";
 import { rwLockWait } from "./wait.js";
 import { rwAcquireBody } from "./schemas.js";
 
@@ -25,16 +26,16 @@ export const rwLock = defineKind<typeof RWLOCK>({
     acquireBody: rwAcquireBody,
   },
   service: {
-    inspect: async (ctx, name) => ({ ...(await inspectRw(ctx, name)) }),
+    inspect: (ctx, name) => stateWithWaiters(ctx, RWLOCK, name),
     listed: (s) => s.mode !== "free" || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, RWLOCK, name, ask.holder),
-    writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+    writeNotes: rwLockNotes,
   },
   http: {
     path: "/v1/rwlocks",
     operations: rwLockOperations,
-    onQuorum: false,
-    param: "name",
+    offeredOnQuorum: false,
+    nameParam: "name",
     oneInSummaries: "a lock",
     listedInSummaries: "held or waited-on locks",
     forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],

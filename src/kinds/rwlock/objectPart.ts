@@ -2,8 +2,8 @@ import { RWLOCK } from "./types.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
-import { holderLinePolicy } from "../../holders/holderLinePolicy.js";
-import { HoldersObjectPart } from "../../holders/objectPart.js";
+import { holderLinePolicy } from "../manyHolders/holderLinePolicy.js";
+import { HoldersObjectPart } from "../manyHolders/objectPart.js";
 import type { RwGrant, RwMode } from "./types.js";
 
 interface RwWaitRequest {

@@ -1,8 +1,8 @@
 import type { RWLOCK } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { markedIfWatched } from "../../store/redis/watchedResults.js";
-import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../../holders/redisHolders.js";
+import { markedIfWatched, okOrLost } from "../../store/redis/watchedResults.js";
+import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../manyHolders/redisHolders.js";
 import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
 
@@ -63,16 +63,13 @@ function redisRwLock(scripts: ScriptRunner): RwLockOps {
     async release(ref, input) {
       const k = rwLockKeys(ref);
       const r = await scripts.run("rwlock_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token, input.mode], k.watchers);
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("rwlock_release", r);
-      return markedIfWatched(r, {
-        status: "ok",
+      return okOrLost("rwlock_release", r, () => ({
         released: r.released === "1",
         mode: modeOf(r.mode),
         count: numberField(r, "count"),
         watched: r.watched === "1",
         waiters: r.waiters === "1",
-      });
+      }));
     },
 
     async inspect(ref) {

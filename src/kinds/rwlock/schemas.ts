@@ -1,28 +1,13 @@
 import * as z from "zod/mini";
-import { holderLabel, onExpire, token, ttlMs, waitMs } from "../../wire/schemas.js";
+import { leaseFields, lockAcquireFields, lockState } from "../../wire/schemas.js";
 
 /** The read-write lock's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
-export const rwAcquireBody = z.strictObject({
-  ttlMs,
-  waitMs: z._default(waitMs, 0),
-  token: z.optional(token),
-  onExpire: z.optional(onExpire),
-  /** Who holds it, in words: listed by GET, told to callers turned away (409). */
-  holder: z.optional(holderLabel),
-});
+export const rwAcquireBody = z.strictObject(lockAcquireFields);
 
-export const rwGrant = z.object({
-  name: z.string(),
-  token: z.string(),
-  mode: z.enum(["read", "write"]),
-  fence: z.int(),
-  ttlMs: z.int(),
-  expiresAt: z.int(),
-  count: z.int(),
-});
-export const rwReleaseResponse = z.object({ released: z.boolean(), mode: z.enum(["read", "write"]), count: z.int() });
-export const rwStateResponse = z.object({
-  name: z.string(),
+const mode = z.enum(["read", "write"]);
+export const rwGrant = z.object({ name: z.string(), token: z.string(), mode, ...leaseFields, count: z.int() });
+export const rwReleaseResponse = z.object({ released: z.boolean(), mode, count: z.int() });
+export const rwStateResponse = lockState({
   mode: z.enum(["free", "read", "write"]),
   readers: z.int(),
   writer: z.boolean(),
@@ -31,5 +16,4 @@ export const rwStateResponse = z.object({
   holderLabels: z.array(z.string()),
   /** When the first holder's lease ends (null when nobody holds). */
   expiresAt: z.nullable(z.int()),
-  waiters: z.int(),
 });

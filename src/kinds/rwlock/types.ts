@@ -2,7 +2,7 @@ import { kindKey } from "../../store/kinds.js";
 import type { RwLockWait } from "./wait.js";
 import type { CurrentHolder } from "../../errors.js";
 import type { LockRef } from "../../store/types.js";
-import type { Admitted, HolderOps, QueuedHolder } from "../../holders/types.js";
+import type { Admitted, HolderOps, QueuedHolder } from "../manyHolders/types.js";
 import type { AnsweredWrite } from "../../store/types.js";
 
 /** What both stores do for the read-write lock; its conformance cases hold them to the same behaviour. */
@@ -88,7 +88,7 @@ export interface RwLockOps extends HolderOps {
   inspect(ref: LockRef): Promise<RwState>;
 }
 
-import type { HolderWriteNote as RwLockWriteNote } from "../../holders/types.js";
+import type { HolderWriteNote as RwLockWriteNote } from "../manyHolders/types.js";
 
 /** The read-write lock's name, carrying the types of its store operations, its wait request and its write notes. */
 export const RWLOCK = kindKey<RwLockOps, RwLockWait, RwLockWriteNote>()("rwlock");

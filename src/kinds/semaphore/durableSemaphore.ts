@@ -16,8 +16,8 @@ import {
   markEnded,
   save,
   setGate,
-} from "../../holders/durableHolders.js";
-import type { Admitted } from "../../holders/types.js";
+} from "../manyHolders/durableHolders.js";
+import type { Admitted } from "../manyHolders/types.js";
 import type { AnsweredWrite } from "../../store/types.js";
 import type {
   SemaphoreAcquireInput,

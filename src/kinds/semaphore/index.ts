@@ -1,6 +1,6 @@
 import { SEMAPHORE } from "./types.js";
-import { forceReleaseHolders, forceReleaseTellsObject } from "../../holders/forceRelease.js";
-import { nextHoldersDeadline } from "../../holders/durableHolders.js";
+import { forceReleaseHolders } from "../manyHolders/service.js";
+import { nextHoldersDeadline } from "../manyHolders/durableHolders.js";
 import { stateWithLine } from "../../lockObject/ObjectKinds.js";
 import { holdersForceBody } from "../../operator/schemas.js";
 import { defineKind, waitedOn } from "../kind.js";
@@ -8,7 +8,8 @@ import { durableSemaphore } from "./durableSemaphore.js";
 import { semaphoreObjectPart } from "./objectPart.js";
 import { semaphoreOperations } from "./operations.js";
 import { semaphoreOnRedis } from "./redisSemaphore.js";
-import { inspectSemaphore, releaseTellsObject } from "./service.js";
+import { semaphoreNotes } from "./service.js";
+import { stateWithWaiters } from "../../service/leases.js";
 import { semaphoreWait } from "./wait.js";
 import { semaphoreAcquireBody } from "./schemas.js";
 
@@ -25,16 +26,16 @@ export const semaphore = defineKind<typeof SEMAPHORE>({
     acquireBody: semaphoreAcquireBody,
   },
   service: {
-    inspect: async (ctx, name) => ({ ...(await inspectSemaphore(ctx, name)) }),
+    inspect: (ctx, name) => stateWithWaiters(ctx, SEMAPHORE, name),
     listed: (s) => Number(s.holders) > 0 || waitedOn(s),
     forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, SEMAPHORE, name, ask.holder),
-    writesThatTellTheLockObject: { release: releaseTellsObject, forceRelease: forceReleaseTellsObject },
+    writeNotes: semaphoreNotes,
   },
   http: {
     path: "/v1/semaphores",
     operations: semaphoreOperations,
-    onQuorum: false,
-    param: "name",
+    offeredOnQuorum: false,
+    nameParam: "name",
     oneInSummaries: "a lock",
     listedInSummaries: "held or waited-on locks",
     forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],

@@ -1,8 +1,8 @@
 import type { SEMAPHORE } from "./types.js";
 import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { markedIfWatched } from "../../store/redis/watchedResults.js";
-import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../../holders/redisHolders.js";
+import { markedIfWatched, okOrLost } from "../../store/redis/watchedResults.js";
+import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../manyHolders/redisHolders.js";
 import { semaphoreKeys } from "./keys.js";
 import type { SemaphoreGrant, SemaphoreOps } from "./types.js";
 
@@ -69,15 +69,12 @@ function redisSemaphore(scripts: ScriptRunner): SemaphoreOps {
     async release(ref, input) {
       const k = semaphoreKeys(ref);
       const r = await scripts.run("semaphore_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token], k.watchers);
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("semaphore_release", r);
-      return markedIfWatched(r, {
-        status: "ok",
+      return okOrLost("semaphore_release", r, () => ({
         permits: numberField(r, "permits"),
         available: numberField(r, "available"),
         watched: r.watched === "1",
         waiters: r.waiters === "1",
-      });
+      }));
     },
 
     async inspect(ref) {

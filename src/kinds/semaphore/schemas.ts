@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { holderLabel, intFrom, onExpire, ttlMs, waitMs } from "../../wire/schemas.js";
+import { intFrom, leaseFields, lockState, newLeaseFields } from "../../wire/schemas.js";
 import { LIMIT_MAX } from "../../limits.js";
 
 /** The semaphore's request and response schemas: the routes validate with them, the OpenAPI document is made from them. */
@@ -7,11 +7,7 @@ export const semaphoreAcquireBody = z
   .strictObject({
     limit: intFrom(1, LIMIT_MAX),
     permits: z._default(intFrom(1, LIMIT_MAX), 1),
-    ttlMs,
-    waitMs: z._default(waitMs, 0),
-    onExpire: z.optional(onExpire),
-    /** Who holds the permits, in words: listed by GET, told to callers turned away (409). */
-    holder: z.optional(holderLabel),
+    ...newLeaseFields,
   })
   .check(
     z.superRefine((body, ctx) => {
@@ -21,19 +17,9 @@ export const semaphoreAcquireBody = z
     }),
   );
 
-export const semaphoreGrant = z.object({
-  name: z.string(),
-  token: z.string(),
-  permits: z.int(),
-  limit: z.int(),
-  fence: z.int(),
-  ttlMs: z.int(),
-  expiresAt: z.int(),
-  available: z.int(),
-});
+export const semaphoreGrant = z.object({ name: z.string(), token: z.string(), permits: z.int(), limit: z.int(), ...leaseFields, available: z.int() });
 export const semaphoreReleaseResponse = z.object({ released: z.literal(true), permits: z.int(), available: z.int() });
-export const semaphoreStateResponse = z.object({
-  name: z.string(),
+export const semaphoreStateResponse = lockState({
   limit: z.nullable(z.int()),
   used: z.int(),
   holders: z.int(),
@@ -41,5 +27,4 @@ export const semaphoreStateResponse = z.object({
   holderLabels: z.array(z.string()),
   /** When the first holder's lease ends (null when nobody holds). */
   expiresAt: z.nullable(z.int()),
-  waiters: z.int(),
 });

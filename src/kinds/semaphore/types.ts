@@ -2,7 +2,7 @@ import { kindKey } from "../../store/kinds.js";
 import type { SemaphoreWait } from "./wait.js";
 import type { CurrentHolder } from "../../errors.js";
 import type { LockRef } from "../../store/types.js";
-import type { Admitted, HolderOps, QueuedHolder } from "../../holders/types.js";
+import type { Admitted, HolderOps, QueuedHolder } from "../manyHolders/types.js";
 import type { AnsweredWrite } from "../../store/types.js";
 
 /** What both stores do for the counting semaphore; its conformance cases hold them to the same behaviour. */
@@ -61,7 +61,7 @@ export interface SemaphoreOps extends HolderOps {
   inspect(ref: LockRef): Promise<SemaphoreState>;
 }
 
-import type { HolderWriteNote as SemaphoreWriteNote } from "../../holders/types.js";
+import type { HolderWriteNote as SemaphoreWriteNote } from "../manyHolders/types.js";
 
 /** The semaphore's name, carrying the types of its store operations, its wait request and its write notes. */
 export const SEMAPHORE = kindKey<SemaphoreOps, SemaphoreWait, SemaphoreWriteNote>()("semaphore");

@@ -1,4 +1,4 @@
-import type { ScriptReply } from "./ScriptRunner.js";
+import { numberField, type ScriptReply, unexpectedReply } from "./ScriptRunner.js";
 
 /**
  * Results of the Worker's writes whose script answered watchers "1": the
@@ -19,3 +19,20 @@ export function markedIfWatched<T extends object>(reply: ScriptReply, result: T)
 export function foundWatchers(result: unknown): boolean {
   return typeof result === "object" && result !== null && watched.has(result);
 }
+
+/**
+ * A lease write's answer (a heartbeat, a release, a complete): lost, or ok with the fields `ok` reads
+ * from the reply, marked when the lock has watchers; any other status is a bug.
+ */
+export function okOrLost<T extends object>(script: string, reply: ScriptReply, ok: () => T): { status: "lost" } | ({ status: "ok" } & T) {
+  if (reply.status === "lost") return { status: "lost" };
+  if (reply.status !== "ok") throw unexpectedReply(script, reply);
+  return markedIfWatched(reply, { status: "ok" as const, ...ok() });
+}
+
+/** A heartbeat's answer: the lease's new end and its fence. */
+export const leaseEndOf = (r: ScriptReply) => ({
+  expiresAt: numberField(r, "expiresAt"),
+  ttlMs: numberField(r, "ttlMs"),
+  fence: numberField(r, "fence"),
+});

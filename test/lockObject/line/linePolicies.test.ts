@@ -1,6 +1,6 @@
 import { Redis } from "@upstash/redis";
 import { describe, expect, inject, it } from "vitest";
-import { holderLinePolicy } from "../../../src/holders/holderLinePolicy";
+import { holderLinePolicy } from "../../../src/kinds/manyHolders/holderLinePolicy";
 import { rwLockKeys } from "../../../src/kinds/rwlock/keys";
 import type { RwGrant, RwMode } from "../../../src/kinds/rwlock/types";
 import { semaphoreKeys } from "../../../src/kinds/semaphore/keys";
@@ -20,7 +20,7 @@ import { pollUntil } from "../../support/pollUntil";
  * its answer means to the line) on a real Redis store (the gateway, the real
  * @upstash/redis client). The mutex's: only the head, a grant on arrival needs
  * no pickup, a busy answer says when to look again and who holds. The
- * many-holder kinds' (src/holders/holderLinePolicy.ts): a batch from
+ * many-holder kinds' (src/kinds/manyHolders/holderLinePolicy.ts): a batch from
  * the front, every reader up to the next writer, semaphore permits while they
  * fit, stopping at the first that does not; another limit refused. Run
  * through LineOrder where the choice shows as who is granted, in what order.

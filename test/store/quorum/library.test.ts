@@ -12,9 +12,9 @@ import {
   StoreUnavailableError,
   Idempotency,
 } from "holdfast";
-import { startLocalStack } from "../../../../tools/local-stack/stack.mjs";
-import type { LocalStack } from "../../../../tools/local-stack/stack.mjs";
-import { unique } from "../../../support/library.js";
+import { startLocalStack } from "../../../tools/local-stack/stack.mjs";
+import type { LocalStack } from "../../../tools/local-stack/stack.mjs";
+import { unique } from "../../support/library.js";
 
 /**
  * The quorum (Redlock) over three real redis-servers, each behind its own

@@ -1,7 +1,7 @@
-import type { WithdrawReason } from "../store/types.js";
-import type { LockRef } from "../store/types.js";
-import type { WatchedLeaseId, WatchState } from "../store/types.js";
-import type { AnsweredWrite } from "../store/types.js";
+import type { WithdrawReason } from "../../store/types.js";
+import type { LockRef } from "../../store/types.js";
+import type { WatchedLeaseId, WatchState } from "../../store/types.js";
+import type { AnsweredWrite } from "../../store/types.js";
 
 /**
  * What the lock kinds with many holders (the read-write lock and the

@@ -1,5 +1,5 @@
-import { StoreUnavailableError } from "../../../errors.js";
-import { mutexKeys } from "../keys.js";
+import { StoreUnavailableError } from "../../errors.js";
+import { mutexKeys } from "./keys.js";
 import type {
   MutexAcquireInput,
   MutexAcquireResult,
@@ -9,16 +9,18 @@ import type {
   MutexState,
   MutexOps,
   MutexWithdrawResult,
-} from "../types.js";
-import { newRequestId } from "../../../tokens.js";
-import type { LockRef } from "../../../store/types.js";
-import type { ScriptRunner } from "../../../store/redis/ScriptRunner.js";
-import type { WatchState } from "../../../store/types.js";
+} from "./types.js";
+import { newRequestId } from "../../tokens.js";
+import type { LockRef } from "../../store/types.js";
+import type { ScriptRunner } from "../../store/redis/ScriptRunner.js";
+import type { WatchState } from "../../store/types.js";
 import { grantFence, leaseFence } from "./quorumFences.js";
-import { gather, type NodeAnswer, noMajority, valuesOf } from "./majority.js";
+import { gather, type NodeAnswer, noMajority, valuesOf } from "../../store/quorum/majority.js";
+import type { QuorumKind } from "../../store/quorum/QuorumStore.js";
+import { redisMutex } from "./redisMutex.js";
 
 /** One Redis database of a quorum: its mutex operations and its script runner. */
-export interface QuorumNode {
+interface QuorumNode {
   mutex: MutexOps;
   scripts: ScriptRunner;
 }
@@ -42,11 +44,14 @@ const RETRY_AFTER_INVALID_MS = 50;
  * of a majority, so any later grant (whose majority shares a database with
  * it) gets a larger one.
  */
-export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): MutexOps {
+function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): MutexOps {
   const n = nodes.length;
   const majority = Math.floor(n / 2) + 1;
 
   const count = <T>(answers: Array<NodeAnswer<T>>, test: (v: T) => boolean) => answers.filter((a) => a.ok && test(a.value)).length;
+  const isOk = (r: { status: string }) => r.status === "ok";
+  /** Waits for every node (a read, or a write whose every answer counts). */
+  const hearAll = () => false;
   /** A majority can no longer say yes once more than n - majority answered otherwise. */
   const settles =
     <T>(test: (v: T) => boolean) =>
@@ -162,11 +167,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
     async heartbeat(ref, input): Promise<MutexHeartbeatResult> {
       // Every node's heartbeat extends from its own now (later than `started`): no older lease to allow for.
       const started = now();
-      const g = await gather(
-        n,
-        (i) => nodes[i].mutex.heartbeat(ref, input),
-        settles((r) => r.status === "ok"),
-      );
+      const g = await gather(n, (i) => nodes[i].mutex.heartbeat(ref, input), settles(isOk));
       const ok = valuesOf(g.answers).flatMap((r) => (r.status === "ok" ? [r] : []));
       if (ok.length >= majority) {
         const ttlMs = input.ttlMs ?? Math.min(...ok.map((r) => r.ttlMs));
@@ -180,11 +181,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
 
     async release(ref, input): Promise<MutexReleaseResult> {
       const started = now();
-      const g = await gather(
-        n,
-        (i) => nodes[i].mutex.release(ref, input),
-        settles((r) => r.status === "ok"),
-      );
+      const g = await gather(n, (i) => nodes[i].mutex.release(ref, input), settles(isOk));
       let ok = valuesOf(g.answers).flatMap((r) => (r.status === "ok" ? [r] : []));
       if (ok.length < majority) {
         if (valuesOf(g.answers).filter((r) => r.status === "lost").length > n - majority) return { status: "lost" };
@@ -221,11 +218,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
     },
 
     async withdraw(ref, input): Promise<MutexWithdrawResult> {
-      const g = await gather(
-        n,
-        (i) => nodes[i].mutex.withdraw(ref, input),
-        () => false,
-      );
+      const g = await gather(n, (i) => nodes[i].mutex.withdraw(ref, input), hearAll);
       const answered = valuesOf(g.answers);
       if (answered.length < majority) throw noMajority("mutex withdraw", g.answers, majority);
       const revoked = answered.flatMap((r) => (r.status === "revoked" ? [r.fence] : []));
@@ -234,11 +227,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
     },
 
     async watch(ref, lease): Promise<WatchState> {
-      const g = await gather(
-        n,
-        (i) => nodes[i].mutex.watch(ref, lease),
-        () => false,
-      );
+      const g = await gather(n, (i) => nodes[i].mutex.watch(ref, lease), hearAll);
       const answered = valuesOf(g.answers);
       // Released on purpose anywhere: the holder ended it, nothing to report.
       if (answered.some((s) => s.state === "ended")) return { state: "ended" };
@@ -252,11 +241,7 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
     },
 
     async inspect(ref): Promise<MutexState> {
-      const g = await gather(
-        n,
-        (i) => nodes[i].mutex.inspect(ref),
-        () => false,
-      );
+      const g = await gather(n, (i) => nodes[i].mutex.inspect(ref), hearAll);
       const answered = valuesOf(g.answers);
       if (answered.length < majority) throw noMajority("mutex inspect", g.answers, majority);
       const held = answered.filter((s) => s.held);
@@ -290,3 +275,12 @@ export function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): 
 function indexesWhere<T>(answers: Array<NodeAnswer<T>>, test: (v: T) => boolean): number[] {
   return answers.flatMap((a, i) => (a.ok && test(a.value) ? [i] : []));
 }
+
+/**
+ * The mutex on a quorum (src/store/quorum/QuorumStore.ts): its single-database operations on each, joined by majority.
+ * The only kind a quorum offers (docs/guarantees.md says why the others are not).
+ */
+export const mutexOnQuorum: QuorumKind<"mutex", MutexOps> = {
+  name: "mutex",
+  quorum: { ops: (databases) => quorumMutex(databases.map((scripts) => ({ mutex: redisMutex(scripts), scripts }))) },
+};

@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from "../../../errors.js";
+import { StoreUnavailableError } from "../../errors.js";
 
 /** One node's answer to a quorum call: its value, or what it threw (an outage, a bug, our per-node deadline). */
 export type NodeAnswer<T> = { ok: true; value: T } | { ok: false; error: unknown };

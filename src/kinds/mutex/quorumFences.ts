@@ -1,4 +1,4 @@
-import type { MutexGrant } from "../types.js";
+import type { MutexGrant } from "./types.js";
 
 /** Which fence a quorum's answers stand for (quorumMutex.ts). */
 

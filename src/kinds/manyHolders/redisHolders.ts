@@ -1,12 +1,12 @@
-import type { CurrentHolder } from "../errors.js";
-import { InternalError } from "../errors.js";
-import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../store/redis/ScriptRunner.js";
-import { watchStateOf } from "../store/redis/watchStateOf.js";
-import { markedIfWatched } from "../store/redis/watchedResults.js";
-import type { WatchState } from "../store/types.js";
-import type { WithdrawReason } from "../store/types.js";
+import type { CurrentHolder } from "../../errors.js";
+import { InternalError } from "../../errors.js";
+import { numberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
+import { watchStateOf } from "../../store/redis/watchStateOf.js";
+import { leaseEndOf, okOrLost } from "../../store/redis/watchedResults.js";
+import type { WatchState } from "../../store/types.js";
+import type { WithdrawReason } from "../../store/types.js";
 import type { HolderKeys } from "./keys.js";
-import type { LockRef } from "../store/types.js";
+import type { LockRef } from "../../store/types.js";
 import type { HolderForceInput, HolderForceResult, HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
 
 /** The scripts every many-holder kind shares (lua/holders/*.lua), on that kind's keys. */
@@ -14,14 +14,7 @@ function redisHolders(scripts: ScriptRunner) {
   return {
     async heartbeat(k: HolderKeys, input: { token: string; ttlMs?: number }): Promise<HolderHeartbeatResult> {
       const r = await scripts.run("holders_heartbeat", [k.lock], [input.token, input.ttlMs ?? ""], k.watchers);
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("holders_heartbeat", r);
-      return markedIfWatched(r, {
-        status: "ok",
-        expiresAt: numberField(r, "expiresAt"),
-        ttlMs: numberField(r, "ttlMs"),
-        fence: numberField(r, "fence"),
-      });
+      return okOrLost("holders_heartbeat", r, () => leaseEndOf(r));
     },
 
     async withdraw(k: HolderKeys, input: { token: string; reason: WithdrawReason }): Promise<HolderWithdrawResult> {
@@ -39,16 +32,13 @@ function redisHolders(scripts: ScriptRunner) {
     async forceRelease(k: HolderKeys, input: HolderForceInput): Promise<HolderForceResult> {
       const which = input.holder === undefined ? ["all", ""] : ["label", input.holder];
       const r = await scripts.run("holders_force_release", [k.lock, k.request(input.requestId), k.ended, k.gate], which, k.watchers);
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("holders_force_release", r);
-      return markedIfWatched(r, {
-        status: "ok",
+      return okOrLost("holders_force_release", r, () => ({
         released: numberField(r, "released"),
         fence: numberField(r, "fence"),
         holder: r.holder || null,
         endedTokens: listField(r, "ended").map((t) => String(t)),
         waiters: r.waiters === "1",
-      });
+      }));
     },
 
     async watch(k: HolderKeys, token: string): Promise<WatchState> {

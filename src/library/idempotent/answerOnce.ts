@@ -1,6 +1,6 @@
-import { HoldfastError, LeaseLostError } from "../errors.js";
-import { RESPONSE_MAX_BYTES } from "../limits.js";
-import { keepLease, leaseClock } from "../wire/keepLease.js";
+import { HoldfastError, LeaseLostError } from "../../errors.js";
+import { RESPONSE_MAX_BYTES } from "../../limits.js";
+import { keepLease, leaseClock } from "../../wire/keepLease.js";
 import type { CompletedCache } from "./completedCache.js";
 
 /**

@@ -2,11 +2,11 @@
 // (UPSTASH_REDIS_REST_URLS / _TOKENS), served by workerd over real TCP, each
 // database a real redis-server behind its own gateway, taken down for real.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { HoldfastClient, LockedError, StoreUnavailableError } from "../../../../src/client/index";
-import { startLocalStack } from "../../../../tools/local-stack/stack.mjs";
-import type { LocalStack } from "../../../../tools/local-stack/stack.mjs";
-import { startWorkerServer, type WorkerServer } from "../../../../tools/serve-worker/serve.mjs";
-import { until } from "../../../support/workerServers";
+import { HoldfastClient, LockedError, StoreUnavailableError } from "../../../src/client/index";
+import { startLocalStack } from "../../../tools/local-stack/stack.mjs";
+import type { LocalStack } from "../../../tools/local-stack/stack.mjs";
+import { startWorkerServer, type WorkerServer } from "../../../tools/serve-worker/serve.mjs";
+import { until } from "../../support/workerServers";
 
 const KEY = "quorum-test-key-123456";
 const unique = (label: string) => `${label}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;

@@ -1,11 +1,11 @@
 import type { Redis } from "@upstash/redis";
-import { HoldfastError, InvalidInputError } from "../errors.js";
-import { TTL_MAX_MS, TTL_MIN_MS } from "../limits.js";
-import type { LockStore } from "../store/types.js";
-import { errorAnswer, retryAfterHeader } from "../wire/errorAnswer.js";
+import { HoldfastError, InvalidInputError } from "../../errors.js";
+import { TTL_MAX_MS, TTL_MIN_MS } from "../../limits.js";
+import type { LockStore } from "../../store/types.js";
+import { errorAnswer, retryAfterHeader } from "../../wire/errorAnswer.js";
 import { type AnswerRules, answerOnce, type IdempotencyBackend, keptHeaders, requestFingerprint, sha256Hex } from "./answerOnce.js";
 import { CompletedCache, type CompletedCacheOptions } from "./completedCache.js";
-import { Idempotency } from "./Idempotency.js";
+import { Idempotency } from "../Idempotency.js";
 
 /** Where a request's idempotency key comes from: a header, or a field of its JSON body. */
 export type KeySource = { header: string } | { jsonField: string };
@@ -71,7 +71,7 @@ export interface IdempotentOptions<Rest extends unknown[] = unknown[]> {
 /**
  * Makes any fetch handler (`(request, ...rest) => Response`) run once per
  * idempotency key: a Worker's `fetch`, a Next.js route handler, `Deno.serve`,
- * `Bun.serve`. The rules are the Hono middleware's (src/library/answerOnce.ts):
+ * `Bun.serve`. The rules are the Hono middleware's (src/library/idempotent/answerOnce.ts):
  * a retried request gets the first response again with `Idempotent-Replayed:
  * true`; one that overlaps the first gets 409 in_progress with Retry-After;
  * the same key with another request 422 fingerprint_mismatch; a handler that

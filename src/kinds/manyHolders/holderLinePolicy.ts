@@ -1,7 +1,7 @@
-import type { Admission, QueuedWaiter, LinePolicy } from "../lockObject/line/LinePolicy.js";
-import type { WithdrawReason } from "../store/types.js";
-import type { LockRef } from "../store/types.js";
-import type { LockStore } from "../store/types.js";
+import type { Admission, QueuedWaiter, LinePolicy } from "../../lockObject/line/LinePolicy.js";
+import type { WithdrawReason } from "../../store/types.js";
+import type { LockRef } from "../../store/types.js";
+import type { LockStore } from "../../store/types.js";
 import { ADMIT_BATCH } from "./redisHolders.js";
 import type { Admitted, HolderWithdrawResult, QueuedHolder } from "./types.js";
 

@@ -1,9 +1,9 @@
-import type { CurrentHolder } from "../errors.js";
-import { ENDED_KEEP_MS, REQUEST_MEMORY_MS } from "../limits.js";
-import { recall, remember } from "../store/durable/answerMemory.js";
-import { fenceKeptUntil, leaseEnd, live } from "../store/durable/records.js";
-import type { WithdrawReason } from "../store/types.js";
-import type { WatchState } from "../store/types.js";
+import type { CurrentHolder } from "../../errors.js";
+import { ENDED_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits.js";
+import { recall, remember } from "../../store/durable/answerMemory.js";
+import { fenceKeptUntil, leaseEnd, live } from "../../store/durable/records.js";
+import type { WithdrawReason } from "../../store/types.js";
+import type { WatchState } from "../../store/types.js";
 import type { HolderForceInput, HolderForceResult, HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
 
 /**

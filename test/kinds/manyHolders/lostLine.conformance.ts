@@ -1,8 +1,8 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { REGISTRATION_GRACE_MS } from "../../src/limits.js";
-import { api, type StoreKind, uniqueName } from "../support/workers/api";
-import { eventually } from "../support/workers/lockObjectHelpers";
+import { REGISTRATION_GRACE_MS } from "../../../src/limits.js";
+import { api, type StoreKind, uniqueName } from "../../support/workers/api";
+import { eventually } from "../../support/workers/lockObjectHelpers";
 
 /**
  * The many-holder kinds when their lock object restarts and loses its line

@@ -1,5 +1,5 @@
-import type { LockRef } from "../store/types.js";
-import { lockKeyBase } from "../store/redis/lockKeyBase.js";
+import type { LockRef } from "../../store/types.js";
+import { lockKeyBase } from "../../store/redis/lockKeyBase.js";
 
 /** A many-holder lock's hash of holders, its last fence, its gate, its ended tokens, remembered answers and watchers marker. */
 export function holderKeys(tag: "rw" | "sem", ref: LockRef) {

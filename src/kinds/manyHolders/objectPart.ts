@@ -1,10 +1,10 @@
-import type { HeldAnswer, KindLine, KindObjectPart, WriteEffect } from "../lockObject/KindObjectPart.js";
-import type { LockObjectHost } from "../lockObject/LockObjectHost.js";
-import type { LinePolicy } from "../lockObject/line/LinePolicy.js";
-import type { StoreKind, WaitOutcome } from "../lockObject/line/waitProtocol.js";
-import type { KindKey, KindName, OpsOf, WaitOf } from "../store/kinds.js";
-import { kindOps, type LockRef, type LockStore } from "../store/types.js";
-import { newRequestId } from "../tokens.js";
+import type { HeldAnswer, KindLine, KindObjectPart, WriteEffect } from "../../lockObject/KindObjectPart.js";
+import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
+import type { LinePolicy } from "../../lockObject/line/LinePolicy.js";
+import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
+import type { KindKey, KindName, OpsOf, WaitOf } from "../../store/kinds.js";
+import { kindOps, type LockRef, type LockStore } from "../../store/types.js";
+import { newRequestId } from "../../tokens.js";
 import type { HolderForceInput, HolderOps, HolderWriteNote } from "./types.js";
 
 interface HolderGrant {

@@ -1,0 +1,114 @@
+import type * as z from "zod/mini";
+import { LeaseLostError } from "../errors.js";
+import { lockObjectClient } from "../lockObject/lockObjectClient.js";
+import type { KindKey, KindName } from "../store/kinds.js";
+import { kindOps, type LockRef } from "../store/types.js";
+import type { SocketAt } from "../wire/socketProtocol.js";
+import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "./acquireFlow.js";
+import { checkOnExpire } from "../wire/onExpireTarget.js";
+import type { ServiceContext } from "./ServiceContext.js";
+
+/**
+ * What every lease kind's service does alike, written once: a heartbeat, the
+ * state with its line's count, an acquire over HTTP and on a wait socket. A
+ * kind brings only what is its own (its acquire's steps, its release's answer).
+ *
+ * Call the store, then tell the lock object: on the Redis store an
+ * uncontended acquire, heartbeat or release is one round trip and no object
+ * call; the object is involved only to wait, to watch for onExpire, or to
+ * hear of a write that moves its line. On the Durable store the store is the
+ * object, which does both in one call.
+ */
+
+/** What the core reads of a lease kind's store operations. */
+interface LeaseOps {
+  heartbeat(
+    ref: LockRef,
+    input: { token: string; ttlMs?: number },
+  ): Promise<{ status: "lost" } | { status: "ok"; expiresAt: number; ttlMs: number; fence: number }>;
+  inspect(ref: LockRef): Promise<object>;
+}
+
+/** A lease kind's key: its name, with store operations that have a heartbeat and a state. */
+export type LeaseKey = KindKey<KindName, LeaseOps, unknown, unknown>;
+
+/**
+ * A lease's heartbeat: its new end, or lease_lost. No object call: a lock
+ * object waiting behind the lease wakes at its old end, reads the new one
+ * from the store and sleeps again.
+ */
+export async function heartbeatLease(ctx: ServiceContext, key: LeaseKey, name: string, token: string, ttlMs?: number) {
+  const r = await kindOps(ctx.store, key).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
+  if (r.status === "lost") throw new LeaseLostError();
+  return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
+}
+
+/** A lock's state as GET answers it (without its name): the store's, with its line's count from the lock object. */
+export async function stateWithWaiters(ctx: ServiceContext, key: LeaseKey, name: string): Promise<Record<string, unknown>> {
+  const ref = { ns: ctx.ns, name };
+  const [state, waiters] = await Promise.all([kindOps(ctx.store, key).inspect(ref), lockObjectClient(ctx.env, key.name, ref).waiterCount()]);
+  return { ...state, waiters };
+}
+
+/**
+ * A re-entrant acquire's ids, under `label` ("mutex:<name>:acquire"): a new token unless it re-enters
+ * with its own, and its write's request id (both from the client's request id when it sent one).
+ */
+export async function acquireIds(ctx: ServiceContext, label: string, token: string | undefined) {
+  const newToken = token === undefined ? await ctx.ids.token(label) : undefined;
+  return { reenter: token !== undefined, newToken, write: await ctx.ids.write(label, token) };
+}
+
+/** What a kind's acquire steps bring; the core adds its name, lock, store, grant schema and heartbeat, and the body's common fields to its wait. */
+type KindAcquireSteps<K extends KindKey, Grant extends { token: string }> = Pick<AcquireSteps<K, Grant>, "tryStore" | "fromLine"> & {
+  wait: Omit<AcquireSteps<K, Grant>["wait"], "kind" | "store" | "ref" | keyof AcquireBody>;
+};
+
+/** An acquire body as the core reads it (its onExpire target is checked before anything else). */
+type AcquireBody = { ttlMs: number; waitMs: number; onExpire?: string; holder?: string };
+
+/** A lease kind's acquire, as it declares it: the body (HTTP's and the wait socket's acquire message), the grant, its steps. */
+export interface LeaseAcquireOf<K extends KindKey, Body extends AcquireBody, Grant extends { token: string; ttlMs: number }> {
+  key: K & LeaseKey;
+  body: z.ZodMiniType<Body, unknown>;
+  grant: z.ZodMiniType<Grant>;
+  /** Its steps for one acquire; `mode` is the path's (a read-write lock's read or write). */
+  steps(ctx: ServiceContext, ref: LockRef, body: Body, mode: SocketAt["mode"]): Promise<KindAcquireSteps<K, Grant>>;
+}
+
+/** A lease kind's acquire, as HTTP and the wait socket run it. */
+export interface LeaseAcquire {
+  body: z.ZodMiniType;
+  grant: z.ZodMiniType;
+  /** An HTTP acquire: the flow, with the body its schema checked. */
+  run(ctx: ServiceContext, name: string, body: unknown, mode: SocketAt["mode"], signal: AbortSignal): Promise<AcquireAnswer<unknown>>;
+}
+
+/** The one acquire of a lease kind, for HTTP and its wait socket alike (the acquire flow runs both). */
+export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant extends { token: string; ttlMs: number }>(
+  acquire: LeaseAcquireOf<K, Body, Grant>,
+): LeaseAcquire {
+  const { key, grant } = acquire;
+  const steps = async (ctx: ServiceContext, name: string, body: Body, mode: SocketAt["mode"]): Promise<AcquireSteps<K, Grant>> => {
+    const { ttlMs, waitMs, onExpire, holder } = body;
+    if (onExpire) checkOnExpire(ctx.env, ctx.ns, onExpire);
+    const ref = { ns: ctx.ns, name };
+    const own = await acquire.steps(ctx, ref, body, mode);
+    return {
+      ...own,
+      kind: key.name,
+      ref,
+      // The kind's own fields with the core's: the kind's request type is the core's base and its own.
+      wait: { ...own.wait, kind: key.name, store: ctx.store.kind, ref, ttlMs, waitMs, onExpire, holder } as AcquireSteps<K, Grant>["wait"],
+      // A grant with a watch is made by the lock object: no try in the store first.
+      tryStore: onExpire === undefined ? own.tryStore : undefined,
+      grantSchema: grant,
+      heartbeat: (token) => kindOps(ctx.store, key).heartbeat(ref, { token }),
+    };
+  };
+  return {
+    body: acquire.body,
+    grant,
+    run: async (ctx, name, body, mode, signal) => acquireFlow(ctx, await steps(ctx, name, body as Body, mode), signal),
+  };
+}

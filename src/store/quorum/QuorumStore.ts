@@ -1,0 +1,70 @@
+import type { Redis } from "@upstash/redis";
+import { InvalidInputError } from "../../errors.js";
+import type { KindName } from "../kinds.js";
+import { ScriptRunner } from "../redis/ScriptRunner.js";
+import { type StoreCore, withKinds } from "../types.js";
+import { gather, noMajority } from "./majority.js";
+
+export interface QuorumStoreOptions {
+  /**
+   * Bound on each database's answer in ms (default 2000). An acquire makes at
+   * most three rounds (grant, fence, and giving back a grant that fell short),
+   * so it answers within three bounds; the other operations within one or two.
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * What a kind brings to a quorum (src/kinds/<kind>/quorum<Kind>.ts): its
+ * operations over every database's script runner, joined by majority. A kind
+ * a majority of lock records cannot keep honest has none (docs/guarantees.md).
+ */
+export interface QuorumKind<N extends KindName = KindName, Ops = unknown> {
+  readonly name: N;
+  readonly quorum: { ops(databases: readonly ScriptRunner[]): Ops };
+}
+
+/** A quorum built from the list `L`: one member per kind of it (`store.mutex`). */
+export type QuorumStoreOf<L extends readonly QuorumKind[]> = QuorumStoreCore & {
+  readonly [K in L[number] as K["name"]]: ReturnType<K["quorum"]["ops"]>;
+};
+
+/**
+ * Redlock: a store over N independent Redis databases (N odd, at least 3),
+ * for when one Redis is not trusted to stay up. A lock stands on a majority;
+ * with one of three databases down locks keep working, with two down calls
+ * fail with StoreUnavailableError within the bound. It offers the kinds of
+ * the list it is handed; the others are absent, so they answer
+ * NotSupportedError (HTTP 501, store/types.ts kindOps).
+ */
+export class QuorumStoreCore implements StoreCore {
+  /** Behaves as the Redis store towards the lock objects (state outside them). */
+  readonly kind = "redis" as const;
+  readonly offers: string;
+  readonly size: number;
+  private readonly runners: ScriptRunner[];
+
+  constructor(databases: Redis[], kinds: readonly QuorumKind[], options: QuorumStoreOptions = {}) {
+    if (databases.length < 3 || databases.length % 2 === 0) {
+      throw new InvalidInputError("invalid_quorum", `a quorum needs an odd number of at least 3 Redis databases, got ${databases.length}`);
+    }
+    this.size = databases.length;
+    this.runners = databases.map((redis) => new ScriptRunner(redis, options.timeoutMs));
+    this.offers = `a quorum of Redis databases offers the ${kinds.map((k) => k.name).join(", ")} only`;
+    withKinds(
+      this,
+      kinds.map((k) => ({ name: k.name, ops: k.quorum.ops(this.runners) })),
+    );
+  }
+
+  /** Resolves when a majority answers. */
+  async ping(): Promise<void> {
+    const majority = Math.floor(this.size / 2) + 1;
+    const g = await gather(
+      this.size,
+      (i) => this.runners[i].ping(),
+      (answers) => answers.filter((a) => a.ok).length >= majority,
+    );
+    if (g.answers.filter((a) => a?.ok).length < majority) throw noMajority("ping", g.answers, majority);
+  }
+}
