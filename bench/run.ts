@@ -36,6 +36,7 @@ import { measureShippedWorker, SHIPPED_HEADER, shippedTableRows } from "./shippe
 import { COMPARISON_HEADER, compareWithBaseline, comparisonVerdict, recordFigure, saveBaseline } from "./baseline";
 import { INSTRUCTIONS_HEADER, instructionsTableRows, measureInstructions } from "./instructions";
 import { printTable } from "./table";
+import { flowSection } from "./flowRow";
 import { FULL_TIMINGS, floodTable, measureFloodRows, QUICK_TIMINGS, SLACK } from "../chaos/flood";
 import { CHAOS_API_KEYS } from "../chaos/lab";
 import { startWorkerServer, type WorkerServer } from "../tools/serve-worker/serve.mjs";
@@ -145,6 +146,8 @@ async function main(): Promise<number> {
   if (wanted("9")) await scaleSection(workers, run);
   if (wanted("10")) await floodSection(gw);
   if (wanted("11")) await billableUnitsSection(gw, run, QUICK);
+  // 12. A flow limit (concurrency and rate) against a semaphore plus @upstash/ratelimit.
+  if (wanted("12")) await flowSection(stack, QUICK);
 
   const args = process.argv.slice(2).filter((a) => a !== "--save-baseline");
   const missed = baselineSection(
