@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: figures for holdfast next to @upstash/lock on one local
  * stack. A benchmark, not a test: it prints tables and asserts nothing.
- * Bounded in time (every loop by count and time, a 4-minute watchdog), and
+ * Bounded in time (every loop by count and time, a 15-minute watchdog: the flow row alone takes about 100 s), and
  * every process it starts is stopped at the end, also on error or Ctrl-C.
  */
 import os from "node:os";
@@ -36,6 +36,7 @@ import { measureShippedWorker, SHIPPED_HEADER, shippedTableRows } from "./shippe
 import { COMPARISON_HEADER, compareWithBaseline, comparisonVerdict, recordFigure, saveBaseline } from "./baseline";
 import { INSTRUCTIONS_HEADER, instructionsTableRows, measureInstructions } from "./instructions";
 import { printTable } from "./table";
+import { flowSection } from "./flowRow";
 import { FULL_TIMINGS, floodTable, measureFloodRows, QUICK_TIMINGS, SLACK } from "../chaos/flood";
 import { CHAOS_API_KEYS } from "../chaos/lab";
 import { startWorkerServer, type WorkerServer } from "../tools/serve-worker/serve.mjs";
@@ -63,7 +64,7 @@ const READ_MOSTLY: ReadMostlyShape = { clients: 16, readShare: 0.9, holdMs: 5, w
 /** Seconds each market variant runs per shape. */
 const MARKET_SECONDS = QUICK ? 1 : 3;
 const RESULTS_DIR = path.join(ROOT, "bench", "results");
-const WATCHDOG_MS = 600_000;
+const WATCHDOG_MS = 900_000;
 
 /** `BENCH_ONLY=1,5 npm run bench` runs only those sections (table 0, the floors, always runs; 1c, 1d: that table alone). */
 const only = process.env.BENCH_ONLY?.split(",").map((x) => x.trim());
@@ -145,6 +146,8 @@ async function main(): Promise<number> {
   if (wanted("9")) await scaleSection(workers, run);
   if (wanted("10")) await floodSection(gw);
   if (wanted("11")) await billableUnitsSection(gw, run, QUICK);
+  // 12. A flow limit (concurrency and rate) against a semaphore plus @upstash/ratelimit.
+  if (wanted("12")) await flowSection(stack, QUICK);
 
   const args = process.argv.slice(2).filter((a) => a !== "--save-baseline");
   const missed = baselineSection(

@@ -47,6 +47,15 @@ export interface Fault {
   heal(run: FaultRun, target: TargetName, lockName: string): Promise<void>;
   /** Promises of this fault beyond the common ones; each failure is a sentence. */
   verify?(report: Report, run: FaultRun): string[];
+  /**
+   * The flow row (flowRow.ts) runs under it too, on the targets it shares with the flow's, one
+   * fault after another in each store's 30 s; `quick`: the quick mode's flow run is this fault's,
+   * on its quick target. Marked only where the fault keeps the store's data and clock (a flow's
+   * promises stand on both: a window whose starts were lost admits more, a stepped clock moves the
+   * window, docs/flow-limits.md) and needs nothing of the mutex workload (pausing holders, waiters
+   * that hang up, its verify).
+   */
+  flow?: { quick?: boolean };
 }
 
 /**
@@ -152,6 +161,7 @@ export const FAULTS: Fault[] = [
     targets: ALL,
     dataLoss: false,
     lastsMs: 2000,
+    flow: {},
     // The quick run's windows before and after are a run without a fault already.
     quick: { target: "Durable, Worker", lastsMs: 0 },
     inject: nothing,
@@ -162,6 +172,7 @@ export const FAULTS: Fault[] = [
     targets: [...REDIS, "quorum of 3, library"],
     dataLoss: false,
     lastsMs: 2.5 * TTL_MS,
+    flow: {},
     // Past the TTL is the point: not shortened.
     quick: { target: "Redis, Worker" },
     inject: async (run) => {
@@ -175,6 +186,7 @@ export const FAULTS: Fault[] = [
     targets: REDIS,
     dataLoss: false,
     lastsMs: 500,
+    flow: { quick: true },
     quick: { target: "Redis, library" },
     ...killAndStart(0, (node) => node.start()),
   },
@@ -262,6 +274,7 @@ export const FAULTS: Fault[] = [
     targets: REDIS,
     dataLoss: false,
     lastsMs: 2000,
+    flow: {},
     // A TTL of 502s: leases run out while their heartbeats and releases fail.
     quick: { target: "Redis, Worker", lastsMs: TTL_MS },
     inject: async ({ lab }) => {
@@ -278,6 +291,7 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, library"],
     dataLoss: false,
     lastsMs: 3000,
+    flow: {},
     // Room for a slow answer (1.5 s) to come back inside the fault.
     quick: { target: "Redis, library", lastsMs: 2000 },
     inject: async ({ lab }) => {
@@ -382,6 +396,7 @@ export const FAULTS: Fault[] = [
     targets: ["Redis, Worker", "Durable, Worker"],
     dataLoss: false,
     lastsMs: 0,
+    flow: { quick: true },
     quick: { target: "Durable, Worker" },
     inject: async (run, target) => {
       // A wait held open in the old process must be cut by the restart, and a lease taken before

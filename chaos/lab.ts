@@ -35,8 +35,8 @@ export const CHAOS_API_KEYS = [
   `flood100:admin=${FLOOD_HUNDRED_API_KEYS[1]}`,
   `churn=${CHURN_API_KEY}`,
 ].join(",");
-/** The Redis store's and each quorum database's bound per call. */
-const STORE_TIMEOUT_MS = 1000;
+/** The Redis store's and each quorum database's bound per call (the flow row's library client's too). */
+export const STORE_TIMEOUT_MS = 1000;
 
 export type TargetName = "Redis, library" | "Redis, Worker" | "Durable, Worker" | "quorum of 3, library";
 
@@ -59,7 +59,7 @@ export interface Lab {
   close(): Promise<void>;
 }
 
-const upstash = (node: RedisNode) => new Redis({ url: node.url, token: node.token, retry: { retries: 2, backoff: (n) => 25 * 2 ** n } });
+export const upstash = (node: RedisNode) => new Redis({ url: node.url, token: node.token, retry: { retries: 2, backoff: (n) => 25 * 2 ** n } });
 
 export async function startLab(): Promise<Lab> {
   const [resourceNode, ...nodes] = await Promise.all(["resource", "a", "b", "c"].map((l) => startRedisNode(l)));

@@ -144,10 +144,13 @@ export function workerClient(baseUrl: () => string, apiKey: string): LockClient 
   };
 }
 
-/** Runs one request, turning what it throws into an Outcome, and a request past HUNG_MS into "hung". */
-async function bounded<T>(call: () => Promise<T>): Promise<T | Outcome> {
+/** What a call that did not succeed became: every Outcome but a grant and an ok. */
+type Failure = Exclude<Outcome, { kind: "granted" | "ok" }>;
+
+/** Runs one request, turning what it throws into an Outcome, and a request past HUNG_MS into "hung" (the flow row's clients too). */
+export async function bounded<T>(call: () => Promise<T>): Promise<T | Failure> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const hung = new Promise<Outcome>((resolve) => {
+  const hung = new Promise<Failure>((resolve) => {
     timer = setTimeout(() => resolve({ kind: "hung" }), HUNG_MS);
   });
   try {

@@ -11,6 +11,10 @@
  * - without data loss: 0 overlapping holds (by the store's own expiresAt, or
  *   by the clients' view where a store clock that went back cannot tell);
  * - the fault's own promises (a quorum with one database down: no 503...).
+ * Then the flow row (flowRow.ts): 32 clients on one flow limit (concurrency 4,
+ * 20 starts a second), 30 s on each store under the faults above that keep
+ * its data and clock, checked for windows over the rate, callers over the
+ * concurrency at a resource that counts them, and fences out of order.
  * Last, the flood rows (flood.ts): a wait socket flood in one namespace,
  * and another namespace's acquires held to the bare object's floor under the
  * same flood (flood.ts says how).
@@ -19,12 +23,14 @@
  * --quick (`npm run chaos:quick`, run by .ci/run): every fault once, on one
  * target each (Fault.quick: spread so each store and client meets several),
  * with shorter windows before and after (settings.ts) and some faults
- * shorter, then the flood rows with their own quick windows (flood.ts,
+ * shorter, then the flow row once per fault marked flow.quick (a few seconds
+ * each), then the flood rows with their own quick windows (flood.ts,
  * QUICK_TIMINGS); the same promises, checked the same way. About two minutes
  * with the lab's start on two cores. Results go to chaos/results/quick.md
  * and quick.json (latest.* stay the full run's).
  * --only=<part of a fault's name> runs only the faults that match (with
- * --quick too); the flood rows run when it is part of their name, and
+ * --quick too); the flow row and the flood rows run when it is part of
+ * their name (--only=flow, --only=flood), and
  * --floods=ten,churn runs only those of their floods (one, ten, hundred, churn).
  */
 import fs from "node:fs";
@@ -34,6 +40,7 @@ import { check, promisesBroken, type Report } from "./checker";
 import { FencedResource } from "./fencedResource";
 import { FLOOD_ROWS, type FloodTimings, FULL_TIMINGS, QUICK_TIMINGS, runFloodRows } from "./flood";
 import { FAULTS, type FaultRun } from "./faults";
+import { FLOW_ROW, runFlowRows } from "./flowRow";
 import { History } from "./history";
 import { checkDeliveries, type IdempotencyReport, runDeliveries } from "./idempotencyWorkload";
 import { startLab, type TargetName } from "./lab";
@@ -74,6 +81,7 @@ async function main() {
   console.log(`the lab is up (${seconds(Date.now() - started)} s)`);
   const rows: Row[] = [];
   let floods = { runs: 0, broken: 0 };
+  let flows = { runs: 0, broken: 0 };
   try {
     for (const fault of FAULTS) {
       if (only && !fault.name.includes(only)) continue;
@@ -160,6 +168,11 @@ async function main() {
       }
       console.log(`(${seconds(Date.now() - faultStarted)} s)`);
     }
+    if (!only || FLOW_ROW.includes(only)) {
+      const flowStarted = Date.now();
+      flows = await runFlowRows(lab, quick);
+      console.log(`(${seconds(Date.now() - flowStarted)} s)`);
+    }
     // Last: on a service that does not shed a flood, it can leave a Worker busy (flood.ts restarts it, to be sure).
     if (!only || FLOOD_ROWS.includes(only)) {
       const floodStarted = Date.now();
@@ -170,8 +183,8 @@ async function main() {
   } finally {
     await lab.close();
   }
-  const broken = rows.filter((r) => r.failures.length).length + floods.broken;
-  const summary = `${rows.length + floods.runs} runs${quick ? " (quick)" : ""} in ${seconds(Date.now() - started)} s; ${broken ? `${broken} broke a promise` : "every promise held"}`;
+  const broken = rows.filter((r) => r.failures.length).length + floods.broken + flows.broken;
+  const summary = `${rows.length + floods.runs + flows.runs} runs${quick ? " (quick)" : ""} in ${seconds(Date.now() - started)} s; ${broken ? `${broken} broke a promise` : "every promise held"}`;
   console.log(`\n${summary}`);
   writeResults(rows, summary);
   process.exit(broken ? 1 : 0);
