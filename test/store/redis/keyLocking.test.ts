@@ -166,6 +166,14 @@ describe("the gateway enforces Upstash's key rule", () => {
     await store.idempotency.begin(other, { token: "w2", ttlMs: 5000, retainMs: 60_000, requestId: requestId() });
     await store.idempotency.fail(other, { token: "w2", requestId: requestId() });
 
+    // A flow limit's own scripts (its heartbeat, watch, withdraw, ungate and force release are the many-holder kinds').
+    const flow = ref("flow");
+    const limit = { concurrency: 2, rate: { count: 5, perMs: 1000 } };
+    expect((await store.flow.acquire(flow, { token: "f1", ...limit, ttlMs: 5000, watch: false })).status).toBe("granted");
+    await store.flow.admit(flow, [{ token: "f2", ...limit, ttlMs: 5000, watch: false, markPickup: true }], false);
+    await store.flow.inspect(flow);
+    expect((await store.flow.release(flow, { token: "f1", requestId: requestId() })).status).toBe("ok");
+
     // An election's own script (its others are the mutex's, run on its keys).
     const el = ref("el");
     const leader = await store.election.acquire(el, { token: "l1", mode: "new", ttlMs: 5000, requestId: requestId(), watch: false, holder: "v" });
