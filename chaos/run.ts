@@ -37,6 +37,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { check, promisesBroken, type Report } from "./checker";
+import { ELECTION_ROW, runElectionRows } from "./electionRow";
 import { FencedResource } from "./fencedResource";
 import { FLOOD_ROWS, type FloodTimings, FULL_TIMINGS, QUICK_TIMINGS, runFloodRows } from "./flood";
 import { FAULTS, type FaultRun } from "./faults";
@@ -82,6 +83,7 @@ async function main() {
   const rows: Row[] = [];
   let floods = { runs: 0, broken: 0 };
   let flows = { runs: 0, broken: 0 };
+  let elections = { runs: 0, broken: 0 };
   try {
     for (const fault of FAULTS) {
       if (only && !fault.name.includes(only)) continue;
@@ -173,6 +175,11 @@ async function main() {
       flows = await runFlowRows(lab, quick);
       console.log(`(${seconds(Date.now() - flowStarted)} s)`);
     }
+    if (!only || ELECTION_ROW.includes(only)) {
+      const electionStarted = Date.now();
+      elections = await runElectionRows(lab, quick);
+      console.log(`(${seconds(Date.now() - electionStarted)} s)`);
+    }
     // Last: on a service that does not shed a flood, it can leave a Worker busy (flood.ts restarts it, to be sure).
     if (!only || FLOOD_ROWS.includes(only)) {
       const floodStarted = Date.now();
@@ -183,8 +190,8 @@ async function main() {
   } finally {
     await lab.close();
   }
-  const broken = rows.filter((r) => r.failures.length).length + floods.broken + flows.broken;
-  const summary = `${rows.length + floods.runs + flows.runs} runs${quick ? " (quick)" : ""} in ${seconds(Date.now() - started)} s; ${broken ? `${broken} broke a promise` : "every promise held"}`;
+  const broken = rows.filter((r) => r.failures.length).length + floods.broken + flows.broken + elections.broken;
+  const summary = `${rows.length + floods.runs + flows.runs + elections.runs} runs${quick ? " (quick)" : ""} in ${seconds(Date.now() - started)} s; ${broken ? `${broken} broke a promise` : "every promise held"}`;
   console.log(`\n${summary}`);
   writeResults(rows, summary);
   process.exit(broken ? 1 : 0);

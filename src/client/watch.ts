@@ -226,7 +226,9 @@ export class ElectionObserver implements AsyncIterable<ElectionChange> {
     if (this.ended || !Number.isSafeInteger(position)) return;
     if (this.last === undefined) this.last = Math.max(0, position - 1);
     if (position <= this.last) return;
-    const { changes, first } = await this.readChanges();
+    const read = await this.readUntilAnswered();
+    if (!read) return;
+    const { changes, first } = read;
     const after = changes.filter((c) => c.position > (this.last as number));
     if (after.length === 0) return;
     if (first !== null && first > this.last + 1) {
@@ -235,6 +237,23 @@ export class ElectionObserver implements AsyncIterable<ElectionChange> {
       return;
     }
     for (const c of after) this.tell({ ...c, missed: false });
+  }
+
+  /**
+   * The history's read, tried again (backing off to 5 s, as the watch reopens) while the service
+   * cannot be reached or asks to retry: a read cut by a restart or a network break is no reason
+   * to end the observer. Undefined once the observer is closed.
+   */
+  private async readUntilAnswered(): Promise<ChangesAnswer | undefined> {
+    for (let waitMs = 100; !this.ended; waitMs = Math.min(REOPEN_MAX_MS, waitMs * 2)) {
+      try {
+        return await this.readChanges();
+      } catch (err) {
+        if (!(err instanceof RetryLaterError || err instanceof UnreachableError)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
+    return undefined;
   }
 
   private tell(change: ElectionChange): void {

@@ -49,6 +49,15 @@ async function cuttableProxy(target: string) {
   };
 }
 
+/** A port on 127.0.0.1 that nobody listens on: a connection to it is refused. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 /** Takes what an observer tells, in the background, into a list. */
 function collect(changes: AsyncIterable<ElectionChange>) {
   const seen: ElectionChange[] = [];
@@ -133,6 +142,42 @@ describe.each(["redis", "durable"] as const)("client.campaign and client.observe
     observer.close();
     await bLeads.resign();
     await proxy.close();
+  });
+
+  it("an observer whose read of the changes finds the service unreachable reads again, and does not end", async () => {
+    const client = new HoldfastClient({ baseUrl: servers[store].url, apiKey: KEY });
+    const name = unique("sdk-reread");
+    const leader = await client.campaign(name, { value: "a", ttlMs: 20_000 });
+    // Its first two reads of the history go to a port nobody listens on (refused, as while the Worker restarts).
+    const nobody = await closedPort();
+    let refused = 0;
+    const observer = new HoldfastClient({
+      baseUrl: servers[store].url,
+      apiKey: KEY,
+      fetch: (input, init) => {
+        const url = String(input);
+        if (!url.endsWith("/changes") || refused >= 2) return fetch(input, init);
+        refused++;
+        return fetch(url.replace(servers[store].url, `http://127.0.0.1:${nobody}`), init);
+      },
+    }).observe(name, { since: 0 });
+    const seen = collect(observer);
+    await until(
+      () => seen.length,
+      (n) => n >= 1,
+    );
+    await leader.proclaim("a2");
+    await until(
+      () => seen.length,
+      (n) => n >= 2,
+    );
+    expect(refused).toBe(2);
+    expect(seen.map((c) => [c.position, c.value, c.missed])).toEqual([
+      [1, "a", false],
+      [2, "a2", false],
+    ]);
+    observer.close();
+    await leader.resign();
   });
 
   it("an observer that starts after more changes than the history keeps is told the newest with missed", async () => {
