@@ -15,6 +15,10 @@
  * 20 starts a second), 30 s on each store under the faults above that keep
  * its data and clock, checked for windows over the rate, callers over the
  * concurrency at a resource that counts them, and fences out of order.
+ * Then the election row (electionRow.ts): 8 campaigners and 3 observers on
+ * one election, 30 s on each store elections run on under the same faults,
+ * checked for two leaders at a fenced resource, terms going back, and
+ * observers that skip, disagree or fall behind.
  * Last, the flood rows (flood.ts): a wait socket flood in one namespace,
  * and another namespace's acquires held to the bare object's floor under the
  * same flood (flood.ts says how).
@@ -23,14 +27,14 @@
  * --quick (`npm run chaos:quick`, run by .ci/run): every fault once, on one
  * target each (Fault.quick: spread so each store and client meets several),
  * with shorter windows before and after (settings.ts) and some faults
- * shorter, then the flow row once per fault marked flow.quick (a few seconds
- * each), then the flood rows with their own quick windows (flood.ts,
+ * shorter, then the flow row and the election row once per fault marked
+ * flow.quick (a few seconds each), then the flood rows with their own quick windows (flood.ts,
  * QUICK_TIMINGS); the same promises, checked the same way. About two minutes
  * with the lab's start on two cores. Results go to chaos/results/quick.md
  * and quick.json (latest.* stay the full run's).
  * --only=<part of a fault's name> runs only the faults that match (with
- * --quick too); the flow row and the flood rows run when it is part of
- * their name (--only=flow, --only=flood), and
+ * --quick too); the flow row, the election row and the flood rows run when
+ * it is part of their name (--only=flow, --only=election, --only=flood), and
  * --floods=ten,churn runs only those of their floods (one, ten, hundred, churn).
  */
 import fs from "node:fs";
