@@ -25,8 +25,8 @@
  * It prints the handoffs (by resign, by lapse; after a resign, how long until
  * the next leader's grant came back) and each observer's count.
  *
- * --quick: one run for each fault marked flow.quick, on its quick target if
- * elections run there, a few seconds each.
+ * --quick: one run for each fault marked flow.quick, through the Worker where
+ * the fault applies there (plan), a few seconds each.
  */
 import fs from "node:fs";
 import path from "node:path";
