@@ -53,7 +53,9 @@ export interface Fault {
    * on its quick target. Marked only where the fault keeps the store's data and clock (a flow's
    * promises stand on both: a window whose starts were lost admits more, a stepped clock moves the
    * window, docs/flow-limits.md) and needs nothing of the mutex workload (pausing holders, waiters
-   * that hang up, its verify).
+   * that hang up, its verify). The election row (electionRow.ts) runs under the same marks, for
+   * the same reasons (with its data lost a store may give a term again and forget changes
+   * observers were told; a stepped clock moves every leader's lease, docs/guarantees.md).
    */
   flow?: { quick?: boolean };
 }

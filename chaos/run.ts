@@ -15,6 +15,10 @@
  * 20 starts a second), 30 s on each store under the faults above that keep
  * its data and clock, checked for windows over the rate, callers over the
  * concurrency at a resource that counts them, and fences out of order.
+ * Then the election row (electionRow.ts): 8 campaigners and 3 observers on
+ * one election, 30 s on each store elections run on under the same faults,
+ * checked for two leaders at a fenced resource, terms going back, and
+ * observers that skip, disagree or fall behind.
  * Last, the flood rows (flood.ts): a wait socket flood in one namespace,
  * and another namespace's acquires held to the bare object's floor under the
  * same flood (flood.ts says how).
@@ -23,20 +27,21 @@
  * --quick (`npm run chaos:quick`, run by .ci/run): every fault once, on one
  * target each (Fault.quick: spread so each store and client meets several),
  * with shorter windows before and after (settings.ts) and some faults
- * shorter, then the flow row once per fault marked flow.quick (a few seconds
- * each), then the flood rows with their own quick windows (flood.ts,
+ * shorter, then the flow row and the election row once per fault marked
+ * flow.quick (a few seconds each), then the flood rows with their own quick windows (flood.ts,
  * QUICK_TIMINGS); the same promises, checked the same way. About two minutes
  * with the lab's start on two cores. Results go to chaos/results/quick.md
  * and quick.json (latest.* stay the full run's).
  * --only=<part of a fault's name> runs only the faults that match (with
- * --quick too); the flow row and the flood rows run when it is part of
- * their name (--only=flow, --only=flood), and
+ * --quick too); the flow row, the election row and the flood rows run when
+ * it is part of their name (--only=flow, --only=election, --only=flood), and
  * --floods=ten,churn runs only those of their floods (one, ten, hundred, churn).
  */
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { check, promisesBroken, type Report } from "./checker";
+import { ELECTION_ROW, runElectionRows } from "./electionRow";
 import { FencedResource } from "./fencedResource";
 import { FLOOD_ROWS, type FloodTimings, FULL_TIMINGS, QUICK_TIMINGS, runFloodRows } from "./flood";
 import { FAULTS, type FaultRun } from "./faults";
@@ -82,6 +87,7 @@ async function main() {
   const rows: Row[] = [];
   let floods = { runs: 0, broken: 0 };
   let flows = { runs: 0, broken: 0 };
+  let elections = { runs: 0, broken: 0 };
   try {
     for (const fault of FAULTS) {
       if (only && !fault.name.includes(only)) continue;
@@ -173,6 +179,11 @@ async function main() {
       flows = await runFlowRows(lab, quick);
       console.log(`(${seconds(Date.now() - flowStarted)} s)`);
     }
+    if (!only || ELECTION_ROW.includes(only)) {
+      const electionStarted = Date.now();
+      elections = await runElectionRows(lab, quick);
+      console.log(`(${seconds(Date.now() - electionStarted)} s)`);
+    }
     // Last: on a service that does not shed a flood, it can leave a Worker busy (flood.ts restarts it, to be sure).
     if (!only || FLOOD_ROWS.includes(only)) {
       const floodStarted = Date.now();
@@ -183,8 +194,8 @@ async function main() {
   } finally {
     await lab.close();
   }
-  const broken = rows.filter((r) => r.failures.length).length + floods.broken + flows.broken;
-  const summary = `${rows.length + floods.runs + flows.runs} runs${quick ? " (quick)" : ""} in ${seconds(Date.now() - started)} s; ${broken ? `${broken} broke a promise` : "every promise held"}`;
+  const broken = rows.filter((r) => r.failures.length).length + floods.broken + flows.broken + elections.broken;
+  const summary = `${rows.length + floods.runs + flows.runs + elections.runs} runs${quick ? " (quick)" : ""} in ${seconds(Date.now() - started)} s; ${broken ? `${broken} broke a promise` : "every promise held"}`;
   console.log(`\n${summary}`);
   writeResults(rows, summary);
   process.exit(broken ? 1 : 0);

@@ -103,7 +103,8 @@ export class HoldfastClient {
    */
   observe(name: string, options: { since?: number } = {}): ElectionObserver {
     const at = path("/v1/elections", name);
-    const changes = () => this.host.transport.read<ChangesAnswer>(`${at}/changes`, { deadline: Date.now() + this.host.timeoutMs });
+    const changes = (since: number) =>
+      this.host.transport.read<ChangesAnswer>(`${at}/changes?since=${since}`, { deadline: Date.now() + this.host.timeoutMs });
     return new ElectionObserver((onState) => this.watch("election", name, onState), changes, options.since);
   }
 

@@ -1,5 +1,5 @@
 import { keyAsProtocol, SOCKET_PROTOCOL, type SocketAnswer } from "../wire/socketProtocol.js";
-import { errorFromResponse, RetryLaterError, UnreachableError } from "./errors.js";
+import { errorFromResponse, RetryLaterError, StoreUnavailableError, UnreachableError } from "./errors.js";
 
 /** A lock's state as its GET answers it (docs/API.md): `held`, `holder`, `fence`, `expiresAt`, `waiters`, ... by kind. */
 export type LockState = Record<string, unknown>;
@@ -154,9 +154,12 @@ export interface ChangesAnswer {
 /**
  * Every change of an election, in order (client.observe): the watch socket
  * says when the history moved (its state's `position`), and the changes
- * since the last one told are read from the history (GET .../changes), so
- * none is skipped when pushes merge or the socket was away; the watch
- * reconnects by itself, and the first state after it brings what was missed.
+ * after the last one told are read from the history (GET
+ * .../changes?since=<last>), so none is skipped when pushes merge or the
+ * socket was away; the watch reconnects by itself, and the first state after
+ * it brings what was missed. A read cut off (a restart, a network break) is
+ * tried again; a position the service refuses (`since` beyond its last) ends
+ * the observer with that error.
  * Where the history no longer reaches back, the newest change is told with
  * `missed`.
  */
@@ -172,7 +175,8 @@ export class ElectionObserver implements AsyncIterable<ElectionChange> {
   /** `last`: the position seen before (undefined: from the current leader's change on). */
   constructor(
     openWatch: (onState: (state: LockState) => void) => LockWatch,
-    private readonly readChanges: () => Promise<ChangesAnswer>,
+    /** GET .../changes?since=: the kept changes after the given position (400 invalid_position past the last). */
+    private readonly readChanges: (since: number) => Promise<ChangesAnswer>,
     private last: number | undefined,
   ) {
     const watch = openWatch((state) => {
@@ -225,8 +229,12 @@ export class ElectionObserver implements AsyncIterable<ElectionChange> {
   private async catchUp(position: number): Promise<void> {
     if (this.ended || !Number.isSafeInteger(position)) return;
     if (this.last === undefined) this.last = Math.max(0, position - 1);
-    if (position <= this.last) return;
-    const { changes, first } = await this.readChanges();
+    if (position === this.last) return;
+    // Behind the last told: a push that came late (the read below finds nothing new), or a `since`
+    // from the election's future, which the service refuses (400 invalid_position ends the observer).
+    const read = await this.readUntilAnswered(this.last);
+    if (!read) return;
+    const { changes, first } = read;
     const after = changes.filter((c) => c.position > (this.last as number));
     if (after.length === 0) return;
     if (first !== null && first > this.last + 1) {
@@ -235,6 +243,24 @@ export class ElectionObserver implements AsyncIterable<ElectionChange> {
       return;
     }
     for (const c of after) this.tell({ ...c, missed: false });
+  }
+
+  /**
+   * The history's read, tried again (backing off to 5 s, as the watch reopens) while the service
+   * cannot be reached, its store does not answer (503) or it asks to retry: a read cut by a restart,
+   * a network break or a store away for a while is no reason to end the observer (a read changes
+   * nothing). Undefined once the observer is closed.
+   */
+  private async readUntilAnswered(since: number): Promise<ChangesAnswer | undefined> {
+    for (let waitMs = 100; !this.ended; waitMs = Math.min(REOPEN_MAX_MS, waitMs * 2)) {
+      try {
+        return await this.readChanges(since);
+      } catch (err) {
+        if (!(err instanceof RetryLaterError || err instanceof UnreachableError || err instanceof StoreUnavailableError)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
+    return undefined;
   }
 
   private tell(change: ElectionChange): void {

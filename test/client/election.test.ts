@@ -1,6 +1,7 @@
 // holdfast/client's campaign and observe (docs/API.md, "Elections"): the Worker served by workerd over real
 // TCP, on both stores, the client's real WebSocket; the observer reaches the service through a real TCP proxy
 // that can cut it off for a while, as a network break does.
+import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ElectionChange, HoldfastClient, LeaseLostError, LeaseReleasedError } from "../../src/client/index";
@@ -45,6 +46,31 @@ async function cuttableProxy(target: string) {
     letThrough() {
       cut = false;
     },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A port on 127.0.0.1 that nobody listens on: a connection to it is refused. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A stand-in service whose every answer is 503 store_unavailable. */
+async function answering503() {
+  let answered = 0;
+  const server = http.createServer((_req, res) => {
+    answered++;
+    res.writeHead(503, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: "store_unavailable", message: "the store did not answer", outcome: "not_applied" }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    answered: () => answered,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -133,6 +159,64 @@ describe.each(["redis", "durable"] as const)("client.campaign and client.observe
     observer.close();
     await bLeads.resign();
     await proxy.close();
+  });
+
+  it("an observer whose read of the changes finds the service unreachable, or its store away, reads again and does not end", async () => {
+    const client = new HoldfastClient({ baseUrl: servers[store].url, apiKey: KEY });
+    const name = unique("sdk-reread");
+    const leader = await client.campaign(name, { value: "a", ttlMs: 20_000 });
+    // Its first read of the history goes to a port nobody listens on (refused, as while the Worker
+    // restarts); then, for 1 s (past a read's deadline of 200 ms, retries included), to a stand-in
+    // answering 503 store_unavailable (a store that does not answer, which this test cannot cause
+    // in the Worker under test).
+    const nobody = await closedPort();
+    const storeAway = await answering503();
+    let refused = 0;
+    let awayUntil = Number.POSITIVE_INFINITY;
+    const observer = new HoldfastClient({
+      baseUrl: servers[store].url,
+      apiKey: KEY,
+      timeoutMs: 200,
+      fetch: (input, init) => {
+        const url = String(input);
+        if (!url.includes("/changes?")) return fetch(input, init);
+        if (refused++ === 0) return fetch(url.replace(servers[store].url, `http://127.0.0.1:${nobody}`), init);
+        if (awayUntil === Number.POSITIVE_INFINITY) awayUntil = Date.now() + 1000;
+        return fetch(Date.now() < awayUntil ? url.replace(servers[store].url, storeAway.url) : input, init);
+      },
+    }).observe(name, { since: 0 });
+    const seen = collect(observer);
+    await until(
+      () => seen.length,
+      (n) => n >= 1,
+    );
+    await leader.proclaim("a2");
+    await until(
+      () => seen.length,
+      (n) => n >= 2,
+    );
+    expect(storeAway.answered()).toBeGreaterThan(1);
+    expect(seen.map((c) => [c.position, c.value, c.missed])).toEqual([
+      [1, "a", false],
+      [2, "a2", false],
+    ]);
+    observer.close();
+    await leader.resign();
+    await storeAway.close();
+  });
+
+  it("an observer asked to resume after a position the election has not reached ends with 400 invalid_position", async () => {
+    const client = new HoldfastClient({ baseUrl: servers[store].url, apiKey: KEY });
+    const name = unique("sdk-future");
+    const leader = await client.campaign(name, { value: "a", ttlMs: 20_000 });
+    const observer = client.observe(name, { since: 5 });
+    const ended = (async () => {
+      for await (const _ of observer) {
+        // nothing is told
+      }
+    })();
+    await expect(ended).rejects.toMatchObject({ code: "invalid_position", status: 400 });
+    await leader.resign();
   });
 
   it("an observer that starts after more changes than the history keeps is told the newest with missed", async () => {

@@ -53,6 +53,7 @@ function documented(op: Operation | WaitSocketOperation): Op {
     operationId: op.operationId,
     summary: op.summary,
     ...(op.body && { body: op.body }),
+    ...(op.query && { query: op.query }),
     ok,
     ...(alsoOk.length > 0 && { alsoOk }),
     errors: [...op.errors],

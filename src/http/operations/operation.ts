@@ -3,7 +3,7 @@ import type { ServiceContext } from "../../service/ServiceContext.js";
 import type { TokenOperation } from "../../wire/scopedToken.js";
 import type { SocketAt } from "../../wire/socketProtocol.js";
 import type { GrantDelivery } from "../../service/acquireFlow.js";
-import type { Named } from "../openapi/openapiOps.js";
+import type { Named, Op } from "../openapi/openapiOps.js";
 
 /**
  * One operation of a kind, as one value: everything the HTTP API derives
@@ -29,8 +29,10 @@ export interface Operation {
   errors: readonly number[];
   /** An answer `lease_lost` from it is counted as the metrics event lease_lost (a write on a lease the caller held). */
   onLease?: true;
-  /** The call: the checked name and body, the request's signal (a wait ends when its client hangs up). */
-  run(ctx: ServiceContext, name: string, body: unknown, signal: AbortSignal): Promise<Answer>;
+  /** Its query parameters, for the document; `run` is given them as sent, and checks them itself. */
+  query?: Op["query"];
+  /** The call: the checked name and body, the request's signal (a wait ends when its client hangs up), the query's parameters. */
+  run(ctx: ServiceContext, name: string, body: unknown, signal: AbortSignal, query: Record<string, string>): Promise<Answer>;
 }
 
 /** What an operation answers: its body, its status (200 unless said), and for a grant from the line its delivery. */
@@ -63,7 +65,7 @@ export interface WaitSocketOperation {
 export function operation<S extends z.ZodMiniType = z.ZodMiniType<undefined>>(
   op: Omit<Operation, "body" | "run"> & {
     body?: readonly [id: string, schema: S];
-    run(ctx: ServiceContext, name: string, body: z.output<S>, signal: AbortSignal): Promise<Answer>;
+    run(ctx: ServiceContext, name: string, body: z.output<S>, signal: AbortSignal, query: Record<string, string>): Promise<Answer>;
   },
 ): Operation {
   return op as Operation;

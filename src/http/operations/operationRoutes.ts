@@ -25,7 +25,7 @@ export function operationRoutes(api: KindApi): Hono<AppEnv> {
     routes[op.method](routeOf(param, op.step), async (c) => {
       const name = lockName(c, param);
       const body = op.body ? await readBody(c, op.body[1]) : undefined;
-      const answer = await op.run(serviceContext(c), name, body, c.req.raw.signal);
+      const answer = await op.run(serviceContext(c), name, body, c.req.raw.signal, c.req.query());
       return answer.delivery ? jsonWithDeliveryConfirmed(c, answer.body, answer.delivery) : c.json(answer.body, answer.status ?? 200);
     });
   }

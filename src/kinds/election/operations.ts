@@ -62,8 +62,16 @@ export const electionOperations = [
     operationId: "electionChanges",
     summary: "An election's recent changes, in order",
     needs: ["inspect"],
+    query: [
+      {
+        name: "since",
+        description:
+          "Only the changes after this position (the last one the caller saw): a whole number up to the history's last position, else 400 invalid_position",
+        schema: { type: "integer", minimum: 0 },
+      },
+    ],
     ok: [[200, "ElectionChanges", changesResponse]],
     errors: READ_ERRORS,
-    run: async (ctx, name) => ({ body: { name, ...(await changes(ctx, name)) } }),
+    run: async (ctx, name, _body, _signal, query) => ({ body: { name, ...(await changes(ctx, name, query.since)) } }),
   }),
 ];

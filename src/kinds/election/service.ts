@@ -1,6 +1,6 @@
 import { ELECTION } from "./types.js";
 import type * as z from "zod/mini";
-import { LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
+import { InvalidInputError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
@@ -92,10 +92,25 @@ export async function leader(ctx: ServiceContext, name: string) {
   return { ...now, waiters };
 }
 
-/** The changes the election's history keeps (the last 64), oldest first, and who leads now. */
-export async function changes(ctx: ServiceContext, name: string) {
-  const view = await kindOps(ctx.store, ELECTION).observe({ ns: ctx.ns, name }, { since: 0 });
+/**
+ * The changes the election's history keeps (the last 64) after position `since` (all of them
+ * without), oldest first, and who leads now. `since` as the query sent it: a whole number up to the
+ * history's last position, else 400 invalid_position (an observer cannot have seen a position
+ * that does not exist yet).
+ */
+export async function changes(ctx: ServiceContext, name: string, since: string | undefined) {
+  const after = since === undefined ? 0 : positionOf(since);
+  const view = await kindOps(ctx.store, ELECTION).observe({ ns: ctx.ns, name }, { since: after });
+  if (after > view.position) {
+    throw new InvalidInputError("invalid_position", `since ${after} is beyond the election's last position, ${view.position}`);
+  }
   return { ...leaderOf(view), first: view.first, changes: view.changes };
+}
+
+function positionOf(since: string): number {
+  const n = /^\d{1,16}$/.test(since) ? Number(since) : Number.NaN;
+  if (!Number.isSafeInteger(n)) throw new InvalidInputError("invalid_position", `since must be a whole number from 0, got ${JSON.stringify(since)}`);
+  return n;
 }
 
 /** An operator's force release: whoever leads steps down; the next in line leads, as after a resign. */

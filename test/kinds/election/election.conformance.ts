@@ -220,6 +220,40 @@ export function electionConformance(kind: StoreKind) {
     expect(res.changes[63]).toMatchObject({ position: 70, value: "v69" });
   });
 
+  it("changes?since=N answers only the changes after N; since the last position, none", async () => {
+    const name = uniqueName("el-since");
+    const a = (await post(path(name, "campaign"), { value: "a", ttlMs: 30_000 })).body;
+    await post(path(name, "proclaim"), { token: a.token, value: "a2" });
+    await post(path(name, "proclaim"), { token: a.token, value: "a3" });
+    const after1 = await get(`${path(name, "changes")}?since=1`);
+    expect(after1.status).toBe(200);
+    expect(after1.body).toMatchObject({ value: "a3", term: a.fence, position: 3, first: 1 });
+    expect(after1.body.changes.map((c: any) => [c.position, c.value])).toEqual([
+      [2, "a2"],
+      [3, "a3"],
+    ]);
+    expect((await get(`${path(name, "changes")}?since=0`)).body.changes).toHaveLength(3);
+    expect((await get(`${path(name, "changes")}?since=3`)).body).toMatchObject({ position: 3, changes: [] });
+  });
+
+  it("changes?since= a position from the future or not a whole number is 400 invalid_position naming it", async () => {
+    const name = uniqueName("el-since-bad");
+    const a = (await post(path(name, "campaign"), { value: "a", ttlMs: 30_000 })).body;
+    await post(path(name, "proclaim"), { token: a.token, value: "a2" });
+    const future = await get(`${path(name, "changes")}?since=3`);
+    expect(future.status).toBe(400);
+    expect(future.body).toMatchObject({ error: "invalid_position" });
+    expect(future.body.message).toContain("beyond the election's last position, 2");
+    for (const since of ["-1", "1.5", "two", "", "99999999999999999"]) {
+      const res = await get(`${path(name, "changes")}?since=${encodeURIComponent(since)}`);
+      expect(res.status, since).toBe(400);
+      expect(res.body, since).toMatchObject({ error: "invalid_position" });
+      expect(res.body.message, since).toContain(JSON.stringify(since));
+    }
+    // Nothing changed: the leader and its history are as they were.
+    expect(await leader(name)).toMatchObject({ value: "a2", term: a.fence, position: 2 });
+  });
+
   it("an operator lists led elections and force-releases a leader, audited: the next in line leads", async () => {
     const prefix = uniqueName("el-ops");
     const a = (await post(path(`${prefix}-1`, "campaign"), { value: "stuck leader", ttlMs: 30_000 })).body;
