@@ -31,10 +31,7 @@ const REOPEN_MAX_MS = 5000;
  */
 export class LockWatch implements AsyncIterable<LockState> {
   private ws: WebSocket | undefined;
-  private closed = false;
-  private failure: unknown;
-  private readonly queue: LockState[] = [];
-  private wake: (() => void) | undefined;
+  private readonly inbox = new Inbox<LockState>();
   private reopenMs = 100;
   private reopenTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -44,30 +41,18 @@ export class LockWatch implements AsyncIterable<LockState> {
 
   /** Ends the watch: the socket closes, an iteration in progress ends. */
   close(): void {
-    this.closed = true;
+    this.inbox.end();
     clearTimeout(this.reopenTimer);
     try {
       this.ws?.close(1000);
     } catch {
       // closing already
     }
-    this.notify();
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<LockState> {
     try {
-      for (;;) {
-        const next = this.queue.shift();
-        if (next) {
-          yield next;
-          continue;
-        }
-        if (this.failure !== undefined) throw this.failure;
-        if (this.closed) return;
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-        });
-      }
+      yield* this.inbox.take();
     } finally {
       this.close();
     }
@@ -93,14 +78,13 @@ export class LockWatch implements AsyncIterable<LockState> {
       if (answer.type !== "state") return;
       this.reopenMs = 100;
       this.options.onState?.(answer.state);
-      this.queue.push(answer.state);
-      this.notify();
+      this.inbox.push(answer.state);
     };
     ws.onerror = () => {
       // The close event follows.
     };
     ws.onclose = () => {
-      if (this.closed || this.ws !== ws) return;
+      if (this.inbox.ended || this.ws !== ws) return;
       if (opened) return this.reopenLater();
       this.options.probe().then(
         () => this.reopenLater(),
@@ -110,22 +94,16 @@ export class LockWatch implements AsyncIterable<LockState> {
   }
 
   private reopenLater(): void {
-    if (this.closed) return;
+    if (this.inbox.ended) return;
     this.reopenTimer = setTimeout(() => {
-      if (!this.closed) this.open();
+      if (!this.inbox.ended) this.open();
     }, this.reopenMs);
     this.reopenMs = Math.min(REOPEN_MAX_MS, this.reopenMs * 2);
   }
 
   private fail(err: unknown): void {
-    this.failure = err;
+    this.inbox.fail(err);
     this.close();
-  }
-
-  private notify(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
   }
 }
 
@@ -164,10 +142,7 @@ export interface ChangesAnswer {
  * `missed`.
  */
 export class ElectionObserver implements AsyncIterable<ElectionChange> {
-  private readonly queue: ElectionChange[] = [];
-  private wake: (() => void) | undefined;
-  private failure: unknown;
-  private ended = false;
+  private readonly inbox = new Inbox<ElectionChange>();
   /** Reads of the history, one after another, in the order the states came. */
   private reading: Promise<void> = Promise.resolve();
   private readonly watch: LockWatch;
@@ -202,32 +177,20 @@ export class ElectionObserver implements AsyncIterable<ElectionChange> {
   }
 
   close(): void {
-    this.ended = true;
+    this.inbox.end();
     this.watch.close();
-    this.notify();
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<ElectionChange> {
     try {
-      for (;;) {
-        const next = this.queue.shift();
-        if (next) {
-          yield next;
-          continue;
-        }
-        if (this.failure !== undefined) throw this.failure;
-        if (this.ended) return;
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-        });
-      }
+      yield* this.inbox.take();
     } finally {
       this.close();
     }
   }
 
   private async catchUp(position: number): Promise<void> {
-    if (this.ended || !Number.isSafeInteger(position)) return;
+    if (this.inbox.ended || !Number.isSafeInteger(position)) return;
     if (this.last === undefined) this.last = Math.max(0, position - 1);
     if (position === this.last) return;
     // Behind the last told: a push that came late (the read below finds nothing new), or a `since`
@@ -252,7 +215,7 @@ export class ElectionObserver implements AsyncIterable<ElectionChange> {
    * nothing). Undefined once the observer is closed.
    */
   private async readUntilAnswered(since: number): Promise<ChangesAnswer | undefined> {
-    for (let waitMs = 100; !this.ended; waitMs = Math.min(REOPEN_MAX_MS, waitMs * 2)) {
+    for (let waitMs = 100; !this.inbox.ended; waitMs = Math.min(REOPEN_MAX_MS, waitMs * 2)) {
       try {
         return await this.readChanges(since);
       } catch (err) {
@@ -265,13 +228,57 @@ export class ElectionObserver implements AsyncIterable<ElectionChange> {
 
   private tell(change: ElectionChange): void {
     this.last = change.position;
-    this.queue.push(change);
-    this.notify();
+    this.inbox.push(change);
   }
 
   private fail(err: unknown): void {
-    if (this.failure === undefined) this.failure = err;
+    this.inbox.fail(err);
     this.close();
+  }
+}
+
+/**
+ * What a pushed stream was told and its reader has not taken yet: its items
+ * in order, then its end or its first error. Its owner's async iterator
+ * takes from it (LockWatch, ElectionObserver).
+ */
+class Inbox<T> {
+  private readonly items: T[] = [];
+  private wake: (() => void) | undefined;
+  private failure: { error: unknown } | undefined;
+  /** No item comes after this: ended by its owner, or failed. */
+  ended = false;
+
+  push(item: T): void {
+    this.items.push(item);
+    this.notify();
+  }
+
+  /** Ends it with an error, thrown to the reader once the items before it are taken; the first error stays. */
+  fail(error: unknown): void {
+    this.failure ??= { error };
+    this.end();
+  }
+
+  end(): void {
+    this.ended = true;
+    this.notify();
+  }
+
+  /** The items as they come, until the end (or the error). */
+  async *take(): AsyncGenerator<T> {
+    for (;;) {
+      const next = this.items.shift();
+      if (next !== undefined) {
+        yield next;
+        continue;
+      }
+      if (this.failure) throw this.failure.error;
+      if (this.ended) return;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+    }
   }
 
   private notify(): void {
