@@ -28,9 +28,7 @@
  * --quick: one run for each fault marked flow.quick, through the Worker where
  * the fault applies there (plan), a few seconds each.
  */
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { reportRows } from "./rowReport";
 import type { ElectionChange } from "../src/client/index";
 import { Election, RedisStore } from "../src/index";
 import { check } from "./checker";
@@ -419,16 +417,5 @@ export async function runElectionRows(lab: Lab, quick: boolean): Promise<{ runs:
   console.log(`\n## ${ELECTION_ROW}${quick ? " (quick: one fault a run)" : ", 30 s on each store under its faults"}\n`);
   const rows: ElectionRunRow[] = [];
   for (const { target, faults } of plan(quick)) rows.push(await electionRun(lab, target, faults, quick ? QUICK : FULL, quick));
-  const notes = rows.flatMap((r) => [
-    `- ${r.target}: under ${r.faults.join("; ")}`,
-    ...r.notes.map((n) => `- ${r.target}: ${n}`),
-    ...(r.firstError ? [`- ${r.target}: first error: ${r.firstError}`] : []),
-    ...r.failures.map((f) => `- ${r.target}: BROKEN: ${f}`),
-  ]);
-  const out = [table(rows), "", ...notes].join("\n");
-  console.log(out);
-  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, `${quick ? "quick" : "latest"}-election.md`), `# ${ELECTION_ROW} (${new Date().toISOString()})\n\n${out}\n`);
-  return { runs: rows.length, broken: rows.filter((r) => r.failures.length).length };
+  return reportRows(ELECTION_ROW, "election", quick, rows, table);
 }

@@ -21,9 +21,7 @@
  * --quick: one run for each fault marked flow.quick, on its quick target, a
  * few seconds each.
  */
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { reportRows } from "./rowReport";
 import { RedisStore } from "../src/index";
 import { overRate } from "../test/kinds/flow/windows";
 import { check } from "./checker";
@@ -275,16 +273,5 @@ export async function runFlowRows(lab: Lab, quick: boolean): Promise<{ runs: num
   console.log(`\n## ${FLOW_ROW}${quick ? " (quick: one fault a run)" : ", 30 s on each store under its faults"}\n`);
   const rows: FlowRow[] = [];
   for (const { target, faults } of plan(quick)) rows.push(await flowRun(lab, target, faults, quick ? QUICK : FULL, quick));
-  const notes = rows.flatMap((r) => [
-    `- ${r.target}: under ${r.faults.join("; ")}`,
-    ...r.notes.map((n) => `- ${r.target}: ${n}`),
-    ...(r.firstError ? [`- ${r.target}: first error: ${r.firstError}`] : []),
-    ...r.failures.map((f) => `- ${r.target}: BROKEN: ${f}`),
-  ]);
-  const out = [table(rows), "", ...notes].join("\n");
-  console.log(out);
-  const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), "results");
-  fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, `${quick ? "quick" : "latest"}-flow.md`), `# ${FLOW_ROW} (${new Date().toISOString()})\n\n${out}\n`);
-  return { runs: rows.length, broken: rows.filter((r) => r.failures.length).length };
+  return reportRows(FLOW_ROW, "flow", quick, rows, table);
 }
