@@ -90,7 +90,7 @@ const waitInLine = (base: string, name: string, holder: string) =>
   httpClient(base, USER_KEY).post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000, waitMs: 20_000, holder });
 
 function expectNoProblems(session: Session) {
-  expect(session.problems).toEqual([]);
+  expect(session.problems, session.problems.join("\n")).toEqual([]);
 }
 
 describe.each(["redis", "durable"] as const)("%s store", (store) => {
