@@ -240,6 +240,33 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
     }
   });
 
+  it("force-releases an election's leader only in the term shown: a leader that came meanwhile is left alone", async () => {
+    const name = unique("console-el-force");
+    const a = (await user().post(`/v1/elections/${name}/campaign`, { ttlMs: 60_000, value: "leader-a" })).body;
+    const b = user().post(`/v1/elections/${name}/campaign`, { ttlMs: 60_000, waitMs: 20_000, value: "leader-b" });
+    const s = await openConsole(base(), ADMIN_KEY);
+    try {
+      await filterBy(s.page, name);
+      await expect.poll(() => cell(s.page, "Elections", name, "In line"), SEEN).toBe("1");
+      await rowButton(s.page, "Elections", name).click();
+      await expect.poll(() => field(s.page, "Term"), SEEN).toBe(String(a.fence));
+      // The leader hands over while the operator's force release is on its way: the term on screen is over.
+      let bLeads: { fence: number; token: string } | undefined;
+      await s.page.route(`**/v1/elections/${name}/force-release`, async (route) => {
+        await user().post(`/v1/elections/${name}/resign`, { token: a.token });
+        bLeads = (await b).body;
+        await route.continue();
+      });
+      await s.page.getByLabel("Reason (required)").fill("leader stuck");
+      await s.page.getByRole("button", { name: "Force release" }).click();
+      await expect.poll(() => s.page.locator("#fr-error").textContent(), SEEN).toMatch(/^Not released: /);
+      expect((await user().get(`/v1/elections/${name}`)).body).toMatchObject({ value: "leader-b", term: bLeads?.fence });
+      await user().post(`/v1/elections/${name}/resign`, { token: bLeads?.token });
+    } finally {
+      await s.close();
+    }
+  });
+
   it("lists every kind, and force-releases one semaphore holder by its label", async () => {
     const prefix = unique("console-kinds");
     const [sem, rw, idem] = [`${prefix}.sem`, `${prefix}.rw`, `${prefix}.idem`];
