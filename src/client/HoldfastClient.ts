@@ -22,17 +22,6 @@ import { SocketChannel } from "./waitChannel.js";
 import { runtimeWebSocket } from "./socketWait.js";
 import { LockWatch, type LockState, type StatePush, type WatchOptions } from "./watch.js";
 
-export type {
-  BeginOptions,
-  BeginResult,
-  HoldfastClientOptions,
-  LockOptions,
-  RunOnceOptions,
-  SemaphoreOptions,
-  SlotOptions,
-  WaitNotice,
-} from "./clientOptions.js";
-
 /** The service's bound on one request's waitMs: a longer wait renews its place in line (socket) or asks again (HTTP). */
 const MAX_WAIT_PER_REQUEST_MS = 60_000;
 
