@@ -11,11 +11,12 @@
 // A kind's service.ts is the service layer and its operations.ts (its routes, as values) the HTTP layer,
 // though they sit in src/kinds/<kind>/ (whose other files are the kinds layer; src/kinds/manyHolders/ is
 // what the many-holder kinds share, its service.ts their force release); its descriptor
-// (index.ts, defineKind in src/kinds/kind.ts) joins every layer's part of it, so it is at the top,
+// (index.ts, defineKind in src/kinds/kind.ts; for the many-holder kinds, the part of it they share,
+// src/kinds/manyHolders/holdersKind.ts) joins every layer's part of it, so it is at the top,
 // with the entry points whose lists name it.
 const KIND_SERVICE = ["^src/kinds/[^/]+/service\\.ts$"];
 const KIND_HTTP = "^src/kinds/[^/]+/operations\\.ts$";
-const KIND_DESCRIPTOR = ["^src/kinds/[^/]+/index\\.ts$", "^src/kinds/kind\\.ts$"];
+const KIND_DESCRIPTOR = ["^src/kinds/[^/]+/index\\.ts$", "^src/kinds/kind\\.ts$", "^src/kinds/manyHolders/holdersKind\\.ts$"];
 const WIRE = ["^src/(wire|fence)/", "^src/(errors|limits|logError|tokens|deadline|jsonDepth|validation)\\.ts$"];
 // env.ts is the Worker's bindings, the two Durable Objects' RPC types among them (src/store/durable/).
 const CORE = ["^src/(store|lockObject|namespaceObject)/", "^src/(metrics|env)\\.ts$"];

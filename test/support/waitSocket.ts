@@ -48,12 +48,15 @@ export async function socketWaiter(base: string, path: string, key: string, acqu
   return s;
 }
 
-/** Acknowledges the grant that arrives and answers the grant once `held` came. */
+/**
+ * Acknowledges the grant that arrives and answers the grant once `held` came; `timeoutMs` bounds each of
+ * the two (an object still reading a flood's frames answers the ack as late as it sent the grant).
+ */
 export async function takeGrant(s: TestSocket, timeoutMs?: number): Promise<any> {
   const granted = await s.next(timeoutMs);
   if (granted.type !== "granted") throw new Error(`expected a grant, got ${JSON.stringify(granted)}`);
   s.ws.send(JSON.stringify({ type: "ack", token: granted.grant.token }));
-  const held = await s.next();
+  const held = await s.next(timeoutMs);
   if (held.type !== "held") throw new Error(`expected held, got ${JSON.stringify(held)}`);
   return granted.grant;
 }

@@ -1,5 +1,5 @@
 import { FLOW } from "./types.js";
-import { holdersKind } from "../manyHolders/index.js";
+import { holdersKind } from "../manyHolders/holdersKind.js";
 import { waitedOn } from "../kind.js";
 import { durableFlow, nextFlowDeadline } from "./durableFlow.js";
 import { flowObjectPart } from "./objectPart.js";

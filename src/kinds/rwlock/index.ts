@@ -1,5 +1,5 @@
 import { RWLOCK } from "./types.js";
-import { holdersKind } from "../manyHolders/index.js";
+import { holdersKind } from "../manyHolders/holdersKind.js";
 import { waitedOn } from "../kind.js";
 import { durableRwLock } from "./durableRwLock.js";
 import { rwLockObjectPart } from "./objectPart.js";

@@ -1,5 +1,5 @@
 import { SEMAPHORE } from "./types.js";
-import { holdersKind } from "../manyHolders/index.js";
+import { holdersKind } from "../manyHolders/holdersKind.js";
 import { waitedOn } from "../kind.js";
 import { durableSemaphore } from "./durableSemaphore.js";
 import { semaphoreObjectPart } from "./objectPart.js";
