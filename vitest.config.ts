@@ -48,21 +48,22 @@ const TEST_TIMEOUT_MS = 60_000;
 const HOOK_TIMEOUT_MS = 60_000;
 
 /**
- * Test files run one at a time unless TEST_FILES_AT_ONCE says more
- * (`TEST_FILES_AT_ONCE=3 npm test`: both projects together, longest first).
- * Most of a file's time is spent waiting on real time (a lease to lapse, a
- * pickup time, a socket's idle limit) rather than on a core, so three files
- * keep a 2-core machine busy: 340 s instead of 772 s one at a time (1,412 cases; 1,529 now take 989 s one at a time). The
- * cases that failed at three beside other work now wait on their
- * conditions rather than on a quick round trip, but at three with four other
- * agents' suites on the same 2 cores (load 10-13) a run still lost 2-6
- * cases of 1,412 (the flood cases, store deadlines of 600 ms to 2 s), where
- * one at a time loses none; so one at a time stays the default, which CI
- * runs. Each file has its own process or workerd, and files share only the
- * run's Redis, under names no other test uses; a case that breaks its store
- * (stops, pauses or fills Redis) does it on a stack of its own.
+ * Test files run three at a time (both projects together, longest first);
+ * `TEST_FILES_AT_ONCE=1 npm test` runs one at a time. Most of a file's time
+ * is spent waiting on real time (a lease to lapse, a pickup time, a socket's
+ * idle limit) rather than on a core, so three files keep a 2-core machine
+ * busy: 389-440 s for 1,537 cases on a quiet 2-core machine (2026-11-29),
+ * against 989 s one at a time. Cases that failed at three beside other work
+ * wait on their conditions rather than on a quick round trip; at three with
+ * four other agents' full suites on the same 2 cores (load 10-13) a run
+ * still lost 2-6 cases of 1,412 (store deadlines of 600 ms to 2 s), which
+ * one at a time does not: on a machine that busy, run one at a time. Each
+ * file has its own process or workerd, and files share only the run's
+ * Redis, under names no other test uses; a case that breaks its store
+ * (stops, pauses or fills Redis) does it on a stack of its own, and a case
+ * that stores a broken record in a namespace another file lists removes it.
  */
-const FILES_AT_ONCE = Number(process.env.TEST_FILES_AT_ONCE) || 1;
+const FILES_AT_ONCE = Number(process.env.TEST_FILES_AT_ONCE) || 3;
 
 export default defineConfig({
   resolve: { alias: { holdfast: new URL("./src/index.ts", import.meta.url).pathname } },

@@ -30,7 +30,7 @@ export function createDetailView({ isAdmin, onChanged, onClosed, onUnauthorized 
   const submit = form.querySelector("button[type=submit]");
   /** @type {{ def: any, name: string, opener?: HTMLElement } | undefined} */
   let current;
-  /** The open lock's state as last read: a mutex's force release names the fence shown. */
+  /** The open lock's state as last read: a mutex's force release names the fence shown, an election's the term. */
   let shownState;
   // Bumped whenever the panel shows another lock or closes: late answers for the old one are dropped.
   let generation = 0;
@@ -166,9 +166,10 @@ export function createDetailView({ isAdmin, onChanged, onClosed, onUnauthorized 
     const body = { reason: why };
     // A label is sent as typed (labels may have spaces); an empty field means every holder.
     if (def.manyHolders && holder.value.trim()) body.holder = holder.value;
-    // A mutex lease is freed only if it is still the one on screen: had it passed to the next holder
-    // since, the service leaves that holder alone and says so.
-    if (def.kind === "mutex" && shownState?.held === true && Number.isSafeInteger(shownState.fence)) body.fence = shownState.fence;
+    // A mutex lease (an election's term) is freed only if it is still the one on screen: had it passed to
+    // the next holder since, the service leaves that holder alone and says so (409 not_held).
+    const fence = shownState ? def.shownFence?.(shownState) : undefined;
+    if (Number.isSafeInteger(fence)) body.fence = fence;
     submit.disabled = true;
     try {
       const answer = await api(`${lockPath(def.path, name)}/force-release`, { method: "POST", body });

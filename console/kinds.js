@@ -4,7 +4,8 @@
 // A field is { label, value } (text), { label, list } (one line per entry,
 // e.g. holder labels), or { label, at } (a store time: a countdown in the
 // list, the time and a countdown in the panel). `held` says whether anyone
-// holds it: the panel offers force release only then. A `whole` column's
+// holds it: the panel offers force release only then, naming the lease
+// shown where `shownFence` gives its fence. A `whole` column's
 // text never wraps (a fence); neither do names: a narrow table scrolls.
 import { NONE, plural, text, time } from "./format.js";
 
@@ -45,6 +46,8 @@ export const KINDS = [
     releasable: true,
     manyHolders: false,
     held: (i) => i.held === true,
+    // A force release names the lease shown: one that passed to the next holder since is left alone.
+    shownFence: (i) => (i.held === true ? i.fence : undefined),
     columns: [
       { label: "State", value: mutexState },
       { label: "Holder", value: (i) => text(i.holder) },
@@ -164,10 +167,11 @@ export const KINDS = [
     title: "Elections",
     noun: "Election",
     path: "/v1/elections",
-    // Force release frees whoever leads when it is sent (the mutex's names the fence shown; an election's term is `term`).
     releasable: true,
     manyHolders: false,
     held: (i) => typeof i.term === "number",
+    // A force release names the term shown (an election's fence): a leader that came since is left alone.
+    shownFence: (i) => i.term,
     columns: [
       { label: "Leader's value", value: (i) => text(i.value) },
       { label: "Term", value: (i) => text(i.term), whole: true },

@@ -81,3 +81,13 @@ export function checkToken(value: unknown): string {
   if (typeof value !== "string" || !isTokenSized(value)) throw new InvalidInputError("invalid_token", TOKEN_SIZE_MESSAGE);
   return value;
 }
+
+/**
+ * A position in a history of changes as a query sends it (`since`: an election's changes and its
+ * watch socket): a whole number from 0, else 400 invalid_position naming what was sent.
+ */
+export function positionOf(since: string): number {
+  const n = /^\d{1,16}$/.test(since) ? Number(since) : Number.NaN;
+  if (!Number.isSafeInteger(n)) throw new InvalidInputError("invalid_position", `since must be a whole number from 0, got ${JSON.stringify(since)}`);
+  return n;
+}

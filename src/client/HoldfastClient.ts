@@ -10,8 +10,8 @@ import type {
 } from "./clientOptions.js";
 import { nameSegment } from "./names.js";
 import { lockBody } from "./clientOptions.js";
-import { type ChangesAnswer, ElectionObserver } from "./watch.js";
-import { LeaseLostError } from "./errors.js";
+import { ElectionObserver } from "./watch.js";
+import { LeaseLostError, StoreUnavailableError } from "./errors.js";
 import { acquireLease, type GrantContext, Leadership, releaseHandle } from "./grants.js";
 import { serviceKeys, type ServiceKeys } from "./idempotencyKeys.js";
 import { beginKey } from "./keyRuns.js";
@@ -20,18 +20,7 @@ import { Operator } from "./operator.js";
 import { Transport } from "./transport.js";
 import { SocketChannel } from "./waitChannel.js";
 import { runtimeWebSocket } from "./socketWait.js";
-import { LockWatch, type LockState } from "./watch.js";
-
-export type {
-  BeginOptions,
-  BeginResult,
-  HoldfastClientOptions,
-  LockOptions,
-  RunOnceOptions,
-  SemaphoreOptions,
-  SlotOptions,
-  WaitNotice,
-} from "./clientOptions.js";
+import { LockWatch, type LockState, type StatePush, type WatchOptions } from "./watch.js";
 
 /** The service's bound on one request's waitMs: a longer wait renews its place in line (socket) or asks again (HTTP). */
 const MAX_WAIT_PER_REQUEST_MS = 60_000;
@@ -78,12 +67,15 @@ export class HoldfastClient {
    * `for await (const state of client.watch("mutex", name))`, or onState; close() ends it.
    */
   watch(kind: LeaseHandle["kind"], name: string, onState?: (state: LockState) => void): LockWatch {
+    // Not checked here: a name the service refuses ends the watch with the probe's typed error (inspect checks it).
+    return this.openWatch(kind, name, { onState, probe: () => this.inspect(kind, name) });
+  }
+
+  private openWatch(kind: LeaseHandle["kind"], name: string, how: Pick<WatchOptions, "query" | "onState" | "probe">): LockWatch {
     const WebSocket = this.options.WebSocket ?? runtimeWebSocket();
     if (!WebSocket) throw new TypeError("watch needs a WebSocket: this runtime has none (pass one as WebSocket)");
     const { baseUrl, apiKey } = this.options;
-    const probe = () => this.inspect(kind, name);
-    // Not checked here: a name the service refuses ends the watch with the probe's typed error (inspect checks it).
-    return new LockWatch({ baseUrl, apiKey, WebSocket, path: `${KIND_PATHS[kind]}/${encodeURIComponent(name)}`, onState, probe });
+    return new LockWatch({ baseUrl, apiKey, WebSocket, path: `${KIND_PATHS[kind]}/${encodeURIComponent(name)}`, ...how });
   }
 
   /**
@@ -103,9 +95,15 @@ export class HoldfastClient {
    */
   observe(name: string, options: { since?: number } = {}): ElectionObserver {
     const at = path("/v1/elections", name);
-    const changes = (since: number) =>
-      this.host.transport.read<ChangesAnswer>(`${at}/changes?since=${since}`, { deadline: Date.now() + this.host.timeoutMs });
-    return new ElectionObserver((onState) => this.watch("election", name, onState), changes, options.since);
+    // A socket that did not open: the history's read at its position says why (400 invalid_position ends
+    // the observer); a store away (503), as a service unreachable, is tried again.
+    const probe = (since: number) =>
+      this.host.transport.read(`${at}/changes?since=${since}`, { deadline: Date.now() + this.host.timeoutMs }).catch((err) => {
+        if (!(err instanceof StoreUnavailableError)) throw err;
+      });
+    const openAt = (since: () => number, onPush: (push: StatePush) => void) =>
+      this.openWatch("election", name, { query: () => `?since=${since()}`, onState: (_state, push) => onPush(push), probe: () => probe(since()) });
+    return new ElectionObserver(openAt, options.since);
   }
 
   /** Takes the mutex `name`. Throws LockedError (with retryAfterMs) when it is not granted within waitMs. */

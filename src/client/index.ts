@@ -4,17 +4,17 @@
  * apply once, and leases that travel (toJSON / resume). No Node built-ins:
  * it runs wherever fetch runs.
  */
-export {
-  HoldfastClient,
-  type HoldfastClientOptions,
-  type LockOptions,
-  type SemaphoreOptions,
-  type SlotOptions,
-  type BeginOptions,
-  type BeginResult,
-  type RunOnceOptions,
-  type WaitNotice,
-} from "./HoldfastClient.js";
+export { HoldfastClient } from "./HoldfastClient.js";
+export type {
+  HoldfastClientOptions,
+  LockOptions,
+  SemaphoreOptions,
+  SlotOptions,
+  BeginOptions,
+  BeginResult,
+  RunOnceOptions,
+  WaitNotice,
+} from "./clientOptions.js";
 export { Lease, type LeaseHandle, type LeaseKind } from "./lease.js";
 export {
   Operator,

@@ -1,5 +1,5 @@
 import { keyAsProtocol, SOCKET_PROTOCOL, type SocketAnswer } from "../wire/socketProtocol.js";
-import { errorFromResponse, RetryLaterError, StoreUnavailableError, UnreachableError } from "./errors.js";
+import { errorFromResponse, RetryLaterError, UnreachableError } from "./errors.js";
 
 /** A lock's state as its GET answers it (docs/API.md): `held`, `holder`, `fence`, `expiresAt`, `waiters`, ... by kind. */
 export type LockState = Record<string, unknown>;
@@ -11,11 +11,16 @@ export interface WatchOptions {
   /** The lock's path, e.g. /v1/locks/<name>. */
   path: string;
   WebSocket: typeof WebSocket;
-  /** Called with every state as it is pushed (besides the iterator). */
-  onState?: (state: LockState) => void;
+  /** The socket's query, asked at every (re)opening: a watch at a position resumes after the last it was told ("?since=N"). */
+  query?: () => string;
+  /** Called with every state as it is pushed (besides the iterator), and the push it came in (an observer's changes). */
+  onState?: (state: LockState, push: StatePush) => void;
   /** The lock's state over HTTP: asked when a socket did not open, for the typed error a refused handshake hides. */
   probe(): Promise<unknown>;
 }
+
+/** A watch socket's push: the state, and on a watch at a position, the changes after the last one it was sent. */
+export type StatePush = Extract<SocketAnswer, { type: "state" }>;
 
 /** After the socket closed on its own (a deploy, a network break), opened again this much later, at most. */
 const REOPEN_MAX_MS = 5000;
@@ -59,7 +64,7 @@ export class LockWatch implements AsyncIterable<LockState> {
   }
 
   private open(): void {
-    const url = `${this.options.baseUrl.replace(/^http/, "ws")}${this.options.path}/watch`;
+    const url = `${this.options.baseUrl.replace(/^http/, "ws")}${this.options.path}/watch${this.options.query?.() ?? ""}`;
     const ws = new this.options.WebSocket(url, [SOCKET_PROTOCOL, keyAsProtocol(this.options.apiKey)]);
     this.ws = ws;
     let opened = false;
@@ -77,7 +82,7 @@ export class LockWatch implements AsyncIterable<LockState> {
       if (answer.type === "error") return this.fail(errorFromResponse(answer.status, answer, null));
       if (answer.type !== "state") return;
       this.reopenMs = 100;
-      this.options.onState?.(answer.state);
+      this.options.onState?.(answer.state, answer);
       this.inbox.push(answer.state);
     };
     ws.onerror = () => {
@@ -122,48 +127,36 @@ export interface ElectionChange {
   missed: boolean;
 }
 
-/** GET /v1/elections/{name}/changes, as the observer reads it. */
-export interface ChangesAnswer {
-  position: number;
-  first: number | null;
-  changes: Array<Omit<ElectionChange, "missed">>;
-}
-
 /**
- * Every change of an election, in order (client.observe): the watch socket
- * says when the history moved (its state's `position`), and the changes
- * after the last one told are read from the history (GET
- * .../changes?since=<last>), so none is skipped when pushes merge or the
- * socket was away; the watch reconnects by itself, and the first state after
- * it brings what was missed. A read cut off (a restart, a network break) is
- * tried again; a position the service refuses (`since` beyond its last) ends
- * the observer with that error.
- * Where the history no longer reaches back, the newest change is told with
- * `missed`.
+ * Every change of an election, in order (client.observe): its watch socket is opened at the last
+ * position told (GET .../watch?since=<last>), and each push carries the changes after the last
+ * position the socket sent, so none is skipped when pushes merge; the socket reconnects by itself,
+ * at the last position told then, and its first push brings what was missed. Where the history no
+ * longer reaches back, the push is the newest change alone, told with `missed`.
+ * A socket that does not open is asked about over HTTP (GET .../changes?since=<last>): a position
+ * the service refuses (400 invalid_position: beyond its last) ends the observer with that error; a
+ * service unreachable, or its store away (503), is tried again.
  */
 export class ElectionObserver implements AsyncIterable<ElectionChange> {
   private readonly inbox = new Inbox<ElectionChange>();
-  /** Reads of the history, one after another, in the order the states came. */
-  private reading: Promise<void> = Promise.resolve();
   private readonly watch: LockWatch;
 
   /** `last`: the position seen before (undefined: from the current leader's change on). */
   constructor(
-    openWatch: (onState: (state: LockState) => void) => LockWatch,
-    /** GET .../changes?since=: the kept changes after the given position (400 invalid_position past the last). */
-    private readonly readChanges: (since: number) => Promise<ChangesAnswer>,
+    openWatch: (since: () => number, onPush: (push: StatePush) => void) => LockWatch,
     private last: number | undefined,
   ) {
-    const watch = openWatch((state) => {
-      const position = Number(state.position);
-      this.reading = this.reading.then(() => this.catchUp(position)).catch((err) => this.fail(err));
-    });
+    // Without a position, from 0: the first push's newest change is the current leader's.
+    const watch = openWatch(
+      () => this.last ?? 0,
+      (push) => this.take(push),
+    );
     this.watch = watch;
-    // The watch's own end (a refused name, an unknown key) is this observer's.
+    // The watch's own end (a refused position or name, an unknown key) is this observer's.
     void (async () => {
       try {
         for await (const _ of watch) {
-          // states are taken by onState
+          // states are taken by onPush
         }
       } catch (err) {
         this.fail(err);
@@ -189,41 +182,23 @@ export class ElectionObserver implements AsyncIterable<ElectionChange> {
     }
   }
 
-  private async catchUp(position: number): Promise<void> {
-    if (this.inbox.ended || !Number.isSafeInteger(position)) return;
-    if (this.last === undefined) this.last = Math.max(0, position - 1);
-    if (position === this.last) return;
-    // Behind the last told: a push that came late (the read below finds nothing new), or a `since`
-    // from the election's future, which the service refuses (400 invalid_position ends the observer).
-    const read = await this.readUntilAnswered(this.last);
-    if (!read) return;
-    const { changes, first } = read;
-    const after = changes.filter((c) => c.position > (this.last as number));
-    if (after.length === 0) return;
-    if (first !== null && first > this.last + 1) {
-      // What came between is gone: the newest change, marked.
-      this.tell({ ...after[after.length - 1], missed: true });
+  private take(push: StatePush): void {
+    if (this.inbox.ended || !push.changes) return;
+    const changes = push.changes as unknown as Array<Omit<ElectionChange, "missed">>;
+    if (this.last === undefined) {
+      // The first push of an observer that starts now: the current leader's change only, nothing missed.
+      const newest = changes[changes.length - 1];
+      this.last = Number(push.state.position) || 0;
+      if (newest) this.tell({ ...newest, missed: false });
       return;
     }
-    for (const c of after) this.tell({ ...c, missed: false });
-  }
-
-  /**
-   * The history's read, tried again (backing off to 5 s, as the watch reopens) while the service
-   * cannot be reached, its store does not answer (503) or it asks to retry: a read cut by a restart,
-   * a network break or a store away for a while is no reason to end the observer (a read changes
-   * nothing). Undefined once the observer is closed.
-   */
-  private async readUntilAnswered(since: number): Promise<ChangesAnswer | undefined> {
-    for (let waitMs = 100; !this.inbox.ended; waitMs = Math.min(REOPEN_MAX_MS, waitMs * 2)) {
-      try {
-        return await this.readChanges(since);
-      } catch (err) {
-        if (!(err instanceof RetryLaterError || err instanceof UnreachableError || err instanceof StoreUnavailableError)) throw err;
-        await new Promise((resolve) => setTimeout(resolve, waitMs));
-      }
+    let missed = push.missed === true;
+    for (const c of changes) {
+      // A push from a socket before the last reconnection may repeat what was told.
+      if (c.position <= this.last) continue;
+      this.tell({ ...c, missed });
+      missed = false;
     }
-    return undefined;
   }
 
   private tell(change: ElectionChange): void {

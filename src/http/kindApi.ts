@@ -25,6 +25,11 @@ export interface KindApi<K extends KindKey = KindKey> extends ServiceKind<K> {
     oneInSummaries: string;
     /** What its listing lists, in the OpenAPI summary ("held or waited-on locks"). */
     listedInSummaries: string;
+    /**
+     * Set for a kind whose watch takes a position (its lock object part's `watchedHistory`: an election's
+     * history): `?since=N` on its watch socket, described so in the OpenAPI document.
+     */
+    watchPosition?: string;
     /** Its force release's body and the body's name in the OpenAPI document (with service.forceRelease). */
     forceReleaseBody?: readonly [string, z.ZodMiniType<{ reason: string; fence?: number; holder?: string }>];
   };

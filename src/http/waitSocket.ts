@@ -7,6 +7,7 @@ import type { AppEnv } from "./appTypes.js";
 import type { KindName } from "../store/kinds.js";
 import { lockName } from "./lockName.js";
 import { admitSocketOpen } from "../namespaceObject/socketOpens.js";
+import { positionOf } from "../validation.js";
 
 /**
  * GET /v1/<kind>/<name>/wait as a WebSocket (an idempotency key's: the end of another caller's run): after the key, the budget and
@@ -18,12 +19,22 @@ export function openWaitSocket(c: Context<AppEnv>, kind: KindName, param: string
   return socketToObject(c, kind, param, at);
 }
 
-/** GET /v1/<kind>/<name>/watch as a WebSocket: the same checks and the same hop; the object pushes the lock's state. */
-export function openWatchSocket(c: Context<AppEnv>, kind: KindName, param: string): Promise<Response> {
-  return socketToObject(c, kind, param, { watch: true });
+/**
+ * GET /v1/<kind>/<name>/watch as a WebSocket: the same checks and the same hop; the object pushes the lock's state.
+ * A kind whose watch takes a position (`takesPosition`: it keeps its changes at positions) reads `?since=N`: a
+ * whole number from 0, else 400 invalid_position here, before any socket (the object refuses one beyond the last).
+ */
+export function openWatchSocket(c: Context<AppEnv>, kind: KindName, param: string, takesPosition: boolean): Promise<Response> {
+  const since = takesPosition ? c.req.query("since") : undefined;
+  return socketToObject(c, kind, param, since === undefined ? { watch: true } : { watch: true, since: positionOf(since) });
 }
 
-async function socketToObject(c: Context<AppEnv>, kind: KindName, param: string, what: Pick<SocketAt, "mode" | "watch">): Promise<Response> {
+async function socketToObject(
+  c: Context<AppEnv>,
+  kind: KindName,
+  param: string,
+  what: Pick<SocketAt, "mode" | "watch" | "since">,
+): Promise<Response> {
   const name = lockName(c, param);
   if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError();
   const ref = { ns: c.var.ns, name };

@@ -8,25 +8,19 @@ import {
   type FlowState,
   limitMismatchMessage,
 } from "../kinds/flow/types.js";
-import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
-import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
-import type { LockRef, LockStore } from "../store/types.js";
+import { ConflictError, InvalidInputError, LeaseLostError } from "../errors.js";
+import type { LockStore } from "../store/types.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
-import { checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
-import { pollForGrant } from "./pollForGrant.js";
-import { storeOf } from "./storeOf.js";
+import { checkInt, checkToken } from "../validation.js";
 import { holding } from "./holding.js";
+import { LibraryLock, type LibraryLockOptions, leaseAsked } from "./LibraryLock.js";
 
-export interface FlowLimitOptions {
+export interface FlowLimitOptions extends LibraryLockOptions {
   /** At most this many slots held at once (1 .. 10_000). */
   concurrency?: number;
   /** At most `count` (1 .. 10_000) grants in any window of `perMs` (1_000 .. 86_400_000). */
   rate?: { count: number; perMs: number };
-  /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
-  namespace?: string;
-  /** Bound on each store call in ms (default 2000). */
-  timeoutMs?: number;
 }
 
 export interface SlotAcquireOptions {
@@ -67,63 +61,42 @@ function checkLimit(options: FlowLimitOptions): Limit {
  * for a token that holds nothing, ConflictError with code `limit_mismatch`
  * when the limit in force is another one (waiting would not help).
  */
-export class FlowLimit {
-  private readonly store: LockStore;
-  private readonly ref: LockRef;
+export class FlowLimit extends LibraryLock<typeof FLOW> {
   readonly limit: Limit;
 
   constructor(redisOrStore: Redis | LockStore, name: string, options: FlowLimitOptions) {
     if (options === null || typeof options !== "object") throw new InvalidInputError("invalid_body", "options with concurrency or rate are required");
-    this.ref = { ns: checkNamespace(options.namespace ?? "default"), name: checkName(name) };
+    super(FLOW, redisOrStore, name, options);
     this.limit = checkLimit(options);
-    this.store = storeOf(redisOrStore, options.timeoutMs);
-  }
-
-  get name(): string {
-    return this.ref.name;
   }
 
   /** Takes a slot as one new holder, trying again (no sooner than the store says) up to waitMs. */
   async acquire(options: SlotAcquireOptions): Promise<FlowGrant> {
-    if (options === null || typeof options !== "object") throw new InvalidInputError("invalid_ttl", "options with ttlMs are required");
-    const ttlMs = checkTtl(options.ttlMs);
-    const waitMs = checkWait(options.waitMs ?? 0);
+    const { ttlMs, waitMs } = leaseAsked(options);
     // One token for every attempt: a repeated attempt whose first answer was lost is this acquire's own grant (no second start).
     const token = newOwnerToken();
-    const result = await pollForGrant(
+    return this.grantWithin(
       waitMs,
       async () => {
-        const r = await kindOps(this.store, FLOW).acquire(this.ref, { token, ...this.limit, ttlMs, watch: false });
+        const r = await this.ops.acquire(this.ref, { token, ...this.limit, ttlMs, watch: false });
         if (r.status === "granted") return { done: true as const, value: r.grant };
         if (r.status === "busy") return { done: false as const, retryAfterMs: r.retryAfterMs, reason: r.reason };
         throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit, this.limit));
       },
       options.signal,
+      (busy) => `no slot: ${busy.reason === "rate" ? "the rate is used up" : "every slot is held"}`,
     );
-    if (!result.done)
-      throw new LockedError(result.retryAfterMs, `no slot: ${result.reason === "rate" ? "the rate is used up" : "every slot is held"}`);
-    return result.value;
-  }
-
-  /** Extends the holder's lease to ttlMs (default: its acquire's ttl) from the store's now. */
-  async heartbeat(token: string, ttlMs?: number) {
-    const r = await kindOps(this.store, FLOW).heartbeat(this.ref, {
-      token: checkToken(token),
-      ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
-    });
-    if (r.status === "lost") throw new LeaseLostError();
-    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
 
   /** Gives the slot back (its start stays counted in the window). */
   async release(token: string): Promise<{ released: true; held: number }> {
-    const r = await kindOps(this.store, FLOW).release(this.ref, { token: checkToken(token), requestId: newRequestId() });
+    const r = await this.ops.release(this.ref, { token: checkToken(token), requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
     return { released: true, held: r.held };
   }
 
   inspect(): Promise<FlowState> {
-    return kindOps(this.store, FLOW).inspect(this.ref);
+    return this.ops.inspect(this.ref);
   }
 
   /** Runs fn holding a slot and gives it back afterwards, even when fn throws. */

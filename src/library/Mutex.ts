@@ -1,25 +1,17 @@
 import { MUTEX } from "../kinds/mutex/types.js";
-import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
-import { LeaseLostError, LockedError } from "../errors.js";
+import { LeaseLostError } from "../errors.js";
 import type { MutexAcquireInput, MutexAcquireResult, MutexGrant, MutexState } from "../kinds/mutex/types.js";
 import type { CurrentHolder } from "../errors.js";
-import type { LockRef } from "../store/types.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
 import { LOCK_DELAY_MAX_MS } from "../limits.js";
-import { checkHolder, checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
+import { checkHolder, checkInt, checkToken } from "../validation.js";
 import { type ClaimOnGrant, checkClaimOnGrant, claimOnGrant } from "../fence/claim.js";
-import { pollForGrant } from "./pollForGrant.js";
-import { storeOf } from "./storeOf.js";
 import { holding } from "./holding.js";
+import { LibraryLock, type LibraryLockOptions, leaseAsked } from "./LibraryLock.js";
 
-export interface MutexOptions {
-  /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
-  namespace?: string;
-  /** Bound on each store call in ms (default 2000). */
-  timeoutMs?: number;
-}
+export type MutexOptions = LibraryLockOptions;
 
 export interface AcquireOptions {
   /** 100 .. 86_400_000, as in the HTTP contract. */
@@ -44,8 +36,8 @@ export interface AcquireOptions {
 /** One try's outcome, as pollForGrant takes it; a busy one names the holder for LockedError. */
 type Attempt = { done: true; value: MutexGrant } | { done: false; retryAfterMs: number; current: CurrentHolder | undefined };
 
-/** An acquire's answer as an attempt; a stale re-entry throws LeaseLostError. */
-function attemptOf(r: MutexAcquireResult): Attempt {
+/** An acquire's answer (a mutex's, an election's) as an attempt; a stale re-entry throws LeaseLostError. */
+export function attemptOf(r: MutexAcquireResult): Attempt {
   if (r.status === "granted") return { done: true, value: r.grant };
   if (r.status === "lost") throw new LeaseLostError();
   return { done: false, retryAfterMs: r.retryAfterMs, current: r.current };
@@ -57,25 +49,17 @@ function attemptOf(r: MutexAcquireResult): Attempt {
  * checked with the HTTP contract's bounds (InvalidInputError naming the
  * field) before anything reaches the store.
  */
-export class Mutex {
-  private readonly store: LockStore;
-  private readonly ref: LockRef;
+export class Mutex extends LibraryLock<typeof MUTEX> {
   /** Set once an acquire asked for a lock-delay: its releases go straight to the full release script. */
   private lockDelayAsked = false;
 
   constructor(redisOrStore: Redis | LockStore, name: string, options: MutexOptions = {}) {
-    this.ref = { ns: checkNamespace(options.namespace ?? "default"), name: checkName(name) };
-    this.store = storeOf(redisOrStore, options.timeoutMs);
-  }
-
-  get name(): string {
-    return this.ref.name;
+    super(MUTEX, redisOrStore, name, options);
   }
 
   /** Acquires or re-enters; throws LockedError when busy past waitMs, LeaseLostError on a stale token. */
   async acquire(options: AcquireOptions): Promise<MutexGrant> {
-    const ttlMs = checkTtl(options.ttlMs);
-    const waitMs = checkWait(options.waitMs ?? 0);
+    const { ttlMs, waitMs } = leaseAsked(options);
     const reenter = options.token !== undefined;
     const token = reenter ? checkToken(options.token) : newOwnerToken();
     const holder = options.holder === undefined ? undefined : checkHolder(options.holder);
@@ -93,32 +77,16 @@ export class Mutex {
       holder,
       lockDelayMs,
     };
-    const ops = kindOps(this.store, MUTEX);
     // A re-entry, or a try-lock (waitMs 0, the usual call), tries once: no polling loop around it.
-    const result =
-      reenter || waitMs === 0
-        ? attemptOf(await ops.acquire(this.ref, input))
-        : await pollForGrant(waitMs, async () => attemptOf(await ops.acquire(this.ref, input)), options.signal);
-    if (!result.done) throw new LockedError(result.retryAfterMs, undefined, result.current);
-    const grant = result.value;
+    const grant = await this.grantWithin(reenter ? 0 : waitMs, async () => attemptOf(await this.ops.acquire(this.ref, input)), options.signal);
     if (claim !== undefined) await claimOnGrant(claim, grant.fence, () => this.release(grant.token));
     return grant;
-  }
-
-  /** Extends the lease to ttlMs (default: the acquire's ttl) from the store's now. */
-  async heartbeat(token: string, ttlMs?: number) {
-    const r = await kindOps(this.store, MUTEX).heartbeat(this.ref, {
-      token: checkToken(token),
-      ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
-    });
-    if (r.status === "lost") throw new LeaseLostError();
-    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
 
   /** Drops one level of a re-entrant hold; the lock is free when `released` is true. */
   async release(token: string) {
     // No lock object waits behind a library's lease unless a Worker shares the database (the store then runs the full release).
-    const r = await kindOps(this.store, MUTEX).release(this.ref, {
+    const r = await this.ops.release(this.ref, {
       token: checkToken(token),
       requestId: newRequestId(),
       expectUnwatched: !this.lockDelayAsked,
@@ -128,7 +96,7 @@ export class Mutex {
   }
 
   inspect(): Promise<MutexState> {
-    return kindOps(this.store, MUTEX).inspect(this.ref);
+    return this.ops.inspect(this.ref);
   }
 
   /** Runs fn while holding the lock and releases it afterwards, even when fn throws. */

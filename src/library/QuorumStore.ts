@@ -1,5 +1,6 @@
 import type { Redis } from "@upstash/redis";
 import { QuorumStoreCore, type QuorumStoreOf, type QuorumStoreOptions } from "../store/quorum/QuorumStore.js";
+import { moduleScriptTexts } from "../store/redis/moduleScripts.js";
 import { libraryQuorumKinds } from "./kinds.js";
 
 /** The quorum with every kind the library offers on one as a member, typed by its list (`store.mutex`). */
@@ -21,7 +22,7 @@ export type QuorumStore = QuorumStoreOf<typeof libraryQuorumKinds>;
  */
 export const QuorumStore = class QuorumStore extends QuorumStoreCore {
   constructor(databases: Redis[], options: QuorumStoreOptions = {}) {
-    super(databases, libraryQuorumKinds, options);
+    super(databases, libraryQuorumKinds, { ...options, scriptTexts: moduleScriptTexts });
   }
 } as new (
   databases: Redis[],

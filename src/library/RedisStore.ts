@@ -1,6 +1,7 @@
 import type { Redis } from "@upstash/redis";
 import type { RedisStoreOf } from "../store/redis/RedisKinds.js";
 import { RedisStoreCore, type RedisStoreOptions } from "../store/redis/RedisStore.js";
+import { moduleScriptTexts } from "../store/redis/moduleScripts.js";
 import { libraryKinds } from "./kinds.js";
 
 /** The Redis store with every kind of the library as a member, typed by its list (`store.mutex`). */
@@ -14,7 +15,7 @@ export type RedisStore = RedisStoreOf<typeof libraryKinds, RedisStoreCore>;
  */
 export const RedisStore = class RedisStore extends RedisStoreCore {
   constructor(redis: Redis, options: RedisStoreOptions = {}) {
-    super(redis, libraryKinds, options);
+    super(redis, libraryKinds, { ...options, scriptTexts: moduleScriptTexts });
   }
 } as new (
   redis: Redis,

@@ -1,22 +1,14 @@
 import { RWLOCK } from "../kinds/rwlock/types.js";
-import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
-import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
+import { ConflictError, InvalidInputError, LeaseLostError } from "../errors.js";
 import type { RwGrant, RwMode, RwState } from "../kinds/rwlock/types.js";
-import type { LockRef } from "../store/types.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
-import { checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
-import { pollForGrant } from "./pollForGrant.js";
-import { storeOf } from "./storeOf.js";
+import { checkToken } from "../validation.js";
 import { holding } from "./holding.js";
+import { LibraryLock, type LibraryLockOptions, leaseAsked } from "./LibraryLock.js";
 
-export interface RwLockOptions {
-  /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
-  namespace?: string;
-  /** Bound on each store call in ms (default 2000). */
-  timeoutMs?: number;
-}
+export type RwLockOptions = LibraryLockOptions;
 
 export interface RwLockAcquireOptions {
   /** 100 .. 86_400_000, as in the HTTP contract. */
@@ -58,17 +50,9 @@ function checkReleaseMode(value: unknown): RwMode | "any" {
  * Waiting here is polling (with jittered backoff): unlike the service's
  * line, a polling writer can be overtaken by readers that keep arriving.
  */
-export class RwLock {
-  private readonly store: LockStore;
-  private readonly ref: LockRef;
-
+export class RwLock extends LibraryLock<typeof RWLOCK> {
   constructor(redisOrStore: Redis | LockStore, name: string, options: RwLockOptions = {}) {
-    this.ref = { ns: checkNamespace(options.namespace ?? "default"), name: checkName(name) };
-    this.store = storeOf(redisOrStore, options.timeoutMs);
-  }
-
-  get name(): string {
-    return this.ref.name;
+    super(RWLOCK, redisOrStore, name, options);
   }
 
   /** Takes (or re-enters, or as a writer downgrades to) a read lock. */
@@ -82,14 +66,12 @@ export class RwLock {
   }
 
   private async acquire(mode: RwMode, options: RwLockAcquireOptions): Promise<RwGrant> {
-    if (options === null || typeof options !== "object") throw new InvalidInputError("invalid_ttl", "options with ttlMs are required");
-    const ttlMs = checkTtl(options.ttlMs);
-    const waitMs = checkWait(options.waitMs ?? 0);
+    const { ttlMs, waitMs } = leaseAsked(options);
     const reenter = options.token !== undefined;
     const token = reenter ? checkToken(options.token) : newOwnerToken();
     const tryOnce = async () => {
       // A new request id per attempt: a repeat of one attempt (the client's own retry) gets its first answer.
-      const r = await kindOps(this.store, RWLOCK).acquire(this.ref, { mode, token, reenter, ttlMs, watch: false, requestId: newRequestId() });
+      const r = await this.ops.acquire(this.ref, { mode, token, reenter, ttlMs, watch: false, requestId: newRequestId() });
       switch (r.status) {
         case "granted":
           return { done: true as const, value: r.grant };
@@ -104,19 +86,8 @@ export class RwLock {
           );
       }
     };
-    const result = reenter ? await tryOnce() : await pollForGrant(waitMs, tryOnce, options.signal);
-    if (!result.done) throw new LockedError(result.retryAfterMs);
-    return result.value;
-  }
-
-  /** Extends the token's lease (all its holds) to ttlMs (default: its last acquire's ttl) from the store's now. */
-  async heartbeat(token: string, ttlMs?: number) {
-    const r = await kindOps(this.store, RWLOCK).heartbeat(this.ref, {
-      token: checkToken(token),
-      ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
-    });
-    if (r.status === "lost") throw new LeaseLostError();
-    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
+    // A re-entry is tried once, whatever waitMs says.
+    return this.grantWithin(reenter ? 0 : waitMs, tryOnce, options.signal);
   }
 
   /**
@@ -128,13 +99,13 @@ export class RwLock {
   async release(token: string, mode?: RwMode): Promise<{ released: boolean; mode: RwMode; count: number }> {
     const checkedToken = checkToken(token);
     const checkedMode = checkReleaseMode(mode);
-    const r = await kindOps(this.store, RWLOCK).release(this.ref, { token: checkedToken, mode: checkedMode, requestId: newRequestId() });
+    const r = await this.ops.release(this.ref, { token: checkedToken, mode: checkedMode, requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError(checkedMode === "any" ? undefined : `this token holds no ${checkedMode} lock`);
     return { released: r.released, mode: r.mode, count: r.count };
   }
 
   inspect(): Promise<RwState> {
-    return kindOps(this.store, RWLOCK).inspect(this.ref);
+    return this.ops.inspect(this.ref);
   }
 
   /** Runs fn holding a read lock and releases that hold afterwards, even when fn throws. */

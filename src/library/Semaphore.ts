@@ -1,24 +1,17 @@
 import { SEMAPHORE } from "../kinds/semaphore/types.js";
-import { kindOps } from "../store/types.js";
 import type { Redis } from "@upstash/redis";
-import { ConflictError, InvalidInputError, LeaseLostError, LockedError } from "../errors.js";
+import { ConflictError, InvalidInputError, LeaseLostError } from "../errors.js";
 import type { SemaphoreGrant, SemaphoreState } from "../kinds/semaphore/types.js";
 import { LIMIT_MAX } from "../limits.js";
-import type { LockRef } from "../store/types.js";
 import type { LockStore } from "../store/types.js";
 import { newOwnerToken, newRequestId } from "../tokens.js";
-import { checkInt, checkName, checkNamespace, checkToken, checkTtl, checkWait } from "../validation.js";
-import { pollForGrant } from "./pollForGrant.js";
-import { storeOf } from "./storeOf.js";
+import { checkInt, checkToken } from "../validation.js";
 import { holding } from "./holding.js";
+import { LibraryLock, type LibraryLockOptions, leaseAsked } from "./LibraryLock.js";
 
-export interface SemaphoreOptions {
+export interface SemaphoreOptions extends LibraryLockOptions {
   /** How many permits there are (1 .. 10_000). Every holder must use the same limit. */
   limit: number;
-  /** Names live inside a namespace (^[A-Za-z0-9_-]{1,64}$); the library default is "default". */
-  namespace?: string;
-  /** Bound on each store call in ms (default 2000). */
-  timeoutMs?: number;
 }
 
 export interface SemaphoreAcquireOptions {
@@ -47,36 +40,27 @@ const checkPermits = (value: unknown, limit: number) => checkInt("invalid_permit
  * HoldfastError) with code `limit_mismatch` when the current holders use
  * another limit (waiting would not help).
  */
-export class Semaphore {
-  private readonly store: LockStore;
-  private readonly ref: LockRef;
+export class Semaphore extends LibraryLock<typeof SEMAPHORE> {
   readonly limit: number;
 
   constructor(redisOrStore: Redis | LockStore, name: string, options: SemaphoreOptions) {
     if (options === null || typeof options !== "object") throw new InvalidInputError("invalid_limit", "options with limit are required");
-    this.ref = { ns: checkNamespace(options.namespace ?? "default"), name: checkName(name) };
+    super(SEMAPHORE, redisOrStore, name, options);
     this.limit = checkLimit(options.limit);
-    this.store = storeOf(redisOrStore, options.timeoutMs);
-  }
-
-  get name(): string {
-    return this.ref.name;
   }
 
   /** Takes `permits` (default 1) as one new holder. */
   async acquire(options: SemaphoreAcquireOptions): Promise<SemaphoreGrant> {
-    if (options === null || typeof options !== "object") throw new InvalidInputError("invalid_ttl", "options with ttlMs are required");
-    const ttlMs = checkTtl(options.ttlMs);
-    const waitMs = checkWait(options.waitMs ?? 0);
+    const { ttlMs, waitMs } = leaseAsked(options);
     const permits = checkPermits(options.permits ?? 1, this.limit);
     // One token for every attempt of this acquire: a repeated attempt whose first
     // answer was lost is recognised by the store as this acquire's own grant.
     const token = newOwnerToken();
     const limit = this.limit;
-    const result = await pollForGrant(
+    return this.grantWithin(
       waitMs,
       async () => {
-        const r = await kindOps(this.store, SEMAPHORE).acquire(this.ref, { token, limit, permits, ttlMs, watch: false });
+        const r = await this.ops.acquire(this.ref, { token, limit, permits, ttlMs, watch: false });
         switch (r.status) {
           case "granted":
             return { done: true as const, value: r.grant };
@@ -90,30 +74,19 @@ export class Semaphore {
         }
       },
       options.signal,
+      () => "the permits are taken",
     );
-    if (!result.done) throw new LockedError(result.retryAfterMs, "the permits are taken");
-    return result.value;
-  }
-
-  /** Extends the holder's lease to ttlMs (default: its acquire's ttl) from the store's now. */
-  async heartbeat(token: string, ttlMs?: number) {
-    const r = await kindOps(this.store, SEMAPHORE).heartbeat(this.ref, {
-      token: checkToken(token),
-      ttlMs: ttlMs === undefined ? undefined : checkTtl(ttlMs),
-    });
-    if (r.status === "lost") throw new LeaseLostError();
-    return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
   }
 
   /** Gives back all of the holder's permits; `available` is what is free after. */
   async release(token: string): Promise<{ released: true; permits: number; available: number }> {
-    const r = await kindOps(this.store, SEMAPHORE).release(this.ref, { token: checkToken(token), requestId: newRequestId() });
+    const r = await this.ops.release(this.ref, { token: checkToken(token), requestId: newRequestId() });
     if (r.status === "lost") throw new LeaseLostError();
     return { released: true, permits: r.permits, available: r.available };
   }
 
   inspect(): Promise<SemaphoreState> {
-    return kindOps(this.store, SEMAPHORE).inspect(this.ref);
+    return this.ops.inspect(this.ref);
   }
 
   /** Runs fn holding the permits and gives them back afterwards, even when fn throws. */

@@ -10,7 +10,7 @@ import { KeptKv } from "./KeptKv.js";
 import { type LocalStore, localStoreOf } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "../store/durable/LockObjectRpc.js";
-import { type ObjectKinds, type Served, waitRequestOf } from "./ObjectKinds.js";
+import { type ObjectKinds, type Served, waitRequestOf, watchedRead } from "./ObjectKinds.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { Line, type LineHost } from "./line/Line.js";
 import type { StoreKind } from "./line/waitProtocol.js";
@@ -64,7 +64,7 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   private readonly watchSockets: WatchSockets = new WatchSockets({
     ctx: this.ctx,
     env: this.env,
-    state: (at) => this.serve(at.kind).object.watchedState(this.storeOf(at.store), at.ref, () => this.line(at.kind).count),
+    read: (at, since) => watchedRead(this.serve(at.kind).object, this.storeOf(at.store), at.ref, () => this.line(at.kind).count, since),
     storeOf: (kind) => this.storeOf(kind),
     timers: this.timers,
     caps: this.caps,

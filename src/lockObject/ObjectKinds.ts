@@ -26,6 +26,13 @@ export interface ObjectKind<K extends KindKey = KindKey> {
     /** The lock's state as its GET answers it, pushed to watch sockets. */
     watchedState(store: LockStore, ref: LockRef, waiters: () => number): Promise<Record<string, unknown>>;
     /**
+     * A kind that keeps its changes at positions (an election's history): its state as watchedState
+     * answers it and the changes kept after `since`, in one read. A watch may then open at a position
+     * (GET .../watch?since=N, its `http.watchPosition`), and every push to it carries the changes after
+     * the last position it was sent (WatchSockets.ts). Absent: a watch takes no position.
+     */
+    watchedHistory?(store: LockStore, ref: LockRef, waiters: () => number, since: number): Promise<Required<WatchedRead>>;
+    /**
      * Its HTTP acquire body's schema, a value: a wait socket's acquire message, less its type and keep,
      * is checked with it (400 as over HTTP) and is then, with the socket's lock (and a read-write lock's
      * mode, from the path), the kind's request to its line. The lock object runs the socket's acquire
@@ -34,6 +41,31 @@ export interface ObjectKind<K extends KindKey = KindKey> {
      */
     acquireBody?: z.ZodMiniType<AcquireBody>;
   };
+}
+
+/** What a watch reads of its lock: the state, and for a watch at a position, the history after it. */
+export interface WatchedRead {
+  state: Record<string, unknown>;
+  history?: {
+    /** The last position (0: no change yet). */
+    position: number;
+    /** The oldest position kept (null: none yet). */
+    first: number | null;
+    /** The kept changes after the position asked, oldest first. */
+    changes: ReadonlyArray<{ position: number }>;
+  };
+}
+
+/** The watch's one read: with the history after `since` where the watch is at a position and the kind keeps one, else the state alone. */
+export async function watchedRead(
+  object: ObjectKind["object"],
+  store: LockStore,
+  ref: LockRef,
+  waiters: () => number,
+  since: number | undefined,
+): Promise<WatchedRead> {
+  if (since === undefined || !object.watchedHistory) return { state: await object.watchedState(store, ref, waiters) };
+  return object.watchedHistory(store, ref, waiters, since);
 }
 
 /** What the lock object is handed (by src/worker.ts): the kinds, and the Redis store of them. */

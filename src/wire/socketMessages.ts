@@ -43,7 +43,8 @@ import { errorResponse, heartbeatResponse, intFrom, ttlMs } from "./schemas.js";
  * line: it pushes the lock's state, as its GET answers it, whenever it changes:
  *
  *   client -> object  watchStartMessage   once, first
- *   object -> client  state               at once, then on every change
+ *   object -> client  state               at once, then on every change (opened at a position,
+ *                                         ?since=N: with the changes after the last one it was sent)
  *   object -> client  error               as above; closes
  *
  * The object checks what reaches a socket with these schemas; the client
@@ -93,8 +94,17 @@ const socketAnswer = z.discriminatedUnion("type", [
   z.extend(heartbeatResponse, { type: z.literal("heartbeat") }),
   /** A kept socket's release: the kind's release answer, as HTTP's. */
   z.looseObject({ type: z.literal("released") }),
-  /** A watch socket's lock state, as its GET answers it. */
-  z.object({ type: z.literal("state"), state: z.record(z.string(), z.unknown()) }),
+  /**
+   * A watch socket's lock state, as its GET answers it; on a watch opened at a position, the changes
+   * after the last position it was sent, oldest first, and `missed` where the history no longer held
+   * the next one (then `changes` is the newest alone).
+   */
+  z.object({
+    type: z.literal("state"),
+    state: z.record(z.string(), z.unknown()),
+    changes: z.optional(z.array(z.looseObject({ position: z.int() }))),
+    missed: z.optional(z.literal(true)),
+  }),
   /** Not granted (or the run not ended) within waitMs. */
   z.object({ type: z.literal("timeout"), retryAfterMs: z.int() }),
   /** The HTTP error: its status and body. */
@@ -123,6 +133,12 @@ export const socketAtSchema = z.object({
   mode: z.optional(z.enum(["read", "write"])),
   /** A watch socket (GET .../watch): the lock's state pushed on every change, no place in line. */
   watch: z.optional(z.literal(true)),
+  /**
+   * A watch socket opened at a position (GET .../watch?since=N, a kind that keeps its changes at
+   * positions: an election's history): every push to it carries the changes after the last position
+   * it was sent, the first those after N.
+   */
+  since: z.optional(z.int().check(z.gte(0))),
   /** The client offered SOCKET_PROTOCOL (a browser must be answered with it). */
   protocol: z.boolean(),
   /** The namespace's request budget tier (RATE_LIMIT_TIERS, read by the Worker): every message counts against it. */

@@ -3,12 +3,14 @@ import { NotConfiguredError } from "../errors.js";
 import type { Env } from "../env.js";
 import { DurableStore } from "../store/durable/DurableStore.js";
 import { createUpstashClient } from "../store/redis/createUpstashClient.js";
-import { QuorumStore } from "../library/QuorumStore.js";
+import { libraryQuorumKinds } from "../library/kinds.js";
+import { QuorumStoreCore } from "../store/quorum/QuorumStore.js";
 import { RedisStoreCore } from "../store/redis/RedisStore.js";
 import { kinds } from "./kinds.js";
+import { luaScriptsFromAssets } from "./luaScriptAsset.js";
 import type { LockStore } from "../store/types.js";
 
-let cachedRedis: { key: string; store: RedisStoreCore | QuorumStore } | undefined;
+let cachedRedis: { key: string; store: RedisStoreCore | QuorumStoreCore } | undefined;
 
 /**
  * The store outside the lock objects: a quorum when both UPSTASH_REDIS_REST_URLS
@@ -18,21 +20,22 @@ let cachedRedis: { key: string; store: RedisStoreCore | QuorumStore } | undefine
  * object alike, and kept per isolate (its client and script cache); nothing
  * of it is ever stored.
  */
-export function redisStoreOf(env: Env): RedisStoreCore | QuorumStore | undefined {
+export function redisStoreOf(env: Env): RedisStoreCore | QuorumStoreCore | undefined {
   if (env.UPSTASH_REDIS_REST_URLS && env.UPSTASH_REDIS_REST_TOKENS)
-    return quorumStoreOf(env.UPSTASH_REDIS_REST_URLS, env.UPSTASH_REDIS_REST_TOKENS, storeTimeoutMs(env));
+    return quorumStoreOf(env.UPSTASH_REDIS_REST_URLS, env.UPSTASH_REDIS_REST_TOKENS, storeTimeoutMs(env), env.ASSETS);
   const url = env.UPSTASH_REDIS_REST_URL;
   const token = env.UPSTASH_REDIS_REST_TOKEN;
   if (!url || !token) return undefined;
   const timeoutMs = storeTimeoutMs(env);
   const key = `${url} ${token} ${timeoutMs}`;
   if (cachedRedis?.key !== key) {
-    cachedRedis = { key, store: new RedisStoreCore(createUpstashClient(url, token, timeoutMs), kinds, { timeoutMs }) };
+    const scriptTexts = luaScriptsFromAssets(env.ASSETS);
+    cachedRedis = { key, store: new RedisStoreCore(createUpstashClient(url, token, timeoutMs), kinds, { timeoutMs, scriptTexts }) };
   }
   return cachedRedis.store;
 }
 
-function quorumStoreOf(urlList: string, tokenList: string, timeoutMs: number): QuorumStore {
+function quorumStoreOf(urlList: string, tokenList: string, timeoutMs: number, assets: Env["ASSETS"]): QuorumStoreCore {
   const key = `quorum ${urlList} ${tokenList} ${timeoutMs}`;
   if (cachedRedis?.key !== key) {
     const urls = urlList.split(",").map((u) => u.trim());
@@ -45,13 +48,14 @@ function quorumStoreOf(urlList: string, tokenList: string, timeoutMs: number): Q
     if (urls.length < 3 || urls.length % 2 === 0) {
       throw new NotConfiguredError(`UPSTASH_REDIS_REST_URLS lists ${urls.length} databases; a quorum needs an odd number of at least 3`);
     }
-    const store = new QuorumStore(
+    const store = new QuorumStoreCore(
       urls.map((url, i) => createUpstashClient(url, tokens[i], timeoutMs)),
-      { timeoutMs },
+      libraryQuorumKinds,
+      { timeoutMs, scriptTexts: luaScriptsFromAssets(assets) },
     );
     cachedRedis = { key, store };
   }
-  return cachedRedis.store as QuorumStore;
+  return cachedRedis.store as QuorumStoreCore;
 }
 
 /** The store the Worker uses: a quorum or Redis when configured, else the Durable store (each lock's LockObject). */

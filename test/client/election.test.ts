@@ -161,41 +161,43 @@ describe.each(["redis", "durable"] as const)("client.campaign and client.observe
     await proxy.close();
   });
 
-  it("an observer whose read of the changes finds the service unreachable, or its store away, reads again and does not end", async () => {
+  it("an observer whose socket does not open, and whose read of why finds the service unreachable or its store away, tries again and does not end", async () => {
+    const proxy = await cuttableProxy(servers[store].url);
     const client = new HoldfastClient({ baseUrl: servers[store].url, apiKey: KEY });
     const name = unique("sdk-reread");
     const leader = await client.campaign(name, { value: "a", ttlMs: 20_000 });
-    // Its first read of the history goes to a port nobody listens on (refused, as while the Worker
-    // restarts); then, for 1 s (past a read's deadline of 200 ms, retries included), to a stand-in
-    // answering 503 store_unavailable (a store that does not answer, which this test cannot cause
-    // in the Worker under test).
+    // Its socket cannot reach the service (the proxy refuses it), so it asks over HTTP why: its first
+    // read goes to a port nobody listens on (refused, as while the Worker restarts); then, for 1 s (past
+    // a read's deadline of 200 ms, retries included), to a stand-in answering 503 store_unavailable (a
+    // store that does not answer, which this test cannot cause in the Worker under test).
     const nobody = await closedPort();
     const storeAway = await answering503();
     let refused = 0;
     let awayUntil = Number.POSITIVE_INFINITY;
+    proxy.cut();
     const observer = new HoldfastClient({
-      baseUrl: servers[store].url,
+      baseUrl: proxy.url,
       apiKey: KEY,
       timeoutMs: 200,
       fetch: (input, init) => {
         const url = String(input);
         if (!url.includes("/changes?")) return fetch(input, init);
-        if (refused++ === 0) return fetch(url.replace(servers[store].url, `http://127.0.0.1:${nobody}`), init);
+        if (refused++ === 0) return fetch(url.replace(proxy.url, `http://127.0.0.1:${nobody}`), init);
         if (awayUntil === Number.POSITIVE_INFINITY) awayUntil = Date.now() + 1000;
-        return fetch(Date.now() < awayUntil ? url.replace(servers[store].url, storeAway.url) : input, init);
+        return fetch(url.replace(proxy.url, Date.now() < awayUntil ? storeAway.url : servers[store].url), init);
       },
     }).observe(name, { since: 0 });
     const seen = collect(observer);
     await until(
-      () => seen.length,
-      (n) => n >= 1,
+      () => storeAway.answered(),
+      (n) => n > 1,
     );
     await leader.proclaim("a2");
+    proxy.letThrough();
     await until(
       () => seen.length,
       (n) => n >= 2,
     );
-    expect(storeAway.answered()).toBeGreaterThan(1);
     expect(seen.map((c) => [c.position, c.value, c.missed])).toEqual([
       [1, "a", false],
       [2, "a2", false],
@@ -203,6 +205,7 @@ describe.each(["redis", "durable"] as const)("client.campaign and client.observe
     observer.close();
     await leader.resign();
     await storeAway.close();
+    await proxy.close();
   });
 
   it("an observer asked to resume after a position the election has not reached ends with 400 invalid_position", async () => {

@@ -3,6 +3,7 @@ import type { StoreKind } from "../support/workers/api.js";
 import { lostLineConformance } from "../kinds/manyHolders/lostLine.conformance.js";
 import { flowConformance } from "../kinds/flow/flow.conformance.js";
 import { electionConformance } from "../kinds/election/election.conformance.js";
+import { electionObserveConformance } from "../kinds/election/electionObserve.conformance.js";
 import { idempotencyConformance } from "../kinds/idempotency/idempotency.conformance.js";
 import { lockDelayConformance } from "../kinds/mutex/lockDelay.conformance.js";
 import { mutexConformance } from "../kinds/mutex/mutex.conformance.js";
@@ -42,6 +43,7 @@ const CONFORMANCE_SUITES: ReadonlyArray<Suite> = [
   ["semaphore", semaphoreConformance],
   ["flow limit", flowConformance],
   ["election", electionConformance],
+  ["observing an election over its watch socket", electionObserveConformance],
   ["many holders, a lost line", lostLineConformance],
   ["a store clock that steps back", clockStepBackConformance],
   ["holder labels", holderLabelConformance],

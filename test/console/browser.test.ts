@@ -90,7 +90,7 @@ const waitInLine = (base: string, name: string, holder: string) =>
   httpClient(base, USER_KEY).post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000, waitMs: 20_000, holder });
 
 function expectNoProblems(session: Session) {
-  expect(session.problems).toEqual([]);
+  expect(session.problems, session.problems.join("\n")).toEqual([]);
 }
 
 describe.each(["redis", "durable"] as const)("%s store", (store) => {
@@ -235,6 +235,33 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
       expect(await s.page.locator("b").count()).toBe(0);
       expectNoProblems(s);
       await user().post(`/v1/locks/${name}/release`, { token: granted.body.token });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("force-releases an election's leader only in the term shown: a leader that came meanwhile is left alone", async () => {
+    const name = unique("console-el-force");
+    const a = (await user().post(`/v1/elections/${name}/campaign`, { ttlMs: 60_000, value: "leader-a" })).body;
+    const b = user().post(`/v1/elections/${name}/campaign`, { ttlMs: 60_000, waitMs: 20_000, value: "leader-b" });
+    const s = await openConsole(base(), ADMIN_KEY);
+    try {
+      await filterBy(s.page, name);
+      await expect.poll(() => cell(s.page, "Elections", name, "In line"), SEEN).toBe("1");
+      await rowButton(s.page, "Elections", name).click();
+      await expect.poll(() => field(s.page, "Term"), SEEN).toBe(String(a.fence));
+      // The leader hands over while the operator's force release is on its way: the term on screen is over.
+      let bLeads: { fence: number; token: string } | undefined;
+      await s.page.route(`**/v1/elections/${name}/force-release`, async (route) => {
+        await user().post(`/v1/elections/${name}/resign`, { token: a.token });
+        bLeads = (await b).body;
+        await route.continue();
+      });
+      await s.page.getByLabel("Reason (required)").fill("leader stuck");
+      await s.page.getByRole("button", { name: "Force release" }).click();
+      await expect.poll(() => s.page.locator("#fr-error").textContent(), SEEN).toMatch(/^Not released: /);
+      expect((await user().get(`/v1/elections/${name}`)).body).toMatchObject({ value: "leader-b", term: bLeads?.fence });
+      await user().post(`/v1/elections/${name}/resign`, { token: bLeads?.token });
     } finally {
       await s.close();
     }

@@ -59,6 +59,9 @@ const PLAN: Record<string, "node" | "curl" | "typecheck" | { notRun: string }> =
   deploy: { notRun: "wrangler secret put and deploy need a Cloudflare account" },
   elect: { notRun: "runs until stopped: test/cli/elect.test.ts drives holdfast elect with two processes" },
   // docs/API.md, DESIGN.md, guarantees.md, metrics.md
+  "api-election-watch": {
+    notRun: "a socket's transcript: test/kinds/election/electionObserve.conformance.ts runs watch?since on both stores",
+  },
   "api-acquire-body": { notRun: "a request body's shape: test/contract runs every route's bodies" },
   "design-kind-descriptor": { notRun: "an abridged excerpt of src/kinds/mutex/index.ts, which npm run typecheck compiles whole" },
   "design-operation-entry": {

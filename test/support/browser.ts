@@ -45,7 +45,7 @@ export async function launchBrowser(): Promise<Browser> {
 
 /**
  * Everything a page complains about: console errors and warnings (a CSP
- * violation is one), uncaught errors, and dialogs (dismissed: an injected
+ * violation is one), uncaught errors, answers of 5xx, and dialogs (dismissed: an injected
  * alert() must never wait for a click). A listener for
  * `securitypolicyviolation` reports violations even where Chromium would not
  * log them.
@@ -56,6 +56,14 @@ export async function watchProblems(page: Page): Promise<string[]> {
     if (m.type() === "error" || m.type() === "warning") problems.push(`console ${m.type()}: ${m.text()}`);
   });
   page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  // A 5xx also shows as a console error without its URL or body: name both.
+  page.on("response", (r) => {
+    if (r.status() >= 500)
+      void r.text().then(
+        (body) => problems.push(`answer ${r.status()} to ${r.request().method()} ${r.url()}: ${body}`),
+        () => {},
+      );
+  });
   page.on("dialog", (d) => {
     problems.push(`dialog: ${d.type()} ${d.message()}`);
     void d.dismiss();

@@ -23,7 +23,7 @@ export function socketRoutes(apis: readonly KindApi[]): Hono<AppEnv> {
     for (const op of api.http.operations) {
       if (isWaitSocket(op)) routes.get(`${base}/${op.step}`, (c) => openWaitSocket(c, api.name, paramOf(api), op.at));
     }
-    routes.get(`${base}/watch`, (c) => openWatchSocket(c, api.name, paramOf(api)));
+    routes.get(`${base}/watch`, (c) => openWatchSocket(c, api.name, paramOf(api), api.http.watchPosition !== undefined));
   }
   return routes;
 }
@@ -34,6 +34,7 @@ export function watchOperations(apis: readonly KindApi[]): Operations {
   for (const api of apis) {
     // The state it pushes is what the kind's GET of one answers.
     const state = inspectOperation(api)?.ok[0]?.[1];
+    const since = api.http.watchPosition;
     ops[`${api.http.path}/{${paramOf(api)}}/watch`] = {
       get: {
         operationId: `${api.name}Watch`,
@@ -41,7 +42,13 @@ export function watchOperations(apis: readonly KindApi[]): Operations {
         socket:
           'Switching Protocols: a watch socket (subprotocol holdfast.v1). The client sends {"type":"watch"}; the service answers ' +
           `{"type":"state","state":...} at once and again whenever the state changes (the state as GET answers it${state ? `: ${state}` : ""}), ` +
-          'or {"type":"error",...} and closes. It takes no place in line. The messages are specified in docs/API.md, "Watching a lock".',
+          'or {"type":"error",...} and closes. It takes no place in line. ' +
+          (since
+            ? 'Opened with since=N, each state message also carries "changes" (the changes after the last position it was sent, the first ' +
+              'time those after N, oldest first) and "missed": true where the history no longer held the next one (then the newest alone). '
+            : "") +
+          'The messages are specified in docs/API.md, "Watching a lock".',
+        ...(since ? { query: [{ name: "since", description: since, schema: { type: "integer", minimum: 0 } }] } : {}),
         errors: SOCKET_ERRORS,
       },
     };

@@ -4,7 +4,7 @@ import { nextMutexDeadline } from "../mutex/durableMutex.js";
 import { MutexObjectPart } from "../mutex/objectPart.js";
 import { defineKind, waitedOn } from "../kind.js";
 import { durableElection } from "./durableElection.js";
-import { leaderIn } from "./leader.js";
+import { leaderIn, watchedHistory } from "./leader.js";
 import { electionOperations } from "./operations.js";
 import { electionOnRedis } from "./redisElection.js";
 import { electionNotes, forceResign, leader } from "./service.js";
@@ -25,8 +25,9 @@ export const election = defineKind<typeof ELECTION>({
     durable: durableElection,
     nextDeadline: nextMutexDeadline,
     wait: electionWait,
-    // Its GET's state, pushed to its watch sockets on every change (an observer's cue to read the changes).
+    // Its GET's state, pushed to its watch sockets on every change; with the changes since, to a watch at a position.
     watchedState: async (store, ref, waiters) => ({ name: ref.name, ...(await leaderIn(store, ref)), waiters: waiters() }),
+    watchedHistory,
     acquireBody: campaignMessage,
   },
   service: {
@@ -42,6 +43,10 @@ export const election = defineKind<typeof ELECTION>({
     nameParam: "name",
     oneInSummaries: "an election",
     listedInSummaries: "led or waited-on elections",
+    watchPosition:
+      "The last position of the election's history the observer saw: every push then carries the changes after the last position " +
+      "it was sent (the first, those after this one), so the socket alone tells every change in order. A whole number up to the " +
+      "history's last position, else 400 invalid_position before any socket.",
     // The mutex's body: why, and optionally the fence (the term) of the leader seen.
     forceReleaseBody: ["MutexForceReleaseRequest", mutexForceBody],
   },

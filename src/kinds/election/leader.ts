@@ -14,3 +14,13 @@ export function leaderOf(view: ElectionView) {
 
 /** Who leads now (and the last position), from the store. */
 export const leaderIn = async (store: LockStore, ref: LockRef) => leaderOf(await kindOps(store, ELECTION).observe(ref, { since: NONE_AFTER }));
+
+/**
+ * What its watch socket reads at a position (GET .../watch?since=N): the state its GET answers and the
+ * kept changes after `since`, in one read of the store (lua/election/observe.lua; durableElection.ts).
+ */
+export async function watchedHistory(store: LockStore, ref: LockRef, waiters: () => number, since: number) {
+  const view = await kindOps(store, ELECTION).observe(ref, { since });
+  const { position, first, changes } = view;
+  return { state: { name: ref.name, ...leaderOf(view), waiters: waiters() }, history: { position, first, changes } };
+}

@@ -6,6 +6,7 @@ import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "../../servic
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import { kindOps } from "../../store/types.js";
+import { positionOf } from "../../validation.js";
 import type { MutexGrant } from "../mutex/types.js";
 import { leaderIn, leaderOf } from "./leader.js";
 import { type campaignBody, leadership } from "./schemas.js";
@@ -105,12 +106,6 @@ export async function changes(ctx: ServiceContext, name: string, since: string |
     throw new InvalidInputError("invalid_position", `since ${after} is beyond the election's last position, ${view.position}`);
   }
   return { ...leaderOf(view), first: view.first, changes: view.changes };
-}
-
-function positionOf(since: string): number {
-  const n = /^\d{1,16}$/.test(since) ? Number(since) : Number.NaN;
-  if (!Number.isSafeInteger(n)) throw new InvalidInputError("invalid_position", `since must be a whole number from 0, got ${JSON.stringify(since)}`);
-  return n;
 }
 
 /** An operator's force release: whoever leads steps down; the next in line leads, as after a resign. */

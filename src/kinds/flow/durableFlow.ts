@@ -1,23 +1,17 @@
-import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
-import { recall, remember } from "../../store/durable/answerMemory.js";
 import { issueFence } from "../../store/durable/records.js";
 import {
-  dropGate,
-  durableHolderOps,
+  durableHolderKind,
   FENCE,
   firstEnd,
   firstInWay,
-  gateExists,
   type HolderLease,
   type HolderSet,
   labelsOf,
-  lastEnd,
   load,
-  markEnded,
   nextHoldersDeadline,
   save,
-  setGate,
 } from "../manyHolders/durableHolders.js";
+import { gateAfterStep, grantedAgain, lineFirst, newLease, pickedUp, releaseWhole, stopInGate } from "../manyHolders/durableSteps.js";
 import type { AnsweredWrite } from "../../store/types.js";
 import {
   type FlowAcquireInput,
@@ -87,39 +81,24 @@ function grantOf(name: string, token: string, h: FlowHolder, set: FlowSet, at: n
   return { name, token, fence: h.fence, ttlMs: h.ttl, expiresAt: h.exp, startedAt: h.st, held, starts: lim.rate ? at.length : null };
 }
 
-function newHolder(kv: SyncKvStorage, now: number, w: { ttlMs: number; watch: boolean; holder?: string }, lim: string): FlowHolder {
-  return {
-    ttl: w.ttlMs,
-    exp: now + w.ttlMs,
-    fence: issueFence(kv, FENCE, now),
-    watch: w.watch,
-    lim,
-    st: now,
-    ...(w.holder ? { holder: w.holder } : {}),
-  };
+function newHolder(kv: SyncKvStorage, now: number, w: FlowAcquireInput & { markPickup?: boolean }, lim: string): FlowHolder {
+  return { lim, st: now, ...newLease(now, w, issueFence(kv, FENCE, now)) };
 }
 
 function acquire(kv: SyncKvStorage, now: number, name: string, input: FlowAcquireInput): FlowAcquireResult {
   const set = load<FlowHolder>(kv, now);
   const want = limitText(input);
   const { inForce, at } = limitInForce(kv, set, now);
-  const mine = set.holders[input.token];
-  // A retry of this very acquire finds its own token: its client is alive, and no second start is counted.
-  if (mine) {
-    if (mine.pickupBy !== undefined) {
-      const { pickupBy: _, ...picked } = mine;
-      set.holders[input.token] = picked;
-      save(kv, set);
-    }
-    return { status: "granted", grant: grantOf(name, input.token, mine, set, at, input) };
-  }
+  // A retry of this very acquire finds its own token: no second start is counted.
+  if (set.holders[input.token]) return { status: "granted", grant: grantOf(name, input.token, pickedUp(kv, set, input.token), set, at, input) };
   if (inForce !== undefined && inForce !== want) return { status: "limit_mismatch", limit: limitOfText(inForce) };
   const stop = blocked(set, at, input);
   if (stop) {
     const current = stop.reason === "concurrency" ? firstInWay(set) : undefined;
     return { status: "busy", retryAfterMs: Math.max(stop.until - now, 1), queued: false, reason: stop.reason, ...(current ? { current } : {}) };
   }
-  if (gateExists(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true, reason: "line" };
+  const waiting = lineFirst(kv, now);
+  if (waiting) return { ...waiting, reason: "line" };
   const h = newHolder(kv, now, input, want);
   set.holders[input.token] = h;
   save(kv, set);
@@ -135,11 +114,10 @@ function admit(kv: SyncKvStorage, now: number, name: string, waiters: FlowQueued
   const refused: Array<{ token: string; code: string; message: string }> = [];
   let stop: ReturnType<typeof blocked>;
   for (const w of waiters) {
-    const mine = set.holders[w.token];
-    if (mine) {
-      // Granted by a step whose answer was lost: answered again (see lua/flow/admit.lua).
-      if (w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, lastTtl: mine.ttl, pickupBy: now + PICKUP_MS };
-      granted.push(grantOf(name, w.token, set.holders[w.token], set, at, w));
+    // Granted by a step whose answer was lost: answered again (see lua/flow/admit.lua).
+    const again = grantedAgain(set, w, now);
+    if (again) {
+      granted.push(grantOf(name, w.token, again, set, at, w));
       continue;
     }
     const want = limitText(w);
@@ -149,11 +127,10 @@ function admit(kv: SyncKvStorage, now: number, name: string, waiters: FlowQueued
     }
     stop = blocked(set, at, w);
     if (stop) {
-      setGate(kv, w.token, Math.max(lastEnd(set) ?? now, stop.until) + REGISTRATION_GRACE_MS);
+      stopInGate(kv, set, w.token, now, stop.until);
       break;
     }
     const h = newHolder(kv, now, w, want);
-    if (w.markPickup) h.pickupBy = now + PICKUP_MS;
     set.holders[w.token] = h;
     inForce = want;
     if (w.rate) at = [...at, now];
@@ -162,8 +139,7 @@ function admit(kv: SyncKvStorage, now: number, name: string, waiters: FlowQueued
   save(kv, set);
   if (inForce !== undefined && limitOfText(inForce).rate) saveStarts(kv, inForce, at);
   if (stop) return admitted(granted, refused, { retryAfterMs: Math.max(stop.until - now, 1), reason: stop.reason });
-  if (more) setGate(kv, "", now + REGISTRATION_GRACE_MS);
-  else dropGate(kv);
+  gateAfterStep(kv, now, more);
   return admitted(granted, refused);
 }
 
@@ -174,16 +150,7 @@ const admitted = (
 ) => ({ granted, refused, ...left });
 
 function release(kv: SyncKvStorage, now: number, input: { token: string } & AnsweredWrite): FlowReleaseResult {
-  const seen = recall<FlowReleaseResult>(kv, input, now);
-  if (seen) return seen;
-  const set = load<FlowHolder>(kv, now);
-  const mine = set.holders[input.token];
-  if (!mine) return { status: "lost" };
-  delete set.holders[input.token];
-  if (mine.watch) markEnded(kv, input.token, now);
-  save(kv, set);
-  const r: FlowReleaseResult = { status: "ok", held: Object.keys(set.holders).length, watched: mine.watch, waiters: gateExists(kv, now) };
-  return remember(kv, input, r, now + REQUEST_MEMORY_MS);
+  return releaseWhole<FlowHolder, { held: number }>(kv, now, input, (_, left) => ({ held: Object.keys(left.holders).length }));
 }
 
 function inspect(kv: SyncKvStorage, now: number): FlowState {
@@ -213,11 +180,5 @@ export function nextFlowDeadline(kv: SyncKvStorage, now: number): number | undef
 
 /** The flow limit's operations on one lock object's storage, by the object's clock (the Durable store). */
 export function durableFlow(kv: SyncKvStorage): FlowOps {
-  return {
-    ...durableHolderOps(kv),
-    acquire: async (ref, input) => acquire(kv, Date.now(), ref.name, input),
-    admit: async (ref, waiters, more) => admit(kv, Date.now(), ref.name, waiters, more),
-    release: async (_ref, input) => release(kv, Date.now(), input),
-    inspect: async () => inspect(kv, Date.now()),
-  };
+  return durableHolderKind(kv, { acquire, admit, release, inspect });
 }

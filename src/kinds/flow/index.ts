@@ -1,9 +1,6 @@
 import { FLOW } from "./types.js";
-import { forceReleaseHolders } from "../manyHolders/service.js";
-import { stateWithWaiters } from "../../service/leases.js";
-import { stateWithLine } from "../../lockObject/ObjectKinds.js";
-import { holdersForceBody } from "../../operator/schemas.js";
-import { defineKind, waitedOn } from "../kind.js";
+import { holdersKind } from "../manyHolders/index.js";
+import { waitedOn } from "../kind.js";
 import { durableFlow, nextFlowDeadline } from "./durableFlow.js";
 import { flowObjectPart } from "./objectPart.js";
 import { flowOperations } from "./operations.js";
@@ -16,34 +13,14 @@ import { flowWait } from "./wait.js";
  * The flow limit (docs/API.md "Flow limit"): at most N slots held and R
  * starts in any window of P ms, per name, admitted in order. A kind of its
  * own, not a semaphore option: its store keeps the window's starts beside the
- * holders, its line is woken by the window as well as by releases, and the
- * semaphore's permits and limit stay as they are; the holders' leases,
- * heartbeat, withdraw, watch and force release are src/kinds/manyHolders/'s.
+ * holders (so its object's cleanup is its own), its line is woken by the
+ * window as well as by releases, and the semaphore's permits and limit stay
+ * as they are; the holders' leases, heartbeat, withdraw, watch and force
+ * release are src/kinds/manyHolders/'s.
  */
-export const flow = defineKind<typeof FLOW>({
-  ...flowOnRedis,
+export const flow = holdersKind(FLOW, flowOnRedis, {
   nameInMessages: "the flow limit",
-  object: {
-    part: flowObjectPart,
-    durable: durableFlow,
-    nextDeadline: nextFlowDeadline,
-    wait: flowWait,
-    watchedState: stateWithLine("flow"),
-    acquireBody: flowAcquireBody,
-  },
-  service: {
-    inspect: (ctx, name) => stateWithWaiters(ctx, FLOW, name),
-    listed: (s) => Number(s.held) > 0 || waitedOn(s),
-    forceRelease: (ctx, name, ask) => forceReleaseHolders(ctx, FLOW, name, ask.holder),
-    writeNotes: flowNotes,
-  },
-  http: {
-    path: "/v1/flows",
-    operations: flowOperations,
-    offeredOnQuorum: false,
-    nameParam: "name",
-    oneInSummaries: "a flow limit",
-    listedInSummaries: "held or waited-on flow limits",
-    forceReleaseBody: ["HoldersForceReleaseRequest", holdersForceBody],
-  },
+  object: { part: flowObjectPart, durable: durableFlow, nextDeadline: nextFlowDeadline, wait: flowWait, acquireBody: flowAcquireBody },
+  service: { listed: (s) => Number(s.held) > 0 || waitedOn(s), writeNotes: flowNotes },
+  http: { path: "/v1/flows", operations: flowOperations, oneInSummaries: "a flow limit", listedInSummaries: "held or waited-on flow limits" },
 });

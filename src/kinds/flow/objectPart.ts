@@ -1,14 +1,9 @@
-import { FLOW, type FlowGrant, type FlowLimit, mismatch } from "./types.js";
+import { FLOW, type FlowGrant, type FlowQueuedHolder, mismatch } from "./types.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
 import { kindOps } from "../../store/types.js";
 import { newOwnerToken } from "../../tokens.js";
-import { holderLinePolicy } from "../manyHolders/holderLinePolicy.js";
-import { HoldersObjectPart } from "../manyHolders/objectPart.js";
-
-interface FlowWaitRequest extends FlowLimit {
-  ttlMs: number;
-  watch: boolean;
-}
+import { grantedOrLocked, HoldersObjectPart, leaseOfWait } from "../manyHolders/objectPart.js";
+import type { LineRequest } from "../manyHolders/types.js";
 
 /**
  * The flow limit's part of its lock object: waiters are granted in order
@@ -17,19 +12,12 @@ interface FlowWaitRequest extends FlowLimit {
  * the object's timer), with no release needed.
  */
 export const flowObjectPart = (host: LockObjectHost) =>
-  new HoldersObjectPart<typeof FLOW, FlowWaitRequest, FlowGrant>(host, {
+  new HoldersObjectPart<typeof FLOW, LineRequest<FlowQueuedHolder>, FlowGrant>(host, {
     kind: FLOW,
-    policy: holderLinePolicy<FlowWaitRequest, FlowGrant>({
-      admit: (store, ref, waiters, more) => kindOps(store, FLOW).admit(ref, waiters, more),
-      withdraw: (store, ref, input) => kindOps(store, FLOW).withdraw(ref, input),
-      ungate: (store, ref) => kindOps(store, FLOW).ungate(ref),
-    }),
     queued: (req) => ({
       ...(req.concurrency === undefined ? {} : { concurrency: req.concurrency }),
       ...(req.rate === undefined ? {} : { rate: req.rate }),
-      ttlMs: req.ttlMs,
-      watch: req.onExpire !== undefined,
-      holder: req.holder,
+      ...leaseOfWait(req),
     }),
     endedWatch: (r) => r.watched,
     releaseInput: (token, requestId) => ({ token, requestId }),
@@ -39,17 +27,9 @@ export const flowObjectPart = (host: LockObjectHost) =>
         token: req.newToken ?? newOwnerToken(),
         concurrency: req.concurrency,
         rate: req.rate,
-        ttlMs: req.ttlMs,
-        watch: req.onExpire !== undefined,
-        holder: req.holder,
+        ...leaseOfWait(req),
       });
-      switch (r.status) {
-        case "granted":
-          return { status: "granted", grant: r.grant, pickup: false };
-        case "busy":
-          return { status: "locked", retryAfterMs: r.retryAfterMs, ...(r.current ? { current: r.current } : {}) };
-        case "limit_mismatch":
-          return { status: "refused", ...mismatch(r.limit) };
-      }
+      if (r.status === "limit_mismatch") return { status: "refused", ...mismatch(r.limit) };
+      return grantedOrLocked(r);
     },
   });

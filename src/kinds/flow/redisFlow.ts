@@ -1,10 +1,19 @@
-import type { FLOW } from "./types.js";
-import type { RedisKind } from "../../store/redis/RedisKinds.js";
 import { numberField, optionalNumberField, type ScriptReply, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { markedIfWatched } from "../../store/redis/watchedResults.js";
-import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../manyHolders/redisHolders.js";
+import {
+  acquireArgs,
+  admitArgs,
+  admittedOf,
+  entryNumber,
+  entryString,
+  grantedOrBusy,
+  holdersOnRedis,
+  labelsOf,
+  leaseOf,
+} from "../manyHolders/redisHolders.js";
+import { okOrLost } from "../../store/redis/watchedResults.js";
+import type { OwnOps } from "../manyHolders/types.js";
 import { flowKeys } from "./keys.js";
-import { type FlowBusyReason, type FlowGrant, type FlowLimit, type FlowOps, limitOfText, mismatch } from "./types.js";
+import { FLOW, type FlowBusyReason, type FlowGrant, type FlowLimit, type FlowOps, limitOfText, mismatch } from "./types.js";
 
 /** A limit as a script's three arguments: concurrency, rate count, rate perMs ("" for a part absent). */
 const limitArgs = (l: FlowLimit) => [l.concurrency ?? "", l.rate?.count ?? "", l.rate?.perMs ?? ""];
@@ -15,9 +24,7 @@ function grantOf(name: string, entry: Record<string, unknown>): FlowGrant {
   return {
     name,
     token: entryString(entry, "token"),
-    fence: entryNumber(entry, "fence"),
-    ttlMs: entryNumber(entry, "ttlMs"),
-    expiresAt: entryNumber(entry, "expiresAt"),
+    ...leaseOf(entry),
     startedAt: entryNumber(entry, "startedAt"),
     held: entryNumber(entry, "held"),
     starts: startsOf(entry.starts),
@@ -26,52 +33,36 @@ function grantOf(name: string, entry: Record<string, unknown>): FlowGrant {
 
 const reasonOf = (r: ScriptReply) => r.reason as FlowBusyReason;
 
-/** The flow limit on the Redis store: lua/flow/<op>.lua, and the shared holder scripts. */
-function redisFlow(scripts: ScriptRunner): FlowOps {
+/** The flow limit's own operations on the Redis store: lua/flow/<op>.lua. */
+function redisFlow(scripts: ScriptRunner): OwnOps<FlowOps> {
   return {
-    ...redisHolderOps(scripts, flowKeys),
     async acquire(ref, input) {
       const k = flowKeys(ref);
-      const r = await scripts.run(
-        "flow_acquire",
-        [k.lock, k.fence, k.gate, k.starts, k.limit],
-        [input.token, ...limitArgs(input), input.ttlMs, input.watch ? "1" : "0", input.holder ?? ""],
-        k.watchers,
-      );
-      switch (r.status) {
-        case "granted":
-          return markedIfWatched(r, { status: "granted", grant: grantOf(ref.name, r) });
-        case "busy":
-          return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1", reason: reasonOf(r), ...currentOf(r) };
-        case "limit_mismatch":
-          return { status: "limit_mismatch", limit: limitOfText(r.limit ?? "") };
-      }
+      const r = await scripts.run("flow_acquire", [k.lock, k.fence, k.gate, k.starts, k.limit], acquireArgs(input, limitArgs(input)), k.watchers);
+      const tried = grantedOrBusy(r, (g) => grantOf(ref.name, g));
+      // A busy try says which part of the limit turned it away (or that others wait first).
+      if (tried) return tried.status === "busy" ? { ...tried, reason: reasonOf(r) } : tried;
+      if (r.status === "limit_mismatch") return { status: "limit_mismatch", limit: limitOfText(r.limit ?? "") };
       throw unexpectedReply("flow_acquire", r);
     },
 
     async admit(ref, waiters, more) {
       const k = flowKeys(ref);
-      const args: Array<string | number> = [more ? "1" : "0", waiters.length];
-      for (const w of waiters) {
-        args.push(w.token, ...limitArgs(w), w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0", w.holder ?? "");
-      }
-      const r = await scripts.run("flow_admit", [k.lock, k.fence, k.gate, k.starts, k.limit], args);
-      if (r.status !== "ok") throw unexpectedReply("flow_admit", r);
-      const refused = listField(r, "refused").map((x) => ({ token: entryString(x, "token"), limit: limitOfText(entryString(x, "limit")) }));
-      const retryAfterMs = optionalNumberField(r, "retryAfterMs");
-      return {
-        granted: listField(r, "granted").map((g) => grantOf(ref.name, g)),
-        refused: refused.map((x) => ({ token: x.token, ...mismatch(x.limit) })),
-        ...(retryAfterMs === null ? {} : { retryAfterMs, reason: reasonOf(r) }),
-      };
+      const r = await scripts.run("flow_admit", [k.lock, k.fence, k.gate, k.starts, k.limit], admitArgs(waiters, more, limitArgs));
+      const step = admittedOf(
+        "flow_admit",
+        r,
+        (g) => grantOf(ref.name, g),
+        (x) => ({ token: entryString(x, "token"), ...mismatch(limitOfText(entryString(x, "limit"))) }),
+      );
+      // A waiter left in line: which part of the limit stopped it (its window wakes the line, not a release).
+      return step.retryAfterMs === undefined ? step : { ...step, reason: reasonOf(r) };
     },
 
     async release(ref, input) {
       const k = flowKeys(ref);
       const r = await scripts.run("flow_release", [k.lock, k.request(input.requestId), k.ended, k.gate], [input.token], k.watchers);
-      if (r.status === "lost") return { status: "lost" };
-      if (r.status !== "ok") throw unexpectedReply("flow_release", r);
-      return markedIfWatched(r, { status: "ok", held: numberField(r, "held"), watched: r.watched === "1", waiters: r.waiters === "1" });
+      return okOrLost("flow_release", r, () => ({ held: numberField(r, "held"), watched: r.watched === "1", waiters: r.waiters === "1" }));
     },
 
     async inspect(ref) {
@@ -89,12 +80,5 @@ function redisFlow(scripts: ScriptRunner): FlowOps {
   };
 }
 
-/** The flow limit on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
-export const flowOnRedis: RedisKind<typeof FLOW> = {
-  name: "flow",
-  redis: {
-    ops: redisFlow,
-    mainKey: (ref) => flowKeys(ref).lock,
-    watcherKey: (ref) => flowKeys(ref).watchers,
-  },
-};
+/** The flow limit on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's), beside the shared holder scripts. */
+export const flowOnRedis = holdersOnRedis(FLOW, flowKeys, redisFlow);

@@ -1,8 +1,7 @@
 import { kindKey } from "../../store/kinds.js";
 import type { FlowWait } from "./wait.js";
-import type { CurrentHolder } from "../../errors.js";
 import type { AnsweredWrite, LockRef } from "../../store/types.js";
-import type { Admitted, HolderOps, HolderWriteNote as FlowWriteNote, QueuedHolder } from "../manyHolders/types.js";
+import type { Admitted, HolderBusy, HolderLeaseInput, HolderOps, HolderWriteNote as FlowWriteNote, QueuedHolder } from "../manyHolders/types.js";
 
 /**
  * What both stores do for a flow limit (docs/API.md "Flow limit"): at most
@@ -37,12 +36,7 @@ export interface FlowGrant {
   starts: number | null;
 }
 
-export interface FlowAcquireInput extends FlowLimit {
-  token: string;
-  ttlMs: number;
-  watch: boolean;
-  holder?: string;
-}
+export interface FlowAcquireInput extends FlowLimit, HolderLeaseInput {}
 
 /** Why a try was turned away: every slot held, the window's starts used up, or others wait first. */
 export type FlowBusyReason = "concurrency" | "rate" | "line";
@@ -50,7 +44,7 @@ export type FlowBusyReason = "concurrency" | "rate" | "line";
 export type FlowAcquireResult =
   | { status: "granted"; grant: FlowGrant }
   /** `current`: the first holder to end, when the slots are all held. */
-  | { status: "busy"; retryAfterMs: number; queued: boolean; reason: FlowBusyReason; current?: CurrentHolder }
+  | (HolderBusy & { reason: FlowBusyReason })
   /** Holders or the window's starts are under another limit. */
   | { status: "limit_mismatch"; limit: FlowLimit };
 

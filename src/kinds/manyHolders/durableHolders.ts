@@ -2,7 +2,7 @@ import type { CurrentHolder } from "../../errors.js";
 import { ENDED_KEEP_MS, REQUEST_MEMORY_MS } from "../../limits.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
 import { fenceKeptUntil, leaseEnd, live } from "../../store/durable/records.js";
-import type { WithdrawReason } from "../../store/types.js";
+import type { LockRef, WithdrawReason } from "../../store/types.js";
 import type { WatchState } from "../../store/types.js";
 import type { HolderForceInput, HolderForceResult, HolderHeartbeatResult, HolderOps, HolderWithdrawResult } from "./types.js";
 
@@ -189,13 +189,36 @@ export function nextHoldersDeadline(kv: SyncKvStorage, now: number): number | un
   return kept.length ? Math.min(...kept) : undefined;
 }
 
-/** The operations both many-holder kinds share, on one lock object's storage (the Durable store). */
-export function durableHolderOps(kv: SyncKvStorage): HolderOps {
+/** The operations every many-holder kind shares, on one lock object's storage (the Durable store). */
+function durableHolderOps(kv: SyncKvStorage): HolderOps {
   return {
     heartbeat: async (_ref, input) => heartbeat(kv, Date.now(), input),
     withdraw: async (_ref, input) => withdraw(kv, Date.now(), input),
     watch: async (_ref, { token }) => watch(kv, Date.now(), token ?? ""),
     ungate: async () => dropGate(kv),
     forceRelease: async (_ref, input) => forceRelease(kv, Date.now(), input),
+  };
+}
+
+/**
+ * A many-holder kind on one lock object's storage: the shared operations,
+ * and the kind's own rules (synchronous on the storage, atomic like a
+ * script), each run by the object's clock.
+ */
+export function durableHolderKind<AcquireInput, Acquired, Waiter, Admitted, ReleaseInput, Released, State>(
+  kv: SyncKvStorage,
+  rules: {
+    acquire(kv: SyncKvStorage, now: number, name: string, input: AcquireInput): Acquired;
+    admit(kv: SyncKvStorage, now: number, name: string, waiters: Waiter[], more: boolean): Admitted;
+    release(kv: SyncKvStorage, now: number, input: ReleaseInput): Released;
+    inspect(kv: SyncKvStorage, now: number): State;
+  },
+) {
+  return {
+    ...durableHolderOps(kv),
+    acquire: async (ref: LockRef, input: AcquireInput) => rules.acquire(kv, Date.now(), ref.name, input),
+    admit: async (ref: LockRef, waiters: Waiter[], more: boolean) => rules.admit(kv, Date.now(), ref.name, waiters, more),
+    release: async (_ref: LockRef, input: ReleaseInput) => rules.release(kv, Date.now(), input),
+    inspect: async (_ref: LockRef) => rules.inspect(kv, Date.now()),
   };
 }

@@ -1,12 +1,13 @@
 import type { HeldAnswer, KindLine, KindObjectPart, WriteEffect } from "../../lockObject/KindObjectPart.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { LinePolicy } from "../../lockObject/line/LinePolicy.js";
 import { kindLine } from "../kindLine.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
+import type { CurrentHolder } from "../../errors.js";
 import type { KindKey, KindName, OpsOf, WaitOf } from "../../store/kinds.js";
 import { kindOps, type LockRef, type LockStore } from "../../store/types.js";
 import { newRequestId } from "../../tokens.js";
-import type { HolderForceInput, HolderOps, HolderWriteNote } from "./types.js";
+import { holderLinePolicy } from "./holderLinePolicy.js";
+import type { Admitted, HolderForceInput, HolderOps, HolderWriteNote, QueuedHolder } from "./types.js";
 
 interface HolderGrant {
   token: string;
@@ -15,15 +16,25 @@ interface HolderGrant {
   expiresAt: number;
 }
 
-/** A many-holder kind's key: its operations have the holders' shared ones and a release answered ok or lost. */
-type HolderKind = KindKey<KindName, HolderOps & { release(ref: LockRef, input: never): Promise<{ status: string }> }, unknown, HolderWriteNote>;
+/**
+ * A many-holder kind's key: its operations have the holders' shared ones, an admit of its line's waiters,
+ * and a release answered ok or lost.
+ */
+type HolderKind<Req = never, Grant = unknown> = KindKey<
+  KindName,
+  HolderOps & {
+    admit(ref: LockRef, waiters: Array<Req & QueuedHolder>, more: boolean): Promise<Admitted<Grant>>;
+    release(ref: LockRef, input: never): Promise<{ status: string }>;
+  },
+  unknown,
+  HolderWriteNote
+>;
 type ReleaseOk<K extends HolderKind> = Awaited<ReturnType<OpsOf<K>["release"]>> & { status: "ok" };
 
 /** What a many-holder kind brings to its part of the lock object. */
 export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderGrant> {
   kind: K;
-  policy: LinePolicy<Req, Grant>;
-  /** The line's request for a wait. */
+  /** The line's request for a wait (the lease it asks for: leaseOfWait). */
   queued(req: WaitOf<K>): Req;
   /** One try in the store: a try-lock (waitMs 0) or a re-entry. */
   tryOnce(store: LockStore, req: WaitOf<K>): Promise<WaitOutcome<Grant>>;
@@ -41,7 +52,9 @@ export interface HolderKindSpec<K extends HolderKind, Req, Grant extends HolderG
  * object (noteWrite), whose line takes its next step; on the Durable store its
  * own release does the same in the same call.
  */
-export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGrant> implements KindObjectPart<K, Grant> {
+export class HoldersObjectPart<K extends HolderKind<Req, Grant>, Req extends Omit<QueuedHolder, "token" | "markPickup">, Grant extends HolderGrant>
+  implements KindObjectPart<K, Grant>
+{
   readonly durableOps: OpsOf<K>;
   readonly line: KindLine<WaitOf<K>, Grant>;
 
@@ -49,7 +62,7 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
     private readonly host: LockObjectHost,
     private readonly spec: HolderKindSpec<K, Req, Grant>,
   ) {
-    this.line = kindLine(spec.queued, spec.policy);
+    this.line = kindLine(spec.queued, holderLinePolicy<Req, Grant>(spec.kind));
     // Both many-holder kinds share heartbeat and release shapes; what differs is in the spec.
     const own = kindOps(host.ownStore, spec.kind) as HolderOps & { release(ref: LockRef, input: unknown): Promise<{ status: string }> };
     this.durableOps = {
@@ -104,4 +117,19 @@ export class HoldersObjectPart<K extends HolderKind, Req, Grant extends HolderGr
     if (store === "redis" && ((ok as { waiters?: boolean }).waiters || endedWatch)) this.host.noteWrite({ ref, token, endedWatch }, "redis");
     return { status: "ok", answer: this.spec.releaseAnswer(ok) };
   }
+}
+
+/** The lease a wait asks for, as a many-holder kind's store takes it: its length, its onExpire watch, its label. */
+export const leaseOfWait = (req: { ttlMs: number; onExpire?: string; holder?: string }) => ({
+  ttlMs: req.ttlMs,
+  watch: req.onExpire !== undefined,
+  holder: req.holder,
+});
+
+/** A try's grant or busy answer as the line's outcome (each kind answers its own refusals before). */
+export function grantedOrLocked<Grant>(
+  r: { status: "granted"; grant: Grant } | { status: "busy"; retryAfterMs: number; current?: CurrentHolder },
+): WaitOutcome<Grant> {
+  if (r.status === "granted") return { status: "granted", grant: r.grant, pickup: false };
+  return { status: "locked", retryAfterMs: r.retryAfterMs, ...(r.current ? { current: r.current } : {}) };
 }

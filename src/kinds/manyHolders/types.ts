@@ -1,3 +1,4 @@
+import type { CurrentHolder } from "../../errors.js";
 import type { WithdrawReason } from "../../store/types.js";
 import type { LockRef } from "../../store/types.js";
 import type { WatchedLeaseId, WatchState } from "../../store/types.js";
@@ -39,17 +40,27 @@ export interface HolderForceInput extends AnsweredWrite {
   holder?: string;
 }
 
-/** A waiter as the lock object passes it to a store step. */
-export interface QueuedHolder {
+/** A holder's lease as an acquire asks for it. */
+export interface HolderLeaseInput {
   token: string;
   ttlMs: number;
   /** Watched for onExpire. */
   watch: boolean;
-  /** A grant must be picked up (the waiter waited; see PICKUP_MS). */
-  markPickup: boolean;
   /** Its holder label, kept with the lease it gets. */
   holder?: string;
 }
+
+/** A try turned away: when to look again; `queued`: it could be granted but waiters are first (no barging); `current`: the first holder in the way to end. */
+export type HolderBusy = { status: "busy"; retryAfterMs: number; queued: boolean; current?: CurrentHolder };
+
+/** A waiter as the lock object passes it to a store step. */
+export interface QueuedHolder extends HolderLeaseInput {
+  /** A grant must be picked up (the waiter waited; see PICKUP_MS). */
+  markPickup: boolean;
+}
+
+/** A waiter's request as the lock object's line keeps it: the store step's waiter, but for its token and pickup mark. */
+export type LineRequest<Q extends QueuedHolder> = Omit<Q, "token" | "markPickup">;
 
 /** One store step for the line: who was granted (in order), who was refused, and when to look again. */
 export interface Admitted<Grant> {
@@ -72,6 +83,9 @@ export interface HolderOps {
   /** An operator frees holders whatever their tokens (every one, or those with a label). */
   forceRelease(ref: LockRef, input: HolderForceInput): Promise<HolderForceResult>;
 }
+
+/** A many-holder kind's operations besides the shared ones (HolderOps): what its own scripts and rules do. */
+export type OwnOps<Ops> = Omit<Ops, keyof HolderOps>;
 
 /** Redis store: a holder released; the line may move, and its watch ends if it released for good. */
 export interface HolderWriteNote {

@@ -91,6 +91,25 @@ function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): MutexOp
   const promisedEnd = (started: number, ttlMs: number, endsAt: number) => Math.min(started + ttlMs, endsAt) - driftMs(ttlMs);
 
   /**
+   * The grant a majority gave (a new lease, or a re-entry), with `fence`
+   * raised on a majority and its promised end still ahead; no grant when
+   * either fails (`raised` says whether the fence step reached a majority).
+   */
+  async function confirmed(
+    ref: LockRef,
+    input: MutexAcquireInput,
+    started: number,
+    fence: number,
+    grants: MutexGrant[],
+  ): Promise<{ grant?: MutexGrant; raised: boolean }> {
+    const { raised, endsAt } = await raiseFence(ref, input.token, fence);
+    const expiresAt = promisedEnd(started, input.ttlMs, endsAt);
+    if (!raised || expiresAt <= now()) return { raised };
+    const count = Math.max(...grants.map((x) => x.count));
+    return { raised, grant: { name: ref.name, token: input.token, fence, ttlMs: input.ttlMs, expiresAt, count } };
+  }
+
+  /**
    * A re-entry, on a majority. Never given back: giving a level back where it
    * was taken while another node's answer is unknown would leave the nodes'
    * levels apart. One that does not settle is an outcome unknown, and the
@@ -105,15 +124,8 @@ function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): MutexOp
     grants: MutexGrant[],
   ): Promise<MutexAcquireResult> {
     if (grants.length >= majority) {
-      const fence = leaseFence(grants);
-      const { raised, endsAt } = await raiseFence(ref, input.token, fence);
-      const expiresAt = promisedEnd(started, input.ttlMs, endsAt);
-      if (raised && expiresAt > now()) {
-        return {
-          status: "granted",
-          grant: { name: ref.name, token: input.token, fence, ttlMs: input.ttlMs, expiresAt, count: Math.max(...grants.map((x) => x.count)) },
-        };
-      }
+      const { grant } = await confirmed(ref, input, started, leaseFence(grants), grants);
+      if (grant) return { status: "granted", grant };
       throw new StoreUnavailableError(
         "mutex re-entry: not confirmed on a majority of the Redis databases in time; retry it with the same request id",
       );
@@ -134,15 +146,8 @@ function quorumMutex(nodes: QuorumNode[], now: () => number = Date.now): MutexOp
       if (input.mode === "reenter") return reentered(ref, input, started, g.answers, grants);
 
       if (grants.length >= majority) {
-        const fence = grantFence(grants);
-        const { raised, endsAt } = await raiseFence(ref, input.token, fence);
-        const expiresAt = promisedEnd(started, input.ttlMs, endsAt);
-        if (raised && expiresAt > now()) {
-          return {
-            status: "granted",
-            grant: { name: ref.name, token: input.token, fence, ttlMs: input.ttlMs, expiresAt, count: Math.max(...grants.map((x) => x.count)) },
-          };
-        }
+        const { grant, raised } = await confirmed(ref, input, started, grantFence(grants), grants);
+        if (grant) return { status: "granted", grant };
         // Not confirmed in time: a grant nobody may rely on, so give it back everywhere.
         const all = await g.all;
         await takeBack(ref, input.token, indexesWhere(all, isGrant));

@@ -1,22 +1,20 @@
-import { PICKUP_MS, REGISTRATION_GRACE_MS, REQUEST_MEMORY_MS } from "../../limits.js";
+import { REQUEST_MEMORY_MS } from "../../limits.js";
 import { recall, remember } from "../../store/durable/answerMemory.js";
 import { issueFence, lastFence } from "../../store/durable/records.js";
 import {
-  dropGate,
   FENCE,
-  durableHolderOps,
+  durableHolderKind,
   firstEnd,
   firstInWay,
-  labelsOf,
   gateExists,
   type HolderLease,
   type HolderSet,
-  lastEnd,
+  labelsOf,
   load,
   markEnded,
   save,
-  setGate,
 } from "../manyHolders/durableHolders.js";
+import { gateAfterStep, grantedAgain, lineFirst, newLease, pickedUp, stopInGate } from "../manyHolders/durableSteps.js";
 import type { Admitted } from "../manyHolders/types.js";
 import type {
   RwAcquireInput,
@@ -62,16 +60,8 @@ function blockedUntil(set: RwSet, mode: RwMode): number | undefined {
   return mode === "read" ? firstEnd(set, hasWriter) : firstEnd(set);
 }
 
-function newHolder(kv: SyncKvStorage, set: RwSet, now: number, mode: RwMode, ttl: number, watch: boolean, holder?: string): RwHolder {
-  return {
-    w: mode === "write" ? 1 : 0,
-    r: mode === "read" ? 1 : 0,
-    ttl,
-    exp: now + ttl,
-    fence: fenceFor(kv, set, now),
-    watch,
-    ...(holder ? { holder } : {}),
-  };
+function newHolder(kv: SyncKvStorage, set: RwSet, now: number, w: RwAcquireInput | RwQueuedHolder): RwHolder {
+  return { w: w.mode === "write" ? 1 : 0, r: w.mode === "read" ? 1 : 0, ...newLease(now, w, fenceFor(kv, set, now)) };
 }
 
 function acquire(kv: SyncKvStorage, now: number, name: string, input: RwAcquireInput): RwAcquireResult {
@@ -104,23 +94,15 @@ function acquire(kv: SyncKvStorage, now: number, name: string, input: RwAcquireI
       now + REQUEST_MEMORY_MS,
     );
   }
-  // A retry of this very acquire finds its own token; its client is alive, so the grant is picked up.
-  if (mine) {
-    if (mine.pickupBy !== undefined) {
-      // A new holder record: the one read is the stored value, read-only (the lock object's KeptKv).
-      const { pickupBy: _, ...picked } = mine;
-      set.holders[input.token] = picked;
-      save(kv, set);
-    }
-    return { status: "granted", grant: rwGrantOfHolder(name, input.token, input.mode, mine) };
-  }
+  if (mine) return { status: "granted", grant: rwGrantOfHolder(name, input.token, input.mode, pickedUp(kv, set, input.token)) };
   const until = blockedUntil(set, input.mode);
   if (until !== undefined) {
     const current = firstInWay(set, input.mode === "read" ? hasWriter : undefined);
     return { status: "busy", retryAfterMs: Math.max(until - now, 1), queued: false, ...(current ? { current } : {}) };
   }
-  if (gateExists(kv, now)) return { status: "busy", retryAfterMs: 100, queued: true };
-  const h = newHolder(kv, set, now, input.mode, input.ttlMs, input.watch, input.holder);
+  const waiting = lineFirst(kv, now);
+  if (waiting) return waiting;
+  const h = newHolder(kv, set, now, input);
   set.holders[input.token] = h;
   save(kv, set);
   return { status: "granted", grant: rwGrantOfHolder(name, input.token, input.mode, h) };
@@ -131,31 +113,26 @@ function admit(kv: SyncKvStorage, now: number, name: string, waiters: RwQueuedHo
   const granted: RwGrant[] = [];
   let stopped: RwQueuedHolder | undefined;
   for (const w of waiters) {
-    const mine = set.holders[w.token];
-    if (mine) {
-      // Granted by a step whose answer was lost: answered again; if it must be picked up, its lease from now and
-      // marked so (even if that step granted it unmarked: nobody has its token yet).
-      if (w.markPickup) set.holders[w.token] = { ...mine, exp: now + mine.ttl, lastTtl: mine.ttl, pickupBy: now + PICKUP_MS };
-      granted.push(rwGrantOfHolder(name, w.token, w.mode, set.holders[w.token]));
+    const again = grantedAgain(set, w, now);
+    if (again) {
+      granted.push(rwGrantOfHolder(name, w.token, w.mode, again));
       continue;
     }
     if (blockedUntil(set, w.mode) !== undefined) {
       stopped = w;
       break;
     }
-    const h = newHolder(kv, set, now, w.mode, w.ttlMs, w.watch, w.holder);
-    if (w.markPickup) h.pickupBy = now + PICKUP_MS;
+    const h = newHolder(kv, set, now, w);
     set.holders[w.token] = h;
     granted.push(rwGrantOfHolder(name, w.token, w.mode, h));
   }
   save(kv, set);
   if (stopped) {
-    setGate(kv, stopped.token, (lastEnd(set) ?? now) + REGISTRATION_GRACE_MS);
+    stopInGate(kv, set, stopped.token, now);
     const until = blockedUntil(set, stopped.mode) ?? now;
     return { granted, refused: [], retryAfterMs: Math.max(until - now, 1) };
   }
-  if (more) setGate(kv, "", now + REGISTRATION_GRACE_MS);
-  else dropGate(kv);
+  gateAfterStep(kv, now, more);
   return { granted, refused: [] };
 }
 
@@ -202,11 +179,5 @@ function inspect(kv: SyncKvStorage, now: number): RwState {
 
 /** The read-write lock's operations on one lock object's storage, by the object's clock (the Durable store). */
 export function durableRwLock(kv: SyncKvStorage): RwLockOps {
-  return {
-    ...durableHolderOps(kv),
-    acquire: async (ref, input) => acquire(kv, Date.now(), ref.name, input),
-    admit: async (ref, waiters, more) => admit(kv, Date.now(), ref.name, waiters, more),
-    release: async (_ref, input) => release(kv, Date.now(), input),
-    inspect: async () => inspect(kv, Date.now()),
-  };
+  return durableHolderKind(kv, { acquire, admit, release, inspect });
 }

@@ -1,63 +1,55 @@
-import type { RWLOCK } from "./types.js";
-import type { RedisKind } from "../../store/redis/RedisKinds.js";
+import { RWLOCK } from "./types.js";
 import { numberField, optionalNumberField, type ScriptRunner, unexpectedReply } from "../../store/redis/ScriptRunner.js";
-import { markedIfWatched, okOrLost } from "../../store/redis/watchedResults.js";
-import { currentOf, entryNumber, entryString, labelsOf, listField, redisHolderOps } from "../manyHolders/redisHolders.js";
+import { okOrLost } from "../../store/redis/watchedResults.js";
+import {
+  acquireArgs,
+  admitArgs,
+  admittedOf,
+  entryNumber,
+  entryString,
+  grantedOrBusy,
+  holdersOnRedis,
+  labelsOf,
+  leaseOf,
+} from "../manyHolders/redisHolders.js";
+import type { OwnOps } from "../manyHolders/types.js";
 import { rwLockKeys } from "./keys.js";
 import type { RwGrant, RwLockOps, RwMode } from "./types.js";
 
-/** The read-write lock on the Redis store: lua/rwlock/<op>.lua, and the shared holder scripts. */
-function redisRwLock(scripts: ScriptRunner): RwLockOps {
+/** A grant as a script answers it (an acquire's reply, or an entry of a step's list). */
+const grantOf = (name: string, entry: Record<string, unknown>): RwGrant => ({
+  name,
+  token: entryString(entry, "token"),
+  mode: modeOf(entry.mode),
+  ...leaseOf(entry),
+  count: entryNumber(entry, "count"),
+});
+
+/** The read-write lock's own operations on the Redis store: lua/rwlock/<op>.lua. */
+function redisRwLock(scripts: ScriptRunner): OwnOps<RwLockOps> {
   return {
-    ...redisHolderOps(scripts, rwLockKeys),
     async acquire(ref, input) {
       const k = rwLockKeys(ref);
       const r = await scripts.run(
         "rwlock_acquire",
         [k.lock, k.fence, k.gate, k.request(input.requestId)],
-        [input.token, input.mode, input.reenter ? "reenter" : "new", input.ttlMs, input.watch ? "1" : "0", input.holder ?? ""],
+        acquireArgs(input, [input.mode, input.reenter ? "reenter" : "new"]),
         k.watchers,
       );
-      switch (r.status) {
-        case "granted":
-          return markedIfWatched(r, {
-            status: "granted",
-            grant: {
-              name: ref.name,
-              token: r.token,
-              mode: modeOf(r.mode),
-              fence: numberField(r, "fence"),
-              ttlMs: numberField(r, "ttlMs"),
-              expiresAt: numberField(r, "expiresAt"),
-              count: numberField(r, "count"),
-            },
-          });
-        case "busy":
-          return { status: "busy", retryAfterMs: numberField(r, "retryAfterMs"), queued: r.queued === "1", ...currentOf(r) };
-        case "lost":
-        case "upgrade":
-          return { status: r.status };
-      }
+      const tried = grantedOrBusy(r, (g) => grantOf(ref.name, g));
+      if (tried) return tried;
+      if (r.status === "lost" || r.status === "upgrade") return { status: r.status };
       throw unexpectedReply("rwlock_acquire", r);
     },
 
     async admit(ref, waiters, more) {
       const k = rwLockKeys(ref);
-      const args: Array<string | number> = [more ? "1" : "0", waiters.length];
-      for (const w of waiters) args.push(w.token, w.mode, w.ttlMs, w.watch ? "1" : "0", w.markPickup ? "1" : "0", w.holder ?? "");
-      const r = await scripts.run("rwlock_admit", [k.lock, k.fence, k.gate], args);
-      if (r.status !== "ok") throw unexpectedReply("rwlock_admit", r);
-      const granted: RwGrant[] = listField(r, "granted").map((g) => ({
-        name: ref.name,
-        token: entryString(g, "token"),
-        mode: modeOf(entryString(g, "mode")),
-        fence: entryNumber(g, "fence"),
-        ttlMs: entryNumber(g, "ttlMs"),
-        expiresAt: entryNumber(g, "expiresAt"),
-        count: entryNumber(g, "count"),
-      }));
-      const retryAfterMs = optionalNumberField(r, "retryAfterMs");
-      return { granted, refused: [], ...(retryAfterMs === null ? {} : { retryAfterMs }) };
+      const r = await scripts.run(
+        "rwlock_admit",
+        [k.lock, k.fence, k.gate],
+        admitArgs(waiters, more, (w) => [w.mode]),
+      );
+      return admittedOf("rwlock_admit", r, (g) => grantOf(ref.name, g));
     },
 
     async release(ref, input) {
@@ -88,17 +80,10 @@ function redisRwLock(scripts: ScriptRunner): RwLockOps {
   };
 }
 
-function modeOf(v: string | undefined): RwMode {
+function modeOf(v: unknown): RwMode {
   if (v === "read" || v === "write") return v;
   throw unexpectedReply("rwlock", { mode: String(v) });
 }
 
-/** The read-write lock on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's). */
-export const rwLockOnRedis: RedisKind<typeof RWLOCK> = {
-  name: "rwlock",
-  redis: {
-    ops: redisRwLock,
-    mainKey: (ref) => rwLockKeys(ref).lock,
-    watcherKey: (ref) => rwLockKeys(ref).watchers,
-  },
-};
+/** The read-write lock on the Redis store: its scripts and keys (in the library's list of kinds and the Worker's), beside the shared holder scripts. */
+export const rwLockOnRedis = holdersOnRedis(RWLOCK, rwLockKeys, redisRwLock);

@@ -1,8 +1,7 @@
 import { kindKey } from "../../store/kinds.js";
 import type { RwLockWait } from "./wait.js";
-import type { CurrentHolder } from "../../errors.js";
 import type { LockRef } from "../../store/types.js";
-import type { Admitted, HolderOps, QueuedHolder } from "../manyHolders/types.js";
+import type { Admitted, HolderBusy, HolderLeaseInput, HolderOps, QueuedHolder } from "../manyHolders/types.js";
 import type { AnsweredWrite } from "../../store/types.js";
 
 /** What both stores do for the read-write lock; its conformance cases hold them to the same behaviour. */
@@ -20,22 +19,20 @@ export interface RwGrant {
   count: number;
 }
 
-/** Its request id: the same on a retry of the same re-entry, which then gets the first answer. */
-export interface RwAcquireInput extends AnsweredWrite {
+/**
+ * Its request id: the same on a retry of the same re-entry, which then gets
+ * the first answer. Its token: the new holder's, or the held one when
+ * re-entering (or a writer taking a read: a downgrade to come); a re-entry's
+ * label replaces the holder's.
+ */
+export interface RwAcquireInput extends AnsweredWrite, HolderLeaseInput {
   mode: RwMode;
-  /** The new holder's token, or the held token when re-entering (or a writer taking a read: a downgrade to come). */
-  token: string;
   reenter: boolean;
-  ttlMs: number;
-  watch: boolean;
-  /** The holder's label (a re-entry's replaces it). */
-  holder?: string;
 }
 
 export type RwAcquireResult =
   | { status: "granted"; grant: RwGrant }
-  /** `queued`: the lock could be granted but waiters are first (no barging); `current`: the first holder in the way to end. */
-  | { status: "busy"; retryAfterMs: number; queued: boolean; current?: CurrentHolder }
+  | HolderBusy
   | { status: "lost" }
   /** A reader asked for the write lock with its read token: upgrades deadlock, so they are refused. */
   | { status: "upgrade" };

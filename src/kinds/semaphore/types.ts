@@ -1,8 +1,7 @@
 import { kindKey } from "../../store/kinds.js";
 import type { SemaphoreWait } from "./wait.js";
-import type { CurrentHolder } from "../../errors.js";
 import type { LockRef } from "../../store/types.js";
-import type { Admitted, HolderOps, QueuedHolder } from "../manyHolders/types.js";
+import type { Admitted, HolderBusy, HolderLeaseInput, HolderOps, QueuedHolder } from "../manyHolders/types.js";
 import type { AnsweredWrite } from "../../store/types.js";
 
 /** What both stores do for the counting semaphore; its conformance cases hold them to the same behaviour. */
@@ -19,19 +18,14 @@ export interface SemaphoreGrant {
   available: number;
 }
 
-export interface SemaphoreAcquireInput {
-  token: string;
+export interface SemaphoreAcquireInput extends HolderLeaseInput {
   limit: number;
   permits: number;
-  ttlMs: number;
-  watch: boolean;
-  holder?: string;
 }
 
 export type SemaphoreAcquireResult =
   | { status: "granted"; grant: SemaphoreGrant }
-  /** `current`: the first holder in the way to end. */
-  | { status: "busy"; retryAfterMs: number; queued: boolean; current?: CurrentHolder }
+  | HolderBusy
   /** Holders exist with another limit. */
   | { status: "limit_mismatch"; limit: number };
 

@@ -13,6 +13,8 @@ import type { ObjectTimers } from "../timers.js";
 import type { StoreKind } from "../line/waitProtocol.js";
 import { WatchMarker } from "./watchMarker.js";
 import type { LockStore } from "../../store/types.js";
+import type { WatchedRead } from "../ObjectKinds.js";
+import { errorAnswer } from "../../wire/errorAnswer.js";
 
 /** The runtime's tag on watch sockets, so a woken object tells them from its wait sockets. */
 const WATCH_TAG = "watch";
@@ -25,8 +27,8 @@ const CLOCK_LAG_MS = 25;
 export interface WatchSocketsHost {
   ctx: DurableObjectState;
   env: Env;
-  /** The lock's state as its GET answers it, read now from the socket's store. */
-  state(at: SocketAt): Promise<Record<string, unknown>>;
+  /** The lock's state as its GET answers it, read now from the socket's store; with `since`, and the kind's history after it. */
+  read(at: SocketAt, since: number | undefined): Promise<WatchedRead>;
   timers: ObjectTimers;
   caps: SocketCaps;
   /** The store a watcher's key is kept in (watchMarker.ts: Redis). */
@@ -43,6 +45,11 @@ export interface WatchSocketsHost {
  * lease's end is the one timer, the object's, never one per watcher. What a
  * watcher was last sent is the digest in its attachment, so a woken object
  * pushes only what changed while it slept. No watchers: nothing is read.
+ * A watcher opened at a position (?since=N, a kind whose part keeps a
+ * history: ObjectKinds.ts watchedHistory) also keeps the last position it
+ * was sent, and each push to it carries the changes after that one: the
+ * same one read serves it (the history after the lowest such position), and
+ * the socket alone gives it every change in order.
  */
 export class WatchSockets {
   /** The sockets' life, as a wait socket's (openSockets.ts): accepted, limited while idle, ended, counted out. */
@@ -87,14 +94,35 @@ export class WatchSockets {
     return this.live.size;
   }
 
-  /** Accept the socket, unless a cap refuses it: the same caps as a wait socket's (socketCaps.ts). */
+  /** Accept the socket, unless its position or a cap refuses it: the same caps as a wait socket's (socketCaps.ts). */
   async accept(request: Request): Promise<Response> {
+    const refused = await this.positionRefused(socketAtOf(request));
+    if (refused) return refused;
     const accepted = await this.sockets.accept(request);
     if ("ws" in accepted) {
       this.mine.add(accepted.ws);
       this.marker.update(this.live);
     }
     return accepted.response;
+  }
+
+  /**
+   * A watch at a position (?since=N) is refused before any socket (a plain HTTP answer, nothing changed)
+   * where the lock keeps no history, or N is beyond its last position (nobody can have seen that one).
+   */
+  private async positionRefused(at: SocketAt | undefined): Promise<Response | undefined> {
+    if (at?.since === undefined) return undefined;
+    try {
+      const { history } = await this.host.read(at, at.since);
+      if (!history) throw new InvalidInputError("invalid_position", "this lock keeps no history of changes: its watch takes no position");
+      if (at.since > history.position) {
+        throw new InvalidInputError("invalid_position", `since ${at.since} is beyond the last position, ${history.position}`);
+      }
+      return undefined;
+    } catch (err) {
+      const { status, body } = errorAnswer(err);
+      return Response.json(body, { status });
+    }
   }
 
   /** Woken (after hibernation or a restart): the watch sockets are found by their tag, and read for what changed meanwhile. */
@@ -129,7 +157,7 @@ export class WatchSockets {
     validated(socketMessageOf(data, "watch").json, watchStartMessage, "watch message");
     // Ended while its budget was asked (closed, or a second message came): nothing to start.
     if (this.sockets.isEnded(ws)) return;
-    keepAttachment(ws, { at: state.at, phase: "watching" });
+    keepAttachment(ws, { at: state.at, phase: "watching", position: state.at.since });
     this.changed();
   }
 
@@ -162,7 +190,7 @@ export class WatchSockets {
 
   private async push(): Promise<void> {
     await this.marker.settled; // a change written after the key is set is told: the state is read after it
-    const byStore = new Map<StoreKind, { at: SocketAt; sockets: WebSocket[] }>();
+    const byStore = new Map<StoreKind, { at: SocketAt; sockets: WebSocket[]; since?: number }>();
     let nextEnd = Infinity;
     for (const ws of this.live) {
       const s = attachmentOf(ws);
@@ -179,16 +207,22 @@ export class WatchSockets {
       }
       const group = byStore.get(s.at.store) ?? { at: s.at, sockets: [] };
       group.sockets.push(ws);
+      // One read serves every watcher: the history after the lowest position any of them was sent.
+      if (s.position !== undefined) group.since = Math.min(group.since ?? s.position, s.position);
       byStore.set(s.at.store, group);
     }
-    for (const { at, sockets } of byStore.values()) {
-      const state = await this.host.state(at);
+    for (const { at, sockets, since } of byStore.values()) {
+      const { state, history } = await this.host.read(at, since);
       const seen = await digest(state);
       for (const ws of sockets) {
         const s = attachmentOf(ws);
-        if (s?.phase !== "watching" || s.seen === seen) continue;
-        keepAttachment(ws, { at: s.at, phase: "watching", seen });
-        sendAnswer(ws, { type: "state", state });
+        if (s?.phase !== "watching") continue;
+        const after = history && s.position !== undefined ? changesAfter(history, s.position) : undefined;
+        if (s.seen === seen && !after?.changes.length) continue;
+        // What it was last sent is kept with the socket, so a woken object goes on from there.
+        const position = s.position === undefined || !history ? s.position : Math.max(history.position, s.position);
+        keepAttachment(ws, { at: s.at, phase: "watching", seen, position });
+        sendAnswer(ws, { type: "state", state, ...after });
       }
       nextEnd = Math.min(nextEnd, endOf(state));
     }
@@ -206,6 +240,16 @@ export class WatchSockets {
   private fail(ws: WebSocket, err: unknown): void {
     this.sockets.fail(ws, err);
   }
+}
+
+/**
+ * What a watcher last sent position `last` is told of the history: the changes after it, in order; or,
+ * where the history no longer holds the one after `last`, the newest alone, marked `missed`.
+ */
+function changesAfter(history: NonNullable<WatchedRead["history"]>, last: number): { changes: Array<{ position: number }>; missed?: true } {
+  const changes = history.changes.filter((c) => c.position > last);
+  if (changes.length && history.first !== null && history.first > last + 1) return { changes: changes.slice(-1), missed: true };
+  return { changes };
 }
 
 /** When the state changes by itself: the earliest lease or lock-delay end it names (Infinity: none). */

@@ -17,8 +17,8 @@ type SocketPhase =
   | { phase: "granted"; token: string; keep?: boolean; offeredAt?: number; ttlMs?: number }
   /** Held, the socket kept open (`keep`) for the holder's heartbeats and release, until the lease's end as the object last heard it. */
   | { phase: "holding"; token: string; leaseEndsAt?: number }
-  /** A watch socket pushing the lock's state: the digest of the state it was last sent (WatchSockets.ts). */
-  | { phase: "watching"; seen?: string }
+  /** A watch socket pushing the lock's state: the digest of the state it was last sent, and opened at a position, the last position it was sent (WatchSockets.ts). */
+  | { phase: "watching"; seen?: string; position?: number }
   | { phase: "done" };
 /** Where a socket's lock wait stands in the line: its token, arrival order, and whether the socket stays open once held. */
 export type Place = { token: string; seq: number; keep?: boolean };

@@ -1,7 +1,7 @@
 import type { Redis } from "@upstash/redis";
 import { InvalidInputError } from "../../errors.js";
 import type { KindName } from "../kinds.js";
-import { ScriptRunner } from "../redis/ScriptRunner.js";
+import { ScriptRunner, type ScriptTexts } from "../redis/ScriptRunner.js";
 import { type StoreCore, withKinds } from "../types.js";
 import { gather, noMajority } from "./majority.js";
 
@@ -12,6 +12,11 @@ export interface QuorumStoreOptions {
    * so it answers within three bounds; the other operations within one or two.
    */
   timeoutMs?: number;
+}
+
+/** The core quorum's options: also where its scripts' texts come from (ScriptTexts), which the library and the Worker each hand in. */
+export interface QuorumStoreCoreOptions extends QuorumStoreOptions {
+  scriptTexts: ScriptTexts;
 }
 
 /**
@@ -44,12 +49,12 @@ export class QuorumStoreCore implements StoreCore {
   readonly size: number;
   private readonly runners: ScriptRunner[];
 
-  constructor(databases: Redis[], kinds: readonly QuorumKind[], options: QuorumStoreOptions = {}) {
+  constructor(databases: Redis[], kinds: readonly QuorumKind[], options: QuorumStoreCoreOptions) {
     if (databases.length < 3 || databases.length % 2 === 0) {
       throw new InvalidInputError("invalid_quorum", `a quorum needs an odd number of at least 3 Redis databases, got ${databases.length}`);
     }
     this.size = databases.length;
-    this.runners = databases.map((redis) => new ScriptRunner(redis, options.timeoutMs));
+    this.runners = databases.map((redis) => new ScriptRunner(redis, options.scriptTexts, options.timeoutMs));
     this.offers = `a quorum of Redis databases offers the ${kinds.map((k) => k.name).join(", ")} only`;
     withKinds(
       this,

@@ -5,13 +5,18 @@ import { type StoreCore, withKinds } from "../types.js";
 import type { OperatorOps } from "../OperatorOps.js";
 import { type RedisKind, type RedisKinds, redisKindsOf } from "./RedisKinds.js";
 import { redisOperator } from "./redisOperator.js";
-import { ScriptRunner } from "./ScriptRunner.js";
+import { ScriptRunner, type ScriptTexts } from "./ScriptRunner.js";
 
 export type { RedisKind } from "./RedisKinds.js";
 
 export interface RedisStoreOptions {
   /** Bound on each store call; past it the call fails with StoreUnavailableError. */
   timeoutMs?: number;
+}
+
+/** The core store's options: also where its scripts' texts come from (ScriptTexts), which the library and the Worker each hand in. */
+export interface RedisStoreCoreOptions extends RedisStoreOptions {
+  scriptTexts: ScriptTexts;
 }
 
 /**
@@ -30,9 +35,9 @@ export class RedisStoreCore implements StoreCore {
 
   private readonly kinds: RedisKinds;
 
-  constructor(redis: Redis, kinds: readonly RedisKind[] | RedisKinds, options: RedisStoreOptions = {}, notesWatchers = false) {
+  constructor(redis: Redis, kinds: readonly RedisKind[] | RedisKinds, options: RedisStoreCoreOptions, notesWatchers = false) {
     this.kinds = kinds instanceof Map ? kinds : redisKindsOf(kinds as readonly RedisKind[]);
-    this.scripts = new ScriptRunner(redis, options.timeoutMs, notesWatchers);
+    this.scripts = new ScriptRunner(redis, options.scriptTexts, options.timeoutMs, notesWatchers);
     this.operator = redisOperator(this.scripts, this.kinds);
     withKinds(
       this,
@@ -54,7 +59,8 @@ export class RedisStoreCore implements StoreCore {
   notingWatchers(): this {
     if (this.scripts.notesWatchers) return this;
     // The same kinds, so the same members as this store: its type is this one's.
-    this.noting ??= new RedisStoreCore(this.scripts.redis, this.kinds, { timeoutMs: this.scripts.timeoutMs }, true);
+    const { redis, texts, timeoutMs } = this.scripts;
+    this.noting ??= new RedisStoreCore(redis, this.kinds, { scriptTexts: texts, timeoutMs }, true);
     return this.noting as this;
   }
 

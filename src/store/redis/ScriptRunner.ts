@@ -3,7 +3,15 @@ import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import { InternalError, NotConfiguredError } from "../../errors.js";
 import { classifyRedisFault } from "./redisFaults.js";
 import { failWhenRefused, storeUrlOf } from "./refusedStore.js";
-import { luaScriptSha1, luaScripts, luaScriptTakesCallerClock, plainScript, plainScriptSha1, type LuaScriptName } from "./scripts.generated.js";
+import { luaScriptSha1, luaScriptTakesCallerClock, plainScript, plainScriptSha1, type LuaScriptName } from "./scripts.generated.js";
+
+/**
+ * A script's text, asked only when Redis lacks the script (NOSCRIPT: a new or
+ * flushed database): the library's come from the generated module
+ * (moduleScripts.ts), the Worker's from its static assets
+ * (src/worker/luaScriptAsset.ts), so its bundle carries none.
+ */
+export type ScriptTexts = (name: LuaScriptName) => string | Promise<string>;
 
 /** A script's reply: its name/value pairs (see lua/prelude.lua). */
 export type ScriptReply = Readonly<Record<string, string>>;
@@ -29,11 +37,13 @@ export class ScriptRunner {
   readonly timeoutMs: number;
 
   /**
+   * @param texts  where a script's text comes from when Redis lacks it
    * @param notesWatchers  the Worker's runner: a write handed its lock's watchers key passes it as
    *   the script's last key, and the script answers watchers "1" while it exists (watchedResults.ts)
    */
   constructor(
     readonly redis: Redis,
+    readonly texts: ScriptTexts,
     timeoutMs?: number,
     readonly notesWatchers = false,
   ) {
@@ -76,12 +86,13 @@ export class ScriptRunner {
   /** After a failed EVALSHA: EVAL on NOSCRIPT (any other failure passes on); a refused flag is learnt for the client. */
   private async evalOnNoScript(name: LuaScriptName, keys: string[], argv: string[], err: unknown): Promise<unknown> {
     if (!isNoScript(err)) throw err;
+    const script = await this.texts(name);
     try {
-      return await this.redis.eval(luaScripts[name], keys, argv);
+      return await this.redis.eval(script, keys, argv);
     } catch (err) {
       if (!refusesFlag(err)) throw err;
       refusesKeyLocking.add(this.redis);
-      return await this.redis.eval(plainScript(luaScripts[name]), keys, argv);
+      return await this.redis.eval(plainScript(script), keys, argv);
     }
   }
 
@@ -91,7 +102,7 @@ export class ScriptRunner {
       return await this.redis.evalsha(plainScriptSha1[name], keys, argv);
     } catch (err) {
       if (!isNoScript(err)) throw err;
-      return await this.redis.eval(plainScript(luaScripts[name]), keys, argv);
+      return await this.redis.eval(plainScript(await this.texts(name)), keys, argv);
     }
   }
 

@@ -34,7 +34,9 @@ export function flowConformance(kind: StoreKind) {
     const ws = res.webSocket as WebSocket;
     ws.accept();
     const messages: any[] = [];
-    ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
+    ws.addEventListener("message", (e) => {
+      messages.push(JSON.parse(String(e.data)));
+    });
     ws.send(JSON.stringify({ type: "acquire", ...body }));
     return { ws, messages };
   }

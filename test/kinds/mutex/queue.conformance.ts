@@ -264,22 +264,30 @@ export function queueConformance(kind: StoreKind) {
 
   it("a bug is a 500 with an error id, never a 503: the lock's key holds something our scripts did not write", async () => {
     const name = uniqueName("bug");
-    if (kind === "redis") {
-      // A real Redis error (WRONGTYPE) from a key of the wrong type.
-      const { env } = api(kind);
-      const res = await fetch(env.UPSTASH_REDIS_REST_URL!, {
+    const { env } = api(kind);
+    const redisCommand = (command: string[]) =>
+      fetch(env.UPSTASH_REDIS_REST_URL!, {
         method: "POST",
         headers: { authorization: `Bearer ${env.UPSTASH_REDIS_REST_TOKEN}` },
-        body: JSON.stringify(["SET", `hf:{mx:tenant-a:${name}}`, "not-a-hash"]),
+        body: JSON.stringify(command),
       });
-      expect(res.status).toBe(200);
+    if (kind === "redis") {
+      // A real Redis error (WRONGTYPE) from a key of the wrong type.
+      expect((await redisCommand(["SET", `hf:{mx:tenant-a:${name}}`, "not-a-hash"])).status).toBe(200);
     } else {
       await runInDurableObject(lockObject(name), (_o, state) => state.storage.kv.put("mutex", "not-a-lease"));
     }
-    const res = await post(path(name, "acquire"), { ttlMs: 1000 });
-    expect(res.status).toBe(500);
-    expect(res.body.error).toBe("internal");
-    expect(res.body.errorId).toMatch(/^err_/);
-    expect(res.body.message).toContain(res.body.errorId);
+    try {
+      const res = await post(path(name, "acquire"), { ttlMs: 1000 });
+      expect(res.status).toBe(500);
+      expect(res.body.error).toBe("internal");
+      expect(res.body.errorId).toMatch(/^err_/);
+      expect(res.body.message).toContain(res.body.errorId);
+    } finally {
+      // The broken record goes with the case: tenant-a's listing (the console's cases, run beside this file on the
+      // same Redis) inspects every mutex of the namespace, and would answer this one's 500 too.
+      if (kind === "redis") await redisCommand(["DEL", `hf:{mx:tenant-a:${name}}`]);
+      else await runInDurableObject(lockObject(name), (_o, state) => state.storage.kv.delete("mutex"));
+    }
   });
 }

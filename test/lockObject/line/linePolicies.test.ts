@@ -11,7 +11,7 @@ import type { WaitOutcome } from "../../../src/lockObject/line/waitProtocol";
 import { RedisStore } from "../../../src/library/RedisStore";
 import { RWLOCK } from "../../../src/kinds/rwlock/types";
 import { SEMAPHORE } from "../../../src/kinds/semaphore/types";
-import { kindOps, type LockStore } from "../../../src/store/types";
+import type { LockStore } from "../../../src/store/types";
 import { freshRef, requestId, tokenOf } from "../../contract/support";
 import { pollUntil } from "../../support/pollUntil";
 
@@ -41,17 +41,9 @@ interface SemReq {
   watch: boolean;
 }
 
-// The policies as the kinds' object parts build them (src/kinds/rwlock/objectPart.ts, src/kinds/semaphore/objectPart.ts).
-const rwPolicy = holderLinePolicy<RwReq, RwGrant>({
-  admit: (s, ref, waiters, more) => kindOps(s, RWLOCK).admit(ref, waiters, more),
-  withdraw: (s, ref, input) => kindOps(s, RWLOCK).withdraw(ref, input),
-  ungate: (s, ref) => kindOps(s, RWLOCK).ungate(ref),
-});
-const semPolicy = holderLinePolicy<SemReq, SemaphoreGrant>({
-  admit: (s, ref, waiters, more) => kindOps(s, SEMAPHORE).admit(ref, waiters, more),
-  withdraw: (s, ref, input) => kindOps(s, SEMAPHORE).withdraw(ref, input),
-  ungate: (s, ref) => kindOps(s, SEMAPHORE).ungate(ref),
-});
+// The policies as the many-holder kinds' object part builds them (src/kinds/manyHolders/objectPart.ts).
+const rwPolicy = holderLinePolicy<RwReq, RwGrant>(RWLOCK);
+const semPolicy = holderLinePolicy<SemReq, SemaphoreGrant>(SEMAPHORE);
 
 /** A wait whose outcome the test can look at without awaiting it. */
 function track<G>(p: Promise<WaitOutcome<G>>) {

@@ -43,7 +43,9 @@ async function flood(base: string, key: string) {
   const holder = await socketWaiter(base, `/v1/locks/${unique("flood")}/wait`, key, { ttlMs: 30_000, waitMs: 5000, keep: true });
   await takeGrant(holder);
   const messages: any[] = [];
-  holder.ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
+  holder.ws.addEventListener("message", (e) => {
+    messages.push(JSON.parse(String(e.data)));
+  });
   for (let i = 0; i < 500; i++) holder.ws.send(JSON.stringify({ type: "heartbeat" }));
   const code = await holder.closed;
   return { code, last: messages.at(-1) };

@@ -57,7 +57,9 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
     const calm = await watcher(base(), path, KEYS.flood);
     const flooder = await watcher(base(), path, KEYS.flood);
     const messages: any[] = [];
-    flooder.ws.addEventListener("message", (e) => messages.push(JSON.parse(String(e.data))));
+    flooder.ws.addEventListener("message", (e) => {
+      messages.push(JSON.parse(String(e.data)));
+    });
     for (let i = 0; i < 500; i++) flooder.ws.send(JSON.stringify({ type: "watch" }));
     expect(await flooder.closed).toBe(1000);
     // One answer for the whole burst, not one per frame: the socket ended at the first message past its watch.
