@@ -15,7 +15,7 @@ export interface AppEnv {
     requestId: string | undefined;
     /** The bearer key that authenticated the request (a secret: derives retried acquires' tokens). */
     apiKey: string;
-    /** The kinds the app serves (what the service layer reads of them: src/service/changeNotes.ts). */
+    /** The kinds the app serves (what the store's view of the Worker's writes reads of them: src/store/redis/changeNotes.ts). */
     kinds: readonly ServiceKind[];
   };
 }

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { logError } from "../logError.js";
-import type { GrantDelivery } from "../service/acquireFlow.js";
+import type { GrantDelivery } from "../lockObject/waitInLine.js";
 
 /** How long to wait for the client to take an answer before leaving it to the lock object. */
 const CONFIRM_WITHIN_MS = 1500;

@@ -1,9 +1,8 @@
 import type { Context } from "hono";
 import { UpgradeRequiredError } from "../errors.js";
-import { lockObjectOf } from "../store/durable/lockObjectOf.js";
+import { lockObjectOfKindOn } from "../store/durable/lockObjectOf.js";
 import { SOCKET_AT_HEADER, SOCKET_FLOOD_UNTIL_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socketProtocol.js";
 import { floodPenalties } from "../namespaceObject/floodPenalties.js";
-import { kindOps } from "../store/types.js";
 import type { AppEnv } from "./appTypes.js";
 import type { KindName } from "../store/kinds.js";
 import { lockName } from "./lockName.js";
@@ -38,7 +37,9 @@ async function socketToObject(
 ): Promise<Response> {
   const name = lockName(c, param);
   if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError();
-  kindOps(c.var.store, kind); // a kind this store lacks is a 501 here, before any socket
+  const ref = { ns: c.var.ns, name };
+  // A kind this store lacks is a 501 here, before any socket; the stub is made now, though told of the socket last.
+  const object = lockObjectOfKindOn(c.var.store, c.env.LOCK_OBJECT, kind, ref);
   const protocols = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
   const clientIds = clientIdsOf(c);
   const openIds = openIdsOf(c);
@@ -48,7 +49,7 @@ async function socketToObject(
   const at: SocketAt = {
     kind,
     store: c.var.store.kind,
-    ref: { ns: c.var.ns, name },
+    ref,
     protocol: protocols.includes(SOCKET_PROTOCOL),
     // The object counts every message against this budget, as the Worker counted the handshake.
     tier,
@@ -58,7 +59,6 @@ async function socketToObject(
   if (tokenExpiresAt !== undefined) at.until = tokenExpiresAt;
   at.clientIds = clientIds;
   at.openIds = openIds;
-  const object = lockObjectOf(c.env.LOCK_OBJECT, kind, at.ref);
   // Only what the object needs: never the client's headers (its key among them).
   const answer = await object.fetch("https://lock-object/wait-socket", { headers: { upgrade: "websocket", [SOCKET_AT_HEADER]: JSON.stringify(at) } });
   const floodUntil = answer.headers.get(SOCKET_FLOOD_UNTIL_HEADER);

@@ -20,12 +20,13 @@ export interface WriteEffect {
   next?: "ifWaiting" | "always";
 }
 
-/** What a kind with a line brings to it (the core's Line drives it). */
+/**
+ * What a kind with a line brings to it (the core's Line drives it): its store step, which reads each
+ * waiter's request as it came (a request with a held `token` is a re-entry: never queued, the core's rule).
+ */
 export interface KindLine<Wait, Grant> {
   /** The line's store step: which waiters the store grants now. */
-  readonly policy: LinePolicy<unknown, Grant>;
-  /** The line's request for a wait (a request with a held `token` is a re-entry: never queued, the core's rule). */
-  queued(req: Wait): unknown;
+  readonly policy: LinePolicy<Wait, Grant>;
 }
 
 /**

@@ -10,7 +10,7 @@ import { KeptKv } from "./KeptKv.js";
 import { type LocalStore, localStoreOf } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "../store/durable/LockObjectRpc.js";
-import { type ObjectKind, type ObjectKinds, type Served, waitRequestOf, watchedRead } from "./ObjectKinds.js";
+import { type ObjectKinds, type Served, waitRequestOf, watchedRead } from "./ObjectKinds.js";
 import type { KindObjectPart } from "./KindObjectPart.js";
 import { Line, type LineHost } from "./line/Line.js";
 import type { StoreKind } from "./line/waitProtocol.js";
@@ -124,23 +124,21 @@ export class LockObjectCore extends DurableObject<Env> implements LockObjectRpc 
   /** This object's own storage as a store (the Durable store), with its cleanup. */
   private readonly ownStore: LocalStore & LockStore;
 
+  /** The Redis store (or quorum) of this object's configuration, found at its first use: an object's configuration is fixed for its life. */
+  private redis: LockStore | undefined;
+
   private storeOf(kind: StoreKind): LockStore {
     if (kind === "durable") return this.host.ownStore;
-    const redis = this.kinds.redisStoreOf(this.env);
-    if (!redis) throw new StoreUnavailableError("the lock object has no Upstash configuration", "not_applied");
-    return redis;
-  }
-
-  private kindOf(kind: KindName): ObjectKind {
-    const found = this.kinds.kinds.find((k) => k.name === kind);
-    if (!found) throw new InternalError(`this service has no kind ${kind}`);
-    return found;
+    this.redis ??= this.kinds.redisStoreOf(this.env);
+    if (!this.redis) throw new StoreUnavailableError("the lock object has no Upstash configuration", "not_applied");
+    return this.redis;
   }
 
   /** The kind this object serves: what it brings, its part and its line, made at the first request (one object serves one kind). */
   private serve(kind: KindName): Served {
     if (!this.served) {
-      const { object } = this.kindOf(kind);
+      const object = this.kinds.kinds.find((k) => k.name === kind)?.object;
+      if (!object) throw new InternalError(`this service has no kind ${kind}`);
       const part = object.part(this.host);
       this.served = { kind, object, part, line: new Line(kind, part, this.lineHost) };
     }

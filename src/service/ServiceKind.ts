@@ -11,7 +11,7 @@ export interface ForceReleaseAsk {
 /**
  * The notes a kind's writes on Redis send its lock object (noteWrite, after the answer): by store
  * operation, the note its answer calls for, or undefined for none (its watchers are then pushed
- * the change if it has some: src/service/changeNotes.ts).
+ * the change if it has some: src/store/redis/changeNotes.ts).
  */
 export type WriteNotes<K extends KindKey = KindKey> = {
   readonly [Op in keyof OpsOf<K>]?: OpsOf<K>[Op] extends (ref: LockRef, input: infer Input) => Promise<infer Result>

@@ -1,11 +1,9 @@
 import type * as z from "zod/mini";
 import { LockedError } from "../errors.js";
-import { confirmPickup } from "../lockObject/line/confirmPickup.js";
-import { grantOrThrow } from "../lockObject/line/grantOrThrow.js";
-import { lockObjectClient } from "../lockObject/lockObjectClient.js";
+import { type GrantDelivery, waitInLine } from "../lockObject/waitInLine.js";
 import type { KindKey, WaitOf } from "../store/kinds.js";
 import type { LockRef } from "../store/types.js";
-import type { WaitOutcome, WaitRequest } from "../lockObject/line/waitProtocol.js";
+import type { WaitRequest } from "../lockObject/line/waitProtocol.js";
 import { countAcquire } from "../metrics.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
@@ -13,14 +11,6 @@ import type { ServiceContext } from "./ServiceContext.js";
 export interface AcquireAnswer<Grant> {
   grant: Grant;
   delivery?: GrantDelivery;
-}
-
-/** A grant from the line on its way to its client (http/deliveryConfirmed.ts). */
-export interface GrantDelivery {
-  /** The answer went out whole: the holder has it. */
-  confirm(): Promise<unknown>;
-  /** The client was gone when the answer was written: the grant goes back to the line at once. */
-  takeBack(): Promise<unknown>;
 }
 
 /** What one waiting kind brings to the acquire flow. */
@@ -36,7 +26,7 @@ export interface AcquireSteps<K extends KindKey, Grant extends { token: string }
   /** The request to the lock object: wait in its line, or one try with a watch. */
   wait: WaitOf<K> & WaitRequest;
   grantSchema: z.ZodMiniType<Grant>;
-  /** Marks a grant picked up in the store when the lock object cannot be told (confirmPickup). */
+  /** Marks a grant picked up in the store when the lock object cannot be told (waitInLine's delivery). */
   heartbeat(token: string): Promise<{ status: "ok" | "lost" }>;
   /** The answer came from the line (the lock is contended). */
   fromLine?: () => void;
@@ -66,31 +56,22 @@ async function acquire<K extends KindKey, Grant extends { token: string }>(
   const startedAt = Date.now();
   const tried = await steps.tryStore?.();
   if (tried) return { grant: tried };
-  // The lock object's client only now: an uncontended acquire, answered by the store, makes no stub.
-  const line = lockObjectClient(ctx.env, steps.kind, steps.ref);
   // waitMs counts from here, not from the line: a store slow to answer the first try uses it up
   // too, so no grant is answered after the wait the client asked for.
   const waitMs = Math.max(0, steps.wait.waitMs - (Date.now() - startedAt));
   if (steps.wait.waitMs > 0 && waitMs === 0) throw new LockedError(1, "not acquired within waitMs (the store was slow to answer)");
-  // A client that hangs up while waiting leaves the line: the Worker says so itself, after the
-  // answer, rather than rely on its request's abort reaching the object along the way.
-  const waiterId = crypto.randomUUID();
-  const hungUp = () => ctx.afterAnswer("withdraw", () => line.withdraw(waiterId));
-  signal?.addEventListener("abort", hungUp, { once: true });
-  let outcome: WaitOutcome<Grant>;
-  try {
-    outcome = await line.wait({ ...steps.wait, waitMs, waiterId }, steps.grantSchema, signal);
-  } finally {
-    signal?.removeEventListener("abort", hungUp);
-  }
-  const grant = grantOrThrow(outcome);
-  if (outcome.status !== "granted" || !outcome.pickup) return { grant };
-  steps.fromLine?.();
-  return {
-    grant,
-    delivery: {
-      confirm: confirmPickup(line, grant.token, () => steps.heartbeat(grant.token)),
-      takeBack: () => line.takeBack(grant.token),
-    },
-  };
+  // The lock object only now, in one call (its wait, its outcome, the grant's delivery): an uncontended acquire, answered by the store, makes no stub.
+  const { env, afterAnswer } = ctx;
+  const answer = await waitInLine({
+    env,
+    kind: steps.kind,
+    ref: steps.ref,
+    req: { ...steps.wait, waitMs },
+    grant: steps.grantSchema,
+    signal,
+    afterAnswer,
+    heartbeat: steps.heartbeat,
+  });
+  if (answer.delivery) steps.fromLine?.();
+  return answer;
 }

@@ -2,7 +2,7 @@ import type * as z from "zod/mini";
 import { LeaseLostError } from "../errors.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
 import type { KindKey, KindName } from "../store/kinds.js";
-import { kindOps, type LockRef } from "../store/types.js";
+import { type AnsweredWrite, kindOps, type LockRef } from "../store/types.js";
 import type { SocketAt } from "../wire/socketProtocol.js";
 import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "./acquireFlow.js";
 import { checkOnExpire } from "../wire/onExpireTarget.js";
@@ -51,10 +51,20 @@ export async function stateWithWaiters(ctx: ServiceContext, key: LeaseKey, name:
 }
 
 /**
- * A re-entrant acquire's ids, under `label` ("mutex:<name>:acquire"): a new token unless it re-enters
- * with its own, and its write's request id (both from the client's request id when it sent one).
+ * An acquire's ids, made by the core before the kind's steps, under "<kind>:<name>:acquire" (with a
+ * mode, "<kind>:<name>:<mode>/acquire"): a new token unless it re-enters with its own, and the
+ * request id its write is remembered under (both from the client's request id when it sent one).
  */
-export async function acquireIds(ctx: ServiceContext, label: string, token: string | undefined) {
+interface AcquireIds {
+  reenter: boolean;
+  newToken: string | undefined;
+  write: AnsweredWrite;
+}
+
+/** The ids of an acquire whose body holds no token (it cannot re-enter): a new token always. */
+type IdsOf<Body> = "token" extends keyof Body ? AcquireIds : AcquireIds & { reenter: false; newToken: string };
+
+async function acquireIds(ctx: ServiceContext, label: string, token: string | undefined): Promise<AcquireIds> {
   const newToken = token === undefined ? await ctx.ids.token(label) : undefined;
   return { reenter: token !== undefined, newToken, write: await ctx.ids.write(label, token) };
 }
@@ -64,16 +74,16 @@ type KindAcquireSteps<K extends KindKey, Grant extends { token: string }> = Pick
   wait: Omit<AcquireSteps<K, Grant>["wait"], "kind" | "store" | "ref" | keyof AcquireBody>;
 };
 
-/** An acquire body as the core reads it (its onExpire target is checked before anything else). */
-type AcquireBody = { ttlMs: number; waitMs: number; onExpire?: string; holder?: string };
+/** An acquire body as the core reads it (its onExpire target is checked before anything else; a held token re-enters). */
+type AcquireBody = { ttlMs: number; waitMs: number; onExpire?: string; holder?: string; token?: string };
 
 /** A lease kind's acquire, as it declares it: the body (HTTP's and the wait socket's acquire message), the grant, its steps. */
 export interface LeaseAcquireOf<K extends KindKey, Body extends AcquireBody, Grant extends { token: string; ttlMs: number }> {
   key: K & LeaseKey;
   body: z.ZodMiniType<Body, unknown>;
   grant: z.ZodMiniType<Grant>;
-  /** Its steps for one acquire; `mode` is the path's (a read-write lock's read or write). */
-  steps(ctx: ServiceContext, ref: LockRef, body: Body, mode: SocketAt["mode"]): Promise<KindAcquireSteps<K, Grant>>;
+  /** Its steps for one acquire, with the ids the core made for it; `mode` is the path's (a read-write lock's read or write). */
+  steps(ctx: ServiceContext, ref: LockRef, body: Body, mode: SocketAt["mode"], ids: IdsOf<Body>): KindAcquireSteps<K, Grant>;
 }
 
 /** A lease kind's acquire, as HTTP and the wait socket run it. */
@@ -93,7 +103,8 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
     const { ttlMs, waitMs, onExpire, holder } = body;
     if (onExpire) checkOnExpire(ctx.env, ctx.ns, onExpire);
     const ref = { ns: ctx.ns, name };
-    const own = await acquire.steps(ctx, ref, body, mode);
+    const ids = await acquireIds(ctx, `${key.name}:${name}:${mode ? `${mode}/` : ""}acquire`, body.token);
+    const own = acquire.steps(ctx, ref, body, mode, ids as IdsOf<Body>);
     return {
       ...own,
       kind: key.name,

@@ -5,9 +5,11 @@
  */
 import english from "zod/v4/locales/en.js";
 import type * as z from "zod/mini";
-import { InvalidInputError } from "../errors.js";
+import { InvalidInputError, TooLargeError } from "../errors.js";
 import { JSON_MAX_DEPTH, jsonDepth } from "../jsonDepth.js";
+import { BODY_MAX_BYTES } from "../limits.js";
 import { fieldErrorCodes } from "./schemas.js";
+import { acquireMessage } from "./socketMessages.js";
 
 /** zod/mini loads no messages of its own: ours are English ("Too small: expected number to be >=1000"). */
 const englishMessages = english().localeError;
@@ -22,7 +24,7 @@ export function parseJsonBody<S extends z.ZodMiniType>(text: string, schema: S, 
 }
 
 /** The JSON value of a text: too deep or not JSON is an InvalidInputError. */
-export function jsonOf(text: string, what = "body"): unknown {
+function jsonOf(text: string, what = "body"): unknown {
   if (jsonDepth(text) > JSON_MAX_DEPTH) {
     throw new InvalidInputError("invalid_body", `the ${what} nests arrays and objects deeper than ${JSON_MAX_DEPTH} levels`);
   }
@@ -46,8 +48,32 @@ export function validated<S extends z.ZodMiniType>(json: unknown, schema: S, wha
   throw new InvalidInputError(code, field ? `${field}: ${issue.message}` : `${what}: ${issue.message}`);
 }
 
+/** A socket's message as JSON, and its type: text only, no larger than a request body (wait and watch sockets alike). */
+export function socketMessageOf(data: string | ArrayBuffer, socket: "wait" | "watch"): { json: unknown; type: unknown } {
+  if (typeof data !== "string") throw new InvalidInputError("invalid_body", `${socket} socket messages are JSON text, not binary`);
+  if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
+  const json = jsonOf(data, "message");
+  return { json, type: typeof json === "object" && json !== null && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined };
+}
+
+/** A wait socket's acquire, checked: `keep` (the socket stays for the holder's messages) and the kind's body. */
+export interface CheckedAcquire<Body> {
+  keep: boolean;
+  body: Body;
+}
+
 /**
- * The body's bytes, read as they arrive and abandoned past `max`, whatever
- * Content-Length said (a chunked body has none): a 100 MiB upload costs
- * 64 KiB of memory, not 100 MiB.
+ * A wait socket's message (socketMessageOf), in one call: when the socket expects its acquire
+ * (`acquireBody`, the kind's HTTP acquire body's schema, is given) and the message is one, the
+ * acquire message is checked and, less its type and keep, the kind's body with that schema (a 400
+ * as over HTTP). Any other message comes back as read, for its socket to judge by its phase.
  */
+export function waitSocketMessageOf<Body>(
+  data: string | ArrayBuffer,
+  acquireBody?: z.ZodMiniType<Body>,
+): { json: unknown; type: unknown; acquire?: CheckedAcquire<Body> } {
+  const { json, type } = socketMessageOf(data, "wait");
+  if (type !== "acquire" || !acquireBody) return { json, type };
+  const { type: _type, keep, ...message } = validated(json, acquireMessage, "acquire message");
+  return { json, type, acquire: { keep: keep === true, body: validated(message, acquireBody, "acquire message") } };
+}

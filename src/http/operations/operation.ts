@@ -2,7 +2,7 @@ import type * as z from "zod/mini";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import type { TokenOperation } from "../../wire/scopedToken.js";
 import type { SocketAt } from "../../wire/socketProtocol.js";
-import type { GrantDelivery } from "../../service/acquireFlow.js";
+import type { GrantDelivery } from "../../lockObject/waitInLine.js";
 import type { Named, Op } from "../openapi/openapiOps.js";
 
 /**

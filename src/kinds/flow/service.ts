@@ -25,8 +25,7 @@ export const flowAcquire = leaseAcquire({
   key: FLOW,
   body: flowAcquireBody,
   grant: flowGrant,
-  async steps(ctx, ref, body) {
-    const newToken = await ctx.ids.token(`flow:${ref.name}:acquire`);
+  steps(ctx, ref, body, _mode, { newToken }) {
     const limit = { concurrency: body.concurrency, rate: body.rate };
     return {
       tryStore: async () => {

@@ -1,6 +1,6 @@
 import type { HeldAnswer, KindLine, KindObjectPart, WriteEffect } from "../../lockObject/KindObjectPart.js";
 import type { LockObjectHost } from "../../lockObject/LockObjectHost.js";
-import type { LinePolicy } from "../../lockObject/line/LinePolicy.js";
+import { kindLine } from "../kindLine.js";
 import type { StoreKind, WaitOutcome } from "../../lockObject/line/waitProtocol.js";
 import type { CurrentHolder } from "../../errors.js";
 import type { KindKey, KindName, OpsOf, WaitOf } from "../../store/kinds.js";
@@ -62,7 +62,7 @@ export class HoldersObjectPart<K extends HolderKind<Req, Grant>, Req extends Omi
     private readonly host: LockObjectHost,
     private readonly spec: HolderKindSpec<K, Req, Grant>,
   ) {
-    this.line = { policy: holderLinePolicy<Req, Grant>(spec.kind) as LinePolicy<unknown, Grant>, queued: spec.queued };
+    this.line = kindLine(spec.queued, holderLinePolicy<Req, Grant>(spec.kind));
     // Both many-holder kinds share heartbeat and release shapes; what differs is in the spec.
     const own = kindOps(host.ownStore, spec.kind) as HolderOps & { release(ref: LockRef, input: unknown): Promise<{ status: string }> };
     this.durableOps = {

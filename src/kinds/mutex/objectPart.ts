@@ -6,6 +6,7 @@ import { kindOps, type LockRef, type LockStore } from "../../store/types.js";
 import { newOwnerToken, newRequestId } from "../../tokens.js";
 import type { OpsOf, WaitOf } from "../../store/kinds.js";
 import { type MutexWaitRequest, mutexLinePolicyOf } from "./mutexLinePolicy.js";
+import { kindLine } from "../kindLine.js";
 import type { MutexGrant, MutexOps, MutexWriteNote } from "./types.js";
 
 /**
@@ -23,15 +24,15 @@ export class MutexObjectPart<K extends MutexRulesKey = typeof MUTEX> implements 
     private readonly host: LockObjectHost,
     private readonly key: K = MUTEX as MutexRulesKey as K,
   ) {
-    this.line = {
-      policy: mutexLinePolicyOf(key),
-      queued: (req: WaitOf<K>): MutexWaitRequest => ({
+    this.line = kindLine(
+      (req: WaitOf<K>): MutexWaitRequest => ({
         ttlMs: req.ttlMs,
         watch: req.onExpire !== undefined,
         holder: req.holder,
         lockDelayMs: req.lockDelayMs,
       }),
-    };
+      mutexLinePolicyOf(key),
+    );
     const own: MutexOps = kindOps(host.ownStore, key);
     this.durableOps = {
       ...own,

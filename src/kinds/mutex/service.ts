@@ -1,6 +1,6 @@
 import { MUTEX } from "./types.js";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
-import { acquireIds, leaseAcquire } from "../../service/leases.js";
+import { leaseAcquire } from "../../service/leases.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
@@ -12,9 +12,8 @@ export const mutexAcquire = leaseAcquire({
   key: MUTEX,
   body: mutexAcquireBody,
   grant: mutexGrant,
-  async steps(ctx, ref, body) {
+  steps(ctx, ref, body, _mode, { reenter, newToken, write }) {
     const hint = `${ctx.store.kind}:${ctx.ns}:${ref.name}`;
-    const { reenter, newToken, write } = await acquireIds(ctx, `mutex:${ref.name}:acquire`, body.token);
     // A client's retry (its request id again) tries the store first, where its earlier grant may be.
     const tryStoreFirst = reenter || body.waitMs === 0 || ctx.ids.fromClient || (ctx.store.kind === "redis" && !recentlyContended(hint));
     const { ttlMs, waitMs, token, holder, lockDelayMs } = body;

@@ -1,6 +1,6 @@
 import { RWLOCK } from "./types.js";
 import { ConflictError, InternalError, LeaseLostError, LockedError } from "../../errors.js";
-import { acquireIds, leaseAcquire } from "../../service/leases.js";
+import { leaseAcquire } from "../../service/leases.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import { forceReleaseNote } from "../manyHolders/service.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
@@ -15,8 +15,8 @@ export const rwAcquire = leaseAcquire({
   body: rwAcquireBody,
   grant: rwGrant,
   // The mode is the path's; a wait socket's path may name none: a read.
-  async steps(ctx, ref, body, mode = "read") {
-    const { reenter, newToken, write } = await acquireIds(ctx, `rwlock:${ref.name}:${mode}/acquire`, body.token);
+  steps(ctx, ref, body, pathMode, { reenter, newToken, write }) {
+    const mode = pathMode ?? "read";
     const { ttlMs, waitMs, token, holder } = body;
     return {
       tryStore: async () => {

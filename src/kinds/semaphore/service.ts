@@ -13,8 +13,7 @@ export const semaphoreAcquire = leaseAcquire({
   key: SEMAPHORE,
   body: semaphoreAcquireBody,
   grant: semaphoreGrant,
-  async steps(ctx, ref, body) {
-    const newToken = await ctx.ids.token(`semaphore:${ref.name}:acquire`);
+  steps(ctx, ref, body, _mode, { newToken }) {
     const { limit, permits, ttlMs, waitMs, holder } = body;
     return {
       tryStore: async () => {

@@ -96,7 +96,7 @@ export class Line {
         if (!this.part.tryOnce) throw new InternalError(`the ${this.kind} takes no request to its lock object`);
         outcome = await this.part.tryOnce(this.host.storeOf(store), req);
       } else {
-        outcome = await queue.wait(this.part.line?.queued(req), waitMs, signal, options);
+        outcome = await queue.wait(req, waitMs, signal, options);
       }
       if (outcome.status === "granted") this.keepExpiry(req, outcome.grant);
       return outcome;

@@ -1,6 +1,6 @@
 import type { Env } from "../../env.js";
 import { InvalidInputError, LockedError, StoreUnavailableError } from "../../errors.js";
-import { validated } from "../../wire/parse.js";
+import { type CheckedAcquire, validated } from "../../wire/parse.js";
 import type { KindName } from "../../store/kinds.js";
 import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
 import { newOwnerToken } from "../../tokens.js";
@@ -18,9 +18,8 @@ import { acknowledge, holdOnSocket, type SocketHolderHost } from "./socketHolder
 import { checkTokenLife } from "../tokenLife.js";
 import type { SocketCaps } from "./socketCaps.js";
 import type { ObjectTimers } from "../timers.js";
-import { acquireMessage } from "../../wire/socketMessages.js";
 import { OpenSockets } from "./openSockets.js";
-import { ackMessage, awaitEndMessage, renewMessage, type SocketAt, socketMessageOf } from "./socketSchemas.js";
+import { ackMessage, awaitEndMessage, renewMessage, type SocketAt, waitSocketMessageOf } from "./socketSchemas.js";
 
 /** What the sockets need of their lock object. */
 export interface WaitSocketsHost {
@@ -138,8 +137,12 @@ export class WaitSockets {
     // Read again: the socket may have moved on (or ended) while the budget was asked.
     const state = this.sockets.current(ws);
     if (!state) return;
-    const { json, type } = socketMessageOf(data, "wait");
     const awaitsEnd = this.awaitsEnd(state.at);
+    // Read in one call, with the kind's acquire body checked when the socket expects its acquire (as HTTP checks it).
+    const { json, type, acquire } = waitSocketMessageOf(
+      data,
+      state.phase === "open" && !awaitsEnd ? this.host.acquireBody(state.at.kind) : undefined,
+    );
     if (state.phase === "open" && type === "watch" && awaitsEnd) {
       const { waitMs } = validated(json, awaitEndMessage, "watch message");
       // The wait runs on; the next message is judged by the phase it leaves.
@@ -148,7 +151,8 @@ export class WaitSockets {
     }
     if (state.phase === "open" && type === "acquire" && !awaitsEnd) {
       // The wait runs on; this handler returns, so the socket's other events (its close) come through.
-      this.acquire(ws, state.at, json as Record<string, unknown>).catch((err) => this.sockets.fail(ws, err));
+      if (!acquire) throw new InvalidInputError("invalid_body", `a ${state.at.kind} wait socket takes no acquire`);
+      this.acquire(ws, state.at, acquire).catch((err) => this.sockets.fail(ws, err));
       return;
     }
     if (state.phase === "granted" && type === "ack") {
@@ -176,17 +180,13 @@ export class WaitSockets {
   }
 
   /**
-   * An acquire message: the kind's HTTP acquire body (checked by its schema, as over HTTP) and the
-   * socket's lock are the kind's request to the line; then the wait.
+   * An acquire message, checked (waitSocketMessageOf: the kind's HTTP acquire body, by its schema): with
+   * the socket's lock, the kind's request to the line; then the wait.
    */
-  private async acquire(ws: WebSocket, at: SocketAt, json: Record<string, unknown>): Promise<void> {
-    const { type: _type, keep, ...message } = validated(json, acquireMessage, "acquire message");
-    const schema = this.host.acquireBody(at.kind);
-    if (!schema) throw new InvalidInputError("invalid_body", `a ${at.kind} wait socket takes no acquire`);
-    const body = validated(message, schema, "acquire message");
+  private async acquire(ws: WebSocket, at: SocketAt, { keep, body }: CheckedAcquire<AcquireBody>): Promise<void> {
     if (body.onExpire !== undefined) checkOnExpire(this.host.env, at.ref.ns, body.onExpire);
     const req: WaitRequest = { ...body, kind: at.kind, store: at.store, ref: at.ref, ...(at.mode ? { mode: at.mode } : {}) };
-    await this.waitInLine(ws, at, { token: newOwnerToken(), seq: ++this.lastSeq, keep: keep === true }, req);
+    await this.waitInLine(ws, at, { token: newOwnerToken(), seq: ++this.lastSeq, keep }, req);
   }
 
   /** A lock kind's wait in the line inside this object (socketWait.ts); its answer on the socket. */

@@ -51,6 +51,8 @@ export class SocketCaps {
   private stub: DurableObjectStub<NamespaceObjectRpc> | undefined;
   /** The last flood penalty told to the namespace object, until it is heard (or failed). */
   private penaltyTold: Promise<void> = Promise.resolve();
+  /** MAX_WAITERS_PER_LOCK, read at the first waiter: an object's settings are fixed for its life, and an HTTP waiter asks no other folder. */
+  private waiterCap: number | undefined;
 
   constructor(
     private readonly env: Env,
@@ -190,7 +192,8 @@ export class SocketCaps {
   }
 
   private crowded(): RateLimitedError | undefined {
-    const cap = positiveSetting(this.env.MAX_WAITERS_PER_LOCK, WAITERS_PER_LOCK_DEFAULT, "MAX_WAITERS_PER_LOCK");
+    this.waiterCap ??= positiveSetting(this.env.MAX_WAITERS_PER_LOCK, WAITERS_PER_LOCK_DEFAULT, "MAX_WAITERS_PER_LOCK");
+    const cap = this.waiterCap;
     const here = this.liveSockets() + this.httpWaiters() + this.reserved;
     if (here < cap) return undefined;
     return new RateLimitedError(CROWDED_RETRY_MS, `this lock has ${here} waiters, the most it takes (${cap}): retry later`, "waiters_per_lock");

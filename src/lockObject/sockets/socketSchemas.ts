@@ -1,7 +1,4 @@
 import type * as z from "zod/mini";
-import { InvalidInputError, TooLargeError } from "../../errors.js";
-import { BODY_MAX_BYTES } from "../../limits.js";
-import { jsonOf } from "../../wire/parse.js";
 import type { KindName } from "../../store/kinds.js";
 import { SOCKET_AT_HEADER } from "../../wire/socketProtocol.js";
 import { socketAtSchema as anyKindSocketAt, type SocketAt as WireSocketAt } from "../../wire/socketMessages.js";
@@ -13,6 +10,7 @@ import { socketAtSchema as anyKindSocketAt, type SocketAt as WireSocketAt } from
  * imports.
  */
 export { ackMessage, awaitEndMessage, holderMessage, renewMessage } from "../../wire/socketMessages.js";
+export { socketMessageOf, waitSocketMessageOf } from "../../wire/parse.js";
 
 /** What a socket is for, as the object reads it: its kind one the object knows by name. */
 export type SocketAt = WireSocketAt<KindName>;
@@ -20,12 +18,12 @@ export type SocketAt = WireSocketAt<KindName>;
 /** The check of SOCKET_AT_HEADER (socketMessages.ts): a kind by name, which the Worker took from its own list. */
 const socketAtSchema = anyKindSocketAt as unknown as z.ZodMiniType<SocketAt>;
 
-/** What a socket handed over by the Worker is for (its SOCKET_AT_HEADER), checked; undefined when missing or malformed. */
 /** A socket handed over by the Worker (it says what the socket is for), not a POST /wait. */
 export function isSocketRequest(request: Request): boolean {
   return request.headers.has(SOCKET_AT_HEADER);
 }
 
+/** What a socket handed over by the Worker is for (its SOCKET_AT_HEADER), checked; undefined when missing or malformed. */
 export function socketAtOf(request: Request): SocketAt | undefined {
   try {
     const at = socketAtSchema.safeParse(JSON.parse(request.headers.get(SOCKET_AT_HEADER) ?? "null"));
@@ -33,12 +31,4 @@ export function socketAtOf(request: Request): SocketAt | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A socket's message as JSON, and its type: text only, no larger than a request body (wait and watch sockets alike). */
-export function socketMessageOf(data: string | ArrayBuffer, socket: "wait" | "watch"): { json: unknown; type: unknown } {
-  if (typeof data !== "string") throw new InvalidInputError("invalid_body", `${socket} socket messages are JSON text, not binary`);
-  if (data.length > BODY_MAX_BYTES) throw new TooLargeError();
-  const json = jsonOf(data, "message");
-  return { json, type: typeof json === "object" && json !== null && !Array.isArray(json) ? (json as { type?: unknown }).type : undefined };
 }

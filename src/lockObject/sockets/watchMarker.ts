@@ -24,7 +24,7 @@ export interface WatchMarkerHost {
  * has watch sockets on the Redis store: set when the first joins (and when a
  * woken object finds its watchers again), renewed while any remain, deleted
  * when the last leaves. The Worker's writes of the lock answer whether it
- * exists, and only then tell this object (src/service/changeNotes.ts): a lock
+ * exists, and only then tell this object (src/store/redis/changeNotes.ts): a lock
  * nobody watches costs no object call. Sets and deletes go to Redis one at a
  * time, each doing what the watchers then call for, so they land in order.
  * A quorum has no such key (its Worker tells every write), nor the Durable

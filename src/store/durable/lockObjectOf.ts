@@ -1,5 +1,5 @@
 import type { KindName } from "../kinds.js";
-import type { LockRef } from "../types.js";
+import { kindOps, type LockRef, type LockStore } from "../types.js";
 import type { LockObjectRpc } from "./LockObjectRpc.js";
 
 /** The names lock objects are found by: a kind, or "health" (the Durable store's ping target). */
@@ -8,6 +8,20 @@ export type LockKindName = KindName | "health";
 /** One LockObject per (kind, namespace, name): the same id from anywhere. */
 export function lockObjectOf(objects: DurableObjectNamespace<LockObjectRpc>, kind: LockKindName, ref: LockRef): DurableObjectStub<LockObjectRpc> {
   return objects.get(idOf(objects, `${kind}:${ref.ns}:${ref.name}`));
+}
+
+/**
+ * The lock object a socket of `kind` goes to, on a store that has the kind: NotSupportedError (HTTP
+ * 501) where `store` leaves it out (kindOps), so the handshake is refused before any socket.
+ */
+export function lockObjectOfKindOn(
+  store: LockStore,
+  objects: DurableObjectNamespace<LockObjectRpc>,
+  kind: KindName,
+  ref: LockRef,
+): DurableObjectStub<LockObjectRpc> {
+  kindOps(store, kind);
+  return lockObjectOf(objects, kind, ref);
 }
 
 /** Ids of the locks used lately, per binding: an id is no I/O object, so it outlives the request that made it (a stub does not). */

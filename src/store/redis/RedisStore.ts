@@ -53,7 +53,7 @@ export class RedisStoreCore implements StoreCore {
   /**
    * The same database, whose writes also pass each lock's watchers key and
    * mark a result whose lock has watch sockets (watchedResults.ts): the
-   * Worker's (src/service/changeNotes.ts). The library's and the lock
+   * Worker's (changeNotes.ts). The library's and the lock
    * objects' writes pass no such key (the object sees its own writes).
    */
   notingWatchers(): this {

@@ -3,7 +3,7 @@ import { numberField, type ScriptReply, unexpectedReply } from "./ScriptRunner.j
 /**
  * Results of the Worker's writes whose script answered watchers "1": the
  * lock's watchers key (lua/FIELDS.md) exists, so its lock object has watch
- * sockets to push the change to (src/service/changeNotes.ts tells it). A
+ * sockets to push the change to (changeNotes.ts tells it). A
  * mark beside the result rather than a field in it: results are spread into
  * HTTP answers, and the library's never carry it.
  */

@@ -150,6 +150,20 @@ export function queueConformance(kind: StoreKind) {
     expect((await get(path(name))).body).toMatchObject({ held: true, fence: held.body.fence });
   });
 
+  it("a grant from the line whose answer was read whole keeps its lease past the pickup time: the Worker confirms its delivery", async () => {
+    const name = uniqueName("delivered");
+    const holder = (await post(path(name, "acquire"), { ttlMs: 30_000 })).body;
+    const waiting = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 30_000 });
+    await untilWaiters(name, 1);
+    await post(path(name, "release"), { token: holder.token });
+    const grant = (await waiting).body;
+    expect(grant.fence).toBeGreaterThan(holder.fence);
+    // No heartbeat comes: unconfirmed, the grant would be taken back at the pickup time.
+    await new Promise((r) => setTimeout(r, PICKUP_MS + 500));
+    expect((await get(path(name))).body).toMatchObject({ held: true, fence: grant.fence });
+    expect((await post(path(name, "release"), { token: grant.token })).status).toBe(200);
+  });
+
   it("a wait the Worker withdraws (its client hung up) leaves the line at once, though no abort reached the object", async () => {
     const name = uniqueName("withdrawn");
     const holder = (await post(path(name, "acquire"), { ttlMs: 10_000 })).body;

@@ -1,6 +1,6 @@
 // On the Redis store the Worker tells a lock object of its writes only while the lock has watchers: the
 // object keeps the lock's watchers key (lua/FIELDS.md) while it has watch sockets, and the Worker's scripts
-// answer whether it exists (src/service/changeNotes.ts, src/lockObject/sockets/watchMarker.ts). That watchers are
+// answer whether it exists (src/store/redis/changeNotes.ts, src/lockObject/sockets/watchMarker.ts). That watchers are
 // still pushed every change is test/lockObject/sockets/watch.workers.test.ts (its Redis cases).
 import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it } from "vitest";

@@ -6,6 +6,7 @@ import { HoldfastClient, LockedError, StoreUnavailableError } from "../../../src
 import { startLocalStack } from "../../../tools/local-stack/stack.mjs";
 import type { LocalStack } from "../../../tools/local-stack/stack.mjs";
 import { startWorkerServer, type WorkerServer } from "../../../tools/serve-worker/serve.mjs";
+import { handshakeAnswer } from "../../support/waitSocket";
 import { until } from "../../support/workerServers";
 
 const KEY = "quorum-test-key-123456";
@@ -102,6 +103,12 @@ describe("the Worker on a quorum of three databases", () => {
     expect(await sem.json()).toMatchObject({ error: "not_supported", message: expect.stringMatching(/mutex only/) });
     const idem = await api(`/v1/idempotency/${unique("i")}/begin`, { method: "POST", body: JSON.stringify({ ttlMs: 5000 }) });
     expect(idem.status).toBe(501);
+  });
+
+  it("refuses another kind's wait socket 501 not_supported at its handshake, before any socket", async () => {
+    const answer = await handshakeAnswer(worker.url, `/v1/semaphores/${unique("s")}/wait`, { authorization: `Bearer ${KEY}` });
+    expect(answer.status).toBe(501);
+    expect(answer.body).toMatchObject({ error: "not_supported", message: expect.stringMatching(/mutex only/) });
   });
 });
 

@@ -1,15 +1,22 @@
-import type { KindName } from "../store/kinds.js";
-import type { LockRef } from "../store/types.js";
-import { RedisStoreCore } from "../store/redis/RedisStore.js";
-import { foundWatchers } from "../store/redis/watchedResults.js";
-import type { LockStore } from "../store/types.js";
-import type { ServiceKind } from "./ServiceKind.js";
+import type { KindName } from "../kinds.js";
+import type { LockRef, LockStore } from "../types.js";
+import { RedisStoreCore } from "./RedisStore.js";
+import { foundWatchers } from "./watchedResults.js";
 
 /**
  * Tells a lock's object, after the answer, of a write that changed the lock: its note (noteWrite: the
  * line may move, a watch ends, and its watchers are pushed), or without one noteChange (watchers only).
  */
 export type TellChange = (kind: KindName, ref: LockRef, note?: unknown) => void;
+
+/**
+ * What the view reads of a kind: its name, and the notes its writes send its lock object, by store
+ * operation (the service layer's `writeNotes`, src/service/ServiceKind.ts).
+ */
+export interface NotingKind {
+  readonly name: KindName;
+  readonly service: { readonly writeNotes?: object };
+}
 
 /** The kinds' operations that only read: nothing to tell. */
 const READS = new Set(["inspect", "inspectWaiting", "watch"]);
@@ -33,7 +40,7 @@ const CHANGED = new Set(["granted", "ok", "started"]);
  * Per request this is two small objects: the kinds' telling operations are
  * made once per isolate and store, and find the request's `tell` on `this`.
  */
-export function noticingChanges(store: LockStore, kinds: readonly ServiceKind[], tell: TellChange): LockStore {
+export function noticingChanges(store: LockStore, kinds: readonly NotingKind[], tell: TellChange): LockStore {
   if (store.kind !== "redis") return store;
   let proto = viewOf.get(store);
   if (!proto) {
@@ -53,7 +60,7 @@ interface Telling {
 const viewOf = new WeakMap<LockStore, object>();
 
 /** The store's view, made once: its kinds' operations on the store that notes watchers, each telling after a write. */
-function viewPrototype(store: LockStore, kinds: readonly ServiceKind[]): object {
+function viewPrototype(store: LockStore, kinds: readonly NotingKind[]): object {
   const base: LockStore = store instanceof RedisStoreCore ? store.notingWatchers() : store;
   const told = store instanceof RedisStoreCore ? foundWatchers : (r: unknown) => changed(r);
   const proto: Record<string, unknown> = {};
