@@ -149,7 +149,9 @@ export function flowConformance(kind: StoreKind) {
 
   it("waiters are granted first come, first served, each when the window admits it: no release, no polling", async () => {
     const name = uniqueName("flow-fifo");
-    const limit = { rate: { count: 1, perMs: 1500 } };
+    // A window long enough that b joins the line before it admits a, on a busy runner too (at 1.5 s, a was
+    // granted first and the line never held two).
+    const limit = { rate: { count: 1, perMs: 3000 } };
     const first = (await acquire(name, { ...limit, ttlMs: 30_000 })).body;
     const order: string[] = [];
     const wait = (label: string) =>

@@ -752,7 +752,8 @@ export function rwLockConformance(kind: StoreKind) {
     const name = uniqueName("rw-notify-readers");
     const receiver = await newReceiver();
     const readers = [];
-    for (let i = 0; i < 3; i++) readers.push((await acquire(name, "read", { ttlMs: 300, onExpire: receiver.url })).body);
+    // 1 s leases: the three must overlap to share a fence, and 300 ms lapsed before the third came on a busy runner.
+    for (let i = 0; i < 3; i++) readers.push((await acquire(name, "read", { ttlMs: 1000, onExpire: receiver.url })).body);
     expect(new Set(readers.map((r) => r.fence)).size).toBe(1);
     await sleep(Math.max(...readers.map((r) => r.expiresAt - Date.now()), 0) + 50);
     await runAlarmsUntilQuiet(name, "rwlock");
