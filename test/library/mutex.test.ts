@@ -233,10 +233,14 @@ describe("bad input to the library changes nothing and names the field", () => {
     ["a negative waitMs", { ttlMs: 1000, waitMs: -5 }, "invalid_wait"],
     ["an empty token", { ttlMs: 1000, token: "" }, "invalid_token"],
     ["a token of 200 three-byte characters (600 bytes)", { ttlMs: 1000, token: "€".repeat(200) }, "invalid_token"],
+    ["no options at all", undefined, "invalid_ttl"],
+    ["null for options", null, "invalid_ttl"],
+    ["a number for options", 5000, "invalid_ttl"],
   ] as const) {
     it(`acquire with ${label} throws InvalidInputError ${code}, and the lock stays free`, async () => {
       const name = unique("bad");
       const lock = new Mutex(redis, name);
+      expect(lock.name).toBe(name);
       const err = await lock.acquire(options as never).catch((e) => e);
       expect(err).toBeInstanceOf(InvalidInputError);
       expect(err.code).toBe(code);
