@@ -72,8 +72,12 @@ export async function checkExpiries(
   now: number,
   onLapse: (lease: Expiry) => void = () => undefined,
 ): Promise<void> {
-  for (const [key, lease] of kv.list<Expiry>({ prefix: EXPIRY })) {
-    if (lease.checkAt > now) continue;
+  // The keys first, then each value read again as its turn comes: this loop awaits the store, and
+  // storage allows one kv.list() iterator at a time (any list meanwhile, a request's or the next
+  // look's, would end this one with an error and the alarm with it).
+  for (const key of keysOf(kv, EXPIRY)) {
+    const lease = kv.get<Expiry>(key);
+    if (!lease || lease.checkAt > now) continue; // gone meanwhile (released), or not due
     let found: WatchState;
     try {
       found = await leaseStillHeld(storeOf(lease.store), lease);
@@ -100,8 +104,9 @@ export async function checkExpiries(
 }
 
 export async function deliverDueNotifications(kv: SyncKvStorage, secret: string, now: number): Promise<void> {
-  for (const [key, n] of kv.list<PendingNotification>({ prefix: NOTIFY })) {
-    if (n.nextAt > now) continue;
+  for (const key of keysOf(kv, NOTIFY)) {
+    const n = kv.get<PendingNotification>(key);
+    if (!n || n.nextAt > now) continue; // dropped meanwhile (its lease released in time), or not due
     const attempts = n.attempts + 1;
     const delivered = await deliver(n, secret);
     if (delivered || attempts >= MAX_ATTEMPTS) {
@@ -110,6 +115,11 @@ export async function deliverDueNotifications(kv: SyncKvStorage, secret: string,
     } else kv.put(key, { ...n, attempts, nextAt: Date.now() + retryDelayMs(attempts) });
     expiriesChanged(kv);
   }
+}
+
+/** The keys under a prefix, read whole before anything awaits (one kv.list() iterator may exist at a time). */
+function keysOf(kv: SyncKvStorage, prefix: string): string[] {
+  return Array.from(kv.list({ prefix }), ([key]) => key);
 }
 
 /** The earliest expiry check or notification retry, if any. */
