@@ -209,28 +209,29 @@ describe("LineOrder (mutex policy, Redis store)", () => {
     const withdrawn: string[] = [];
     let line!: LineOrder<MutexWaitRequest, MutexGrant>;
     const mutex = live.mutex;
-    const seen = {
-      ...live,
+    const seen: LockStore = Object.create(live, {
       mutex: {
-        ...mutex,
-        acquire: async (...args: Parameters<typeof mutex.acquire>) => {
-          const [, input] = args;
-          if (input.token === x && input.mode === "queue") {
-            admitHeld();
-            await admitMayGo;
-          }
-          if (input.token === c) cAdmitted();
-          return mutex.acquire(...args);
-        },
-        withdraw: async (...args: Parameters<typeof mutex.withdraw>) => {
-          const [, input] = args;
-          withdrawn.push(input.token);
-          // The Worker's confirmation of a's delivery arrives while x's take-back is on its way.
-          if (input.token === x) line.pickedUp(a);
-          return mutex.withdraw(...args);
+        value: {
+          ...mutex,
+          acquire: async (...args: Parameters<typeof mutex.acquire>) => {
+            const [, input] = args;
+            if (input.token === x && input.mode === "queue") {
+              admitHeld();
+              await admitMayGo;
+            }
+            if (input.token === c) cAdmitted();
+            return mutex.acquire(...args);
+          },
+          withdraw: async (...args: Parameters<typeof mutex.withdraw>) => {
+            const [, input] = args;
+            withdrawn.push(input.token);
+            // The Worker's confirmation of a's delivery arrives while x's take-back is on its way.
+            if (input.token === x) line.pickedUp(a);
+            return mutex.withdraw(...args);
+          },
         },
       },
-    } as LockStore;
+    });
     const made = lineFor(freshRef("line-pickup-race"), () => seen);
     line = made.line;
     const { ref, release, holdWith, untilRegistered } = made;
