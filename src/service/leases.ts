@@ -96,6 +96,7 @@ export interface LeaseAcquireOf<K extends KindKey, Body extends AcquireBody, Gra
    */
   lineFirst?: boolean;
 }
+
 /** A lease kind's acquire, as HTTP and the wait socket run it. */
 export interface LeaseAcquire {
   body: z.ZodMiniType;
