@@ -279,5 +279,7 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     const [a, b, c] = clients();
     expect(() => new QuorumStore([a, b])).toThrow(InvalidInputError);
     expect(() => new QuorumStore([a, b, c, a])).toThrow(/odd number of at least 3/);
+    // One client listed twice would answer for two of three: a majority on its own.
+    expect(() => new QuorumStore([a, a, c])).toThrow(/each Redis database once/);
   });
 });
