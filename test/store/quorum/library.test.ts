@@ -15,6 +15,7 @@ import {
 import { startLocalStack } from "../../../tools/local-stack/stack.mjs";
 import type { LocalStack } from "../../../tools/local-stack/stack.mjs";
 import { unique } from "../../support/library.js";
+import { pollUntil } from "../../support/pollUntil.js";
 
 /**
  * The quorum (Redlock) over three real redis-servers, each behind its own
@@ -196,8 +197,13 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     // with fence q; its take-back (a grant confirmed too late) then reached two databases but not the third.
     const first = await q.mutex.acquire(ref(name), input);
     if (first.status !== "granted") throw new Error(`first try: ${first.status}`);
-    const states = await Promise.all([0, 1, 2].map((i) => node(i).mutex.inspect(ref(name))));
-    const left = states.findIndex((s) => s.held && s.quorumFence === first.grant.fence);
+    // Every database has answered that try (the third may still have had it in flight when the majority decided).
+    const states = await pollUntil(
+      () => Promise.all([0, 1, 2].map((i) => node(i).mutex.inspect(ref(name)))),
+      (all) => all.every((s) => s.held),
+      10_000,
+    );
+    const left = states.findIndex((s) => s.quorumFence === first.grant.fence);
     const others = [0, 1, 2].filter((i) => i !== left);
     for (const i of others) await node(i).mutex.release(ref(name), { token, requestId: `rq_take-back-${i}` });
     // Another client takes the lock on the other two, and gives it back.
