@@ -53,8 +53,9 @@
 -- take it. Safe to run twice: a new or queued acquire whose token already owns
 -- the lock is its own earlier grant and is answered again (a new acquire's
 -- repeat, the client retrying, also marks it picked up); only a
--- re-entry (which counts) is remembered under its request id. Busy and lost
--- answers change nothing and are not remembered.
+-- re-entry (which counts) is remembered under its request id, and answered
+-- again only while its lease stands (a retry after it lapsed is lost). Busy
+-- and lost answers change nothing and are not remembered.
 --
 -- The usual grant (a released lock, no registered waiter) is TIME, HMGET,
 -- HSET, PEXPIRE and its answer written as JSON text, and comes first: in
@@ -159,10 +160,12 @@ end
 
 if mode == 'reenter' then
   local held = redis.call('HMGET', KEYS[1], 'owner', 'count', 'fence', 'qf', 'exp')
+  -- A lapsed lease keeps its owner field until the next grant: held only while exp is ahead. Checked
+  -- before a remembered answer is replayed: a retry that comes after the lease lapsed (and another
+  -- took the lock) must not be told it holds it.
+  if held[1] ~= token or tonumber(held[5]) <= now_ms then return '["status","lost"]' end
   local seen = redis.call('GET', KEYS[3])
   if seen then return seen end
-  -- A lapsed lease keeps its owner field until the next grant: held only while exp is ahead.
-  if held[1] ~= token or tonumber(held[5]) <= now_ms then return '["status","lost"]' end
   local count = fmt(tonumber(held[2] or '1') + 1)
   local exp_ms = now_ms + ttl
   local exp = fmt(exp_ms)

@@ -27,7 +27,8 @@
 -- lock; readers that join share the fence of the readers they join. Safe to
 -- run twice: a new acquire whose token already holds is its own earlier
 -- grant, answered again; a re-entry (which counts) is remembered under its
--- request id. Busy, lost and upgrade change nothing.
+-- request id, and answered again only while its lease stands (a retry after
+-- it lapsed is lost). Busy, lost and upgrade change nothing.
 -- uses: holders
 
 local token = arg_str(1, 'token', 256)
@@ -37,11 +38,6 @@ local ttl = arg_int(4, 'ttlMs', 1, 86400000)
 local watch = arg_flag(5, 'watch')
 local holder = ARGV[6] or ''
 if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
-
-if how == 'reenter' then
-  local seen = redis.call('GET', KEYS[4])
-  if seen then return seen end
-end
 
 local now_ms, now_us = redis_now()
 local floor = fence_floor(now_us) -- before the first write: it checks the caller's clock
@@ -60,6 +56,10 @@ end
 
 if how == 'reenter' then
   if not mine then return {'status', 'lost'} end
+  -- Replayed only while the lease it names stands: a retry that comes after it lapsed (and another took
+  -- the lock) is lost, never told it holds.
+  local seen = redis.call('GET', KEYS[4])
+  if seen then return seen end
   if mode == 'write' and mine.w == 0 then return {'status', 'upgrade'} end
   if mode == 'write' then mine.w = mine.w + 1 else mine.r = mine.r + 1 end
   mine.ttl = fmt(ttl)

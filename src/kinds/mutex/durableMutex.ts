@@ -114,9 +114,10 @@ function grantOfLease(name: string, lease: Lease): MutexGrant {
 function acquire(kv: SyncKvStorage, now: number, name: string, input: MutexAcquireInput): MutexAcquireResult {
   const lease = liveLease(kv, now);
   if (input.mode === "reenter") {
+    // The lease first: a retry that comes after it lapsed (and another took the lock) is lost, never its old grant.
+    if (lease?.owner !== input.token) return { status: "lost" };
     const seen = recall<MutexAcquireResult>(kv, input, now);
     if (seen) return seen;
-    if (lease?.owner !== input.token) return { status: "lost" };
     const next: Lease = {
       ...lease,
       count: lease.count + 1,

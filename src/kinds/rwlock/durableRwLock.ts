@@ -65,14 +65,13 @@ function newHolder(kv: SyncKvStorage, set: RwSet, now: number, w: RwAcquireInput
 }
 
 function acquire(kv: SyncKvStorage, now: number, name: string, input: RwAcquireInput): RwAcquireResult {
-  if (input.reenter) {
-    const seen = recall<RwAcquireResult>(kv, input, now);
-    if (seen) return seen;
-  }
   const set = load<RwHolder>(kv, now);
   const mine = set.holders[input.token];
   if (input.reenter) {
     if (!mine) return { status: "lost" };
+    // Replayed only while the lease it names stands: a retry after it lapsed (and another took the lock) is lost.
+    const seen = recall<RwAcquireResult>(kv, input, now);
+    if (seen) return seen;
     if (input.mode === "write" && mine.w === 0) return { status: "upgrade" };
     const next: RwHolder = {
       ...mine,

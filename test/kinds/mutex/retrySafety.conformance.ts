@@ -2,8 +2,10 @@ import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { selectStore } from "../../../src/worker/stores.js";
 import { MUTEX } from "../../../src/kinds/mutex/types.js";
+import { RWLOCK } from "../../../src/kinds/rwlock/types.js";
 import { kindOps } from "../../../src/store/types.js";
 import { newOwnerToken, newRequestId } from "../../../src/tokens.js";
+import { pollUntil } from "../../support/pollUntil.js";
 import { envFor, type StoreKind, uniqueName } from "../../support/workers/api.js";
 
 /**
@@ -14,7 +16,7 @@ import { envFor, type StoreKind, uniqueName } from "../../support/workers/api.js
 export function retrySafetyConformance(kind: StoreKind) {
   const store = () => {
     const s = selectStore(envFor(kind));
-    return { kind: s.kind, mutex: kindOps(s, MUTEX) };
+    return { kind: s.kind, mutex: kindOps(s, MUTEX), rwlock: kindOps(s, RWLOCK) };
   };
   const ref = () => ({ ns: "tenant-a", name: uniqueName("retry") });
 
@@ -80,6 +82,40 @@ export function retrySafetyConformance(kind: StoreKind) {
       watch: false,
     });
     expect(other.status).toBe("busy");
+  });
+
+  // A re-entry's answer was lost, its client retried too late: the lease lapsed and another took the lock.
+  // The store remembers the re-entry's grant, but the lease it names no longer stands: replayed, it would
+  // tell the client it holds a lock another holds.
+  it("a re-entry repeated after its lease lapsed and another took the lock is answered lost, not its earlier grant", async () => {
+    const r = ref();
+    const token = newOwnerToken();
+    await store().mutex.acquire(r, { token, mode: "new" as const, ttlMs: 300, requestId: newRequestId(), watch: false });
+    const reenter = { token, mode: "reenter" as const, ttlMs: 300, requestId: newRequestId(), watch: false };
+    expect((await store().mutex.acquire(r, reenter)).status).toBe("granted");
+    const other = { token: newOwnerToken(), mode: "new" as const, ttlMs: 60_000, requestId: newRequestId(), watch: false };
+    await pollUntil(
+      () => store().mutex.acquire(r, other),
+      (a) => a.status === "granted",
+      10_000,
+    );
+    expect(await store().mutex.acquire(r, reenter)).toEqual({ status: "lost" });
+  });
+
+  it("a read-write lock's re-entry repeated after its lease lapsed and another took the lock is answered lost", async () => {
+    const r = ref();
+    const token = newOwnerToken();
+    const lease = { token, mode: "write" as const, ttlMs: 300, watch: false };
+    await store().rwlock.acquire(r, { ...lease, reenter: false, requestId: newRequestId() });
+    const reenter = { ...lease, reenter: true, requestId: newRequestId() };
+    expect((await store().rwlock.acquire(r, reenter)).status).toBe("granted");
+    const other = { token: newOwnerToken(), mode: "write" as const, ttlMs: 60_000, watch: false, reenter: false, requestId: newRequestId() };
+    await pollUntil(
+      () => store().rwlock.acquire(r, other),
+      (a) => a.status === "granted",
+      10_000,
+    );
+    expect(await store().rwlock.acquire(r, reenter)).toEqual({ status: "lost" });
   });
 
   it(`answers from the ${kind} store`, () => {
