@@ -208,7 +208,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       const reason = str("reason");
       if (!reason) throw new CliError('force-release needs --reason "why" (it goes into the audit log)');
       const k = kind();
-      if (k === "idempotency") throw new CliError("idempotency keys have no force release: use --kind mutex, rwlock, semaphore or election");
+      if (k === "idempotency") throw new CliError("idempotency keys have no force release: use --kind mutex, rwlock, semaphore, flow or election");
       const fenceText = str("fence");
       if (fenceText !== undefined && !(/^[1-9]\d{0,15}$/.test(fenceText) && Number.isSafeInteger(Number(fenceText))))
         throw new CliError(`--fence ${JSON.stringify(fenceText)}: use the fence status showed`);
