@@ -44,7 +44,8 @@ elect NAME --value V
   at once) and exits with CMD's status.
 
 leader NAME      Who leads the election NAME, as JSON; --watch prints every
-                 change after (new leader, new value), one JSON line each.
+                 change after (new leader, new value), one JSON line each,
+                 over a WebSocket (Node 22+; on an older Node, a usage error).
 status NAME      Shows a lock's state (never its token) as JSON, with the kind
                  it looked at: the mutex NAME, or when no mutex NAME is in
                  use, the --once key NAME if one was begun (--kind to choose).

@@ -157,9 +157,17 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       const { ttlMs, graceMs } = leaseTimes();
       return { command: { name: "elect", election: target, value, ttlMs, graceMs, cmd }, quiet, connection: connection() };
     }
-    case "leader":
+    case "leader": {
       if (!target) throw new CliError("leader needs a NAME: holdfast leader NAME [--watch]");
-      return { command: { name: "leader", election: target, watch: values.watch === true }, quiet, connection: connection() };
+      const conn = connection();
+      // Said before the first line, not as an unexpected error after it: watching is a watch socket.
+      if (values.watch === true && !(globalThis as { WebSocket?: unknown }).WebSocket) {
+        throw new CliError(
+          `leader --watch: this Node (${process.version}) has no WebSocket, which watching needs (Node 22 and later have one): run holdfast on Node 22+, or leave out --watch to see who leads now`,
+        );
+      }
+      return { command: { name: "leader", election: target, watch: values.watch === true }, quiet, connection: conn };
+    }
     case "run": {
       const lock = str("lock");
       const once = str("once");
