@@ -36,7 +36,7 @@ async function socketToObject(
   what: Pick<SocketAt, "mode" | "watch" | "since">,
 ): Promise<Response> {
   const name = lockName(c, param);
-  if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError();
+  if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError(what.watch ? "watch" : "wait");
   const ref = { ns: c.var.ns, name };
   // A kind this store lacks is a 501 here, before any socket; the stub is made now, though told of the socket last.
   const object = lockObjectOfKindOn(c.var.store, c.env.LOCK_OBJECT, kind, ref);
