@@ -29,6 +29,17 @@ import { settingsProblems } from "./settings/settingsProblems.js";
  */
 export function createApp(kinds: HttpKinds): Hono<AppEnv> {
   const app = honoApp();
+  // An isolate hands its every request the same env object (settingsLog.ts relies on it too), so its store is
+  // picked once; a store it cannot build (NotConfiguredError) is kept for no one and asked again.
+  const stores = new WeakMap<AppEnv["Bindings"], LockStore>();
+  const storeOf = (env: AppEnv["Bindings"]): LockStore => {
+    let store = stores.get(env);
+    if (!store) {
+      store = kinds.selectStore(env);
+      stores.set(env, store);
+    }
+    return store;
+  };
 
   app.use(logSettingsOnce);
   app.onError((err, c) => errorResponse(c, err));
@@ -49,7 +60,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
     const settings = problems.length ? { settingProblems: problems } : {};
     let store: LockStore;
     try {
-      store = kinds.selectStore(c.env);
+      store = storeOf(c.env);
     } catch (err) {
       if (!(err instanceof NotConfiguredError)) throw err;
       return c.json(
@@ -116,7 +127,7 @@ export function createApp(kinds: HttpKinds): Hono<AppEnv> {
     if (socket) checkSocketOrigin(c.req.raw, c.env.CORS_ORIGINS, caller.namespace);
     c.set("apiKey", bearer ?? "");
     c.set("requestId", clientRequestId(c.req.header(REQUEST_ID_HEADER)));
-    c.set("store", kinds.selectStore(c.env));
+    c.set("store", storeOf(c.env));
     c.set("kinds", kinds.apis);
     await next();
   });

@@ -1,13 +1,25 @@
 import type { Context } from "hono";
+import { PICKUP_MS } from "../limits.js";
 import { logError } from "../logError.js";
 import type { GrantDelivery } from "../lockObject/waitInLine.js";
 
-/** How long to wait for the client to take an answer before leaving it to the lock object. */
-const CONFIRM_WITHIN_MS = 1500;
+/**
+ * How long to wait for the client to take an answer before leaving it to the
+ * lock object: its pickup time. The object's pickup time started before this
+ * answer was made, so an answer taken later than this was taken back already
+ * and no confirmation could keep it; one taken sooner is confirmed however
+ * late, since until the object sends its take-back to the store the
+ * confirmation calls it off (after, it changes nothing). It was 1.5 s: a body
+ * taken between then and the take-back was never confirmed, and its holder,
+ * which had the whole answer, lost the lease to the next waiter
+ * (test/http/deliveryConfirmed.test.ts).
+ */
+const CONFIRM_WITHIN_MS = PICKUP_MS;
 
 /**
  * A delivered grant whose confirmation is lost would be taken back from a
- * holder that has it, so the confirmation is retried (well within PICKUP_MS).
+ * holder that has it, so the confirmation is retried (within PICKUP_MS, where
+ * the answer was taken early enough for that).
  */
 async function confirmWithRetries(confirm: () => Promise<unknown>): Promise<void> {
   for (let attempt = 1; ; attempt++) {

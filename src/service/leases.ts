@@ -5,6 +5,7 @@ import type { KindKey, KindName } from "../store/kinds.js";
 import { type AnsweredWrite, kindOps, type LockRef } from "../store/types.js";
 import type { SocketAt } from "../wire/socketProtocol.js";
 import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "./acquireFlow.js";
+import { recentlyContended, sawContended } from "./contention.js";
 import { checkOnExpire } from "../wire/onExpireTarget.js";
 import type { ServiceContext } from "./ServiceContext.js";
 
@@ -69,21 +70,31 @@ async function acquireIds(ctx: ServiceContext, label: string, token: string | un
   return { reenter: token !== undefined, newToken, write: await ctx.ids.write(label, token) };
 }
 
-/** What a kind's acquire steps bring; the core adds its name, lock, store, grant schema and heartbeat, and the body's common fields to its wait. */
-type KindAcquireSteps<K extends KindKey, Grant extends { token: string }> = Pick<AcquireSteps<K, Grant>, "tryStore" | "fromLine"> & {
-  wait: Omit<AcquireSteps<K, Grant>["wait"], "kind" | "store" | "ref" | keyof AcquireBody>;
-};
-
 /** An acquire body as the core reads it (its onExpire target is checked before anything else; a held token re-enters). */
 type AcquireBody = { ttlMs: number; waitMs: number; onExpire?: string; holder?: string; token?: string };
 
-/** A lease kind's acquire, as it declares it: the body (HTTP's and the wait socket's acquire message), the grant, its steps. */
+/**
+ * A lease kind's acquire, as it declares it: the body (HTTP's and the wait socket's acquire message), the
+ * grant, and its one try in the store. The core does the rest alike for every kind: the ids, whether to
+ * try first, the request to the lock object's line (the body as it came, with the path's mode and the
+ * ids: the same request a wait socket's acquire message makes), and the answer's delivery.
+ */
 export interface LeaseAcquireOf<K extends KindKey, Body extends AcquireBody, Grant extends { token: string; ttlMs: number }> {
   key: K & LeaseKey;
   body: z.ZodMiniType<Body, unknown>;
   grant: z.ZodMiniType<Grant>;
-  /** Its steps for one acquire, with the ids the core made for it; `mode` is the path's (a read-write lock's read or write). */
-  steps(ctx: ServiceContext, ref: LockRef, body: Body, mode: SocketAt["mode"], ids: IdsOf<Body>): KindAcquireSteps<K, Grant>;
+  /**
+   * One try in the store, with the ids the core made for it; `mode` is the path's (a read-write lock's
+   * read or write). The grant, or undefined to wait in the line; it throws what the caller gets instead
+   * (busy with no wait, a lost lease, a refusal).
+   */
+  tryStore(ctx: ServiceContext, ref: LockRef, body: Body, mode: SocketAt["mode"], ids: IdsOf<Body>): Promise<Grant | undefined>;
+  /**
+   * A waiter skips the try on the Durable store (the line's first try is the same call to the same
+   * object) and on a lock this isolate saw contended a moment ago (contention.ts), unless it re-enters,
+   * only tries (waitMs 0) or came with its own request id (its earlier grant may be in the store).
+   */
+  lineFirst?: boolean;
 }
 
 /** A lease kind's acquire, as HTTP and the wait socket run it. */
@@ -100,21 +111,38 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
 ): LeaseAcquire {
   const { key, grant } = acquire;
   const steps = async (ctx: ServiceContext, name: string, body: Body, mode: SocketAt["mode"]): Promise<AcquireSteps<K, Grant>> => {
-    const { ttlMs, waitMs, onExpire, holder } = body;
+    const { onExpire, waitMs } = body;
     if (onExpire) checkOnExpire(ctx.env, ctx.ns, onExpire);
     const ref = { ns: ctx.ns, name };
     const ids = await acquireIds(ctx, `${key.name}:${name}:${mode ? `${mode}/` : ""}acquire`, body.token);
-    const own = acquire.steps(ctx, ref, body, mode, ids as IdsOf<Body>);
+    const lock = `${ctx.store.kind}:${key.name}:${ctx.ns}:${name}`;
+    const lineFirst =
+      acquire.lineFirst === true && !ids.reenter && waitMs > 0 && !ctx.ids.fromClient && (ctx.store.kind !== "redis" || recentlyContended(lock));
     return {
-      ...own,
       kind: key.name,
       ref,
-      // The kind's own fields with the core's: the kind's request type is the core's base and its own.
-      wait: { ...own.wait, kind: key.name, store: ctx.store.kind, ref, ttlMs, waitMs, onExpire, holder } as AcquireSteps<K, Grant>["wait"],
+      // The body as it came, with the path's mode and the ids: what a wait socket's acquire message asks too.
+      wait: {
+        ...body,
+        kind: key.name,
+        store: ctx.store.kind,
+        ref,
+        ...(mode ? { mode } : {}),
+        newToken: ids.newToken,
+        requestId: ids.write.requestId,
+      } as AcquireSteps<K, Grant>["wait"],
       // A grant with a watch is made by the lock object: no try in the store first.
-      tryStore: onExpire === undefined ? own.tryStore : undefined,
+      tryStore:
+        onExpire === undefined && !lineFirst
+          ? async () => {
+              const granted = await acquire.tryStore(ctx, ref, body, mode, ids as IdsOf<Body>);
+              if (!granted) sawContended(lock); // held: the line next (it registers the waiter for the handoff)
+              return granted;
+            }
+          : undefined,
       grantSchema: grant,
       heartbeat: (token) => kindOps(ctx.store, key).heartbeat(ref, { token }),
+      fromLine: () => sawContended(lock),
     };
   };
   return {

@@ -33,7 +33,8 @@ function named([handlers, stash]: Match): Array<{ path: string; params: Record<s
 
 describe("the app's router", () => {
   it("is RegExpRouter, and stays so once it has matched a request", async () => {
-    await app.request("/healthz/nothing-here");
+    // An env as every request has one (an empty one: no settings to look at).
+    await app.request("/healthz/nothing-here", {}, {});
     expect(app.router.name).toBe("RegExpRouter");
   });
 

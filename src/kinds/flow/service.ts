@@ -25,20 +25,15 @@ export const flowAcquire = leaseAcquire({
   key: FLOW,
   body: flowAcquireBody,
   grant: flowGrant,
-  steps(ctx, ref, body, _mode, { newToken }) {
+  async tryStore(ctx, ref, body, _mode, { newToken }) {
     const limit = { concurrency: body.concurrency, rate: body.rate };
-    return {
-      tryStore: async () => {
-        const r = await kindOps(ctx.store, FLOW).acquire(ref, { token: newToken, ...limit, ttlMs: body.ttlMs, watch: false, holder: body.holder });
-        if (r.status === "granted") return r.grant;
-        if (r.status === "limit_mismatch") throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit, limit));
-        // Which part of the limit turned this try away (docs/metrics.md): counted beside the acquire's own busy or grant.
-        if (r.reason !== "line") writeMetric(ctx.env, ctx.ns, "flow", r.reason === "rate" ? "busy_rate" : "busy_concurrency");
-        if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, busyMessage(r, body), r.current);
-        return undefined;
-      },
-      wait: { ...limit, newToken },
-    };
+    const r = await kindOps(ctx.store, FLOW).acquire(ref, { token: newToken, ...limit, ttlMs: body.ttlMs, watch: false, holder: body.holder });
+    if (r.status === "granted") return r.grant;
+    if (r.status === "limit_mismatch") throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit, limit));
+    // Which part of the limit turned this try away (docs/metrics.md): counted beside the acquire's own busy or grant.
+    if (r.reason !== "line") writeMetric(ctx.env, ctx.ns, "flow", r.reason === "rate" ? "busy_rate" : "busy_concurrency");
+    if (body.waitMs === 0) throw new LockedError(r.retryAfterMs, busyMessage(r, body), r.current);
+    return undefined;
   },
 });
 

@@ -4,7 +4,6 @@ import { leaseAcquire } from "../../service/leases.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import type { ServiceContext } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
-import { recentlyContended, sawContended } from "./recentlyContended.js";
 import { mutexAcquireBody, mutexGrant } from "./schemas.js";
 
 /** The mutex's acquire and release (the rest is every lease kind's: src/service/leases.ts); the object hears of a release that handed the lock over. */
@@ -12,29 +11,18 @@ export const mutexAcquire = leaseAcquire({
   key: MUTEX,
   body: mutexAcquireBody,
   grant: mutexGrant,
-  steps(ctx, ref, body, _mode, { reenter, newToken, write }) {
-    const hint = `${ctx.store.kind}:${ctx.ns}:${ref.name}`;
-    // A client's retry (its request id again) tries the store first, where its earlier grant may be.
-    const tryStoreFirst = reenter || body.waitMs === 0 || ctx.ids.fromClient || (ctx.store.kind === "redis" && !recentlyContended(hint));
+  // Only the head of a mutex's line can be granted: a waiter on a lock seen busy lately goes straight there.
+  lineFirst: true,
+  async tryStore(ctx, ref, body, _mode, { reenter, newToken, write }) {
     const { ttlMs, waitMs, token, holder, lockDelayMs } = body;
     const mode = reenter ? ("reenter" as const) : ("new" as const);
-    return {
-      tryStore: tryStoreFirst
-        ? async () => {
-            const input = { token: token ?? (newToken as string), mode, ttlMs, ...write, watch: false, holder, lockDelayMs };
-            const r = await kindOps(ctx.store, MUTEX).acquire(ref, input);
-            if (r.status === "granted") return r.grant;
-            if (r.status === "lost") throw new LeaseLostError();
-            if (reenter) throw new InternalError("a re-entry answered busy");
-            if (waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
-            // Held: wait in the lock object's line (it registers us for the handoff).
-            sawContended(hint);
-            return undefined;
-          }
-        : undefined,
-      wait: { token, newToken, requestId: write.requestId, lockDelayMs },
-      fromLine: () => sawContended(hint),
-    };
+    const input = { token: token ?? (newToken as string), mode, ttlMs, ...write, watch: false, holder, lockDelayMs };
+    const r = await kindOps(ctx.store, MUTEX).acquire(ref, input);
+    if (r.status === "granted") return r.grant;
+    if (r.status === "lost") throw new LeaseLostError();
+    if (reenter) throw new InternalError("a re-entry answered busy");
+    if (waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
+    return undefined; // held: wait in the lock object's line (it registers the waiter for the handoff)
   },
 });
 

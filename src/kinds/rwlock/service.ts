@@ -14,23 +14,18 @@ export const rwAcquire = leaseAcquire({
   key: RWLOCK,
   body: rwAcquireBody,
   grant: rwGrant,
-  // The mode is the path's; a wait socket's path may name none: a read.
-  steps(ctx, ref, body, pathMode, { reenter, newToken, write }) {
+  // The mode is the path's (every acquire path names one).
+  async tryStore(ctx, ref, body, pathMode, { reenter, newToken, write }) {
     const mode = pathMode ?? "read";
     const { ttlMs, waitMs, token, holder } = body;
-    return {
-      tryStore: async () => {
-        const input = { mode, token: token ?? (newToken as string), reenter, ttlMs, watch: false, ...write, holder };
-        const r = await kindOps(ctx.store, RWLOCK).acquire(ref, input);
-        if (r.status === "granted") return r.grant;
-        if (r.status === "lost") throw new LeaseLostError();
-        if (r.status === "upgrade") throw new ConflictError(UPGRADE_REFUSED.code, UPGRADE_REFUSED.message);
-        if (reenter) throw new InternalError("a re-entry answered busy");
-        if (waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
-        return undefined;
-      },
-      wait: { mode, token, newToken, requestId: write.requestId },
-    };
+    const input = { mode, token: token ?? (newToken as string), reenter, ttlMs, watch: false, ...write, holder };
+    const r = await kindOps(ctx.store, RWLOCK).acquire(ref, input);
+    if (r.status === "granted") return r.grant;
+    if (r.status === "lost") throw new LeaseLostError();
+    if (r.status === "upgrade") throw new ConflictError(UPGRADE_REFUSED.code, UPGRADE_REFUSED.message);
+    if (reenter) throw new InternalError("a re-entry answered busy");
+    if (waitMs === 0) throw new LockedError(r.retryAfterMs, undefined, r.current);
+    return undefined;
   },
 });
 

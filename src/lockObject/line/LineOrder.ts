@@ -188,7 +188,7 @@ export class LineOrder<Req, Grant> {
 
   /** False when the store failed: the alarm retries. */
   private async runWithdrawals(): Promise<boolean> {
-    for (const [token, reason] of [...this.owed.withdrawals]) {
+    for (const [token, reason] of this.owed.toSend()) {
       try {
         await this.policy.withdraw(this.host.store(), this.host.ref, token, reason);
         this.owed.withdrawals.delete(token);

@@ -55,6 +55,20 @@ export class GrantsOwed {
     return this.unclaimed.has(token);
   }
 
+  /**
+   * The take-backs to send, each read when its turn comes (the caller awaits
+   * the store between them): one a pickup called off meanwhile is skipped.
+   * Its holder has the answer; sent from a list taken before (while an
+   * earlier take-back was in the store), it lost its lease to the next
+   * waiter (test/lockObject/line/lineOrder.test.ts).
+   */
+  *toSend(): Generator<[string, WithdrawReason]> {
+    for (const token of [...this.withdrawals.keys()]) {
+      const reason = this.withdrawals.get(token);
+      if (reason) yield [token, reason];
+    }
+  }
+
   /** Its holder has it: a take-back not yet sent is called off. */
   pickedUp(token: string): void {
     this.clearPickup(token);

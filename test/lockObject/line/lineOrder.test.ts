@@ -195,6 +195,71 @@ describe("LineOrder (mutex policy, Redis store)", () => {
     expect((await live.mutex.heartbeat(ref, { token: a })).status).toBe("ok");
   });
 
+  it("a pickup that comes while an earlier take-back is on its way to the store calls its own take-back off: nobody else is granted", async () => {
+    // The store's steps are the real store's, seen on their way by a wrapper: it holds one step until told (so two
+    // take-backs are owed at once, as when the line is busy in a slow store step) and says when another starts. The
+    // order is the one a busy line meets for real; the wrapper only fixes it, so the case is not left to chance.
+    let admitAllowed!: () => void;
+    const admitMayGo = new Promise<void>((resolve) => (admitAllowed = resolve));
+    let admitHeld!: () => void;
+    const admitWaits = new Promise<void>((resolve) => (admitHeld = resolve));
+    let cAdmitted!: () => void;
+    const cAdmitStarted = new Promise<void>((resolve) => (cAdmitted = resolve));
+    const [h, a, x, c] = [tokenOf("h"), tokenOf("a"), tokenOf("x"), tokenOf("c")];
+    const withdrawn: string[] = [];
+    let line!: LineOrder<MutexWaitRequest, MutexGrant>;
+    const mutex = live.mutex;
+    const seen: LockStore = Object.create(live, {
+      mutex: {
+        value: {
+          ...mutex,
+          acquire: async (...args: Parameters<typeof mutex.acquire>) => {
+            const [, input] = args;
+            if (input.token === x && input.mode === "queue") {
+              admitHeld();
+              await admitMayGo;
+            }
+            if (input.token === c) cAdmitted();
+            return mutex.acquire(...args);
+          },
+          withdraw: async (...args: Parameters<typeof mutex.withdraw>) => {
+            const [, input] = args;
+            withdrawn.push(input.token);
+            // The Worker's confirmation of a's delivery arrives while x's take-back is on its way.
+            if (input.token === x) line.pickedUp(a);
+            return mutex.withdraw(...args);
+          },
+        },
+      },
+    });
+    const made = lineFor(freshRef("line-pickup-race"), () => seen);
+    line = made.line;
+    const { ref, release, holdWith, untilRegistered } = made;
+    await holdWith(h);
+    const first = track(line.wait(req(8000), 8000, undefined, { token: a }));
+    await untilRegistered(a);
+    await release(h);
+    expect(await first.done).toMatchObject({ status: "granted", pickup: true });
+    // x waits behind a; its store step is held while x leaves and a's grant is due back (its pickup time ran out).
+    const gone = new AbortController();
+    const second = track(line.wait(req(), 8000, gone.signal, { token: x }));
+    await admitWaits;
+    gone.abort();
+    line.takeBack(a);
+    const third = track(line.wait(req(), 8000, undefined, { token: c }));
+    admitAllowed();
+    await second.done;
+    // c's store step comes after the take-backs the line owed: by then a's was called off.
+    await cAdmitStarted;
+    expect((await live.mutex.heartbeat(ref, { token: a })).status).toBe("ok");
+    expect(third.outcome).toBeUndefined();
+    expect(withdrawn).toEqual([x]);
+    expect(line.wasTakenBack(a)).toBe(false);
+    await release(a);
+    expect(grantedTo(await third.done)).toBe(c);
+    await live.mutex.release(ref, { token: c, requestId: requestId() });
+  });
+
   it("while the store is down the line backs off (no spinning), a wait that ends meanwhile answers unavailable", async () => {
     let calls = 0;
     const { line } = lineFor(freshRef("line-down"), () => {

@@ -1,8 +1,9 @@
 /**
- * Locks this isolate saw contended a moment ago. A waiting acquire normally
- * tries the store first (uncontended: one round trip, no object call), but on
- * a lock that was busy a moment ago that try would only answer busy and cost
- * an Upstash command per grant, so it goes straight to the lock object's
+ * Locks this isolate saw contended a moment ago, by store, kind, namespace and
+ * name. A waiting acquire normally tries the store first (uncontended: one
+ * round trip, no object call), but on a lock that was busy a moment ago that
+ * try would only answer busy and cost an Upstash command per grant, so a kind
+ * that asks for it (`lineFirst`: leases.ts) goes straight to the lock object's
  * line. A hint only: either path is correct.
  */
 const REMEMBER_MS = 2000;
