@@ -25,9 +25,13 @@
 -- replies (@upstash/redis does by default) hands it back untouched.
 --
 -- Safe to run twice: a retry of a begin that started gets the same token back
--- (without that, it would see its own start as in_progress). The other
--- answers change nothing, so a retry simply evaluates again; not remembering
--- them keeps replays of a large response from piling up copies.
+-- while that start stands (without that, it would see its own start as
+-- in_progress). A retry that comes after its start lapsed, or after it was
+-- failed, completed or taken over, is evaluated again as any begin is: a
+-- start handed back then would let the retry's caller run the work beside
+-- the caller that took the key over. The other answers change nothing, so a
+-- retry simply evaluates again; not remembering them keeps replays of a
+-- large response from piling up copies.
 --
 -- A start whose deadline passed (the owner vanished) is taken over with a new
 -- token and fence: the old token can then neither heartbeat, complete nor
@@ -42,14 +46,20 @@ if type(fp) ~= 'string' or #fp > 1024 then bad_arg('fingerprint', 'must be at mo
 local holder = ARGV[5] or ''
 if #holder > 1024 then bad_arg('holder', 'must be at most 1024 bytes') end
 
-local seen = redis.call('GET', KEYS[3])
-if seen then return seen end
-
 local now_ms, now_us = redis_now()
 local floor = fence_floor(now_us) -- before the first write: it checks the caller's clock
 
-local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'deadline', 'fence', 'response', 'completedAt', 'ttl', 'lt', 'holder')
+local rec = redis.call('HMGET', KEYS[1], 'state', 'fp', 'deadline', 'fence', 'response', 'completedAt', 'ttl', 'lt', 'holder', 'token')
 local state, old_fp = rec[1], rec[2] or ''
+
+-- This request's start, replayed while it stands: the record is still that start (the token it
+-- answered, the 4th item of the remembered list), within its deadline as the clock rule reads it
+-- (lease_end). Decoded only on a retry.
+local seen = redis.call('GET', KEYS[3])
+if seen and state == 'started' and rec[10] == cjson.decode(seen)[4]
+  and lease_end(tonumber(rec[3]) or 0, tonumber(rec[8] or rec[7]) or 0, now_ms) > now_ms then
+  return seen
+end
 
 if state and old_fp ~= '' and fp ~= '' and old_fp ~= fp then return {'status', 'mismatch'} end
 

@@ -24,7 +24,10 @@ export async function beginKey<T>(ctx: GrantContext, key: string, options: Begin
     } catch (err) {
       if (!(err instanceof InProgressError) || Date.now() >= until || options.signal?.aborted) throw err;
       const ended = await awaitKeyEnd(ctx, key, until - Date.now(), options.signal, (channel) => notice(noticeOf(channel, err.body)));
-      if (ended?.state === "completed") return { ...ended, response: ended.response as T };
+      // The socket pushes whichever run completed, and the watch carries no fingerprint: the run this
+      // begin was told of may have been failed and another request's begun and completed meanwhile. A
+      // begin with a fingerprint asks begin again, which replays the result only to a matching request.
+      if (ended?.state === "completed" && options.fingerprint === undefined) return { ...ended, response: ended.response as T };
       if (!ended) {
         notice(noticeOf("http", err.body));
         await new Promise((r) => setTimeout(r, Math.max(1, Math.min(err.retryAfterMs, 1000, until - Date.now()))));

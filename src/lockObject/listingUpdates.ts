@@ -1,6 +1,6 @@
 import type { KindName } from "../store/kinds.js";
 import { logError } from "../logError.js";
-import type { NamespaceObjectRpc } from "../store/durable/NamespaceObjectRpc.js";
+import { type NamespaceObjectRpc, namespaceObjectOf } from "../store/durable/NamespaceObjectRpc.js";
 import type { LockRef } from "../store/types.js";
 
 /** A lock is listed this long past its last operation (or past the end of the lease it granted, if later). */
@@ -27,7 +27,7 @@ export class ListingUpdates {
     const until = Math.max(now, endOf(result), now + retainedFor(args)) + LISTED_FOR_MS;
     if (until <= this.toldUntil + LISTED_FOR_MS / 2) return;
     this.toldUntil = until;
-    const stub = this.namespaces.get(this.namespaces.idFromName(ref.ns));
+    const stub = namespaceObjectOf(this.namespaces, ref.ns, "listing");
     (async () => stub.note(kind, ref.name, until))().catch((err) => {
       this.toldUntil = 0; // tell again next time
       logError(`telling namespace ${ref.ns} of ${kind} ${ref.name} failed; its listing may miss it`, err);

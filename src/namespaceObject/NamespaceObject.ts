@@ -12,12 +12,16 @@ const SOCKETS_TOLD_FOR_MS = 15 * 60 * 1000;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /**
- * One per namespace. On the Durable store: the names of the namespace's
- * locks that were active lately (each lock object tells it, at most every few
- * minutes: src/lockObject/listingUpdates.ts), for listing; and the audit log of force
- * releases, kept AUDIT_KEEP_MS. On the Redis store both live in Redis. On
- * both stores: the namespace's open wait sockets, per lock object, for the
- * cap on them (src/lockObject/sockets/socketCaps.ts). SQLite, so a page is one indexed range read.
+ * Two per namespace, one per job (namespaceObjectOf: the listing's is named
+ * by the namespace, the sockets' `sockets:<ns>`). The listing's, on the
+ * Durable store: the names of the namespace's locks that were active lately
+ * (each lock object tells it, at most every few minutes:
+ * src/lockObject/listingUpdates.ts), for listing; and the audit log of force
+ * releases, kept AUDIT_KEEP_MS. On the Redis store both live in Redis. The
+ * sockets', on both stores: the namespace's open wait sockets, per lock
+ * object, for the cap on them, its floods and its rate of new sockets
+ * (src/lockObject/sockets/socketCaps.ts), apart so that a handshake never
+ * waits behind the listing's notes. SQLite, so a page is one indexed range read.
  */
 export class NamespaceObject extends DurableObject<Env> implements NamespaceObjectRpc {
   private readonly sql = this.ctx.storage.sql;

@@ -4,7 +4,7 @@ import type { Env } from "../env.js";
 import { DurableStore } from "../store/durable/DurableStore.js";
 import { createUpstashClient } from "../store/redis/createUpstashClient.js";
 import { libraryQuorumKinds } from "../library/kinds.js";
-import { QuorumStoreCore } from "../store/quorum/QuorumStore.js";
+import { databaseListedTwice, QuorumStoreCore } from "../store/quorum/QuorumStore.js";
 import { RedisStoreCore } from "../store/redis/RedisStore.js";
 import { kinds } from "./kinds.js";
 import { luaScriptsFromAssets } from "./luaScriptAsset.js";
@@ -47,6 +47,10 @@ function quorumStoreOf(urlList: string, tokenList: string, timeoutMs: number, as
     }
     if (urls.length < 3 || urls.length % 2 === 0) {
       throw new NotConfiguredError(`UPSTASH_REDIS_REST_URLS lists ${urls.length} databases; a quorum needs an odd number of at least 3`);
+    }
+    const twice = databaseListedTwice(urls);
+    if (twice !== undefined) {
+      throw new NotConfiguredError(`UPSTASH_REDIS_REST_URLS has ${twice} listed twice; each database must count once toward a majority`);
     }
     const store = new QuorumStoreCore(
       urls.map((url, i) => createUpstashClient(url, tokens[i], timeoutMs)),

@@ -3,6 +3,7 @@
 // that is lost on the way back.
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import {
+  FingerprintMismatchError,
   HoldfastClient,
   InvalidRequestError,
   LeaseLostError,
@@ -191,6 +192,31 @@ for (const kind of ["redis", "durable"] as const) {
       const failing = unique("once-fails");
       await expect(client().runOnce(failing, () => Promise.reject(new Error("no")), { ttlMs: 2000 })).rejects.toThrow("no");
       expect(await client().runOnce(failing, () => "second try", { ttlMs: 2000 })).toBe("second try");
+    });
+
+    it("a begin that waited is not handed the result of a run with another fingerprint", async () => {
+      const key = unique("waited-fp");
+      const first = await client().begin(key, { ttlMs: 10_000, fingerprint: "fp-first" });
+      if (first.state !== "started") throw new Error("the first begin did not start");
+      // The waiter's begin (the same request as the first) is told in_progress. Before it looks again, the
+      // first caller gives the key up and another request (another fingerprint) runs it and completes it.
+      const realFetch = globalThis.fetch;
+      let reused = false;
+      const waiterFetch: typeof fetch = async (input, init) => {
+        const res = await realFetch(input, init);
+        if (res.status === 409 && String(input).endsWith("/begin") && !reused) {
+          reused = true;
+          await client().fail(first.lease);
+          const other = await client().begin(key, { ttlMs: 10_000, fingerprint: "fp-other" });
+          if (other.state !== "started") throw new Error("the other request's begin did not start");
+          await client().complete(other.lease, { from: "the other request" });
+        }
+        return res;
+      };
+      const waiter = new HoldfastClient({ baseUrl: servers[kind].url, apiKey: KEY, fetch: waiterFetch });
+      const waited = await waiter.begin(key, { ttlMs: 10_000, fingerprint: "fp-first", waitMs: 10_000 }).catch((e) => e);
+      expect(reused).toBe(true);
+      expect(waited).toBeInstanceOf(FingerprintMismatchError);
     });
 
     it("says what went wrong with typed errors carrying the service's code", async () => {

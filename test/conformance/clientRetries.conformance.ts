@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
 import { PICKUP_MS } from "../../src/limits.js";
 import { api, sleep, type StoreKind, uniqueName } from "../support/workers/api.js";
+import { eventually } from "../support/workers/lockObjectHelpers.js";
 
 const HEADER = "Holdfast-Request-Id";
 const newId = () => `rq-${crypto.randomUUID()}`;
@@ -123,6 +124,24 @@ export function clientRetriesConformance(kind: StoreKind) {
     const c2 = await post(`/v1/idempotency/${key}/complete`, { token: b1.body.token, response: { n: 1 } }, withId(cid));
     expect([c1.status, c2.status]).toEqual([200, 200]);
     expect(c2.body.completedAt).toBe(c1.body.completedAt);
+  });
+
+  it("a retried idempotency begin that comes after its start lapsed and another caller took the key over is in_progress, not that start again", async () => {
+    const key = uniqueName("retry-begin-late");
+    const id = newId();
+    // The first try started the work (its answer lost), and nobody heard from its owner past the deadline.
+    const b1 = await post(`/v1/idempotency/${key}/begin`, { ttlMs: 200 }, withId(id));
+    expect(b1.status).toBe(201);
+    await eventually(
+      () => get(`/v1/idempotency/${key}`),
+      (r) => r.body.state === "absent",
+    );
+    const other = await post(`/v1/idempotency/${key}/begin`, { ttlMs: 5000 });
+    expect(other.status).toBe(201);
+    // The retry must not be handed the lapsed start's token: the other caller runs the work now.
+    const b2 = await post(`/v1/idempotency/${key}/begin`, { ttlMs: 200 }, withId(id));
+    expect(b2.status).toBe(409);
+    expect(b2.body.error).toBe("in_progress");
   });
 
   it(`a waiter whose answer was lost and who retries gets the lock once the lost grant is taken back (${PICKUP_MS} ms), and holds it alone`, async () => {

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:test";
+import { env, evictAllDurableObjects } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { createUpstashClient } from "../../src/store/redis/createUpstashClient.js";
 import { api, KEY_ADMIN, KEY_AUDIT_ADMIN, type StoreKind, uniqueName } from "../support/workers/api.js";
@@ -13,6 +13,16 @@ import { eventually } from "../support/workers/lockObjectHelpers.js";
 export function operatorConformance(kind: StoreKind) {
   const { post, get, call } = api(kind);
   const admin = { key: KEY_ADMIN };
+
+  /**
+   * The listing cases' lock objects evicted at the end of the case that made them. workerd, this suite's
+   * runtime, evicts objects that have been idle a while in one burst, on the one thread that runs every
+   * object and the test, each closing its SQLite file (a checkpoint and fsyncs, 3-4 ms apiece on a quiet
+   * machine): after the thousand-lock case every call stalled for 4-7 s, over 15 s at load 10, and a later
+   * case's waiter got in line that late (issue 54: the runtime's doing, not the store's). Here the stall is
+   * the case's that made the objects.
+   */
+  const evictObjectsNow = () => evictAllDurableObjects();
 
   /** Every item of a listing, following its cursor to the end. */
   async function listAll(path: string, prefix: string, limit: number) {
@@ -99,6 +109,7 @@ export function operatorConformance(kind: StoreKind) {
     else expect(listed.length).toBeLessThan(names.length + 200);
     expect(items.every((i) => i.held && i.holder === i.name)).toBe(true);
     expect(pages.length).toBeGreaterThanOrEqual(10);
+    await evictObjectsNow();
   });
 
   it("lists one name per page with limit 1, none missed", { timeout: 120_000 }, async () => {
@@ -112,6 +123,7 @@ export function operatorConformance(kind: StoreKind) {
     }
     const { items } = await listAll("/v1/locks", prefix, 1);
     expect([...new Set(items.map((i) => i.name))].sort()).toEqual(names);
+    await evictObjectsNow();
   });
 
   it("lists read-write locks, semaphores and stored idempotency keys with their holders", async () => {
@@ -140,13 +152,10 @@ export function operatorConformance(kind: StoreKind) {
   it("a forced mutex goes to the next waiter with a higher fence; the old holder is lease_lost; the audit log names the key by name", async () => {
     const name = uniqueName("force");
     const held = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 30_000, holder: "stuck job pid 7", lockDelayMs: 60_000 })).body;
-    // Time to get in line: on the Durable store, after this file's thousand-lock listing, a waiter took 4.6-7.2 s
-    // to be in line at a quiet time and more than 15 s at load 10 (a known slowness, not this case's subject).
-    const waiting = post(`/v1/locks/${name}/acquire`, { ttlMs: 60_000, waitMs: 45_000, holder: "next job" });
+    const waiting = post(`/v1/locks/${name}/acquire`, { ttlMs: 60_000, waitMs: 20_000, holder: "next job" });
     await eventually(
       () => get(`/v1/locks/${name}`),
       (r) => r.body.waiters === 1,
-      40_000,
     );
     const forced = await post(`/v1/locks/${name}/force-release`, { reason: "job host is gone", fence: held.fence }, admin);
     expect(forced.status).toBe(200);

@@ -1,6 +1,7 @@
 import { createExecutionContext, env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
+import { namespaceObjectOf } from "../../src/store/durable/NamespaceObjectRpc";
 import worker from "../../src/worker";
 import { api, envFor, uniqueName } from "../support/workers/api";
 import { eventually } from "../support/workers/lockObjectHelpers";
@@ -132,7 +133,7 @@ describe("a flooder's next socket (Durable store, in workerd)", () => {
     // A fake for a failure the pool cannot cause for real; the Worker and the lock object are real.
     const keys = keysOf("isolate-refuses");
     const workerEnv = envFor("durable", { API_KEYS: keys.API_KEYS });
-    const namespaceObject = env.NAMESPACE_OBJECT.get(env.NAMESPACE_OBJECT.idFromName(keys.ns));
+    const namespaceObject = namespaceObjectOf(env.NAMESPACE_OBJECT, keys.ns, "sockets");
     const floods = () =>
       runInDurableObject(namespaceObject, (_o, state) => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM floods").one().n);
     const refused = await nextTryAfterFlood(workerEnv, keys.flooder, async () => {

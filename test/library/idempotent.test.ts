@@ -52,6 +52,32 @@ describe.each(BACKENDS)("over $name", ({ keys }) => {
       expect(runs).toHaveLength(1);
     });
 
+    it("a response body that fits the size limit only before it is escaped as JSON is still done once: the retry is a replay", async () => {
+      let runs = 0;
+      // 59 KB of pretty-printed JSON: its quotes and newlines take about 72 KB once stored as JSON text.
+      const body = JSON.stringify(
+        Array.from({ length: 1250 }, (_, i) => ({ id: i, name: `item ${i}` })),
+        null,
+        2,
+      );
+      const wrapped = idempotent(
+        async () => {
+          runs++;
+          return new Response(body, { status: 200, headers: { "content-type": "application/json" } });
+        },
+        { ...keys(), ttlMs: 5000 },
+      );
+      const key = unique("escaped");
+      expect(await (await wrapped(post({ "idempotency-key": key }, { a: 1 }))).text()).toBe(body);
+      const again = await wrapped(post({ "idempotency-key": key }, { a: 1 }));
+      expect(again.status).toBe(200);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      // Too large to keep, as docs/idempotency.md says: replayed with its status and headers, and no body.
+      expect(again.headers.get("content-type")).toBe("application/json");
+      expect(await again.text()).toBe("");
+      expect(runs).toBe(1);
+    });
+
     it("answers 409 in_progress with Retry-After while the first runs, and 422 for the same key with another request", async () => {
       let release!: () => void;
       const gate = new Promise<void>((r) => (release = r));

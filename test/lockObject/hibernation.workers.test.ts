@@ -85,3 +85,31 @@ it("woken from hibernation, the object puts its waiting sockets back in line, in
   expect(await runInDurableObject(lockObject(name), () => woken.waiterCount("mutex"))).toBe(2);
   for (const s of Object.values(accepted)) s.ws.close();
 });
+
+it("a socket put back in line after waking that leaves before the woken line steps has its registration taken back: the next release frees the lock (Durable store)", async () => {
+  const { post, get } = api("durable");
+  const name = uniqueName("woken-left");
+  const ref = { ns: "tenant-a", name };
+  const holder = (await post(`/v1/locks/${name}/acquire`, { ttlMs: 120_000 })).body;
+  // Registered in the store behind the holder before the object "sleeps": a release would hand it the lock.
+  const waiter = await socketWaiter(name, { ttlMs: 60_000, waitMs: 40_000 });
+  await eventually(
+    async () => (await get(`/v1/locks/${name}`)).body.waiters,
+    (w) => w === 1,
+  );
+  const after = await runInDurableObject(lockObject(name), async (_o, state) => {
+    const woken = new LockObject(state, env as never);
+    const [ws] = state.getWebSockets();
+    // Its client goes away before the woken line has said anything to the store; then the holder releases.
+    woken.webSocketClose(ws);
+    await woken.run("mutex", "release", [ref, { token: holder.token, requestId: "rq-woken-left" }]);
+    // The store handed the lock to the departed waiter's token: the woken line must take it back.
+    return eventually(
+      () => woken.run("mutex", "inspect", [ref]) as Promise<{ held: boolean }>,
+      (s) => !s.held,
+    );
+  });
+  // Not left held for the departed waiter's 60 s lease.
+  expect(after).toMatchObject({ held: false });
+  waiter.ws.close();
+});

@@ -72,9 +72,10 @@ function ownedBy(kv: SyncKvStorage, now: number, token: string): Started | undef
 
 export function begin(kv: SyncKvStorage, now: number, input: IdempotencyBeginInput): IdempotencyBeginResult {
   // Only a start is remembered: the other answers change nothing, so a retry
-  // evaluates them again (see lua/idempotency/begin.lua).
+  // evaluates them again (see lua/idempotency/begin.lua). The start is replayed
+  // only while it stands: one that lapsed or ended may have been taken over.
   const seen = recall<IdempotencyBeginResult>(kv, input, now);
-  if (seen) return seen;
+  if (seen?.status === "started" && ownedBy(kv, now, seen.token)) return seen;
 
   const rec = liveRecord(kv, now);
   const fp = input.fingerprint ?? "";

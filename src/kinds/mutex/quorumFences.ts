@@ -15,10 +15,18 @@ export function leaseFence(answers: Array<{ fence: number; quorumFence?: number 
 }
 
 /**
- * A new grant's fence: the one a first try already agreed (a retry finds it
- * on the databases that granted then), else the largest the majority issued.
+ * A new grant's fence: the largest of what the majority answered, a fence
+ * a first try already agreed (a retry finds it on the databases that granted
+ * then) and each database's own. A database where this token's lease is
+ * fresh issued its fence above every grant it held since, so the agreed one
+ * alone is not enough: a try's grant can outlive its take-back on one
+ * database (its release did not arrive) while another client is granted on
+ * the others and answered a larger fence; the token's next try (the
+ * library's polling keeps its token) then finds the old agreed fence there
+ * and must still answer above that client's. A retry that finds only the
+ * grants its first try counted answers the agreed fence again (their own
+ * fences are among those it was the largest of).
  */
 export function grantFence(grants: MutexGrant[]): number {
-  const agreed = grants.flatMap((x) => (x.quorumFence === undefined ? [] : [x.quorumFence]));
-  return agreed.length ? Math.max(...agreed) : Math.max(...grants.map((x) => x.fence));
+  return Math.max(...grants.flatMap((x) => (x.quorumFence === undefined ? [x.fence] : [x.fence, x.quorumFence])));
 }

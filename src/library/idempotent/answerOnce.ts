@@ -128,13 +128,19 @@ async function toStored(res: Response, keep: ReadonlySet<string>): Promise<Store
   res.headers.forEach((value, name) => {
     if (keep.has(name.toLowerCase())) headers.push([name, value]);
   });
-  const body = await res.clone().text();
-  // Leave room for the status and headers in the stored JSON.
-  if (new TextEncoder().encode(body).byteLength > RESPONSE_MAX_BYTES - 4096) {
+  const whole: StoredResponse = { status: res.status, headers, body: await res.clone().text() };
+  // Measured as it is stored, JSON text: a body's quotes, backslashes and newlines take two bytes
+  // there (control characters six), so a body under the limit may be over it once escaped, and a
+  // complete refused as too large leaves the key to lapse and the work to run again. The room
+  // left is for the complete's own fields (its token) in a holdfast service's 64 KiB request body.
+  if (new TextEncoder().encode(JSON.stringify(whole)).byteLength > RESPONSE_MAX_BYTES - STORED_ROOM_BYTES) {
     return { status: res.status, headers, body: "", bodyOmitted: true };
   }
-  return { status: res.status, headers, body };
+  return whole;
 }
+
+/** What a stored response leaves of RESPONSE_MAX_BYTES for the rest of a complete's request. */
+const STORED_ROOM_BYTES = 1024;
 
 function replay(stored: unknown): Response {
   if (!isStoredResponse(stored)) {

@@ -3,9 +3,9 @@ import type { LockRef, LockStore } from "../../store/types.js";
 import type { KindSocketAnswer } from "../../wire/socketProtocol.js";
 import type { KindObjectPart } from "../KindObjectPart.js";
 import type { ObjectTimers } from "../timers.js";
-import type { StoreKind, WaitOutcome, WaitRequest } from "./waitProtocol.js";
+import type { StoreKind, WaitOptions, WaitOutcome, WaitRequest } from "./waitProtocol.js";
 import { waitFault } from "./waitFault.js";
-import { type WaitOptions, LineOrder } from "./LineOrder.js";
+import { LineOrder } from "./LineOrder.js";
 import { InternalError } from "../../errors.js";
 
 /** A lease granted with onExpire, as the line hands it to the object (its fence, and its token where holders share a fence). */

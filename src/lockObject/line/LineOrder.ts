@@ -5,18 +5,9 @@ import type { LockStore } from "../../store/types.js";
 import { newOwnerToken } from "../../tokens.js";
 import type { QueuedWaiter, LinePolicy } from "./LinePolicy.js";
 import { logError } from "../../logError.js";
-import type { WaitOutcome } from "./waitProtocol.js";
+import type { WaitOptions, WaitOutcome } from "./waitProtocol.js";
 import { GrantsOwed } from "./grantsOwed.js";
 import { memoryTimers, type ObjectTimers } from "../timers.js";
-
-export interface WaitOptions {
-  /** The grant counts only once its client acknowledges it (a wait socket): never granted unmarked. */
-  mustPickUp?: boolean;
-  /** The waiter's token, when its caller keeps it (a wait socket restored after the object woke); else a fresh one. */
-  token?: string;
-  /** Handed the waiter's renewal (a wait socket's `renew`): its wait then ends waitMs from now, in the same place. */
-  renewable?: (renew: (waitMs: number) => void) => void;
-}
 
 interface Waiter<Req, Grant> extends QueuedWaiter<Req> {
   settled: boolean;
@@ -90,7 +81,7 @@ export class LineOrder<Req, Grant> {
         // A grant that must be acknowledged is marked for pickup even on arrival, so it can be taken back.
         firstTry: this.waiters.length === 0 && !options.mustPickUp,
         settled: false,
-        admitted: false,
+        admitted: options.registered === true,
         settle: (outcome) => {
           if (waiter.settled) return;
           waiter.settled = true;

@@ -83,3 +83,15 @@ export function waitOutcomeSchema<Grant>(grant: z.ZodMiniType<Grant>): z.ZodMini
     z.object({ status: z.literal("internal"), message: z.string() }),
   ]) as z.ZodMiniType<WaitOutcome<Grant>>;
 }
+
+/** How a wait stands in line, beyond its request (LineOrder.wait). */
+export interface WaitOptions {
+  /** The grant counts only once its client acknowledges it (a wait socket): never granted unmarked. */
+  mustPickUp?: boolean;
+  /** The waiter's token, when its caller keeps it (a wait socket restored after the object woke); else a fresh one. */
+  token?: string;
+  /** The store may have it registered already (a wait socket put back in line on waking): it leaves as one that was tried. */
+  registered?: boolean;
+  /** Handed the waiter's renewal (a wait socket's `renew`): its wait then ends waitMs from now, in the same place. */
+  renewable?: (renew: (waitMs: number) => void) => void;
+}

@@ -83,7 +83,8 @@ export class WaitSockets {
     for (const { ws, at, resume } of waiting) {
       this.lastSeq = Math.max(this.lastSeq, resume.seq);
       const waitMs = Math.max(1, resume.deadline - Date.now());
-      const resumed = "awaitsEnd" in resume ? this.awaitEnd(ws, at, waitMs, resume) : this.waitInLine(ws, at, resume, { ...resume.req, waitMs });
+      const resumed =
+        "awaitsEnd" in resume ? this.awaitEnd(ws, at, waitMs, resume) : this.waitInLine(ws, at, resume, { ...resume.req, waitMs }, true);
       resumed.catch((err) => this.sockets.fail(ws, err));
     }
   }
@@ -190,13 +191,13 @@ export class WaitSockets {
   }
 
   /** A lock kind's wait in the line inside this object (socketWait.ts); its answer on the socket. */
-  private async waitInLine(ws: WebSocket, at: SocketAt, place: Place, req: WaitRequest): Promise<void> {
+  private async waitInLine(ws: WebSocket, at: SocketAt, place: Place, req: WaitRequest, registered = false): Promise<void> {
     const line = this.host.line(at.kind);
     const wait = this.host.waiters.join(ws, "socket");
     let answer: Awaited<ReturnType<typeof waitOnSocket>>;
     try {
       const afterWait = (outcome: unknown) => this.host.afterWait(at, outcome);
-      answer = await waitOnSocket({ env: this.host.env, ws, at, place, line, afterWait }, req, wait.signal);
+      answer = await waitOnSocket({ env: this.host.env, ws, at, place, registered, line, afterWait }, req, wait.signal);
     } catch (err) {
       if (wait.signal.aborted) return;
       this.host.waiters.leave(ws);

@@ -7,7 +7,7 @@ import { errorAnswer } from "../../wire/errorAnswer.js";
 import { SOCKET_FLOOD_UNTIL_HEADER } from "../../wire/socketProtocol.js";
 import type { SocketAt } from "./socketSchemas.js";
 import { FloodRefusal, floodPenalties, floodRefusal } from "../../namespaceObject/floodPenalties.js";
-import type { NamespaceObjectRpc } from "../../store/durable/NamespaceObjectRpc.js";
+import { type NamespaceObjectRpc, namespaceObjectOf } from "../../store/durable/NamespaceObjectRpc.js";
 
 /** How soon a refused waiter may try again: a waiter ahead leaves within its waitMs, often much sooner. */
 const CROWDED_RETRY_MS = 1000;
@@ -202,7 +202,7 @@ export class SocketCaps {
   private namespaceObject(at: SocketAt): DurableObjectStub<NamespaceObjectRpc> | undefined {
     const namespaces = this.env.NAMESPACE_OBJECT;
     if (!namespaces) return undefined;
-    this.stub ??= namespaces.get(namespaces.idFromName(at.ref.ns));
+    this.stub ??= namespaceObjectOf(namespaces, at.ref.ns, "sockets");
     return this.stub;
   }
 }

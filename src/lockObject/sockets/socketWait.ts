@@ -25,6 +25,8 @@ export interface SocketWait {
   ws: WebSocket;
   at: SocketAt;
   place: Place;
+  /** Put back in line on waking: the store may have it registered from before. */
+  registered?: boolean;
   line: Line;
   /** After the line's outcome (which may have written here): the object's bookkeeping. */
   afterWait(outcome: WaitOutcome<unknown>): void;
@@ -62,7 +64,9 @@ export function waitOnSocket(
           renew(waitMs);
           keepWaiting(ws, at, { ...place, deadline: Date.now() + waitMs, req });
         });
-      const outcome = await line.wait(req, signal, { mustPickUp: true, token: place.token, renewable }).finally(() => renewals.delete(ws));
+      const outcome = await line
+        .wait(req, signal, { mustPickUp: true, token: place.token, registered: wait.registered, renewable })
+        .finally(() => renewals.delete(ws));
       wait.afterWait(outcome);
       const grant = grantOrThrow(outcome) as { token: string; ttlMs: number };
       return { grant, pickup: outcome.status === "granted" && outcome.pickup };

@@ -1,7 +1,7 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import { InvalidInputError } from "../../errors.js";
 import { NAME_PATTERN } from "../../limits.js";
-import type { NamespaceObjectRpc } from "./NamespaceObjectRpc.js";
+import { type NamespaceObjectRpc, namespaceObjectOf } from "./NamespaceObjectRpc.js";
 import type { OperatorOps } from "../OperatorOps.js";
 import { classifyObjectFault } from "./objectFaults.js";
 
@@ -13,7 +13,7 @@ import { classifyObjectFault } from "./objectFaults.js";
  */
 export function durableOperator(objects: DurableObjectNamespace<NamespaceObjectRpc>, timeoutMs = DEFAULT_STORE_TIMEOUT_MS): OperatorOps {
   const call = async <T>(ns: string, what: string, fn: (o: DurableObjectStub<NamespaceObjectRpc>) => Promise<T>): Promise<T> => {
-    const stub = objects.get(objects.idFromName(ns));
+    const stub = namespaceObjectOf(objects, ns, "listing");
     try {
       return await withDeadline(`namespace ${what}`, timeoutMs, () => fn(stub));
     } catch (err) {

@@ -53,6 +53,10 @@ export class QuorumStoreCore implements StoreCore {
     if (databases.length < 3 || databases.length % 2 === 0) {
       throw new InvalidInputError("invalid_quorum", `a quorum needs an odd number of at least 3 Redis databases, got ${databases.length}`);
     }
+    // One client listed twice answers twice: a majority of the list would not be a majority of databases.
+    if (new Set(databases).size !== databases.length) {
+      throw new InvalidInputError("invalid_quorum", "a quorum needs each Redis database once: one client is listed twice");
+    }
     this.size = databases.length;
     this.runners = databases.map((redis) => new ScriptRunner(redis, options.scriptTexts, options.timeoutMs));
     this.offers = `a quorum of Redis databases offers the ${kinds.map((k) => k.name).join(", ")} only`;
@@ -72,4 +76,25 @@ export class QuorumStoreCore implements StoreCore {
     );
     if (g.answers.filter((a) => a?.ok).length < majority) throw noMajority("ping", g.answers, majority);
   }
+}
+
+/**
+ * The first URL of a quorum's list that names a database listed before it (the same origin and
+ * path, whatever the case of the host or a trailing slash), or undefined. Each database must be
+ * listed once: listed twice, its one answer counts twice, and it alone is a majority of three.
+ */
+export function databaseListedTwice(urls: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const url of urls) {
+    let same = url;
+    try {
+      const u = new URL(url);
+      same = `${u.origin}${u.pathname.replace(/\/+$/, "")}`;
+    } catch {
+      // Not a URL: compared as written (the client refuses it anyway).
+    }
+    if (seen.has(same)) return url;
+    seen.add(same);
+  }
+  return undefined;
 }

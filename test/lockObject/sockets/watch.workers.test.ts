@@ -6,6 +6,7 @@ import { createExecutionContext, env, runInDurableObject } from "cloudflare:test
 import { describe, expect, it } from "vitest";
 import worker, { LockObject } from "../../../src/worker";
 import { api, envFor, KEY_A, KEY_ADMIN, type StoreKind, uniqueName } from "../../support/workers/api";
+import { namespaceObjectOf } from "../../../src/store/durable/NamespaceObjectRpc";
 import { eventually, lockObject } from "../../support/workers/lockObjectHelpers";
 
 /** runInDurableObject, untyped: its inference on these stubs runs too deep for the compiler. */
@@ -157,7 +158,7 @@ describe.each<StoreKind>(["redis", "durable"])("watching a mutex (%s store)", (s
     const liveWatchers = (): Promise<number> => inObject(lockObject(name), (o: any) => o.watchSockets.liveCount as number);
     const namespaceCount = () =>
       inObject(
-        env.NAMESPACE_OBJECT.get(env.NAMESPACE_OBJECT.idFromName("tenant-a")),
+        namespaceObjectOf(env.NAMESPACE_OBJECT, "tenant-a", "sockets"),
         (_o: unknown, state: DurableObjectState) =>
           state.storage.sql.exec("SELECT count FROM sockets WHERE object = ?", `mutex:${name}`).toArray() as unknown as Array<{ count: number }>,
       );

@@ -15,6 +15,7 @@ import {
 import { startLocalStack } from "../../../tools/local-stack/stack.mjs";
 import type { LocalStack } from "../../../tools/local-stack/stack.mjs";
 import { unique } from "../../support/library.js";
+import { pollUntil } from "../../support/pollUntil.js";
 
 /**
  * The quorum (Redlock) over three real redis-servers, each behind its own
@@ -187,6 +188,36 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     if (r.status === "granted") expect(r.grant.expiresAt).toBeLessThanOrEqual(soonest);
   });
 
+  it("a token's grant left on one database by an earlier try does not take the new grant's fence below one answered since", async () => {
+    const name = unique("q-left-behind");
+    const q = quorum();
+    const token = "hf_polling-acquire-token";
+    const input = { token, mode: "new" as const, ttlMs: 10_000, requestId: "", watch: false };
+    // An earlier try of this acquire (the library's polling loop keeps its token) was raised on a majority
+    // with fence q; its take-back (a grant confirmed too late) then reached two databases but not the third.
+    const first = await q.mutex.acquire(ref(name), input);
+    if (first.status !== "granted") throw new Error(`first try: ${first.status}`);
+    // Every database has answered that try (the third may still have had it in flight when the majority decided).
+    const states = await pollUntil(
+      () => Promise.all([0, 1, 2].map((i) => node(i).mutex.inspect(ref(name)))),
+      (all) => all.every((s) => s.held),
+      10_000,
+    );
+    const left = states.findIndex((s) => s.quorumFence === first.grant.fence);
+    const others = [0, 1, 2].filter((i) => i !== left);
+    for (const i of others) await node(i).mutex.release(ref(name), { token, requestId: `rq_take-back-${i}` });
+    // Another client takes the lock on the other two, and gives it back.
+    const other = new Mutex(q, name);
+    const between = await other.acquire({ ttlMs: 10_000 });
+    expect(between.fence).toBeGreaterThan(first.grant.fence);
+    await other.release(between.token);
+    // The next try of the first acquire: the database that kept its grant is in its majority.
+    stacks[others[1]].redis.pause();
+    const next = await q.mutex.acquire(ref(name), input);
+    expect(next.status).toBe("granted");
+    if (next.status === "granted") expect(next.grant.fence).toBeGreaterThan(between.fence);
+  });
+
   it("heartbeat, release and inspect report the grant's fence, not one a late database issued on its own", async () => {
     const name = unique("q-late-fence");
     // Databases 0 and 1 issue fences an hour ahead (as clocks running ahead would), so the grant's fence is large.
@@ -254,5 +285,7 @@ describe("QuorumStore: the mutex on a majority of three Redis databases", () => 
     const [a, b, c] = clients();
     expect(() => new QuorumStore([a, b])).toThrow(InvalidInputError);
     expect(() => new QuorumStore([a, b, c, a])).toThrow(/odd number of at least 3/);
+    // One client listed twice would answer for two of three: a majority on its own.
+    expect(() => new QuorumStore([a, a, c])).toThrow(/each Redis database once/);
   });
 });

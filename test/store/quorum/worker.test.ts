@@ -128,6 +128,32 @@ describe("a quorum configured wrong", () => {
       await bad.stop();
     }
   });
+
+  it("is not_configured when one database is listed twice: it would count twice toward a majority", async () => {
+    // Databases 0 and 1 are real and up; 0 listed twice would make it a majority of three on its own.
+    const [a, b] = stacks;
+    const bad = await startWorkerServer({
+      vars: {
+        API_KEYS: `q=${KEY}`,
+        UPSTASH_REDIS_REST_URLS: [a.url, `${a.url}/`, b.url].join(","),
+        UPSTASH_REDIS_REST_TOKENS: [a.token, a.token, b.token].join(","),
+      },
+    });
+    try {
+      const health = await fetch(`${bad.url}/healthz`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toMatchObject({ status: "not_configured", message: expect.stringMatching(/listed twice/) });
+      const res = await fetch(`${bad.url}/v1/locks/${unique("twice")}/acquire`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}` },
+        body: JSON.stringify({ ttlMs: 5000 }),
+      });
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ error: "not_configured" });
+    } finally {
+      await bad.stop();
+    }
+  });
 });
 
 // StoreUnavailableError is the client's name for a 503 it gave up on; imported to keep the contract's names in view.
