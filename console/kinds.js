@@ -181,7 +181,8 @@ export const KINDS = [
     fields: [
       { label: "Leader's value", value: (i) => text(i.value) },
       { label: "Term", value: (i) => text(i.term), whole: true },
-      { label: "Leading since", at: (i) => i.since },
+      // A start, not an end: its time, with no countdown (which read "in ended").
+      { label: "Leading since (UTC)", value: (i) => time(i.since) },
       { label: "Lease ends at", at: (i) => i.expiresAt },
       { label: "Changes so far (position)", value: (i) => text(i.position) },
       { label: "In line", value: (i) => text(i.waiters) },

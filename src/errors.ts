@@ -176,8 +176,14 @@ export class NotConfiguredError extends HoldfastError {
 /** A wait socket was asked for without a WebSocket upgrade (HTTP 426). */
 export class UpgradeRequiredError extends HoldfastError {
   override name = "UpgradeRequiredError";
-  constructor() {
-    super("upgrade_required", "this path is a wait socket: open it as a WebSocket (Upgrade: websocket), or wait over HTTP with POST .../acquire");
+  /**
+   * `instead`: how to do without the socket. A watch path's answer offers the one-time read (a watcher sent to
+   * POST .../acquire would take the lock it meant to watch); a wait path's, its kind's way (a lock's acquire).
+   */
+  constructor(socket: "wait" | "watch" = "wait", instead?: string) {
+    const otherwise =
+      instead ?? (socket === "watch" ? "read the state once with GET on the same path without /watch" : "wait over HTTP with POST .../acquire");
+    super("upgrade_required", `this path is a ${socket} socket: open it as a WebSocket (Upgrade: websocket), or ${otherwise}`);
   }
 }
 

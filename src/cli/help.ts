@@ -9,8 +9,8 @@ export const HELP = `Usage:
   holdfast status NAME [--kind mutex|rwlock|semaphore|flow|election|idempotency]
   holdfast release NAME --token TOKEN [--kind ...] [--mode read|write]
   holdfast list [--kind mutex|rwlock|semaphore|flow|election|idempotency] [--prefix P]
-  holdfast force-release NAME --reason TEXT [--kind mutex|rwlock|semaphore]
-                         [--fence N] [--holder LABEL]
+  holdfast force-release NAME --reason TEXT [--fence N] [--holder LABEL]
+                         [--kind mutex|rwlock|semaphore|flow|election]
   holdfast audit [--limit 50]
 
 Hold a holdfast lock while a command runs, across machines.
@@ -44,7 +44,8 @@ elect NAME --value V
   at once) and exits with CMD's status.
 
 leader NAME      Who leads the election NAME, as JSON; --watch prints every
-                 change after (new leader, new value), one JSON line each.
+                 change after (new leader, new value), one JSON line each,
+                 over a WebSocket (Node 22+; on an older Node, a usage error).
 status NAME      Shows a lock's state (never its token) as JSON, with the kind
                  it looked at: the mutex NAME, or when no mutex NAME is in
                  use, the --once key NAME if one was begun (--kind to choose).
@@ -54,8 +55,9 @@ list             The namespace's held (or waited-on) locks of --kind, one JSON
 force-release NAME
                  Frees NAME whoever holds it (an admin key only), written to
                  the audit log with --reason; --fence frees only the lease of
-                 that fence, --holder only a read-write lock's or semaphore's
-                 holders with that label.
+                 that fence (a mutex's, or an election's term), --holder only
+                 a read-write lock's, semaphore's or flow limit's holders with
+                 that label.
 audit            The audit log of force releases, newest first.
 
 Options:

@@ -157,9 +157,17 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       const { ttlMs, graceMs } = leaseTimes();
       return { command: { name: "elect", election: target, value, ttlMs, graceMs, cmd }, quiet, connection: connection() };
     }
-    case "leader":
+    case "leader": {
       if (!target) throw new CliError("leader needs a NAME: holdfast leader NAME [--watch]");
-      return { command: { name: "leader", election: target, watch: values.watch === true }, quiet, connection: connection() };
+      const conn = connection();
+      // Said before the first line, not as an unexpected error after it: watching is a watch socket.
+      if (values.watch === true && !(globalThis as { WebSocket?: unknown }).WebSocket) {
+        throw new CliError(
+          `leader --watch: this Node (${process.version}) has no WebSocket, which watching needs (Node 22 and later have one): run holdfast on Node 22+, or leave out --watch to see who leads now`,
+        );
+      }
+      return { command: { name: "leader", election: target, watch: values.watch === true }, quiet, connection: conn };
+    }
     case "run": {
       const lock = str("lock");
       const once = str("once");
@@ -208,7 +216,7 @@ export function parseCommand(argv: string[], env: Record<string, string | undefi
       const reason = str("reason");
       if (!reason) throw new CliError('force-release needs --reason "why" (it goes into the audit log)');
       const k = kind();
-      if (k === "idempotency") throw new CliError("idempotency keys have no force release: use --kind mutex, rwlock, semaphore or election");
+      if (k === "idempotency") throw new CliError("idempotency keys have no force release: use --kind mutex, rwlock, semaphore, flow or election");
       const fenceText = str("fence");
       if (fenceText !== undefined && !(/^[1-9]\d{0,15}$/.test(fenceText) && Number.isSafeInteger(Number(fenceText))))
         throw new CliError(`--fence ${JSON.stringify(fenceText)}: use the fence status showed`);

@@ -15,8 +15,14 @@ import { positionOf } from "../validation.js";
  * which speaks the wait protocol (src/wire/socketProtocol.ts) with
  * the client; the Worker takes no part in the wait, so a grant is one hop.
  */
-export function openWaitSocket(c: Context<AppEnv>, kind: KindName, param: string, at: Pick<SocketAt, "mode"> = {}): Promise<Response> {
-  return socketToObject(c, kind, param, at);
+export function openWaitSocket(
+  c: Context<AppEnv>,
+  kind: KindName,
+  param: string,
+  at: Pick<SocketAt, "mode"> = {},
+  withoutSocket?: string,
+): Promise<Response> {
+  return socketToObject(c, kind, param, at, withoutSocket);
 }
 
 /**
@@ -34,9 +40,10 @@ async function socketToObject(
   kind: KindName,
   param: string,
   what: Pick<SocketAt, "mode" | "watch" | "since">,
+  withoutSocket?: string,
 ): Promise<Response> {
   const name = lockName(c, param);
-  if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError();
+  if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError(what.watch ? "watch" : "wait", withoutSocket);
   const ref = { ns: c.var.ns, name };
   // A kind this store lacks is a 501 here, before any socket; the stub is made now, though told of the socket last.
   const object = lockObjectOfKindOn(c.var.store, c.env.LOCK_OBJECT, kind, ref);

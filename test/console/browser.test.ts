@@ -107,6 +107,12 @@ describe.each(["redis", "durable"] as const)("%s store", (store) => {
       await expect.poll(() => cell(s.page, "Elections", name, "Leader's value"), SEEN).toBe("10.0.0.7:8080");
       expect(await cell(s.page, "Elections", name, "Term")).toBe(String(led.body.fence));
       expect(await cell(s.page, "Elections", name, "In line")).toBe("0");
+      // Its detail: when the term began as a time (a countdown to a start read "in ended"), and the lease's end with its countdown.
+      await rowButton(s.page, "Elections", name).click();
+      const since = (await user().get(`/v1/elections/${name}`)).body.since as number;
+      await expect.poll(() => field(s.page, "Leading since \\(UTC\\)"), SEEN).toBe(new Date(since).toISOString().replace("T", " ").replace("Z", ""));
+      expect(await field(s.page, "Lease ends at")).toMatch(/ UTC \(in \d+\.\d s\)$/);
+      expect(await detail(s.page).textContent()).not.toMatch(/in ended/);
       await user().post(`/v1/elections/${name}/resign`, { token: led.body.token });
       expectNoProblems(s);
     } finally {

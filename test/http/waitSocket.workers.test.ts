@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import { namespaceObjectOf } from "../../src/store/durable/NamespaceObjectRpc";
 import worker from "../../src/worker";
-import { envFor, uniqueName } from "../support/workers/api";
+import { api, envFor, uniqueName } from "../support/workers/api";
 import { eventually } from "../support/workers/lockObjectHelpers";
 
 /**
@@ -144,5 +144,23 @@ describe("a flooder's next socket (Durable store, in workerd)", () => {
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ error: "rate_limited", limit: "socket_flood" });
     expect(refused.body.retryAfterMs).toBeGreaterThan(0);
+  });
+});
+
+describe("a plain GET of a socket's path (no Upgrade: websocket)", () => {
+  it("is 426 upgrade_required with the way to do without the socket that the path's kind has", async () => {
+    const { get } = api("durable");
+    const name = unique("plain");
+    const answers = {
+      lock: await get(`/v1/locks/${name}/wait`),
+      key: await get(`/v1/idempotency/${name}/wait`),
+      election: await get(`/v1/elections/${name}/watch`),
+    };
+    for (const answer of Object.values(answers)) expect(answer).toMatchObject({ status: 426, body: { error: "upgrade_required" } });
+    expect(answers.lock.body.message).toMatch(/^this path is a wait socket: .*POST \.\.\.\/acquire$/);
+    // An idempotency key has no acquire (POST .../acquire is 404 there): its state is what a waiter without a socket reads.
+    expect(answers.key.body.message).toMatch(/^this path is a wait socket: .*GET \/v1\/idempotency\/\{key\} until it is completed/);
+    expect(answers.election.body.message).toMatch(/^this path is a watch socket: .*GET on the same path without \/watch$/);
+    expect((await api("durable").post(`/v1/idempotency/${name}/acquire`, { ttlMs: 1000 })).status).toBe(404);
   });
 });

@@ -52,6 +52,28 @@ describe("Mutex over @upstash/redis", () => {
       .catch((err) => err);
     expect(noToken).toBeInstanceOf(NotConfiguredError);
     expect(noToken.message).toMatch(/no token: set UPSTASH_REDIS_REST_TOKEN/);
+    // As the README's samples make it, Redis.fromEnv() with the token unset (it warns, then sends "Bearer undefined").
+    const saved = { url: process.env.UPSTASH_REDIS_REST_URL, token: process.env.UPSTASH_REDIS_REST_TOKEN };
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    process.env.UPSTASH_REDIS_REST_URL = inject("upstashUrl");
+    delete process.env.UPSTASH_REDIS_REST_TOKEN;
+    const fromEnv = (() => {
+      try {
+        return Redis.fromEnv();
+      } finally {
+        warn.mockRestore();
+        for (const [name, value] of [
+          ["UPSTASH_REDIS_REST_URL", saved.url],
+          ["UPSTASH_REDIS_REST_TOKEN", saved.token],
+        ] as const) {
+          if (value === undefined) delete process.env[name];
+          else process.env[name] = value;
+        }
+      }
+    })();
+    const unsetToken = await new Mutex(fromEnv, unique("unset-token")).acquire({ ttlMs: 1000 }).catch((err) => err);
+    expect(unsetToken).toBeInstanceOf(NotConfiguredError);
+    expect(unsetToken.message).toMatch(/no token: set UPSTASH_REDIS_REST_TOKEN/);
     // No network was waited for (the store's deadline is 2000 ms).
     expect(Date.now() - started).toBeLessThan(1500);
   });

@@ -27,7 +27,7 @@ const ERROR_RESPONSES: Record<number, [string, string]> = {
   ],
   409: ["Conflict", "locked (with retryAfterMs and Retry-After), lease_lost, in_progress, limit_mismatch, upgrade_not_supported or not_held."],
   413: ["TooLarge", "The body is over 64 KiB."],
-  426: ["UpgradeRequired", "upgrade_required: a wait socket's path was asked for without Upgrade: websocket."],
+  426: ["UpgradeRequired", "upgrade_required: a wait or watch socket's path was asked for without Upgrade: websocket."],
   422: ["FingerprintMismatch", "The key was used with another fingerprint."],
   429: [
     "RateLimited",

@@ -56,6 +56,8 @@ export interface WaitSocketOperation {
   needs: readonly TokenOperation[];
   /** What it tells the lock object of the socket (a read-write lock's mode). */
   at?: Pick<SocketAt, "mode">;
+  /** How to wait without the socket, for the 426 a plain GET of its path gets (unset: a lock's POST .../acquire). */
+  withoutSocket?: string;
 }
 
 /**

@@ -21,7 +21,7 @@ export function socketRoutes(apis: readonly KindApi[]): Hono<AppEnv> {
   for (const api of apis) {
     const base = `${api.http.path.replace(/^\/v1/, "")}/:${paramOf(api)}`;
     for (const op of api.http.operations) {
-      if (isWaitSocket(op)) routes.get(`${base}/${op.step}`, (c) => openWaitSocket(c, api.name, paramOf(api), op.at));
+      if (isWaitSocket(op)) routes.get(`${base}/${op.step}`, (c) => openWaitSocket(c, api.name, paramOf(api), op.at, op.withoutSocket));
     }
     routes.get(`${base}/watch`, (c) => openWatchSocket(c, api.name, paramOf(api), api.http.watchPosition !== undefined));
   }

@@ -47,6 +47,8 @@ export const idempotencyOperations = [
       'The client sends {"type":"watch","waitMs":n}; the service answers {"type":"completed","response":...,"completedAt":n,"fence":n}, {"type":"free"} (begin it), {"type":"timeout","retryAfterMs":n} or {"type":"error",...}.',
     // It only watches another caller's run: a token that may wait may open it.
     needs: ["wait"],
+    // A key has no acquire to wait in: its state is read until the run ends.
+    withoutSocket: "read the key with GET /v1/idempotency/{key} until it is completed, or free to begin",
   }),
   heartbeatOperation(idempotency, "Move the in-progress deadline"),
   leaseEndOperation(idempotency, {

@@ -132,7 +132,8 @@ function missingSetting(redis: Redis): string | undefined {
     return "the Redis client has no URL: set UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (Redis.fromEnv() reads them), or give new Redis({ url, token })";
   }
   const auth = client.headers?.authorization;
-  if (typeof auth === "string" && auth.trim() === "Bearer") {
+  // "Bearer undefined": Redis.fromEnv() with UPSTASH_REDIS_REST_TOKEN unset (@upstash/redis 1.39 warns, then sends that).
+  if (typeof auth === "string" && /^Bearer(\s+undefined)?$/.test(auth.trim())) {
     return "the Redis client has no token: set UPSTASH_REDIS_REST_TOKEN (Redis.fromEnv() reads it), or give new Redis({ url, token })";
   }
   return undefined;

@@ -233,7 +233,13 @@ describe("a watch socket's limits", () => {
   it("refuses a message other than its one watch, and a plain GET of the path", async () => {
     const { get } = api("durable");
     const name = uniqueName("watch-bad");
-    expect((await get(`/v1/locks/${name}/watch`)).status).toBe(426);
+    // Named as a watch, with the read to make instead: a wait's "POST .../acquire" would take the lock it meant to watch.
+    const plain = await get(`/v1/locks/${name}/watch`);
+    expect(plain.status).toBe(426);
+    expect(plain.body).toMatchObject({
+      error: "upgrade_required",
+      message: expect.stringMatching(/watch socket: .*GET on the same path without \/watch/),
+    });
     const res = await worker.fetch(
       new Request(`http://holdfast.test/v1/locks/${name}/watch`, { headers: { upgrade: "websocket", authorization: `Bearer ${KEY_A}` } }),
       envFor("durable"),
