@@ -23,7 +23,7 @@ import { logError } from "../logError.js";
 /** A 503's message, by whether the write may have been applied. */
 const STORE_UNAVAILABLE = {
   unknown:
-    "the store did not answer in time, so the change may or may not have been applied: retry with the same Holdfast-Request-Id, which applies it once",
+    "the store did not answer in time, so the change may or may not have been applied: a retry with the same Holdfast-Request-Id applies it once (a request sent without one is a new request when retried)",
   not_applied: "the store is unavailable and nothing was changed: retry later",
 } as const;
 

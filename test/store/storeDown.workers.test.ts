@@ -65,6 +65,8 @@ describe("store unavailable", () => {
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ error: "store_unavailable", outcome: "unknown" });
       expectPlainUnavailable(res.body);
+      // What to do, for a caller that sent no request id too (this one did not): a bare retry is a new request.
+      expect(res.body.message).toMatch(/same Holdfast-Request-Id applies it once \(a request sent without one is a new request when retried\)/);
       expect(ms).toBeLessThan(BOUND_MS);
       const [inspect, inspectMs] = await timed(() => worker.get(`/v1/locks/${uniqueName("hung")}`));
       expect(inspect.status).toBe(503);
