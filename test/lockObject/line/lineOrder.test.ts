@@ -195,6 +195,23 @@ describe("LineOrder (mutex policy, Redis store)", () => {
     expect((await live.mutex.heartbeat(ref, { token: a })).status).toBe("ok");
   });
 
+  it("a take-back that comes after the grant was picked up takes nothing back: its holder keeps the lease (a socket's close racing its ack)", async () => {
+    const { ref, line, release, holdWith, untilRegistered } = lineFor();
+    const x = tokenOf("x");
+    await holdWith(x);
+    const [a, b] = [tokenOf("a"), tokenOf("b")];
+    const first = track(line.wait(req(8000), 8000, undefined, { token: a }));
+    const second = track(line.wait(req(), 1500, undefined, { token: b }));
+    await untilRegistered(a);
+    await release(x);
+    await first.done;
+    line.pickedUp(a);
+    line.takeBack(a);
+    expect(await second.done).toMatchObject({ status: "locked" });
+    expect(line.wasTakenBack(a)).toBe(false);
+    expect((await live.mutex.heartbeat(ref, { token: a })).status).toBe("ok");
+  });
+
   it("a pickup that comes while an earlier take-back is on its way to the store calls its own take-back off: nobody else is granted", async () => {
     // The store's steps are the real store's, seen on their way by a wrapper: it holds one step until told (so two
     // take-backs are owed at once, as when the line is busy in a slow store step) and says when another starts. The
