@@ -19,7 +19,7 @@ const KIND_HTTP = "^src/kinds/[^/]+/operations\\.ts$";
 const KIND_DESCRIPTOR = ["^src/kinds/[^/]+/index\\.ts$", "^src/kinds/kind\\.ts$", "^src/kinds/manyHolders/holdersKind\\.ts$"];
 const WIRE = ["^src/(wire|fence)/", "^src/(errors|limits|logError|tokens|deadline|jsonDepth|validation)\\.ts$"];
 // env.ts is the Worker's bindings, the two Durable Objects' RPC types among them (src/store/durable/).
-const CORE = ["^src/(store|lockObject|namespaceObject)/", "^src/(metrics|env)\\.ts$"];
+const CORE = ["^src/(store|lockObject|namespaceObject|admission)/", "^src/(metrics|env)\\.ts$"];
 const KINDS = ["^src/kinds/"]; // less KIND_SERVICE and KIND_HTTP (see kindsLayer below)
 const SERVICE = ["^src/(service|operator|library)/", ...KIND_SERVICE];
 const HTTP = ["^src/(http|middleware)/", KIND_HTTP];
@@ -75,7 +75,7 @@ module.exports = {
         "The core knows no kind, not even a kind's types: the lock object, the stores, the namespace object, the service and HTTP " +
         "layers, the wire and the operator work with what they are handed (src/worker.ts and src/library/ hand them the kinds), " +
         "so adding or changing a kind changes none of them.",
-      from: { path: "^src/(lockObject|store|service|http|wire|operator|namespaceObject)/" },
+      from: { path: "^src/(lockObject|store|service|http|wire|operator|namespaceObject|admission)/" },
       to: { path: "^src/kinds/" },
     },
     {

@@ -39,7 +39,7 @@ export interface Env {
   ONEXPIRE_HOSTS?: string;
   /** "1": onExpire may be http://localhost (local development only). */
   ONEXPIRE_ALLOW_HTTP_LOCALHOST?: string;
-  /** Request budgets per namespace: "ns=low|standard|high|off,*=standard" (src/namespaceObject/rateLimit.ts). */
+  /** Request budgets per namespace: "ns=low|standard|high|off,*=standard" (src/admission/rateLimit.ts). */
   RATE_LIMIT_TIERS?: string;
   /** The tiers' Workers Rate Limiting bindings (wrangler.toml [[ratelimits]]). */
   RATE_LIMIT_LOW?: RateLimiter;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The core names no kind (docs/DESIGN.md, issue 45): no string literal in the code of src/lockObject,
-// src/store, src/service, src/http, src/wire, src/operator, src/namespaceObject or the core's top-level
+// src/store, src/service, src/http, src/wire, src/operator, src/namespaceObject, src/admission or the core's top-level
 // files is a kind's name (a folder of src/kinds/) or a kind's mount point. What differs per kind is a
 // property of its descriptor (src/kinds/<kind>/index.ts). Comments may name kinds.
 //
@@ -10,7 +10,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const CORE = ["src/lockObject", "src/store", "src/service", "src/http", "src/wire", "src/operator", "src/namespaceObject"];
+const CORE = ["src/lockObject", "src/store", "src/service", "src/http", "src/wire", "src/operator", "src/namespaceObject", "src/admission"];
 const CORE_FILES = ["src/env.ts", "src/errors.ts", "src/metrics.ts", "src/limits.ts", "src/deadline.ts", "src/tokens.ts", "src/validation.ts"];
 
 /** The kinds' names: the folders of src/kinds/ with a descriptor (index.ts; each kind's folder is its name, manyHolders/ is shared code). */

@@ -14,7 +14,7 @@ import { notificationKeyRoutes } from "./notificationKey.js";
 import { operatorRoutes } from "./operator/operatorRoutes.js";
 import { operationRoutes } from "./operations/operationRoutes.js";
 import { socketRoutes } from "./operations/socketRoutes.js";
-import { checkRateLimit } from "../namespaceObject/rateLimit.js";
+import { checkRateLimit } from "../admission/rateLimit.js";
 import { clientRequestId, REQUEST_ID_HEADER } from "./requestId.js";
 import { callerOfScopedToken, checkTokenScope, isScopedToken } from "./access/scopedTokens.js";
 import { tokenRoutes } from "./access/tokenRoutes.js";

@@ -2,11 +2,11 @@ import type { Context } from "hono";
 import { UpgradeRequiredError } from "../errors.js";
 import { lockObjectOfKindOn } from "../store/durable/lockObjectOf.js";
 import { SOCKET_AT_HEADER, SOCKET_FLOOD_UNTIL_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socketProtocol.js";
-import { floodPenalties } from "../namespaceObject/floodPenalties.js";
+import { floodPenalties } from "../admission/floodPenalties.js";
 import type { AppEnv } from "./appTypes.js";
 import type { KindName } from "../store/kinds.js";
 import { lockName } from "./lockName.js";
-import { admitSocketOpen } from "../namespaceObject/socketOpens.js";
+import { admitSocketOpen } from "../admission/socketOpens.js";
 import { positionOf } from "../validation.js";
 
 /**
@@ -51,7 +51,7 @@ async function socketToObject(
   const clientIds = clientIdsOf(c);
   const openIds = openIdsOf(c);
   // A client that flooded a socket lately, or opens sockets faster than its key or address may, is refused here,
-  // before any object hears of it (admitSocketOpen: namespaceObject/socketOpens.ts).
+  // before any object hears of it (admitSocketOpen: admission/socketOpens.ts).
   const tier = admitSocketOpen(c.env, c.var.ns, clientIds, openIds);
   const at: SocketAt = {
     kind,

@@ -3,7 +3,7 @@ import type { Env } from "../env.js";
 import type { KindName } from "../store/kinds.js";
 import { AUDIT_KEEP_MS, type AuditEntry, type AuditRecord } from "../store/OperatorOps.js";
 import type { NamespaceObjectRpc } from "../store/durable/NamespaceObjectRpc.js";
-import { openRateOf, SocketOpens } from "./socketOpens.js";
+import { openRateOf, SocketOpens } from "../admission/socketOpens.js";
 
 /** How long a lock object's socket count stands without being told again (socketCaps.ts tells it more often). */
 const SOCKETS_TOLD_FOR_MS = 15 * 60 * 1000;
@@ -91,7 +91,7 @@ export class NamespaceObject extends DurableObject<Env> implements NamespaceObje
    * kept as that object's, and the room taken); no, with the total, when the
    * cap is met; no, with `openRetryMs`, over the rate of new sockets
    * (socketOpens.ts); no, with `floodUntil`, while one of the client's ids is
-   * refused for a flood (src/namespaceObject/floodPenalties.ts). A no keeps nothing.
+   * refused for a flood (src/admission/floodPenalties.ts). A no keeps nothing.
    */
   reserveSocket(
     object: string,

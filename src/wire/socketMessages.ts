@@ -150,14 +150,14 @@ export const socketAtSchema = z.object({
    */
   until: z.optional(z.number()),
   /**
-   * Who opened it, for the flood penalty (src/namespaceObject/floodPenalties.ts):
+   * Who opened it, for the flood penalty (src/admission/floodPenalties.ts):
    * the key's id (namespace and key name, or a scoped token's scope) and the
    * client's address where the platform gives one. Never the key itself.
    */
   clientIds: z.optional(z.array(z.string())),
   /**
    * Whose new sockets it counts against, for the rate of new sockets
-   * (src/namespaceObject/socketOpens.ts): the key's id (every scoped token of
+   * (src/admission/socketOpens.ts): the key's id (every scoped token of
    * the namespace as one) and the client's address where the platform gives one.
    */
   openIds: z.optional(z.array(z.string())),

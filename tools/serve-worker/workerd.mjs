@@ -105,7 +105,7 @@ const TRANSLATED = new Set([
 /**
  * Options left unbound on purpose: the Worker runs without them. Rate-limit
  * bindings are simulated only by Miniflare; without one the Worker does not
- * limit (src/namespaceObject/rateLimit.ts), which is what a bench or a client test wants.
+ * limit (src/admission/rateLimit.ts), which is what a bench or a client test wants.
  */
 const LEFT_UNBOUND = new Set(["ratelimits"]);
 

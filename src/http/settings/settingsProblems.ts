@@ -1,7 +1,7 @@
 import { DEFAULT_STORE_TIMEOUT_MS } from "../../deadline.js";
 import type { Env } from "../../env.js";
 import { SOCKET_OPEN_BURST_DEFAULT, SOCKET_OPENS_PER_SECOND_DEFAULT, SOCKETS_PER_NAMESPACE_DEFAULT, WAITERS_PER_LOCK_DEFAULT } from "../../limits.js";
-import { rateLimitTiersProblem } from "../../namespaceObject/rateLimit.js";
+import { rateLimitTiersProblem } from "../../admission/rateLimit.js";
 import { databaseListedTwice } from "../../store/quorum/QuorumStore.js";
 import { onExpireHostsProblem } from "../../wire/onExpireTarget.js";
 import { apiKeysProblem } from "../access/auth.js";

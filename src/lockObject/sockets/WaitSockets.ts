@@ -2,7 +2,7 @@ import type { Env } from "../../env.js";
 import { InvalidInputError, LockedError, StoreUnavailableError } from "../../errors.js";
 import { type CheckedAcquire, validated } from "../../wire/parse.js";
 import type { KindName } from "../../store/kinds.js";
-import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
+import { checkRateLimit, tierOf } from "../../admission/rateLimit.js";
 import { newOwnerToken } from "../../tokens.js";
 import { checkOnExpire } from "../../wire/onExpireTarget.js";
 import type * as z from "zod/mini";
@@ -122,7 +122,7 @@ export class WaitSockets {
     try {
       handled = gate.run(() => this.handle(ws, data));
     } catch (err) {
-      // Faster than a socket may send: ended now, and its client refused new sockets for a while (namespaceObject/floodPenalties.ts).
+      // Faster than a socket may send: ended now, and its client refused new sockets for a while (admission/floodPenalties.ts).
       this.host.caps.penalize(state.at);
       this.sockets.fail(ws, err);
       return;

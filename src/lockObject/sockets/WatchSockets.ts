@@ -2,7 +2,7 @@ import type { Env } from "../../env.js";
 import { InvalidInputError } from "../../errors.js";
 import { logError } from "../../logError.js";
 import { validated } from "../../wire/parse.js";
-import { checkRateLimit, tierOf } from "../../namespaceObject/rateLimit.js";
+import { checkRateLimit, tierOf } from "../../admission/rateLimit.js";
 import type { SocketCaps } from "./socketCaps.js";
 import { checkTokenLife } from "../tokenLife.js";
 import { type Attachment, attachmentOf, keepAttachment, sendAnswer } from "./socketAttachment.js";

@@ -1,5 +1,5 @@
 import { logError } from "../../logError.js";
-import { floodPenalties } from "../../namespaceObject/floodPenalties.js";
+import { floodPenalties } from "../../admission/floodPenalties.js";
 import { attachmentOf } from "./socketAttachment.js";
 import type { SocketAt } from "./socketSchemas.js";
 import type { SocketCaps } from "./socketCaps.js";
@@ -44,7 +44,7 @@ const TELL_WAIT_MS = 250;
  * else waits on this object (no HTTP waiter, no
  * handshake being admitted, and no socket or watch socket but those that
  * have not said what they are for yet, of keys or addresses refused new
- * sockets for a flood: namespaceObject/floodPenalties.ts), the object tells its namespace
+ * sockets for a flood: admission/floodPenalties.ts), the object tells its namespace
  * object its sockets are gone (waiting at most TELL_WAIT_MS) and resets
  * itself; its state is in storage (Durable store) or Redis, and the next
  * request starts it again. Where someone else waits, the frames are still

@@ -2,11 +2,11 @@ import type { Env } from "../../env.js";
 import { RateLimitedError } from "../../errors.js";
 import { SOCKETS_PER_NAMESPACE_DEFAULT, WAITERS_PER_LOCK_DEFAULT } from "../../limits.js";
 import { logError } from "../../logError.js";
-import { openRateOf, positiveSetting, SocketRateRefusal } from "../../namespaceObject/socketOpens.js";
+import { openRateOf, positiveSetting, SocketRateRefusal } from "../../admission/socketOpens.js";
 import { errorAnswer } from "../../wire/errorAnswer.js";
 import { SOCKET_FLOOD_UNTIL_HEADER } from "../../wire/socketProtocol.js";
 import type { SocketAt } from "./socketSchemas.js";
-import { FloodRefusal, floodPenalties, floodRefusal } from "../../namespaceObject/floodPenalties.js";
+import { FloodRefusal, floodPenalties, floodRefusal } from "../../admission/floodPenalties.js";
 import { type NamespaceObjectRpc, namespaceObjectOf } from "../../store/durable/NamespaceObjectRpc.js";
 
 /** How soon a refused waiter may try again: a waiter ahead leaves within its waitMs, often much sooner. */
@@ -135,7 +135,7 @@ export class SocketCaps {
 
   /**
    * A socket of `at` sent faster than a socket may: its client's ids are
-   * refused new sockets for a while (namespaceObject/floodPenalties.ts), in this isolate at
+   * refused new sockets for a while (admission/floodPenalties.ts), in this isolate at
    * once and, told in the background, by the namespace object for every
    * isolate.
    */

@@ -1,8 +1,8 @@
-// An isolate's own memory of who flooded a wait socket (src/namespaceObject/floodPenalties.ts; docs/API.md, "Flood
+// An isolate's own memory of who flooded a wait socket (src/admission/floodPenalties.ts; docs/API.md, "Flood
 // penalty"): the arithmetic, on a fresh box with the clock handed in. What a flooder meets end to end is in
 // floodPenalty.test.ts (both stores over TCP) and test/http/waitSocket.workers.test.ts (the Worker's own refusal).
 import { describe, expect, it } from "vitest";
-import { FloodPenalties, floodRefusal } from "../../src/namespaceObject/floodPenalties";
+import { FloodPenalties, floodRefusal } from "../../src/admission/floodPenalties";
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

@@ -6,7 +6,7 @@ import { keyAsProtocol, SOCKET_PROTOCOL } from "../../src/wire/socketProtocol";
 import { api, uniqueName } from "../support/workers/api";
 
 /**
- * The rate of new sockets (src/namespaceObject/socketOpens.ts; issue 53) is
+ * The rate of new sockets (src/admission/socketOpens.ts; issue 53) is
  * counted twice, and each count holds on its own: the Worker's, in its
  * isolate, before a handshake goes anywhere; and the namespace object's,
  * which every handshake its lock objects admit passes through, so the rate
