@@ -157,13 +157,14 @@ export function floodingClient(base: string, path: string, key: string, floodFro
   };
   const batch = Buffer.concat(Array.from({ length: 500 }, () => frame(JSON.stringify({ type: "heartbeat" }))));
   let flooding = false;
+  let paused = false;
   /** Times the connection drained after the close frame came: the service went on reading (at least 500 frames each). */
   let drainsAfterClose = 0;
   const flood = () => {
     if (flooding) return;
     flooding = true;
     const pump = () => {
-      if (socket.destroyed) return;
+      if (socket.destroyed || paused) return;
       if (socket.write(batch)) setImmediate(pump);
       else
         socket.once("drain", () => {
@@ -214,6 +215,10 @@ export function floodingClient(base: string, path: string, key: string, floodFro
     gone,
     drainsAfterClose: () => drainsAfterClose,
     flood,
+    /** Stops writing, the connection left open (never closed from this side): what it wrote is still the service's to read. */
+    pause: () => {
+      paused = true;
+    },
     stop: () => socket.destroy(),
   };
 }
