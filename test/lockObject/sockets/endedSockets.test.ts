@@ -43,8 +43,14 @@ describe.concurrent("both stores", () => {
         } finally {
           flooder.stop();
         }
-        expect(flooder.messages.at(-1)).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
-        expect(flooder.closeCodes).toEqual([1000]);
+        // Its 429 and close come before the teardown, but a flood past FLOODED_PAST_CLOSE is cut whatever the time, and
+        // the reset takes with it what the client had not read yet (endedSockets.ts): a client busy writing (as this
+        // one is, on a loaded runner) may lose them. Nothing else comes after its `held` (messageGate.test.ts and
+        // socketLimits.test.ts hold a client that reads to its 429 socket_messages).
+        const afterHeld = flooder.messages.slice(flooder.messages.findIndex((m) => m.type === "held") + 1);
+        expect(afterHeld.length).toBeLessThanOrEqual(1);
+        for (const m of afterHeld) expect(m).toMatchObject({ type: "error", status: 429, error: "rate_limited", limit: "socket_messages" });
+        expect(flooder.closeCodes.filter((code) => code !== 1000)).toEqual([]);
         const granted = flooder.messages.find((m) => m.type === "granted");
         // The object that reset itself kept what was stored: the lease is still held, with its fence.
         const api = httpClient(base(), KEYS.alone);
