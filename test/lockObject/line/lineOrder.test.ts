@@ -64,6 +64,22 @@ function track(p: Promise<WaitOutcome<MutexGrant>>) {
 
 const grantedTo = (o: WaitOutcome<MutexGrant> | undefined) => (o?.status === "granted" ? o.grant.token : undefined);
 
+/**
+ * x holds; a waits first (its lease `aTtlMs`), b behind it (for `bWaitMs`); once a is registered in
+ * the store, x releases: the store hands the lock to a, a grant from the line (to be picked up).
+ */
+async function handedToTheHead({ aTtlMs = 4000, bWaitMs = 8000 } = {}) {
+  const { ref, line, release, holdWith, untilRegistered } = lineFor();
+  const x = tokenOf("x");
+  await holdWith(x);
+  const [a, b] = [tokenOf("a"), tokenOf("b")];
+  const first = track(line.wait(req(aTtlMs), 8000, undefined, { token: a }));
+  const second = track(line.wait(req(), bWaitMs, undefined, { token: b }));
+  await untilRegistered(a);
+  await release(x);
+  return { ref, line, a, b, first, second };
+}
+
 describe("LineOrder (mutex policy, Redis store)", () => {
   it("a waiter that finds the lock free and the line empty is granted at once, with no pickup to wait for", async () => {
     const { ref, line } = lineFor();
@@ -146,14 +162,7 @@ describe("LineOrder (mutex policy, Redis store)", () => {
   });
 
   it("a grant from the line that nobody picks up is taken back after the pickup time, and the next waiter gets the lock", async () => {
-    const { ref, line, release, holdWith, untilRegistered } = lineFor();
-    const x = tokenOf("x");
-    await holdWith(x);
-    const [a, b] = [tokenOf("a"), tokenOf("b")];
-    const first = track(line.wait(req(), 8000, undefined, { token: a }));
-    const second = track(line.wait(req(), 8000, undefined, { token: b }));
-    await untilRegistered(a);
-    await release(x);
+    const { ref, line, a, b, first, second } = await handedToTheHead();
     expect(await first.done).toMatchObject({ status: "granted", pickup: true });
     const grantedAt = Date.now();
     expect(grantedTo(await second.done)).toBe(b);
@@ -164,14 +173,7 @@ describe("LineOrder (mutex policy, Redis store)", () => {
   });
 
   it("takeBack (the client closed before acknowledging) gives the grant back at once, before the pickup time", async () => {
-    const { line, release, holdWith, untilRegistered } = lineFor();
-    const x = tokenOf("x");
-    await holdWith(x);
-    const [a, b] = [tokenOf("a"), tokenOf("b")];
-    const first = track(line.wait(req(), 8000, undefined, { token: a }));
-    const second = track(line.wait(req(), 8000, undefined, { token: b }));
-    await untilRegistered(a);
-    await release(x);
+    const { line, a, b, first, second } = await handedToTheHead();
     await first.done;
     const t0 = Date.now();
     line.takeBack(a);
@@ -180,14 +182,7 @@ describe("LineOrder (mutex policy, Redis store)", () => {
   });
 
   it("a grant picked up is kept: the waiter behind it waits out its own deadline past the pickup time", async () => {
-    const { ref, line, release, holdWith, untilRegistered } = lineFor();
-    const x = tokenOf("x");
-    await holdWith(x);
-    const [a, b] = [tokenOf("a"), tokenOf("b")];
-    const first = track(line.wait(req(8000), 8000, undefined, { token: a }));
-    const second = track(line.wait(req(), PICKUP_MS + 700, undefined, { token: b }));
-    await untilRegistered(a);
-    await release(x);
+    const { ref, line, a, first, second } = await handedToTheHead({ aTtlMs: 8000, bWaitMs: PICKUP_MS + 700 });
     await first.done;
     line.pickedUp(a);
     expect(await second.done).toMatchObject({ status: "locked" });
@@ -196,14 +191,7 @@ describe("LineOrder (mutex policy, Redis store)", () => {
   });
 
   it("a take-back that comes after the grant was picked up takes nothing back: its holder keeps the lease (a socket's close racing its ack)", async () => {
-    const { ref, line, release, holdWith, untilRegistered } = lineFor();
-    const x = tokenOf("x");
-    await holdWith(x);
-    const [a, b] = [tokenOf("a"), tokenOf("b")];
-    const first = track(line.wait(req(8000), 8000, undefined, { token: a }));
-    const second = track(line.wait(req(), 1500, undefined, { token: b }));
-    await untilRegistered(a);
-    await release(x);
+    const { ref, line, a, first, second } = await handedToTheHead({ aTtlMs: 8000, bWaitMs: 1500 });
     await first.done;
     line.pickedUp(a);
     line.takeBack(a);
