@@ -116,8 +116,10 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
     const ref = { ns: ctx.ns, name };
     const ids = await acquireIds(ctx, `${key.name}:${name}:${mode ? `${mode}/` : ""}acquire`, body.token);
     const lock = `${ctx.store.kind}:${key.name}:${ctx.ns}:${name}`;
+    // Only a kind that goes to the line first reads (and so keeps) which locks were contended lately.
+    const contended = acquire.lineFirst === true ? () => sawContended(lock) : undefined;
     const lineFirst =
-      acquire.lineFirst === true && !ids.reenter && waitMs > 0 && !ctx.ids.fromClient && (ctx.store.kind !== "redis" || recentlyContended(lock));
+      contended !== undefined && !ids.reenter && waitMs > 0 && !ctx.ids.fromClient && (ctx.store.kind !== "redis" || recentlyContended(lock));
     return {
       kind: key.name,
       ref,
@@ -136,13 +138,13 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
         onExpire === undefined && !lineFirst
           ? async () => {
               const granted = await acquire.tryStore(ctx, ref, body, mode, ids as IdsOf<Body>);
-              if (!granted) sawContended(lock); // held: the line next (it registers the waiter for the handoff)
+              if (!granted) contended?.(); // held: the line next (it registers the waiter for the handoff)
               return granted;
             }
           : undefined,
       grantSchema: grant,
       heartbeat: (token) => kindOps(ctx.store, key).heartbeat(ref, { token }),
-      fromLine: () => sawContended(lock),
+      fromLine: contended,
     };
   };
   return {
