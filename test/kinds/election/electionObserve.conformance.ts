@@ -45,7 +45,13 @@ export function electionObserveConformance(kind: StoreKind) {
         () => changes().at(-1)?.position ?? 0,
         (p) => p >= position,
       );
-    return { ws, pushes, changes, until };
+    /** Waits until it was pushed `n` states. */
+    const pushed = (n: number) =>
+      eventually(
+        () => pushes.length,
+        (k) => k >= n,
+      );
+    return { ws, pushes, changes, until, pushed };
   }
 
   const positionsAndValues = (changes: Change[]) => changes.map((c) => [c.position, c.term, c.value]);
@@ -92,10 +98,7 @@ export function electionObserveConformance(kind: StoreKind) {
     const name = uniqueName("el-watch-last");
     const a = (await post(path(name, "campaign"), { value: "a", ttlMs: 30_000 })).body;
     const w = await watchAt(name, "?since=1");
-    await eventually(
-      () => w.pushes.length,
-      (n) => n >= 1,
-    );
+    await w.pushed(1);
     expect(w.pushes[0]).toMatchObject({ state: { value: "a", position: 1 }, changes: [] });
     await post(path(name, "proclaim"), { token: a.token, value: "a2" });
     await w.until(2);
@@ -145,10 +148,7 @@ export function electionObserveConformance(kind: StoreKind) {
     expect(await leader(name)).toMatchObject({ value: "a2", term: a.fence, position: 2 });
     expect((await get(`${path(name, "changes")}?since=0`)).body.changes).toHaveLength(2);
     const w = await watchAt(name, "?since=2");
-    await eventually(
-      () => w.pushes.length,
-      (n) => n >= 1,
-    );
+    await w.pushed(1);
     w.ws.close();
     await post(path(name, "resign"), { token: a.token });
   });
@@ -157,10 +157,7 @@ export function electionObserveConformance(kind: StoreKind) {
     const name = uniqueName("el-watch-plain");
     const a = (await post(path(name, "campaign"), { value: "a", ttlMs: 30_000 })).body;
     const w = await watchAt(name, "");
-    await eventually(
-      () => w.pushes.length,
-      (n) => n >= 1,
-    );
+    await w.pushed(1);
     expect(w.pushes[0]).toEqual({ type: "state", state: expect.objectContaining({ value: "a", position: 1 }) });
     w.ws.close();
     const mutexWatch = await worker.fetch(
