@@ -9,6 +9,7 @@ import path from "node:path";
 import { Redis } from "@upstash/redis";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { LockedError, Mutex } from "holdfast";
+import { childPort } from "../support/childPort.mjs";
 import { until } from "../support/workerServers";
 
 const START = path.resolve("tools/dev/start.mjs");
@@ -51,15 +52,6 @@ afterEach(async () => {
   }
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The line start.mjs prints once the Worker is served: "holdfast (...) at URL"; the "try:" line ends what it prints. */
 const SERVED = /^holdfast \(.*\) at (http:\S+)$/m;
 const PRINTED = /^try: curl/m;
@@ -83,7 +75,7 @@ describe("npm start and npm run start:redis side by side", () => {
   let onRedis: { url: string; key: string; out: string };
 
   beforeAll(async () => {
-    const [a, b] = [await freePort(), await freePort()];
+    const [a, b] = [await childPort(), await childPort()];
     durable = start([], a, { CORS_ORIGINS: `default=${origin}`, TOKEN_SECRETS: `default=${"s".repeat(40)}` });
     redis = start(["--redis"], b);
     running.splice(0); // stopped in afterAll, not after each case
@@ -188,7 +180,7 @@ describe("npm start", () => {
   });
 
   it("npm run dev prints the URL once wrangler dev answers there", { timeout: 120_000 }, async () => {
-    const s = start(["--dev"], await freePort());
+    const s = start(["--dev"], await childPort());
     const out = await until(s.output, (o) => PRINTED.test(o) || s.child.exitCode !== null, 90_000);
     const url = SERVED.exec(out)?.[1];
     expect(url, out).toBeDefined();
