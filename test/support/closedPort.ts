@@ -1,13 +1,10 @@
-import net from "node:net";
+import { childPort } from "./childPort.mjs";
 
-/** A loopback port where nothing listens: one the system just handed out, closed again, so a connection to it is refused. */
+/**
+ * A loopback port where nothing listens, so a connection to it is refused. It comes from below the OS's ephemeral
+ * range (childPort.mjs): one the system handed out and closed again could be handed to another file's server, and the
+ * connection would then be answered.
+ */
 export function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
+  return childPort();
 }
