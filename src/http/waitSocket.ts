@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { UpgradeRequiredError } from "../errors.js";
-import { lockObjectOfKindOn } from "../store/durable/lockObjectOf.js";
+import { lockObjectOf } from "../lockObject/lockObjectOf.js";
+import { kindOps } from "../store/types.js";
 import { SOCKET_AT_HEADER, SOCKET_FLOOD_UNTIL_HEADER, SOCKET_PROTOCOL, type SocketAt } from "../wire/socketProtocol.js";
 import { floodPenalties } from "../admission/floodPenalties.js";
 import type { AppEnv } from "./appTypes.js";
@@ -45,8 +46,8 @@ async function socketToObject(
   const name = lockName(c, param);
   if ((c.req.header("upgrade") ?? "").toLowerCase() !== "websocket") throw new UpgradeRequiredError(what.watch ? "watch" : "wait", withoutSocket);
   const ref = { ns: c.var.ns, name };
-  // A kind this store lacks is a 501 here, before any socket; the stub is made now, though told of the socket last.
-  const object = lockObjectOfKindOn(c.var.store, c.env.LOCK_OBJECT, kind, ref);
+  // A kind this store lacks is a 501 here (kindOps), before any socket.
+  kindOps(c.var.store, kind);
   const protocols = (c.req.header("sec-websocket-protocol") ?? "").split(",").map((p) => p.trim());
   const clientIds = clientIdsOf(c);
   const openIds = openIdsOf(c);
@@ -67,7 +68,9 @@ async function socketToObject(
   at.clientIds = clientIds;
   at.openIds = openIds;
   // Only what the object needs: never the client's headers (its key among them).
-  const answer = await object.fetch("https://lock-object/wait-socket", { headers: { upgrade: "websocket", [SOCKET_AT_HEADER]: JSON.stringify(at) } });
+  const answer = await lockObjectOf(c.env.LOCK_OBJECT, kind, ref).fetch("https://lock-object/wait-socket", {
+    headers: { upgrade: "websocket", [SOCKET_AT_HEADER]: JSON.stringify(at) },
+  });
   const floodUntil = answer.headers.get(SOCKET_FLOOD_UNTIL_HEADER);
   if (floodUntil === null) return answer;
   // Refused for a flood another isolate saw: this one refuses the client's next tries itself.

@@ -49,7 +49,7 @@ export class LocalStore implements StoreCore {
   /**
    * The kind's deadline that has answered here, once one has: a lock object
    * keeps one kind's state (one object per kind, namespace and name:
-   * src/store/durable/lockObjectOf.ts), so after a write only its kind is
+   * src/lockObject/lockObjectOf.ts), so after a write only its kind is
    * asked, not every kind's storage read on every write. The alarm
    * (scanAnswers) still asks them all.
    */

@@ -6,7 +6,7 @@ import type { KindName } from "../store/kinds.js";
 import type { LockRef, LockStore } from "../store/types.js";
 import { ListingUpdates } from "./listingUpdates.js";
 import { earliest } from "../store/durable/records.js";
-import { KeptKv } from "./KeptKv.js";
+import { KeptKv } from "../store/durable/KeptKv.js";
 import { type LocalStore, localStoreOf } from "./LocalStore.js";
 import type { LockObjectHost } from "./LockObjectHost.js";
 import type { LockObjectRpc } from "../store/durable/LockObjectRpc.js";

@@ -5,7 +5,7 @@ import { InternalError, StoreUnavailableError } from "../errors.js";
 import type { KindName } from "../store/kinds.js";
 import { classifyObjectFault } from "../store/durable/objectFaults.js";
 import type { LockRef } from "../store/types.js";
-import { lockObjectOf } from "../store/durable/lockObjectOf.js";
+import { lockObjectOf } from "./lockObjectOf.js";
 import { type WaitOutcome, type WaitRequest, waitOutcomeSchema } from "./line/waitProtocol.js";
 
 /** How long a quick call to a lock object may take before it counts as unavailable. */

@@ -7,7 +7,14 @@ import type { RequestIds } from "./requestIds.js";
 export interface ServiceContext {
   env: Env;
   ns: string;
-  store: LockStore;
+  /**
+   * The store as this request's writes see it (on Redis, a write that moves a line or a watched lock
+   * tells its lock object after the answer: store/redis/changeNotes.ts), made at its first use: a
+   * waiter that goes straight to the line touches no store in the Worker.
+   */
+  readonly store: LockStore;
+  /** Which store that is ("redis" for a quorum too), known without making it. */
+  readonly storeKind: LockStore["kind"];
   /** Owner tokens and request ids for this request's writes (derived from the client's request id when it sent one). */
   ids: RequestIds;
   /**

@@ -1,7 +1,7 @@
 import type * as z from "zod/mini";
 import { LeaseLostError } from "../errors.js";
 import { lockObjectClient } from "../lockObject/lockObjectClient.js";
-import type { KindKey, KindName } from "../store/kinds.js";
+import type { KindKey, KindName, OpsOf } from "../store/kinds.js";
 import { type AnsweredWrite, kindOps, type LockRef } from "../store/types.js";
 import type { SocketAt } from "../wire/socketProtocol.js";
 import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "./acquireFlow.js";
@@ -84,11 +84,12 @@ export interface LeaseAcquireOf<K extends KindKey, Body extends AcquireBody, Gra
   body: z.ZodMiniType<Body, unknown>;
   grant: z.ZodMiniType<Grant>;
   /**
-   * One try in the store, with the ids the core made for it; `mode` is the path's (a read-write lock's
-   * read or write). The grant, or undefined to wait in the line; it throws what the caller gets instead
-   * (busy with no wait, a lost lease, a refusal).
+   * One try in the store, on the kind's operations there (`ops`, the request's view of them), with the
+   * ids the core made for it; `mode` is the path's (a read-write lock's read or write). The grant, or
+   * undefined to wait in the line; it throws what the caller gets instead (busy with no wait, a lost
+   * lease, a refusal).
    */
-  tryStore(ctx: ServiceContext, ref: LockRef, body: Body, mode: SocketAt["mode"], ids: IdsOf<Body>): Promise<Grant | undefined>;
+  tryStore(ctx: ServiceContext, ops: OpsOf<K>, ref: LockRef, body: Body, mode: SocketAt["mode"], ids: IdsOf<Body>): Promise<Grant | undefined>;
   /**
    * A waiter skips the try on the Durable store (the line's first try is the same call to the same
    * object) and on a lock this isolate saw contended a moment ago (contention.ts), unless it re-enters,
@@ -115,11 +116,11 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
     if (onExpire) checkOnExpire(ctx.env, ctx.ns, onExpire);
     const ref = { ns: ctx.ns, name };
     const ids = await acquireIds(ctx, `${key.name}:${name}:${mode ? `${mode}/` : ""}acquire`, body.token);
-    const lock = `${ctx.store.kind}:${key.name}:${ctx.ns}:${name}`;
+    const lock = `${ctx.storeKind}:${key.name}:${ctx.ns}:${name}`;
     // Only a kind that goes to the line first reads (and so keeps) which locks were contended lately.
     const contended = acquire.lineFirst === true ? () => sawContended(lock) : undefined;
     const lineFirst =
-      contended !== undefined && !ids.reenter && waitMs > 0 && !ctx.ids.fromClient && (ctx.store.kind !== "redis" || recentlyContended(lock));
+      contended !== undefined && !ids.reenter && waitMs > 0 && !ctx.ids.fromClient && (ctx.storeKind !== "redis" || recentlyContended(lock));
     return {
       kind: key.name,
       ref,
@@ -127,7 +128,7 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
       wait: {
         ...body,
         kind: key.name,
-        store: ctx.store.kind,
+        store: ctx.storeKind,
         ref,
         ...(mode ? { mode } : {}),
         newToken: ids.newToken,
@@ -137,7 +138,7 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
       tryStore:
         onExpire === undefined && !lineFirst
           ? async () => {
-              const granted = await acquire.tryStore(ctx, ref, body, mode, ids as IdsOf<Body>);
+              const granted = await acquire.tryStore(ctx, kindOps(ctx.store, key), ref, body, mode, ids as IdsOf<Body>);
               if (!granted) contended?.(); // held: the line next (it registers the waiter for the handoff)
               return granted;
             }

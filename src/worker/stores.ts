@@ -2,6 +2,7 @@ import { storeTimeoutMs } from "../deadline.js";
 import { NotConfiguredError } from "../errors.js";
 import type { Env } from "../env.js";
 import { DurableStore } from "../store/durable/DurableStore.js";
+import { lockObjectOf } from "../lockObject/lockObjectOf.js";
 import { createUpstashClient } from "../store/redis/createUpstashClient.js";
 import { libraryQuorumKinds } from "../library/kinds.js";
 import { databaseListedTwice, QuorumStoreCore } from "../store/quorum/QuorumStore.js";
@@ -74,7 +75,12 @@ function durableStoreOf(env: Env): DurableStore {
   const timeoutMs = storeTimeoutMs(env);
   const c = cachedDurable;
   if (c?.objects === env.LOCK_OBJECT && c.namespaces === env.NAMESPACE_OBJECT && c.timeoutMs === timeoutMs) return c.store;
-  const store = new DurableStore(env.LOCK_OBJECT, { timeoutMs, namespaces: env.NAMESPACE_OBJECT, kinds: kinds.map((k) => k.name) });
+  const objects = env.LOCK_OBJECT;
+  const store = new DurableStore((kind, ref) => lockObjectOf(objects, kind, ref), {
+    timeoutMs,
+    namespaces: env.NAMESPACE_OBJECT,
+    kinds: kinds.map((k) => k.name),
+  });
   cachedDurable = { objects: env.LOCK_OBJECT, namespaces: env.NAMESPACE_OBJECT, timeoutMs, store };
   return store;
 }

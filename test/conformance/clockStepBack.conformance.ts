@@ -73,7 +73,7 @@ export function clockStepBackConformance(kind: StoreKind) {
         kv.put("holders", { ...set, holders: { ...set?.holders, [token]: { ...h, exp } } });
       }
     });
-    // The object keeps what it wrote in memory (src/lockObject/KeptKv.ts) and never sees a write made past it:
+    // The object keeps what it wrote in memory (src/store/durable/KeptKv.ts) and never sees a write made past it:
     // restarted, it reads the planted record from storage, as an object does when it starts on state left before.
     await runInDurableObject(lockObject(name, objectKind), (_o, state) => state.abort("restarted by the test")).catch(() => undefined);
   }

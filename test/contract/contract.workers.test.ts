@@ -3,7 +3,7 @@ import { describe } from "vitest";
 import type { KindName } from "../../src/store/kinds";
 import { kinds } from "../../src/worker/kinds";
 import { localStoreOf } from "../../src/lockObject/LocalStore";
-import { lockObjectOf } from "../../src/store/durable/lockObjectOf";
+import { lockObjectOf } from "../../src/lockObject/lockObjectOf";
 import { createUpstashClient } from "../../src/store/redis/createUpstashClient";
 import { RedisStore } from "../../src/library/RedisStore";
 import { kindOps, type LockRef } from "../../src/store/types";

@@ -31,7 +31,7 @@ async function campaignSteps(ctx: ServiceContext, name: string, body: CampaignBo
   const newToken = await ctx.ids.token(`election:${name}:campaign`);
   const write = await ctx.ids.write(`election:${name}:campaign`);
   // On the Durable store a try and a wait are both a call to the same object: wait at once unless told not to.
-  const tryStoreFirst = body.waitMs === 0 || ctx.ids.fromClient || ctx.store.kind === "redis";
+  const tryStoreFirst = body.waitMs === 0 || ctx.ids.fromClient || ctx.storeKind === "redis";
   return {
     kind: "election",
     ref,
@@ -54,7 +54,7 @@ async function campaignSteps(ctx: ServiceContext, name: string, body: CampaignBo
       : undefined,
     wait: {
       kind: "election",
-      store: ctx.store.kind,
+      store: ctx.storeKind,
       ref,
       ttlMs: body.ttlMs,
       waitMs: body.waitMs,

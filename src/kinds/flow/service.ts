@@ -25,9 +25,9 @@ export const flowAcquire = leaseAcquire({
   key: FLOW,
   body: flowAcquireBody,
   grant: flowGrant,
-  async tryStore(ctx, ref, body, _mode, { newToken }) {
+  async tryStore(ctx, ops, ref, body, _mode, { newToken }) {
     const limit = { concurrency: body.concurrency, rate: body.rate };
-    const r = await kindOps(ctx.store, FLOW).acquire(ref, { token: newToken, ...limit, ttlMs: body.ttlMs, watch: false, holder: body.holder });
+    const r = await ops.acquire(ref, { token: newToken, ...limit, ttlMs: body.ttlMs, watch: false, holder: body.holder });
     if (r.status === "granted") return r.grant;
     if (r.status === "limit_mismatch") throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit, limit));
     // Which part of the limit turned this try away (docs/metrics.md): counted beside the acquire's own busy or grant.

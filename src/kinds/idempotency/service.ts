@@ -33,7 +33,7 @@ async function begin(ctx: ServiceContext, key: string, body: BeginBody) {
   // With onExpire the key's lock object begins and watches in one step.
   // The body (strict: ttlMs, retainMs, fingerprint, onExpire, holder) is the wait's own part.
   const { token: newToken, requestId } = ids;
-  const wait: IdempotencyWait = { ...body, kind: "idempotency", store: ctx.store.kind, ref, waitMs: 0, newToken, requestId };
+  const wait: IdempotencyWait = { ...body, kind: "idempotency", store: ctx.storeKind, ref, waitMs: 0, newToken, requestId };
   const outcome = await lockObjectClient(ctx.env, IDEMPOTENCY.name, ref).wait(wait, idempotencyBeginResult);
   return beginAnswer(grantOrThrow(outcome));
 }

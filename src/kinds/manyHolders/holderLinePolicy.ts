@@ -1,6 +1,7 @@
 import type { Admission, QueuedWaiter, LinePolicy } from "../../lockObject/line/LinePolicy.js";
 import type { KindKey, KindName } from "../../store/kinds.js";
-import { kindOps, type LockRef } from "../../store/types.js";
+import type { LockRef } from "../../store/types.js";
+import { onStores } from "../kindLine.js";
 import { ADMIT_BATCH } from "./redisHolders.js";
 import type { Admitted, HolderOps, QueuedHolder } from "./types.js";
 
@@ -17,11 +18,11 @@ interface LineOps<Req, Grant> extends Pick<HolderOps, "withdraw" | "ungate"> {
 export function holderLinePolicy<Req extends Omit<QueuedHolder, "token" | "markPickup">, Grant extends { token: string }>(
   kind: KindKey<KindName, LineOps<Req, Grant>>,
 ): LinePolicy<Req, Grant> {
-  return {
+  return onStores<KindKey<KindName, LineOps<Req, Grant>>, Req, Grant>(kind, {
     batch: ADMIT_BATCH,
-    async admit(store, ref, waiters: ReadonlyArray<QueuedWaiter<Req>>, more): Promise<Admission<Grant>> {
+    async admit(ops, ref, waiters: ReadonlyArray<QueuedWaiter<Req>>, more): Promise<Admission<Grant>> {
       const firstTries = new Set(waiters.filter((w) => w.firstTry).map((w) => w.token));
-      const r = await kindOps(store, kind).admit(
+      const r = await ops.admit(
         ref,
         waiters.map((w) => ({ ...w.req, token: w.token, markPickup: !w.firstTry })),
         more,
@@ -32,9 +33,9 @@ export function holderLinePolicy<Req extends Omit<QueuedHolder, "token" | "markP
         ...(r.retryAfterMs === undefined ? {} : { retryInMs: r.retryAfterMs }),
       };
     },
-    idle: (store, ref) => kindOps(store, kind).ungate(ref),
-    async withdraw(store, ref, token, reason) {
-      return (await kindOps(store, kind).withdraw(ref, { token, reason })).status === "revoked";
+    idle: (ops, ref) => ops.ungate(ref),
+    async withdraw(ops, ref, token, reason) {
+      return (await ops.withdraw(ref, { token, reason })).status === "revoked";
     },
-  };
+  });
 }

@@ -1,7 +1,8 @@
 import { MUTEX, type MutexRulesKey } from "./types.js";
 import { InternalError } from "../../errors.js";
 import type { LinePolicy } from "../../lockObject/line/LinePolicy.js";
-import { kindOps } from "../../store/types.js";
+import type { OpsOf } from "../../store/kinds.js";
+import { type LineSteps, onStores } from "../kindLine.js";
 import { newRequestId } from "../../tokens.js";
 import type { MutexGrant } from "./types.js";
 
@@ -19,12 +20,12 @@ export interface MutexWaitRequest {
  * straight to it, and answers how long the holder's lease has left.
  * `key`: the kind whose store operations these are (the mutex's rules serve an election too).
  */
-export const mutexLinePolicyOf = (key: MutexRulesKey): LinePolicy<MutexWaitRequest, MutexGrant> => ({
+const mutexLineSteps: LineSteps<OpsOf<MutexRulesKey>, MutexWaitRequest, MutexGrant> = {
   batch: 1,
 
-  async admit(store, ref, waiters, more) {
+  async admit(ops, ref, waiters, more) {
     const head = waiters[0];
-    const r = await kindOps(store, key).acquire(ref, {
+    const r = await ops.acquire(ref, {
       token: head.token,
       mode: "queue",
       ttlMs: head.req.ttlMs,
@@ -40,9 +41,11 @@ export const mutexLinePolicyOf = (key: MutexRulesKey): LinePolicy<MutexWaitReque
     throw new InternalError(`a queued acquire answered ${r.status}`);
   },
 
-  async withdraw(store, ref, token, reason) {
-    return (await kindOps(store, key).withdraw(ref, { token, reason })).status === "revoked";
+  async withdraw(ops, ref, token, reason) {
+    return (await ops.withdraw(ref, { token, reason })).status === "revoked";
   },
-});
+};
+
+export const mutexLinePolicyOf = (key: MutexRulesKey): LinePolicy<MutexWaitRequest, MutexGrant> => onStores(key, mutexLineSteps);
 
 export const mutexLinePolicy = mutexLinePolicyOf(MUTEX);

@@ -13,11 +13,11 @@ export const mutexAcquire = leaseAcquire({
   grant: mutexGrant,
   // Only the head of a mutex's line can be granted: a waiter on a lock seen busy lately goes straight there.
   lineFirst: true,
-  async tryStore(ctx, ref, body, _mode, { reenter, newToken, write }) {
+  async tryStore(_ctx, ops, ref, body, _mode, { reenter, newToken, write }) {
     const { ttlMs, waitMs, token, holder, lockDelayMs } = body;
     const mode = reenter ? ("reenter" as const) : ("new" as const);
     const input = { token: token ?? (newToken as string), mode, ttlMs, ...write, watch: false, holder, lockDelayMs };
-    const r = await kindOps(ctx.store, MUTEX).acquire(ref, input);
+    const r = await ops.acquire(ref, input);
     if (r.status === "granted") return r.grant;
     if (r.status === "lost") throw new LeaseLostError();
     if (reenter) throw new InternalError("a re-entry answered busy");

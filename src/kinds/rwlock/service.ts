@@ -15,11 +15,11 @@ export const rwAcquire = leaseAcquire({
   body: rwAcquireBody,
   grant: rwGrant,
   // The mode is the path's (every acquire path names one).
-  async tryStore(ctx, ref, body, pathMode, { reenter, newToken, write }) {
+  async tryStore(_ctx, ops, ref, body, pathMode, { reenter, newToken, write }) {
     const mode = pathMode ?? "read";
     const { ttlMs, waitMs, token, holder } = body;
     const input = { mode, token: token ?? (newToken as string), reenter, ttlMs, watch: false, ...write, holder };
-    const r = await kindOps(ctx.store, RWLOCK).acquire(ref, input);
+    const r = await ops.acquire(ref, input);
     if (r.status === "granted") return r.grant;
     if (r.status === "lost") throw new LeaseLostError();
     if (r.status === "upgrade") throw new ConflictError(UPGRADE_REFUSED.code, UPGRADE_REFUSED.message);

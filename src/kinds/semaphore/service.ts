@@ -13,9 +13,9 @@ export const semaphoreAcquire = leaseAcquire({
   key: SEMAPHORE,
   body: semaphoreAcquireBody,
   grant: semaphoreGrant,
-  async tryStore(ctx, ref, body, _mode, { newToken }) {
+  async tryStore(_ctx, ops, ref, body, _mode, { newToken }) {
     const { limit, permits, ttlMs, waitMs, holder } = body;
-    const r = await kindOps(ctx.store, SEMAPHORE).acquire(ref, { token: newToken, limit, permits, ttlMs, watch: false, holder });
+    const r = await ops.acquire(ref, { token: newToken, limit, permits, ttlMs, watch: false, holder });
     if (r.status === "granted") return r.grant;
     if (r.status === "limit_mismatch") throw new ConflictError("limit_mismatch", limitMismatchMessage(r.limit));
     if (waitMs === 0) throw new LockedError(r.retryAfterMs, "the permits are taken", r.current);

@@ -1,7 +1,6 @@
 import { DEFAULT_STORE_TIMEOUT_MS, withDeadline } from "../../deadline.js";
 import type { KindKey, KindName, OpsOf } from "../kinds.js";
-import type { LockObjectRpc } from "./LockObjectRpc.js";
-import { lockObjectOf, type LockKindName } from "./lockObjectOf.js";
+import type { LockKindName, LockObjectOf, LockObjectRpc } from "./LockObjectRpc.js";
 import type { LockRef } from "../types.js";
 import type { NamespaceObjectRpc } from "./NamespaceObjectRpc.js";
 import type { OperatorOps } from "../OperatorOps.js";
@@ -22,8 +21,9 @@ export class DurableStore implements StoreCore {
   /** Listing and the audit log, where the namespace objects are bound. */
   readonly operator?: OperatorOps;
 
+  /** `objectOf` finds a lock's object: its address is the lock object's (src/lockObject/lockObjectOf.ts). */
   constructor(
-    private readonly objects: DurableObjectNamespace<LockObjectRpc>,
+    private readonly objectOf: LockObjectOf,
     options: { timeoutMs?: number; namespaces?: DurableObjectNamespace<NamespaceObjectRpc>; kinds?: readonly KindName[] } = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
@@ -61,7 +61,7 @@ export class DurableStore implements StoreCore {
   }
 
   private async call<T>(kind: LockKindName, ref: LockRef, what: string, fn: (o: DurableObjectStub<LockObjectRpc>) => Promise<T>): Promise<T> {
-    const stub = lockObjectOf(this.objects, kind, ref);
+    const stub = this.objectOf(kind, ref);
     try {
       return await withDeadline(`${kind} ${what}`, this.timeoutMs, () => fn(stub));
     } catch (err) {
@@ -72,12 +72,12 @@ export class DurableStore implements StoreCore {
 
 /** The Durable store of these kinds, typed by their keys: one member per kind (`store.idempotency.begin(...)`). */
 export function durableStoreWith<const L extends readonly KindKey[]>(
-  objects: DurableObjectNamespace<LockObjectRpc>,
+  objectOf: LockObjectOf,
   kinds: L,
   options: { timeoutMs?: number; namespaces?: DurableObjectNamespace<NamespaceObjectRpc> } = {},
 ) {
   // The constructor adds a member per kind named (withKinds); the type says which.
-  return new DurableStore(objects, { ...options, kinds: kinds.map((k) => k.name) }) as DurableStore & {
+  return new DurableStore(objectOf, { ...options, kinds: kinds.map((k) => k.name) }) as DurableStore & {
     readonly [K in L[number] as K["name"]]: OpsOf<K>;
   };
 }

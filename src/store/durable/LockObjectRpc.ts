@@ -1,5 +1,11 @@
 import type { KindName } from "../kinds.js";
 
+/** The names lock objects are found by: a kind, or "health" (the Durable store's ping target). */
+export type LockKindName = KindName | "health";
+
+/** A lock object's stub by its kind and lock (src/lockObject/lockObjectOf.ts: the Worker hands it to the Durable store). */
+export type LockObjectOf = (kind: LockKindName, ref: { ns: string; name: string }) => DurableObjectStub<LockObjectRpc>;
+
 /**
  * What the Worker can call on a lock object (LockObject implements it): the
  * binding's type, so the Worker's side needs nothing of the object's code.

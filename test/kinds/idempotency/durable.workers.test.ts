@@ -1,6 +1,7 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { IDEMPOTENCY } from "../../../src/kinds/idempotency/types";
+import { lockObjectOf } from "../../../src/lockObject/lockObjectOf";
 import { durableStoreWith } from "../../../src/store/durable/DurableStore";
 import { sleep, uniqueName } from "../../support/workers/api";
 
@@ -9,7 +10,7 @@ import { sleep, uniqueName } from "../../support/workers/api";
  * requests (same request id) and the clean-up alarm of an idle key's object.
  */
 describe("durable store: idempotency internals", () => {
-  const store = durableStoreWith(env.LOCK_OBJECT, [IDEMPOTENCY]);
+  const store = durableStoreWith((kind, ref) => lockObjectOf(env.LOCK_OBJECT, kind, ref), [IDEMPOTENCY]);
   const ns = "tenant-a";
   const objectOf = (key: string) => env.LOCK_OBJECT.get(env.LOCK_OBJECT.idFromName(`idempotency:${ns}:${key}`));
 

@@ -207,14 +207,18 @@ export function queueConformance(kind: StoreKind) {
     const name = uniqueName("lost-line-hb");
     const holder = (await post(path(name, "acquire"), { ttlMs: 1000 })).body;
     let beating = true;
+    // Once the waiter is registered behind the 1 s lease, the holder beats for 5 s at a time: the registration
+    // must still end by its own lease's grace, and a loaded runner's pause before the release cannot lapse the holder.
+    let ttlMs = 1000;
     const beats = (async () => {
       while (beating) {
-        expect((await post(path(name, "heartbeat"), { token: holder.token })).status).toBe(200);
+        expect((await post(path(name, "heartbeat"), { token: holder.token, ttlMs })).status).toBe(200);
         await new Promise((r) => setTimeout(r, 200));
       }
     })();
     const waiter = post(path(name, "acquire"), { ttlMs: 30_000, waitMs: 20_000 });
     await untilWaiters(name, 1);
+    ttlMs = 5000;
     await runInDurableObject(lockObject(name), (_o, state) => state.abort("restarted by the test")).catch(() => undefined);
     expect((await waiter).status).toBe(503);
     // Past the registration's grace after the lease it was made behind, while the holder stays alive.

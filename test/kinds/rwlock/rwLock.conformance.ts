@@ -701,8 +701,10 @@ export function rwLockConformance(kind: StoreKind) {
   it("posts a signed expiry notification when a holder vanishes, and none for a holder that released", async () => {
     const name = uniqueName("rw-notify");
     const receiver = await newReceiver();
-    const vanished = (await acquire(name, "read", { ttlMs: 300, onExpire: receiver.url })).body;
-    const released = (await acquire(name, "read", { ttlMs: 300, onExpire: receiver.url })).body;
+    // 1 s leases: the two must overlap to share a fence, and the second's release must come before its end (300 ms
+    // lapsed before it on a loaded runner, CI after 8cec41d).
+    const vanished = (await acquire(name, "read", { ttlMs: 1000, onExpire: receiver.url })).body;
+    const released = (await acquire(name, "read", { ttlMs: 1000, onExpire: receiver.url })).body;
     expect(vanished.fence).toBe(released.fence);
     expect((await post(path(name, "release"), { token: released.token })).body.released).toBe(true);
     await sleep(Math.max(0, vanished.expiresAt - Date.now()) + 50);

@@ -1,6 +1,8 @@
 /**
- * The lock object's storage.kv with what it has read or written kept in
- * memory, written through. The kinds' rules read the same few records several
+ * The Durable store's storage, as a lock object keeps it (beside the records
+ * and the remembered answers it holds, records.ts and answerMemory.ts): the
+ * object's storage.kv with what it has read or written kept in memory,
+ * written through. The kinds' rules read the same few records several
  * times a request (the lease, the fence, the registration, the lock-delay,
  * then again for the clean-up deadline): from memory each costs a map lookup,
  * not a SQLite lookup and a deserialisation.
