@@ -1,8 +1,9 @@
 import { ForbiddenError, NotSupportedError } from "../errors.js";
 import type { Caller } from "./schemas.js";
 import type { ForceReleaseAsk, ServiceKind } from "../service/ServiceKind.js";
-import type { ServiceContext } from "../service/ServiceContext.js";
+import type { ServiceRequest } from "../service/ServiceContext.js";
 import { operatorOps } from "../store/types.js";
+import { serviceContextOf } from "../service/requestContext.js";
 
 /**
  * An operator frees a lock whose holder is known to be gone: admin keys only
@@ -14,13 +15,20 @@ import { operatorOps } from "../store/types.js";
  * replays the release and writes the entry, so every force release is
  * audited at least once.
  */
-export async function forceRelease(ctx: ServiceContext, caller: Caller, kind: ServiceKind, name: string, ask: ForceReleaseAsk & { reason: string }) {
+export async function forceRelease(
+  request: ServiceRequest,
+  caller: Caller,
+  kind: ServiceKind,
+  name: string,
+  ask: ForceReleaseAsk & { reason: string },
+) {
+  const ctx = serviceContextOf(request);
   if (caller.role !== "admin") {
     throw new ForbiddenError("a force release needs an admin key (an API_KEYS entry namespace:admin[:name]=key; see docs/API.md, Keys and roles)");
   }
   if (!kind.service.forceRelease) throw new NotSupportedError(`${kind.nameInMessages} have no force release`);
   const audit = operatorOps(ctx.store); // a store without an audit log frees nothing
-  const freed = await kind.service.forceRelease(ctx, name, ask);
+  const freed = await kind.service.forceRelease(request, name, ask);
   const entry = await audit.appendAudit(ctx.ns, { keyName: caller.keyName, kind: kind.name, name, reason: ask.reason, ...freed });
   return { name, ...freed, auditId: entry.id };
 }

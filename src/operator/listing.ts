@@ -1,7 +1,8 @@
 import type { ServiceKind } from "../service/ServiceKind.js";
-import type { ServiceContext } from "../service/ServiceContext.js";
+import type { ServiceRequest } from "../service/ServiceContext.js";
 import type { NamePageRequest } from "../store/OperatorOps.js";
 import { operatorOps } from "../store/types.js";
+import { serviceContextOf } from "../service/requestContext.js";
 
 /**
  * A page of the namespace's locks of one kind: the store names candidates
@@ -10,9 +11,10 @@ import { operatorOps } from "../store/types.js";
  * delayed nor stored are left out. So a page may hold fewer items than
  * `limit` (even none) while `cursor` says there is more: follow it to the end.
  */
-export async function listLocks(ctx: ServiceContext, kind: ServiceKind, page: NamePageRequest) {
+export async function listLocks(request: ServiceRequest, kind: ServiceKind, page: NamePageRequest) {
+  const ctx = serviceContextOf(request);
   const { names, cursor } = await operatorOps(ctx.store).names(ctx.ns, kind.name, page);
-  const states = await Promise.all(names.map((name) => kind.service.inspect(ctx, name)));
+  const states = await Promise.all(names.map((name) => kind.service.inspect(request, name)));
   const items = names.map((name, i) => ({ name, ...states[i] })).filter((_, i) => kind.service.listed(states[i]));
   return { items, cursor };
 }

@@ -1,9 +1,29 @@
 import type { Env } from "../env.js";
 import type { LockStore } from "../store/types.js";
+import type { NotingKind } from "../store/redis/changeNotes.js";
 import { logError } from "../logError.js";
 import type { RequestIds } from "./requestIds.js";
 
-/** What a kind's service needs of the request it serves. */
+/**
+ * What one request brings to the service layer, as the HTTP layer hands it
+ * over (http/serviceRequestOf.ts reads it off the Hono context): the service
+ * function it reaches makes its ServiceContext (requestContext.ts).
+ */
+export interface ServiceRequest {
+  env: Env;
+  ns: string;
+  /** The store the Worker selected. */
+  store: LockStore;
+  /** The Worker's kinds, with the notes their writes send their lock objects. */
+  kinds: readonly NotingKind[];
+  /** The client's request id, when it sent one (its ids are derived from it), and the key it came with. */
+  clientId: string | undefined;
+  apiKey: string;
+  /** The platform's waitUntil: the follow-ups after the answer run on it. */
+  waitUntil(p: Promise<unknown>): void;
+}
+
+/** What a kind's service needs of the request it serves, made of its ServiceRequest (requestContext.ts). */
 export interface ServiceContext {
   env: Env;
   ns: string;

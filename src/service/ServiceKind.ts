@@ -1,6 +1,6 @@
 import type { KindKey, NoteOf, OpsOf } from "../store/kinds.js";
 import type { LockRef } from "../store/types.js";
-import type { ServiceContext } from "./ServiceContext.js";
+import type { ServiceRequest } from "./ServiceContext.js";
 
 /** What an operator's force release asks (src/operator/schemas.ts): a label picks holders of a many-holder lock, a fence the mutex's lease. */
 export interface ForceReleaseAsk {
@@ -31,11 +31,11 @@ export interface ServiceKind<K extends KindKey = KindKey> {
   readonly nameInMessages: string;
   readonly service: {
     /** Its GET body (without the name), which a listing's items are too. */
-    inspect(ctx: ServiceContext, name: string): Promise<Record<string, unknown>>;
+    inspect(request: ServiceRequest, name: string): Promise<Record<string, unknown>>;
     /** Whether a listing shows it: held, waited on, delayed or stored. */
     listed(state: Record<string, unknown>): boolean;
     /** An operator's force release (absent: the kind has none); what it freed. */
-    forceRelease?(ctx: ServiceContext, name: string, ask: ForceReleaseAsk): Promise<{ released: number; fence: number; holder: string | null }>;
+    forceRelease?(request: ServiceRequest, name: string, ask: ForceReleaseAsk): Promise<{ released: number; fence: number; holder: string | null }>;
     /** What its writes on Redis tell its lock object (its line may move, a watch ends): noteWrite's notes. */
     writeNotes?: WriteNotes<K>;
   };

@@ -7,7 +7,8 @@ import type { SocketAt } from "../wire/socketProtocol.js";
 import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "./acquireFlow.js";
 import { recentlyContended, sawContended } from "./contention.js";
 import { checkOnExpire } from "../wire/onExpireTarget.js";
-import type { ServiceContext } from "./ServiceContext.js";
+import type { ServiceContext, ServiceRequest } from "./ServiceContext.js";
+import { serviceContextOf } from "./requestContext.js";
 
 /**
  * What every lease kind's service does alike, written once: a heartbeat, the
@@ -38,14 +39,16 @@ export type LeaseKey = KindKey<KindName, LeaseOps, unknown, unknown>;
  * object waiting behind the lease wakes at its old end, reads the new one
  * from the store and sleeps again.
  */
-export async function heartbeatLease(ctx: ServiceContext, key: LeaseKey, name: string, token: string, ttlMs?: number) {
+export async function heartbeatLease(request: ServiceRequest, key: LeaseKey, name: string, token: string, ttlMs?: number) {
+  const ctx = serviceContextOf(request);
   const r = await kindOps(ctx.store, key).heartbeat({ ns: ctx.ns, name }, { token, ttlMs });
   if (r.status === "lost") throw new LeaseLostError();
   return { expiresAt: r.expiresAt, ttlMs: r.ttlMs, fence: r.fence };
 }
 
 /** A lock's state as GET answers it (without its name): the store's, with its line's count from the lock object. */
-export async function stateWithWaiters(ctx: ServiceContext, key: LeaseKey, name: string): Promise<Record<string, unknown>> {
+export async function stateWithWaiters(request: ServiceRequest, key: LeaseKey, name: string): Promise<Record<string, unknown>> {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   const [state, waiters] = await Promise.all([kindOps(ctx.store, key).inspect(ref), lockObjectClient(ctx.env, key.name, ref).waiterCount()]);
   return { ...state, waiters };
@@ -103,7 +106,7 @@ export interface LeaseAcquire {
   body: z.ZodMiniType;
   grant: z.ZodMiniType;
   /** An HTTP acquire: the flow, with the body its schema checked. */
-  run(ctx: ServiceContext, name: string, body: unknown, mode: SocketAt["mode"], signal: AbortSignal): Promise<AcquireAnswer<unknown>>;
+  run(request: ServiceRequest, name: string, body: unknown, mode: SocketAt["mode"], signal: AbortSignal): Promise<AcquireAnswer<unknown>>;
 }
 
 /** The one acquire of a lease kind, for HTTP and its wait socket alike (the acquire flow runs both). */
@@ -151,6 +154,9 @@ export function leaseAcquire<K extends KindKey, Body extends AcquireBody, Grant 
   return {
     body: acquire.body,
     grant,
-    run: async (ctx, name, body, mode, signal) => acquireFlow(ctx, await steps(ctx, name, body as Body, mode), signal),
+    run: async (request, name, body, mode, signal) => {
+      const ctx = serviceContextOf(request);
+      return acquireFlow(ctx, await steps(ctx, name, body as Body, mode), signal);
+    },
   };
 }

@@ -1,5 +1,5 @@
 import type * as z from "zod/mini";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { ServiceRequest } from "../../service/ServiceContext.js";
 import { heartbeatLease, type LeaseAcquire, type LeaseKey, stateWithWaiters } from "../../service/leases.js";
 import type { TokenOperation } from "../../wire/scopedToken.js";
 import type { SocketAt } from "../../wire/socketProtocol.js";
@@ -39,7 +39,11 @@ export interface LeaseOperationsOf extends LeaseNames {
 }
 
 /** A release: its summary, its answer's schema, its call (with the path's mode, if any). */
-type ReleaseOf = [summary: string, answer: z.ZodMiniType, run: (ctx: ServiceContext, name: string, token: string, mode?: Mode) => Promise<unknown>];
+type ReleaseOf = [
+  summary: string,
+  answer: z.ZodMiniType,
+  run: (request: ServiceRequest, name: string, token: string, mode?: Mode) => Promise<unknown>,
+];
 
 /** A mode a lease kind's paths may name (a read-write lock's "read" or "write"): the lock object hears it from its wait socket. */
 type Mode = NonNullable<SocketAt["mode"]>;
@@ -71,8 +75,8 @@ function acquireOperation(kind: LeaseNames, [summary, acquire]: [string, LeaseAc
     body: [`${kind.names}AcquireRequest`, acquire.body],
     ok: [[200, `${kind.names}Grant`, acquire.grant]],
     errors: WRITE_ERRORS,
-    run: async (ctx, name, body, signal) => {
-      const { grant, delivery } = await acquire.run(ctx, name, body, mode, signal);
+    run: async (request, name, body, signal) => {
+      const { grant, delivery } = await acquire.run(request, name, body, mode, signal);
       return { body: grant, delivery };
     },
   });
@@ -89,7 +93,7 @@ export function heartbeatOperation(kind: LeaseNames, summary: string, mode?: Mod
     ok: [[200, "HeartbeatResponse", heartbeatResponse]],
     errors: WRITE_ERRORS,
     onLease: true,
-    run: async (ctx, name, body) => ({ body: await heartbeatLease(ctx, kind.key, name, body.token, body.ttlMs) }),
+    run: async (request, name, body) => ({ body: await heartbeatLease(request, kind.key, name, body.token, body.ttlMs) }),
   });
 }
 
@@ -100,7 +104,7 @@ function releaseOperation(kind: LeaseNames, [summary, answer, run]: ReleaseOf, m
     summary,
     body: ["ReleaseRequest", releaseBody],
     ok: [`${kind.names}ReleaseResponse`, answer],
-    run: (ctx, name, body) => run(ctx, name, body.token, mode),
+    run: (request, name, body) => run(request, name, body.token, mode),
   });
 }
 
@@ -117,7 +121,7 @@ export function leaseEndOperation<S extends z.ZodMiniType>(
     summary: string;
     body: readonly [string, S];
     ok: Named;
-    run: (ctx: ServiceContext, name: string, body: z.output<S>) => Promise<unknown>;
+    run: (request: ServiceRequest, name: string, body: z.output<S>) => Promise<unknown>;
   },
 ): Operation {
   const { step, summary, body, ok, run } = op;
@@ -132,7 +136,7 @@ export function leaseEndOperation<S extends z.ZodMiniType>(
     ok: [[200, ...ok]],
     errors: WRITE_ERRORS,
     onLease: true,
-    run: async (ctx, name, b) => ({ body: await run(ctx, name, b) }),
+    run: async (request, name, b) => ({ body: await run(request, name, b) }),
   });
 }
 
@@ -141,7 +145,7 @@ export function inspectOperation(
   kind: LeaseNames,
   summary: string,
   schema: z.ZodMiniType,
-  state = async (ctx: ServiceContext, name: string): Promise<object> => ({ name, ...(await stateWithWaiters(ctx, kind.key, name)) }),
+  state = async (request: ServiceRequest, name: string): Promise<object> => ({ name, ...(await stateWithWaiters(request, kind.key, name)) }),
 ): Operation {
   return operation({
     method: "get",
@@ -150,7 +154,7 @@ export function inspectOperation(
     needs: ["inspect"],
     ok: [[200, `${kind.names}State`, schema]],
     errors: READ_ERRORS,
-    run: async (ctx, name) => ({ body: await state(ctx, name) }),
+    run: async (request, name) => ({ body: await state(request, name) }),
   });
 }
 

@@ -1,5 +1,5 @@
 import type * as z from "zod/mini";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { ServiceRequest } from "../../service/ServiceContext.js";
 import type { TokenOperation } from "../../wire/scopedToken.js";
 import type { SocketAt } from "../../wire/socketProtocol.js";
 import type { GrantDelivery } from "../../lockObject/waitInLine.js";
@@ -32,7 +32,7 @@ export interface Operation {
   /** Its query parameters, for the document; `run` is given them as sent, and checks them itself. */
   query?: Op["query"];
   /** The call: the checked name and body, the request's signal (a wait ends when its client hangs up), the query's parameters. */
-  run(ctx: ServiceContext, name: string, body: unknown, signal: AbortSignal, query: Record<string, string>): Promise<Answer>;
+  run(request: ServiceRequest, name: string, body: unknown, signal: AbortSignal, query: Record<string, string>): Promise<Answer>;
 }
 
 /** What an operation answers: its body, its status (200 unless said), and for a grant from the line its delivery. */
@@ -67,7 +67,7 @@ export interface WaitSocketOperation {
 export function operation<S extends z.ZodMiniType = z.ZodMiniType<undefined>>(
   op: Omit<Operation, "body" | "run"> & {
     body?: readonly [id: string, schema: S];
-    run(ctx: ServiceContext, name: string, body: z.output<S>, signal: AbortSignal, query: Record<string, string>): Promise<Answer>;
+    run(request: ServiceRequest, name: string, body: z.output<S>, signal: AbortSignal, query: Record<string, string>): Promise<Answer>;
   },
 ): Operation {
   return op as Operation;

@@ -6,7 +6,7 @@ import type { KindApi } from "../kindApi.js";
 import { lockName } from "../lockName.js";
 import { isWaitSocket } from "./operation.js";
 import { readBody } from "../readBody.js";
-import { serviceContext } from "../serviceContextOf.js";
+import { serviceRequestOf } from "../serviceRequestOf.js";
 
 /** An operation's route under its kind's mount point: `/:name`, then its step. */
 const routeOf = (param: string, step: string) => `/:${param}${step ? `/${step}` : ""}`;
@@ -25,7 +25,7 @@ export function operationRoutes(api: KindApi): Hono<AppEnv> {
     routes[op.method](routeOf(param, op.step), async (c) => {
       const name = lockName(c, param);
       const body = op.body ? await readBody(c, op.body[1]) : undefined;
-      const answer = await op.run(serviceContext(c), name, body, c.req.raw.signal, c.req.query());
+      const answer = await op.run(serviceRequestOf(c), name, body, c.req.raw.signal, c.req.query());
       return answer.delivery ? jsonWithDeliveryConfirmed(c, answer.body, answer.delivery) : c.json(answer.body, answer.status ?? 200);
     });
   }

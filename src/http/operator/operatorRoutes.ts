@@ -16,7 +16,7 @@ import { operatorOps } from "../../store/types.js";
 import type { AppEnv } from "../appTypes.js";
 import { lockName } from "../lockName.js";
 import { readBody } from "../readBody.js";
-import { serviceContext } from "../serviceContextOf.js";
+import { serviceRequestOf } from "../serviceRequestOf.js";
 
 /**
  * What operators use (docs/API.md "Operators"): who am I, every kind's
@@ -40,14 +40,14 @@ export function operatorRoutes(apis: readonly KindApi[]): Hono<AppEnv> {
       const limit = limitParam(c.req.query("limit"), LIST_DEFAULT_LIMIT, LIST_MAX_LIMIT);
       const prefix = prefixParam(c.req.query("prefix"));
       const cursor = cursorParam(c.req.query("cursor"));
-      return c.json(await listLocks(serviceContext(c), api, { prefix, limit, cursor }), 200);
+      return c.json(await listLocks(serviceRequestOf(c), api, { prefix, limit, cursor }), 200);
     });
     const forceBody = api.http.forceReleaseBody?.[1];
     if (!api.service.forceRelease || !forceBody) continue;
     routes.post(`${mount}/:name/force-release`, async (c) => {
       const name = lockName(c);
       const body = await readBody(c, forceBody);
-      return c.json(await forceRelease(serviceContext(c), c.var.caller, api, name, body), 200);
+      return c.json(await forceRelease(serviceRequestOf(c), c.var.caller, api, name, body), 200);
     });
   }
   return routes;

@@ -31,9 +31,9 @@ export const election = defineKind<typeof ELECTION>({
     acquireBody: campaignMessage,
   },
   service: {
-    inspect: (ctx, name) => leader(ctx, name),
+    inspect: (request, name) => leader(request, name),
     listed: (s) => s.term != null || waitedOn(s),
-    forceRelease: (ctx, name, ask) => forceResign(ctx, name, ask.fence),
+    forceRelease: (request, name, ask) => forceResign(request, name, ask.fence),
     writeNotes: electionNotes,
   },
   http: {

@@ -20,8 +20,8 @@ export const electionOperations = [
     body: ["CampaignRequest", campaignBody],
     ok: [[200, "Leadership", leadership]],
     errors: WRITE_ERRORS,
-    run: async (ctx, name, body, signal) => {
-      const { grant, delivery } = await campaign(ctx, name, body, signal);
+    run: async (request, name, body, signal) => {
+      const { grant, delivery } = await campaign(request, name, body, signal);
       return { body: grant, delivery };
     },
   }),
@@ -37,14 +37,14 @@ export const electionOperations = [
     ok: [[200, "ProclaimResponse", proclaimResponse]],
     errors: WRITE_ERRORS,
     onLease: true,
-    run: async (ctx, name, body) => ({ body: await proclaim(ctx, name, body.token, body.value) }),
+    run: async (request, name, body) => ({ body: await proclaim(request, name, body.token, body.value) }),
   }),
   leaseEndOperation(names, {
     step: "resign",
     summary: "Resign: the next in line leads at once",
     body: ["ReleaseRequest", releaseBody],
     ok: ["ResignResponse", resignResponse],
-    run: (ctx, name, body) => resign(ctx, name, body.token),
+    run: (request, name, body) => resign(request, name, body.token),
   }),
   operation({
     method: "get",
@@ -54,7 +54,7 @@ export const electionOperations = [
     needs: ["inspect"],
     ok: [[200, "Leader", leaderResponse]],
     errors: READ_ERRORS,
-    run: async (ctx, name) => ({ body: { name, ...(await leader(ctx, name)) } }),
+    run: async (request, name) => ({ body: { name, ...(await leader(request, name)) } }),
   }),
   operation({
     method: "get",
@@ -72,6 +72,6 @@ export const electionOperations = [
     ],
     ok: [[200, "ElectionChanges", changesResponse]],
     errors: READ_ERRORS,
-    run: async (ctx, name, _body, _signal, query) => ({ body: { name, ...(await changes(ctx, name, query.since)) } }),
+    run: async (request, name, _body, _signal, query) => ({ body: { name, ...(await changes(request, name, query.since)) } }),
   }),
 ];

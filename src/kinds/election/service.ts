@@ -3,13 +3,14 @@ import type * as z from "zod/mini";
 import { InvalidInputError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { type AcquireAnswer, type AcquireSteps, acquireFlow } from "../../service/acquireFlow.js";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { ServiceContext, ServiceRequest } from "../../service/ServiceContext.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import { kindOps } from "../../store/types.js";
 import { positionOf } from "../../validation.js";
 import type { MutexGrant } from "../mutex/types.js";
 import { leaderIn, leaderOf } from "./leader.js";
 import { type campaignBody, leadership } from "./schemas.js";
+import { serviceContextOf } from "../../service/requestContext.js";
 
 /**
  * An election as the HTTP API serves it: call the store, then tell the lock
@@ -20,7 +21,8 @@ import { type campaignBody, leadership } from "./schemas.js";
  */
 export type CampaignBody = z.output<typeof campaignBody>;
 
-export async function campaign(ctx: ServiceContext, name: string, body: CampaignBody, signal?: AbortSignal): Promise<AcquireAnswer<MutexGrant>> {
+export async function campaign(request: ServiceRequest, name: string, body: CampaignBody, signal?: AbortSignal): Promise<AcquireAnswer<MutexGrant>> {
+  const ctx = serviceContextOf(request);
   return acquireFlow(ctx, await campaignSteps(ctx, name, body), signal);
 }
 
@@ -68,13 +70,15 @@ async function campaignSteps(ctx: ServiceContext, name: string, body: CampaignBo
   };
 }
 
-export async function proclaim(ctx: ServiceContext, name: string, token: string, value: string) {
+export async function proclaim(request: ServiceRequest, name: string, token: string, value: string) {
+  const ctx = serviceContextOf(request);
   const r = await kindOps(ctx.store, ELECTION).proclaim({ ns: ctx.ns, name }, { token, value });
   if (r.status === "lost") throw new LeaseLostError();
   return { term: r.fence, expiresAt: r.expiresAt, position: r.position };
 }
 
-export async function resign(ctx: ServiceContext, name: string, token: string) {
+export async function resign(request: ServiceRequest, name: string, token: string) {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, ELECTION).release(ref, { token, ...(await ctx.ids.write(`election:${name}:resign`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
@@ -87,7 +91,8 @@ export const electionNotes: WriteNotes<typeof ELECTION> = {
 };
 
 /** Who leads now: value, term, since and end of its lease, or nulls; and the line's length. */
-export async function leader(ctx: ServiceContext, name: string) {
+export async function leader(request: ServiceRequest, name: string) {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   const [now, waiters] = await Promise.all([leaderIn(ctx.store, ref), lockObjectClient(ctx.env, "election", ref).waiterCount()]);
   return { ...now, waiters };
@@ -99,7 +104,8 @@ export async function leader(ctx: ServiceContext, name: string) {
  * history's last position, else 400 invalid_position (an observer cannot have seen a position
  * that does not exist yet).
  */
-export async function changes(ctx: ServiceContext, name: string, since: string | undefined) {
+export async function changes(request: ServiceRequest, name: string, since: string | undefined) {
+  const ctx = serviceContextOf(request);
   const after = since === undefined ? 0 : positionOf(since);
   const view = await kindOps(ctx.store, ELECTION).observe({ ns: ctx.ns, name }, { since: after });
   if (after > view.position) {
@@ -109,7 +115,8 @@ export async function changes(ctx: ServiceContext, name: string, since: string |
 }
 
 /** An operator's force release: whoever leads steps down; the next in line leads, as after a resign. */
-export async function forceResign(ctx: ServiceContext, name: string, fence: number | undefined) {
+export async function forceResign(request: ServiceRequest, name: string, fence: number | undefined) {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   const write = await ctx.ids.write(`election:${name}:force-release`);
   const r = await kindOps(ctx.store, ELECTION).release(ref, { token: "", ...write, force: fence === undefined ? {} : { fence } });

@@ -3,11 +3,12 @@ import type * as z from "zod/mini";
 import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { leaseAcquire } from "../../service/leases.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { ServiceRequest } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { writeMetric } from "../../metrics.js";
 import { forceReleaseNote } from "../manyHolders/service.js";
 import { flowAcquireBody, flowGrant } from "./schemas.js";
+import { serviceContextOf } from "../../service/requestContext.js";
 
 /** The flow limit's acquire and release (the rest is every lease kind's: src/service/leases.ts); the semaphore's shape. */
 
@@ -37,7 +38,8 @@ export const flowAcquire = leaseAcquire({
   },
 });
 
-export async function releaseSlot(ctx: ServiceContext, name: string, token: string) {
+export async function releaseSlot(request: ServiceRequest, name: string, token: string) {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, FLOW).release(ref, { token, ...(await ctx.ids.write(`flow:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();

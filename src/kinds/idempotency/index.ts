@@ -20,7 +20,7 @@ export const idempotency = defineKind<typeof IDEMPOTENCY>({
     watchedState: stateAsStored("idempotency"),
   },
   service: {
-    inspect: async (ctx, name) => ({ ...(await inspectIdempotency(ctx, name)) }),
+    inspect: async (request, name) => ({ ...(await inspectIdempotency(request, name)) }),
     listed: (s) => s.state !== "absent",
     writeNotes: idempotencyNotes,
   },

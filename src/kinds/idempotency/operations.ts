@@ -32,8 +32,8 @@ export const idempotencyOperations = [
       [200, "IdempotencyReplay", idempotencyReplay],
     ],
     errors: [400, 401, 403, 409, 413, 422, 429, 503],
-    run: async (ctx, key, body) => {
-      const r = await beginIdempotency(ctx, key, body);
+    run: async (request, key, body) => {
+      const r = await beginIdempotency(request, key, body);
       if (r.state === "started") return { status: 201, body: r };
       const { fence: _fence, ...replay } = r; // a replay's answer carries no fence
       return { body: replay };
@@ -56,14 +56,14 @@ export const idempotencyOperations = [
     summary: "Store the response; kept retainMs",
     body: ["IdempotencyCompleteRequest", idempotencyCompleteBody],
     ok: ["IdempotencyCompleted", idempotencyCompleted],
-    run: (ctx, key, body) => completeIdempotency(ctx, key, body.token, body.response),
+    run: (request, key, body) => completeIdempotency(request, key, body.token, body.response),
   }),
   leaseEndOperation(idempotency, {
     step: "fail",
     summary: "Give the work up; the key can be begun again",
     body: ["IdempotencyFailRequest", idempotencyFailBody],
     ok: ["IdempotencyFailed", idempotencyFailed],
-    run: (ctx, key, body) => failIdempotency(ctx, key, body.token),
+    run: (request, key, body) => failIdempotency(request, key, body.token),
   }),
   inspectOperation(idempotency, "Inspect an idempotency key", idempotencyStateResponse, inspectIdempotency),
 ];

@@ -4,12 +4,13 @@ import type * as z from "zod/mini";
 import { grantOrThrow } from "../../lockObject/line/grantOrThrow.js";
 import { lockObjectClient } from "../../lockObject/lockObjectClient.js";
 import { beginAnswer, IdempotencyKeys } from "./idempotencyKeys.js";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { ServiceContext, ServiceRequest } from "../../service/ServiceContext.js";
 import { countAcquire } from "../../metrics.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import { checkOnExpire } from "../../wire/onExpireTarget.js";
 import type { idempotencyBeginBody } from "./schemas.js";
 import { idempotencyBeginResult } from "./wait.js";
+import { serviceContextOf } from "../../service/requestContext.js";
 
 /**
  * Idempotency keys as the HTTP API serves them: the store, then the lock
@@ -21,7 +22,8 @@ const idempotencyOf = (ctx: ServiceContext) => new IdempotencyKeys(ctx.store, ct
 export type BeginBody = z.output<typeof idempotencyBeginBody>;
 
 /** A begin, counted as an acquire is (countAcquire): an answer is a grant, a run in progress is busy. */
-export async function beginIdempotency(ctx: ServiceContext, key: string, body: BeginBody) {
+export async function beginIdempotency(request: ServiceRequest, key: string, body: BeginBody) {
+  const ctx = serviceContextOf(request);
   if (body.onExpire) checkOnExpire(ctx.env, ctx.ns, body.onExpire);
   return countAcquire(ctx.env, ctx.ns, "idempotency", () => begin(ctx, key, body));
 }
@@ -48,14 +50,16 @@ export const idempotencyNotes: WriteNotes<typeof IDEMPOTENCY> = {
   fail: (r) => (r.status === "ok" ? { fence: r.fence } : undefined),
 };
 
-export async function completeIdempotency(ctx: ServiceContext, key: string, token: string, response: unknown) {
+export async function completeIdempotency(request: ServiceRequest, key: string, token: string, response: unknown) {
+  const ctx = serviceContextOf(request);
   const r = await idempotencyOf(ctx).complete(key, token, response, await ctx.ids.write(`idempotency:${key}:complete`, token));
   return { state: "completed" as const, completedAt: r.completedAt, fence: r.fence };
 }
 
-export async function failIdempotency(ctx: ServiceContext, key: string, token: string) {
+export async function failIdempotency(request: ServiceRequest, key: string, token: string) {
+  const ctx = serviceContextOf(request);
   await idempotencyOf(ctx).fail(key, token, await ctx.ids.write(`idempotency:${key}:fail`, token));
   return { state: "absent" as const };
 }
 
-export const inspectIdempotency = (ctx: ServiceContext, key: string) => idempotencyOf(ctx).inspect(key);
+export const inspectIdempotency = (request: ServiceRequest, key: string) => idempotencyOf(serviceContextOf(request)).inspect(key);

@@ -1,8 +1,9 @@
 import type { KindKey, KindName } from "../../store/kinds.js";
 import type { HolderForceResult, HolderOps, HolderWriteNote } from "./types.js";
 import { NotHeldError } from "../../errors.js";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { ServiceRequest } from "../../service/ServiceContext.js";
 import { kindOps, type LockRef } from "../../store/types.js";
+import { serviceContextOf } from "../../service/requestContext.js";
 
 /** A force release its lock object must hear of (its line may move, watches end). */
 export const forceReleaseNote = (r: HolderForceResult, ref: LockRef): HolderWriteNote | undefined =>
@@ -12,7 +13,8 @@ export const forceReleaseNote = (r: HolderForceResult, ref: LockRef): HolderWrit
  * An operator's force release of a many-holder lock (src/operator/forceRelease.ts checks the key and
  * writes the audit entry): every holder, or those with one label. The line moves on as after a release.
  */
-export async function forceReleaseHolders(ctx: ServiceContext, key: ForceReleasing, name: string, holder: string | undefined) {
+export async function forceReleaseHolders(request: ServiceRequest, key: ForceReleasing, name: string, holder: string | undefined) {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   // Without a client id nothing retries it (the Worker never re-sends a store call), so nothing is kept for it either.
   const write = await ctx.ids.write(`${key.name}:${name}:force-release`);

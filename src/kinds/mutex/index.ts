@@ -24,9 +24,9 @@ export const mutex = defineKind<typeof MUTEX>({
     acquireBody: mutexAcquireBody,
   },
   service: {
-    inspect: (ctx, name) => stateWithWaiters(ctx, MUTEX, name),
+    inspect: (request, name) => stateWithWaiters(request, MUTEX, name),
     listed: (s) => s.held === true || waitedOn(s) || s.delayedUntil != null,
-    forceRelease: (ctx, name, ask) => forceReleaseMutex(ctx, name, ask.fence),
+    forceRelease: (request, name, ask) => forceReleaseMutex(request, name, ask.fence),
     writeNotes: mutexNotes,
   },
   http: {

@@ -2,9 +2,10 @@ import { MUTEX } from "./types.js";
 import { InternalError, LeaseLostError, LockedError, NotHeldError } from "../../errors.js";
 import { leaseAcquire } from "../../service/leases.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { ServiceRequest } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { mutexAcquireBody, mutexGrant } from "./schemas.js";
+import { serviceContextOf } from "../../service/requestContext.js";
 
 /** The mutex's acquire and release (the rest is every lease kind's: src/service/leases.ts); the object hears of a release that handed the lock over. */
 export const mutexAcquire = leaseAcquire({
@@ -26,7 +27,8 @@ export const mutexAcquire = leaseAcquire({
   },
 });
 
-export async function releaseMutex(ctx: ServiceContext, name: string, token: string) {
+export async function releaseMutex(request: ServiceRequest, name: string, token: string) {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, MUTEX).release(ref, { token, ...(await ctx.ids.write(`mutex:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();
@@ -43,7 +45,8 @@ export const mutexNotes: WriteNotes<typeof MUTEX> = {
  * and writes the audit entry): whoever holds it, every level at once; with
  * a fence, only that lease. The next waiter gets it, as after a release.
  */
-export async function forceReleaseMutex(ctx: ServiceContext, name: string, fence: number | undefined) {
+export async function forceReleaseMutex(request: ServiceRequest, name: string, fence: number | undefined) {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   // Without a client id nothing retries it (the Worker never re-sends a store call), so nothing is kept for it either.
   const write = await ctx.ids.write(`mutex:${name}:force-release`);

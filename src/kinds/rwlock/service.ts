@@ -3,11 +3,12 @@ import { ConflictError, InternalError, LeaseLostError, LockedError } from "../..
 import { leaseAcquire } from "../../service/leases.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import { forceReleaseNote } from "../manyHolders/service.js";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { ServiceRequest } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { UPGRADE_REFUSED } from "./objectPart.js";
 import { rwAcquireBody, rwGrant } from "./schemas.js";
 import type { RwMode } from "./types.js";
+import { serviceContextOf } from "../../service/requestContext.js";
 
 /** The read-write lock's acquire and release (the rest is every lease kind's: src/service/leases.ts). */
 export const rwAcquire = leaseAcquire({
@@ -30,7 +31,8 @@ export const rwAcquire = leaseAcquire({
 });
 
 /** A release of one hold of the path's mode, or without one ("any") the token's write hold, else one read hold. */
-export async function releaseRw(ctx: ServiceContext, name: string, token: string, mode: RwMode | "any" = "any") {
+export async function releaseRw(request: ServiceRequest, name: string, token: string, mode: RwMode | "any" = "any") {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, RWLOCK).release(ref, { token, mode, ...(await ctx.ids.write(`rwlock:${name}:${mode}/release`, token)) });
   if (r.status === "lost") throw new LeaseLostError(mode === "any" ? undefined : `this token holds no ${mode} lock`);

@@ -3,10 +3,11 @@ import { ConflictError, LeaseLostError, LockedError } from "../../errors.js";
 import { leaseAcquire } from "../../service/leases.js";
 import type { WriteNotes } from "../../service/ServiceKind.js";
 import { forceReleaseNote } from "../manyHolders/service.js";
-import type { ServiceContext } from "../../service/ServiceContext.js";
+import type { ServiceRequest } from "../../service/ServiceContext.js";
 import { kindOps } from "../../store/types.js";
 import { limitMismatchMessage } from "./objectPart.js";
 import { semaphoreAcquireBody, semaphoreGrant } from "./schemas.js";
+import { serviceContextOf } from "../../service/requestContext.js";
 
 /** The semaphore's acquire and release (the rest is every lease kind's: src/service/leases.ts). */
 export const semaphoreAcquire = leaseAcquire({
@@ -23,7 +24,8 @@ export const semaphoreAcquire = leaseAcquire({
   },
 });
 
-export async function releaseSemaphore(ctx: ServiceContext, name: string, token: string) {
+export async function releaseSemaphore(request: ServiceRequest, name: string, token: string) {
+  const ctx = serviceContextOf(request);
   const ref = { ns: ctx.ns, name };
   const r = await kindOps(ctx.store, SEMAPHORE).release(ref, { token, ...(await ctx.ids.write(`semaphore:${name}:release`, token)) });
   if (r.status === "lost") throw new LeaseLostError();

@@ -1,10 +1,13 @@
 import type { Context } from "hono";
-import type { ServiceContext } from "../service/ServiceContext.js";
-import { serviceContextOf } from "../service/requestContext.js";
+import type { ServiceRequest } from "../service/ServiceContext.js";
 import type { AppEnv } from "./appTypes.js";
 
-/** The service layer's view of one request: what it reads of the Hono context, handed over in one call. */
-export function serviceContext(c: Context<AppEnv>): ServiceContext {
+/**
+ * What the service layer is handed of one request, read off the Hono context: data only, so the
+ * HTTP layer enters the service layer once, with the operation's call, which makes the request's
+ * context itself (service/requestContext.ts).
+ */
+export function serviceRequestOf(c: Context<AppEnv>): ServiceRequest {
   let waitUntil: (p: Promise<unknown>) => void;
   try {
     const ctx = c.executionCtx;
@@ -13,7 +16,7 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
     waitUntil = (p) => void p; // no execution context: the follow-up still runs
   }
   // c.get, not c.var: Hono builds a new object of every variable on each read of c.var.
-  return serviceContextOf({
+  return {
     env: c.env,
     ns: c.get("ns"),
     store: c.get("store"),
@@ -21,5 +24,5 @@ export function serviceContext(c: Context<AppEnv>): ServiceContext {
     clientId: c.get("requestId"),
     apiKey: c.get("apiKey"),
     waitUntil,
-  });
+  };
 }
