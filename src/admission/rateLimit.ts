@@ -2,6 +2,7 @@ import type { Env } from "../env.js";
 import { RateLimitedError } from "../errors.js";
 import { logError } from "../logError.js";
 import { NAMESPACE_PATTERN } from "../limits.js";
+import { settingEntries } from "../wire/settingEntries.js";
 
 /**
  * Per-namespace request budgets, counted by the Workers Rate Limiting
@@ -50,10 +51,7 @@ function tiersOf(config: string): Tiers {
 
 /** What is wrong with RATE_LIMIT_TIERS (its first bad entry, by position, which is skipped), or undefined. */
 export function rateLimitTiersProblem(config: string | undefined): string | undefined {
-  const entries = (config ?? "")
-    .split(",")
-    .map((e) => e.trim())
-    .filter(Boolean);
+  const entries = settingEntries(config);
   for (const [i, entry] of entries.entries()) {
     const [owner, tier, ...rest] = entry.split("=").map((s) => s.trim());
     if (!owner || rest.length || (owner !== "*" && !NAMESPACE_PATTERN.test(owner)) || !isTier(tier)) {

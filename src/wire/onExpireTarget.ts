@@ -1,5 +1,6 @@
 import { InvalidInputError } from "../errors.js";
 import { NAMESPACE_PATTERN } from "../limits.js";
+import { settingEntries } from "./settingEntries.js";
 
 /**
  * Where expiry notifications may go. A notification is a signed POST the
@@ -58,10 +59,7 @@ function onExpireTargetProblem(url: string, ns: string, config: OnExpireConfig):
 
 /** What is wrong with ONEXPIRE_HOSTS (its first bad entry, by position), or undefined; a bad entry allows nothing. */
 export function onExpireHostsProblem(config: string | undefined): string | undefined {
-  const entries = (config ?? "")
-    .split(",")
-    .map((e) => e.trim())
-    .filter(Boolean);
+  const entries = settingEntries(config);
   for (const [i, entry] of entries.entries()) {
     const eq = entry.indexOf("=");
     const owner = entry.slice(0, Math.max(eq, 0)).trim();

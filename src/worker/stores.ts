@@ -5,7 +5,7 @@ import { DurableStore } from "../store/durable/DurableStore.js";
 import { lockObjectOf } from "../lockObject/lockObjectOf.js";
 import { createUpstashClient } from "../store/redis/createUpstashClient.js";
 import { libraryQuorumKinds } from "../library/kinds.js";
-import { databaseListedTwice, QuorumStoreCore } from "../store/quorum/QuorumStore.js";
+import { QuorumStoreCore, quorumListProblem } from "../store/quorum/QuorumStore.js";
 import { RedisStoreCore } from "../store/redis/RedisStore.js";
 import { kinds } from "./kinds.js";
 import { luaScriptsFromAssets } from "./luaScriptAsset.js";
@@ -41,18 +41,8 @@ function quorumStoreOf(urlList: string, tokenList: string, timeoutMs: number, as
   if (cachedRedis?.key !== key) {
     const urls = urlList.split(",").map((u) => u.trim());
     const tokens = tokenList.split(",").map((t) => t.trim());
-    if (urls.length !== tokens.length || urls.some((u) => !u) || tokens.some((t) => !t)) {
-      throw new NotConfiguredError(
-        `UPSTASH_REDIS_REST_URLS has ${urls.length} entries and UPSTASH_REDIS_REST_TOKENS ${tokens.length}; they must pair up, none empty`,
-      );
-    }
-    if (urls.length < 3 || urls.length % 2 === 0) {
-      throw new NotConfiguredError(`UPSTASH_REDIS_REST_URLS lists ${urls.length} databases; a quorum needs an odd number of at least 3`);
-    }
-    const twice = databaseListedTwice(urls);
-    if (twice !== undefined) {
-      throw new NotConfiguredError(`UPSTASH_REDIS_REST_URLS has ${twice} listed twice; each database must count once toward a majority`);
-    }
+    const problem = quorumListProblem(urls, tokens);
+    if (problem !== undefined) throw new NotConfiguredError(problem);
     const store = new QuorumStoreCore(
       urls.map((url, i) => createUpstashClient(url, tokens[i], timeoutMs)),
       libraryQuorumKinds,

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../../src/env";
 import { SOCKET_OPEN_BURST_DEFAULT, SOCKET_OPENS_PER_SECOND_DEFAULT } from "../../src/limits";
 import { keyAsProtocol, SOCKET_PROTOCOL } from "../../src/wire/socketProtocol";
+import { unreachableLockObjects } from "../support/workers/unreachableLockObjects";
 import { api, uniqueName } from "../support/workers/api";
 
 /**
@@ -16,21 +16,11 @@ import { api, uniqueName } from "../support/workers/api";
  * The unreachable lock-object binding is a fake: lock objects that fail
  * every call cannot be caused for real inside the test runtime.
  */
-const unreachableObjects = {
-  idFromName: (name: string) => ({ toString: () => name }),
-  get: () =>
-    new Proxy(
-      {},
-      {
-        get: () => () => Promise.reject(new Error("lock object unreachable (test fake)")),
-      },
-    ),
-} as unknown as Env["LOCK_OBJECT"];
 
 describe("the rate of new sockets", () => {
   it("the Worker refuses a key's handshakes past its burst itself, before any lock object: with every lock object unreachable, those are still answered 429 socket_rate", async () => {
     const key = `rate-worker-${uniqueName("key")}`;
-    const { call } = api("durable", { API_KEYS: `${uniqueName("rate-worker")}=${key}`, LOCK_OBJECT: unreachableObjects });
+    const { call } = api("durable", { API_KEYS: `${uniqueName("rate-worker")}=${key}`, LOCK_OBJECT: unreachableLockObjects });
     const answers = await Promise.all(
       Array.from({ length: SOCKET_OPEN_BURST_DEFAULT + 5 }, () =>
         call("GET", `/v1/locks/${uniqueName("rate")}/wait`, undefined, {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import { env } from "cloudflare:test";
 import { PICKUP_MS } from "../../src/limits";
+import { unreachableLockObjects } from "../support/workers/unreachableLockObjects";
 import { api, sleep, uniqueName } from "../support/workers/api";
 import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../support/workers/lockObjectHelpers";
 
@@ -13,20 +14,10 @@ import { deliveries, eventually, newReceiver, runAlarmsUntilQuiet } from "../sup
  * fails on demand cannot be caused for real inside the test runtime. The
  * store (Redis behind the gateway) and the waiting lock object are real.
  */
-const failingObjects = {
-  idFromName: (name: string) => ({ toString: () => name }),
-  get: () =>
-    new Proxy(
-      {},
-      {
-        get: () => () => Promise.reject(new Error("lock object unreachable (test fake)")),
-      },
-    ),
-} as unknown as Env["LOCK_OBJECT"];
 
 describe("follow-ups after a committed write (Redis store)", () => {
   const { post, get } = api("redis");
-  const broken = api("redis", { LOCK_OBJECT: failingObjects });
+  const broken = api("redis", { LOCK_OBJECT: unreachableLockObjects });
   const path = (name: string, op = "") => `/v1/locks/${name}${op ? `/${op}` : ""}`;
 
   it("a release is answered 200 though the lock object cannot be told; at the holder's old expiry the object finds its waiter holds the lock", async () => {

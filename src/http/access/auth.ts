@@ -2,6 +2,7 @@ import { NotConfiguredError, UnauthorizedError } from "../../errors.js";
 import { NAMESPACE_PATTERN } from "../../limits.js";
 import { SCOPED_TOKEN_PREFIX } from "../../wire/scopedToken.js";
 import type { Caller } from "../../operator/schemas.js";
+import { settingEntries } from "../../wire/settingEntries.js";
 
 export type { Caller };
 
@@ -66,10 +67,7 @@ export function bearerKey(authorization: string | undefined): string | undefined
  */
 async function parseApiKeys(apiKeys: string): Promise<KeyEntry[]> {
   const entries: KeyEntry[] = [];
-  const pairs = apiKeys
-    .split(",")
-    .map((p) => p.trim())
-    .filter(Boolean);
+  const pairs = settingEntries(apiKeys);
   for (const [i, pair] of pairs.entries()) {
     const eq = pair.indexOf("=");
     const [namespace = "", role = "user", name, ...extra] = pair.slice(0, Math.max(eq, 0)).split(":");

@@ -1,4 +1,5 @@
 import { NAMESPACE_PATTERN } from "../../limits.js";
+import { settingEntries } from "../../wire/settingEntries.js";
 
 /** One `namespace=value` entry of a setting, or where it is not one. */
 export type NamespaceEntry = { ns: string; value: string } | { bad: true };
@@ -11,13 +12,9 @@ export type NamespaceEntry = { ns: string; value: string } | { bad: true };
  * text (a value may be a secret).
  */
 export function namespaceEntries(text: string): NamespaceEntry[] {
-  return text
-    .split(",")
-    .map((e) => e.trim())
-    .filter(Boolean)
-    .map((entry) => {
-      const eq = entry.indexOf("=");
-      const ns = entry.slice(0, Math.max(eq, 0));
-      return eq < 1 || !NAMESPACE_PATTERN.test(ns) ? { bad: true as const } : { ns, value: entry.slice(eq + 1) };
-    });
+  return settingEntries(text).map((entry) => {
+    const eq = entry.indexOf("=");
+    const ns = entry.slice(0, Math.max(eq, 0));
+    return eq < 1 || !NAMESPACE_PATTERN.test(ns) ? { bad: true as const } : { ns, value: entry.slice(eq + 1) };
+  });
 }

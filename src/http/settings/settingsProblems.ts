@@ -2,7 +2,7 @@ import { DEFAULT_STORE_TIMEOUT_MS } from "../../deadline.js";
 import type { Env } from "../../env.js";
 import { SOCKET_OPEN_BURST_DEFAULT, SOCKET_OPENS_PER_SECOND_DEFAULT, SOCKETS_PER_NAMESPACE_DEFAULT, WAITERS_PER_LOCK_DEFAULT } from "../../limits.js";
 import { rateLimitTiersProblem } from "../../admission/rateLimit.js";
-import { databaseListedTwice } from "../../store/quorum/QuorumStore.js";
+import { quorumListProblem } from "../../store/quorum/QuorumStore.js";
 import { onExpireHostsProblem } from "../../wire/onExpireTarget.js";
 import { apiKeysProblem } from "../access/auth.js";
 import { corsOriginsProblem } from "../access/cors.js";
@@ -107,17 +107,8 @@ function upstashProblems(env: Settings, set: (name: SettingName) => boolean): Se
     const urls = (env.UPSTASH_REDIS_REST_URLS as string).split(",").map((u) => u.trim());
     const tokens = (env.UPSTASH_REDIS_REST_TOKENS as string).split(",").map((t) => t.trim());
     const badUrl = urls.findIndex((u) => !isRestUrl(u));
-    const twice = databaseListedTwice(urls);
     const problem =
-      badUrl >= 0
-        ? `UPSTASH_REDIS_REST_URLS entry ${badUrl + 1} of ${urls.length} is not an http(s) URL`
-        : urls.length !== tokens.length || tokens.some((t) => !t)
-          ? `UPSTASH_REDIS_REST_URLS has ${urls.length} entries and UPSTASH_REDIS_REST_TOKENS ${tokens.length}; they must pair up, none empty`
-          : urls.length < 3 || urls.length % 2 === 0
-            ? `UPSTASH_REDIS_REST_URLS lists ${urls.length} databases; a quorum needs an odd number of at least 3`
-            : twice !== undefined
-              ? `UPSTASH_REDIS_REST_URLS has ${twice} listed twice; each database must count once toward a majority`
-              : undefined;
+      badUrl >= 0 ? `UPSTASH_REDIS_REST_URLS entry ${badUrl + 1} of ${urls.length} is not an http(s) URL` : quorumListProblem(urls, tokens);
     if (problem) problems.push({ variable: "UPSTASH_REDIS_REST_URLS", message: `${problem}; every request is refused (503 not_configured)` });
   }
   return problems;

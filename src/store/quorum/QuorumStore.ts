@@ -79,11 +79,27 @@ export class QuorumStoreCore implements StoreCore {
 }
 
 /**
+ * What is wrong with a quorum's lists of URLs and tokens (UPSTASH_REDIS_REST_URLS and _TOKENS, split
+ * at their commas), or undefined: the one answer the Worker refuses to build the store by (503
+ * not_configured) and `npm start` and the first log line name (settingsProblems.ts).
+ */
+export function quorumListProblem(urls: readonly string[], tokens: readonly string[]): string | undefined {
+  if (urls.length !== tokens.length || urls.some((u) => !u) || tokens.some((t) => !t)) {
+    return `UPSTASH_REDIS_REST_URLS has ${urls.length} entries and UPSTASH_REDIS_REST_TOKENS ${tokens.length}; they must pair up, none empty`;
+  }
+  if (urls.length < 3 || urls.length % 2 === 0) {
+    return `UPSTASH_REDIS_REST_URLS lists ${urls.length} databases; a quorum needs an odd number of at least 3`;
+  }
+  const twice = databaseListedTwice(urls);
+  return twice === undefined ? undefined : `UPSTASH_REDIS_REST_URLS has ${twice} listed twice; each database must count once toward a majority`;
+}
+
+/**
  * The first URL of a quorum's list that names a database listed before it (the same origin and
  * path, whatever the case of the host or a trailing slash), or undefined. Each database must be
  * listed once: listed twice, its one answer counts twice, and it alone is a majority of three.
  */
-export function databaseListedTwice(urls: readonly string[]): string | undefined {
+function databaseListedTwice(urls: readonly string[]): string | undefined {
   const seen = new Set<string>();
   for (const url of urls) {
     let same = url;
